@@ -1,0 +1,174 @@
+import {Command, Flags, Interfaces} from '@oclif/core'
+import type {ChalkInstance} from 'chalk'
+import yaml from 'js-yaml'
+
+import {scrub, scrubValue} from '../kubeconfig/redact.js'
+import {colorEnabled, makeChalk} from './color.js'
+import {parseDuration} from './duration.js'
+import {EXIT_FAILED, FleetError, UsageError, toErrorInfo} from './errors.js'
+import {type Column, renderTable} from './table.js'
+
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
+
+/** The output format named in argv, readable before (or without) a successful parse, e.g. when parsing itself failed. */
+function outputInArgv(argv: string[]): string | undefined {
+  const end = argv.indexOf('--')
+  const args = end === -1 ? argv : argv.slice(0, end)
+  let found: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]
+    if (a === '--json') found = 'json'
+    else if (a === '-o' || a === '--output') found = args[i + 1]
+    else if (a.startsWith('--output=')) found = a.slice('--output='.length)
+    else if (a.startsWith('-o=')) found = a.slice(3)
+    else if (a.startsWith('-o') && a.length > 2) found = a.slice(2)
+  }
+  return found
+}
+
+/** What a command hands to `render`: the rows of its table and how to print them; the JSON/YAML is the whole result. */
+export interface View<Row> {
+  rows: Row[]
+  columns: Column<Row>[]
+  name?: (row: Row) => string
+  /** Lines printed after the table (human output only), e.g. warnings. */
+  notes?: string[]
+}
+
+/**
+ * The base of every fleet command: global flags, the output formats, colour policy and the single error path
+ * (one line on stderr, exit 2 for usage/config, 1 for failed checks, a stack trace only with --verbose).
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static enableJsonFlag = true
+
+  static baseFlags = {
+    kubeconfig: Flags.string({
+      description: 'Kubeconfig file or directory, or a ":"-separated list (files merge like KUBECONFIG; each file in a directory stands alone).',
+      helpGroup: 'GLOBAL',
+    }),
+    context: Flags.string({description: 'Kubeconfig context to use.', helpGroup: 'GLOBAL'}),
+    output: Flags.string({
+      char: 'o',
+      description: 'Output format.',
+      options: [...OUTPUT_FORMATS],
+      helpGroup: 'GLOBAL',
+    }),
+    color: Flags.boolean({
+      allowNo: true,
+      description: 'Colour the output (default: when stdout is a terminal and NO_COLOR is unset).',
+      helpGroup: 'GLOBAL',
+    }),
+    'request-timeout': Flags.string({
+      description: 'Time limit for each request to a cluster (e.g. 10s, 1m; 0 for none).',
+      default: '10s',
+      helpGroup: 'GLOBAL',
+    }),
+    concurrency: Flags.integer({
+      description: 'How many clusters to talk to at once.',
+      default: 16,
+      min: 1,
+      helpGroup: 'GLOBAL',
+    }),
+    verbose: Flags.boolean({char: 'v', description: 'Print more detail, and stack traces on errors.', helpGroup: 'GLOBAL'}),
+  }
+
+  protected flags!: BaseFlags<T>
+  protected args!: BaseArgs<T>
+  protected chalk!: ChalkInstance
+
+  public async init(): Promise<void> {
+    await super.init()
+    const {args, flags} = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    })
+    this.flags = flags as BaseFlags<T>
+    this.args = args as BaseArgs<T>
+    this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
+  }
+
+  protected get format(): OutputFormat {
+    if (this.flags?.json) return 'json'
+    return (this.flags?.output as OutputFormat | undefined) ?? 'table'
+  }
+
+  /** Machine output: no prompts, no progress, no colour. */
+  protected get machineOutput(): boolean {
+    return this.format === 'json' || this.format === 'yaml' || this.format === 'name'
+  }
+
+  protected get requestTimeoutMs(): number {
+    return parseDuration(this.flags['request-timeout'])
+  }
+
+  /** `--kubeconfig` split like KUBECONFIG (path or list). */
+  protected get kubeconfigPaths(): string[] | undefined {
+    const value = this.flags.kubeconfig
+    if (value === undefined) return undefined
+    const paths = value.split(':').filter((p) => p !== '')
+    if (paths.length === 0) throw new UsageError('--kubeconfig: no path given')
+    return paths
+  }
+
+  // JSON is on for --json and for -o json, so oclif prints the returned result and suppresses this.log.
+  public jsonEnabled(): boolean {
+    if (!this.ctor?.enableJsonFlag) return false
+    return outputInArgv(this.argv) === 'json'
+  }
+
+  public logJson(json: unknown): void {
+    process.stdout.write(JSON.stringify(scrubValue(json), null, 2) + '\n')
+  }
+
+  public log(message = '', ...args: unknown[]): void {
+    super.log(scrub(String(message)), ...args)
+  }
+
+  /** Prints a result in the chosen format (JSON is printed by oclif from the return value of run). */
+  protected render<Row>(result: unknown, view: View<Row>): void {
+    switch (this.format) {
+      case 'json':
+        return
+      case 'yaml':
+        process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
+        return
+      case 'name':
+        for (const row of view.rows) this.log(view.name ? view.name(row) : String(view.columns[0].get(row)))
+        return
+      default: {
+        if (view.rows.length > 0) this.log(renderTable(view.rows, view.columns, {wide: this.format === 'wide', chalk: this.chalk}))
+        for (const note of view.notes ?? []) process.stderr.write(scrub(note) + '\n')
+      }
+    }
+  }
+
+  /** Marks the run as failed (exit 1) while still printing the result. */
+  protected markFailed(): void {
+    process.exitCode = EXIT_FAILED
+  }
+
+  protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    // oclif's own exit (this.exit) and help/version flow through untouched.
+    if (err.constructor?.name === 'ExitError') throw err
+    const isFleet = err instanceof FleetError
+    const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
+    const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
+    const message = scrub(info.message.split('\n')[0])
+    if (this.jsonEnabled()) this.logJson({error: {kind: info.kind, message}})
+    else if (outputInArgv(this.argv) === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
+    const verbose = this.argv.includes('-v') || this.argv.includes('--verbose')
+    process.stderr.write(`${'error'}: ${message}\n`)
+    if (verbose && err.stack) process.stderr.write(scrub(err.stack) + '\n')
+    if (!isFleet && !err.oclif && !verbose) process.stderr.write('(run with --verbose for details)\n')
+    this.exit(code)
+    return undefined
+  }
+}

@@ -1,0 +1,68 @@
+import {FleetError, type ErrorKind} from '../cli/errors.js'
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED', 'EADDRNOTAVAIL'])
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_|HOSTNAME_MISMATCH|EPROTO$)/
+
+/** Maps a transport failure (no HTTP response) to fleet's error kinds, keeping the system's own words. */
+export function classifyTransportError(error: unknown, server: string): FleetError {
+  if (error instanceof FleetError) return error
+  const e = error as NodeJS.ErrnoException & {reason?: string}
+  const code = e.code ?? ''
+  if (e.name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') {
+    return new FleetError('timeout', `${server}: no answer within the request timeout`, {cause: error})
+  }
+  if (UNREACHABLE.has(code)) {
+    return new FleetError('unreachable', `${server}: ${code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : code === 'ECONNRESET' ? 'connection reset' : e.message}`, {cause: error})
+  }
+  if (TLS_CODES.test(code)) {
+    return new FleetError('tls', `${server}: TLS verification failed: ${tlsReason(code, e.message)}`, {cause: error})
+  }
+  return new FleetError('unreachable', `${server}: ${e.message || String(error)}`, {cause: error})
+}
+
+function tlsReason(code: string, message: string): string {
+  switch (code) {
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+      return `certificate signed by unknown authority (${code})`
+    case 'CERT_HAS_EXPIRED':
+      return 'the server certificate has expired'
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return message
+    default:
+      return `${message} (${code})`
+  }
+}
+
+/** The `Status` object an API server returns with an error, if the body is one. */
+export interface Status {
+  kind?: string
+  status?: string
+  message?: string
+  reason?: string
+  code?: number
+}
+
+export function parseStatus(body: string): Status | undefined {
+  try {
+    const value = JSON.parse(body)
+    return value && typeof value === 'object' && value.kind === 'Status' ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Maps an HTTP error status to an error kind, passing the server's own message through. */
+export function httpError(status: number, body: string, what: string): FleetError {
+  const s = parseStatus(body)
+  const serverMessage = s?.message || body.trim().split('\n')[0].slice(0, 300) || `HTTP ${status}`
+  let kind: ErrorKind
+  if (status === 401) kind = 'unauthorized'
+  else if (status === 403) kind = 'forbidden'
+  else if (status === 404) kind = 'not-found'
+  else if (status === 408 || status === 504) kind = 'timeout'
+  else kind = 'server'
+  return new FleetError(kind, `${what}: ${status === 401 ? 'Unauthorized' : serverMessage}`)
+}

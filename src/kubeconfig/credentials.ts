@@ -1,0 +1,211 @@
+import {X509Certificate, createHash} from 'node:crypto'
+import {readFile} from 'node:fs/promises'
+
+import {registerSecret} from './redact.js'
+import type {ClusterEntry, UserEntry} from './types.js'
+
+/**
+ * What can be known about a cluster's credentials without the network: the kind of auth, how the server's CA is
+ * trusted, and the identity and expiry carried by a client certificate or a JWT bearer token. Secrets are read only to
+ * describe them and are registered for scrubbing; the description never contains them.
+ */
+export type AuthKind = 'client-cert' | 'token' | 'exec' | 'auth-provider' | 'basic' | 'none'
+export type CaKind = 'embedded' | 'file' | 'insecure' | 'system'
+
+export function authKind(user: UserEntry): AuthKind {
+  if (user.exec) return 'exec'
+  if (user['auth-provider']) return 'auth-provider'
+  if (user['client-certificate'] || user['client-certificate-data']) return 'client-cert'
+  if (user.token || user.tokenFile) return 'token'
+  if (user.username || user.password) return 'basic'
+  return 'none'
+}
+
+export function caKind(cluster: ClusterEntry): CaKind {
+  if (cluster['insecure-skip-tls-verify']) return 'insecure'
+  if (cluster['certificate-authority-data']) return 'embedded'
+  if (cluster['certificate-authority']) return 'file'
+  return 'system'
+}
+
+export interface CertificateInfo {
+  subject: string
+  issuer: string
+  commonName?: string
+  organizations: string[]
+  notBefore: string
+  notAfter: string
+  fingerprintSHA256: string
+}
+
+export interface TokenInfo {
+  /** Short fingerprint (SHA-256 prefix) so two tokens can be told apart without showing either. */
+  fingerprint: string
+  jwt: boolean
+  issuer?: string
+  subject?: string
+  audiences?: string[]
+  expires?: string
+  issuedAt?: string
+}
+
+export interface ExecInfo {
+  command: string
+  apiVersion?: string
+  args: number
+  provideClusterInfo: boolean
+  interactiveMode?: string
+}
+
+export interface CredentialDescription {
+  auth: AuthKind
+  ca: CaKind
+  certificate?: CertificateInfo
+  token?: TokenInfo
+  exec?: ExecInfo
+  authProvider?: string
+  username?: string
+  /** The earliest expiry known without calling the server (certificate NotAfter or JWT exp). */
+  expires?: string
+  /** Things that could not be read (a missing certificate file, a malformed PEM); never fatal for a description. */
+  problems: string[]
+}
+
+function dnField(dn: string, key: string): string[] {
+  return dn
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith(key + '='))
+    .map((l) => l.slice(key.length + 1))
+}
+
+export function describeCertificate(pem: string | Buffer): CertificateInfo {
+  const cert = new X509Certificate(pem)
+  return {
+    subject: cert.subject.split('\n').join(', '),
+    issuer: cert.issuer.split('\n').join(', '),
+    commonName: dnField(cert.subject, 'CN')[0],
+    organizations: dnField(cert.subject, 'O'),
+    notBefore: isoSeconds(new Date(cert.validFrom)),
+    notAfter: isoSeconds(new Date(cert.validTo)),
+    fingerprintSHA256: cert.fingerprint256,
+  }
+}
+
+export function fingerprint(secret: string): string {
+  return 'sha256:' + createHash('sha256').update(secret).digest('hex').slice(0, 16)
+}
+
+function decodeSegment(segment: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'))
+    return value && typeof value === 'object' ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** RFC 3339 to the second, as Kubernetes writes timestamps. */
+export const isoSeconds = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z')
+const seconds = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v * 1000)) : undefined)
+
+/** Describes a bearer token; JWT claims are decoded without verifying (fleet does not hold the issuer's keys). */
+export function describeToken(token: string): TokenInfo {
+  const info: TokenInfo = {fingerprint: fingerprint(token), jwt: false}
+  const parts = token.split('.')
+  if (parts.length !== 3) return info
+  const header = decodeSegment(parts[0])
+  const claims = decodeSegment(parts[1])
+  if (!header || !claims) return info
+  info.jwt = true
+  if (typeof claims.iss === 'string') info.issuer = claims.iss
+  if (typeof claims.sub === 'string') info.subject = claims.sub
+  if (typeof claims.aud === 'string') info.audiences = [claims.aud]
+  else if (Array.isArray(claims.aud)) info.audiences = claims.aud.filter((a): a is string => typeof a === 'string')
+  info.expires = seconds(claims.exp)
+  info.issuedAt = seconds(claims.iat)
+  return info
+}
+
+async function readText(path: string): Promise<string> {
+  return (await readFile(path, 'utf8')).trim()
+}
+
+function errorText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException
+  if (e.code === 'ENOENT') return 'file not found'
+  if (e.code === 'EACCES') return 'permission denied'
+  return e.message
+}
+
+/** Loads the client certificate PEM of a user, from data or file. */
+export async function clientCertificatePem(user: UserEntry): Promise<string | undefined> {
+  if (user['client-certificate-data']) return Buffer.from(user['client-certificate-data'], 'base64').toString('utf8')
+  if (user['client-certificate']) return readFile(user['client-certificate'], 'utf8')
+  return undefined
+}
+
+/** The bearer token of a user (inline or tokenFile), registered for scrubbing. */
+export async function bearerToken(user: UserEntry): Promise<string | undefined> {
+  const token = user.token || (user.tokenFile ? await readText(user.tokenFile) : undefined)
+  registerSecret(token)
+  return token
+}
+
+export async function describeCredentials(cluster: ClusterEntry, user: UserEntry): Promise<CredentialDescription> {
+  const out: CredentialDescription = {auth: authKind(user), ca: caKind(cluster), problems: []}
+  const expiries: string[] = []
+
+  if (user['client-certificate'] || user['client-certificate-data']) {
+    try {
+      const pem = await clientCertificatePem(user)
+      if (pem) {
+        out.certificate = describeCertificate(pem)
+        expiries.push(out.certificate.notAfter)
+      }
+    } catch (error) {
+      const where = user['client-certificate'] ? `client-certificate ${user['client-certificate']}` : 'client-certificate-data'
+      out.problems.push(`${where}: ${error instanceof Error && /certificate|PEM|asn1|decod/i.test(error.message) ? 'not a valid PEM certificate' : errorText(error)}`)
+    }
+  }
+  registerSecret(user['client-key-data'])
+  registerSecret(user.password)
+
+  if (user.token || user.tokenFile) {
+    try {
+      const token = await bearerToken(user)
+      if (token) {
+        out.token = describeToken(token)
+        if (out.token.expires) expiries.push(out.token.expires)
+      }
+    } catch (error) {
+      out.problems.push(`tokenFile ${user.tokenFile}: ${errorText(error)}`)
+    }
+  }
+
+  if (user.exec) {
+    out.exec = {
+      command: user.exec.command ?? '',
+      apiVersion: user.exec.apiVersion,
+      args: user.exec.args?.length ?? 0,
+      provideClusterInfo: user.exec.provideClusterInfo === true,
+      interactiveMode: user.exec.interactiveMode,
+    }
+    if (!user.exec.command) out.problems.push('exec: no command')
+  }
+  if (user['auth-provider']) {
+    out.authProvider = user['auth-provider'].name
+    for (const v of Object.values(user['auth-provider'].config ?? {})) registerSecret(v)
+  }
+  if (user.username) out.username = user.username
+
+  if (cluster['certificate-authority'] && !cluster['insecure-skip-tls-verify']) {
+    try {
+      await readFile(cluster['certificate-authority'])
+    } catch (error) {
+      out.problems.push(`certificate-authority ${cluster['certificate-authority']}: ${errorText(error)}`)
+    }
+  }
+  out.expires = expiries.sort()[0]
+  return out
+}

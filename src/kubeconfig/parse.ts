@@ -1,0 +1,88 @@
+import {readFile} from 'node:fs/promises'
+import yaml from 'js-yaml'
+
+import {ConfigError} from '../cli/errors.js'
+import type {ClusterEntry, ContextEntry, KubeconfigDoc, UserEntry} from './types.js'
+
+/** One kubeconfig file, parsed: the document as written plus indexes by name. */
+export interface KubeconfigFile {
+  /** Absolute path (or a label such as `<secret ns/name>` for documents that do not come from disk). */
+  path: string
+  doc: KubeconfigDoc
+  clusters: Map<string, ClusterEntry>
+  users: Map<string, UserEntry>
+  contexts: Map<string, ContextEntry>
+  currentContext?: string
+}
+
+type Section = 'clusters' | 'users' | 'contexts'
+const ENTRY_KEY: Record<Section, string> = {clusters: 'cluster', users: 'user', contexts: 'context'}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+function index<T>(doc: KubeconfigDoc, section: Section, where: string): Map<string, T> {
+  const out = new Map<string, T>()
+  const list = doc[section]
+  if (list === undefined || list === null) return out
+  if (!Array.isArray(list)) throw new ConfigError(`${where}: "${section}" must be a list`)
+  for (const [i, item] of list.entries()) {
+    if (!isMapping(item)) throw new ConfigError(`${where}: ${section}[${i}] must be a mapping`)
+    const name = item.name
+    if (typeof name !== 'string' || name === '') throw new ConfigError(`${where}: ${section}[${i}] has no name`)
+    // client-go refuses a file that names the same entry twice; so do we, naming the entry.
+    if (out.has(name)) throw new ConfigError(`${where}: duplicate name "${name}" in ${section}`)
+    const entry = (item as Record<string, unknown>)[ENTRY_KEY[section]] ?? {}
+    if (!isMapping(entry)) throw new ConfigError(`${where}: ${section} entry "${name}" must be a mapping`)
+    out.set(name, entry as T)
+  }
+  return out
+}
+
+/** Parses kubeconfig text. `where` names the source in errors (a path, or a Secret). An empty document is an empty config. */
+export function parseKubeconfig(text: string, where: string): KubeconfigFile {
+  let loaded: unknown
+  try {
+    loaded = yaml.load(text, {filename: where})
+  } catch (error) {
+    const reason = error instanceof yaml.YAMLException ? error.reason : String(error)
+    const line = error instanceof yaml.YAMLException && error.mark ? ` (line ${error.mark.line + 1})` : ''
+    throw new ConfigError(`${where}: not valid YAML${line}: ${reason}`, {cause: error})
+  }
+  if (loaded === undefined || loaded === null) loaded = {}
+  if (!isMapping(loaded)) throw new ConfigError(`${where}: a kubeconfig must be a YAML mapping`)
+  const doc = loaded as KubeconfigDoc
+  const current = doc['current-context']
+  if (current !== undefined && current !== null && typeof current !== 'string') {
+    throw new ConfigError(`${where}: "current-context" must be a string`)
+  }
+  return {
+    path: where,
+    doc,
+    clusters: index<ClusterEntry>(doc, 'clusters', where),
+    users: index<UserEntry>(doc, 'users', where),
+    contexts: index<ContextEntry>(doc, 'contexts', where),
+    currentContext: current || undefined,
+  }
+}
+
+/** Reads and parses one file; a missing file is reported as `undefined` so callers decide whether that is an error. */
+export async function readKubeconfig(path: string): Promise<KubeconfigFile | undefined> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return undefined
+    if (code === 'EISDIR') throw new ConfigError(`${path}: is a directory, not a kubeconfig file`)
+    if (code === 'EACCES') throw new ConfigError(`${path}: permission denied`)
+    throw new ConfigError(`${path}: cannot read: ${(error as Error).message}`, {cause: error})
+  }
+  return parseKubeconfig(text, path)
+}
+
+/** Serialises a document back to YAML: the same structure that was loaded, unknown fields included. */
+export function dumpKubeconfig(doc: KubeconfigDoc): string {
+  return yaml.dump(doc, {lineWidth: -1, noRefs: true, sortKeys: false})
+}

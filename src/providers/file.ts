@@ -1,0 +1,169 @@
+import {readdir, stat} from 'node:fs/promises'
+import {join, resolve} from 'node:path'
+
+import {ConfigError} from '../cli/errors.js'
+import {authKind} from '../kubeconfig/credentials.js'
+import {
+  type MergedKubeconfig,
+  loadMerged,
+  mergeKubeconfigs,
+  precedence,
+  resolveContext,
+} from '../kubeconfig/loading-rules.js'
+import {readKubeconfig} from '../kubeconfig/parse.js'
+import {findCluster} from './not-found.js'
+import type {ClusterProvider, ClusterRef} from './types.js'
+
+/** Names that count as kubeconfig files inside a directory (upstream file provider's globs). */
+export function isKubeconfigFileName(name: string): boolean {
+  return (
+    name === 'kubeconfig.yaml' ||
+    name === 'kubeconfig.yml' ||
+    name.endsWith('.kubeconfig') ||
+    name.endsWith('.kubeconfig.yaml') ||
+    name.endsWith('.kubeconfig.yml')
+  )
+}
+
+export interface FileProviderOptions {
+  /**
+   * Explicit files and directories (from --kubeconfig or fleet config). Files are merged like a KUBECONFIG list and must
+   * exist; each kubeconfig file found in a directory stands alone, so contexts with the same name in different files stay
+   * distinct clusters.
+   */
+  paths?: string[]
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+}
+
+/** A set of files seen as one kubeconfig; `display` maps an absolute path to the path as the user wrote it. */
+interface Group {
+  merged: MergedKubeconfig
+  display: Map<string, string>
+  /** The group that follows kubectl's loading rules (its current-context is fleet's default cluster). */
+  primary: boolean
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, {withFileTypes: true})
+  return entries
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && isKubeconfigFileName(e.name))
+    .map((e) => join(dir, e.name))
+    .sort()
+}
+
+async function kind(path: string): Promise<'file' | 'dir' | 'missing'> {
+  try {
+    return (await stat(path)).isDirectory() ? 'dir' : 'file'
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
+    throw new ConfigError(`${path}: cannot read: ${(error as Error).message}`)
+  }
+}
+
+async function standalone(path: string, displayPath: string): Promise<Group> {
+  const file = await readKubeconfig(resolve(path))
+  if (!file) throw new ConfigError(`${displayPath}: kubeconfig file not found`)
+  return {merged: mergeKubeconfigs([file]), display: new Map([[file.path, displayPath]]), primary: false}
+}
+
+export class FileProvider implements ClusterProvider {
+  readonly name = 'file'
+  private groups?: Promise<Group[]>
+  private refs?: Promise<ClusterRef[]>
+
+  constructor(private readonly options: FileProviderOptions = {}) {}
+
+  private async loadGroups(): Promise<Group[]> {
+    const env = this.options.env ?? process.env
+    const groups: Group[] = []
+    if (this.options.paths && this.options.paths.length > 0) {
+      const files: string[] = []
+      for (const p of this.options.paths) {
+        const k = await kind(p)
+        if (k === 'missing') throw new ConfigError(`${p}: no such kubeconfig file or directory`)
+        if (k === 'file') files.push(p)
+        else for (const f of await listDir(p)) groups.push(await standalone(f, f))
+      }
+      if (files.length > 0) {
+        const merged = await loadMerged(files, {explicit: true})
+        groups.unshift({merged, display: new Map(files.map((f) => [resolve(f), f])), primary: true})
+      }
+      return groups
+    }
+    const {paths} = precedence(env)
+    const merged = await loadMerged(paths)
+    if (merged.files.length > 0 || env.KUBECONFIG) {
+      groups.push({merged, display: new Map(paths.map((p) => [resolve(p), p])), primary: true})
+      return groups
+    }
+    // Nothing in KUBECONFIG and no ~/.kube/config: like upstream's file provider, look in the working directory.
+    for (const f of await listDir(this.options.cwd ?? process.cwd())) groups.push(await standalone(f, f))
+    return groups
+  }
+
+  private async build(): Promise<ClusterRef[]> {
+    this.groups ??= this.loadGroups()
+    const refs: ClusterRef[] = []
+    for (const group of await this.groups) {
+      for (const [contextName, {file}] of group.merged.contexts) {
+        const displayPath = group.display.get(file.path) ?? file.path
+        const ref: ClusterRef = {
+          name: `${displayPath}+${contextName}`,
+          provider: this.name,
+          aliases: [contextName],
+          auth: 'none',
+          source: {kind: 'kubeconfig-file', path: file.path, context: contextName},
+          labels: {},
+          ready: true,
+          current: group.primary ? group.merged.currentContext === contextName : undefined,
+          resolve: async () => resolveContext(group.merged, contextName),
+        }
+        try {
+          const resolved = resolveContext(group.merged, contextName)
+          ref.server = resolved.cluster.server
+          ref.auth = authKind(resolved.user)
+          if (!ref.server) {
+            ref.ready = false
+            ref.reason = `${resolved.clusterFile}: cluster "${resolved.clusterName}" has no server`
+          }
+        } catch (error) {
+          // A broken context is still a context (kubectl lists it too); it is listed as not ready, with the reason.
+          ref.ready = false
+          ref.reason = (error as Error).message
+        }
+        refs.push(ref)
+      }
+    }
+    return refs
+  }
+
+  list(): Promise<ClusterRef[]> {
+    this.refs ??= this.build()
+    return this.refs
+  }
+
+  async get(name: string): Promise<ClusterRef> {
+    return findCluster(await this.list(), name, this.describe())
+  }
+
+  /** The cluster of the current context of the loading rules, or of `--context`. */
+  async current(context?: string): Promise<ClusterRef> {
+    const refs = await this.list()
+    const primary = refs.filter((r) => r.current !== undefined)
+    if (context) {
+      const match = refs.find((r) => r.source.context === context && r.current !== undefined) ?? refs.find((r) => r.source.context === context)
+      if (!match) return findCluster(refs, context, this.describe())
+      return match
+    }
+    const current = primary.find((r) => r.current)
+    if (!current) throw new ConfigError(`no current-context is set in ${this.describe()}; name a cluster or pass --context`)
+    return current
+  }
+
+  describe(): string {
+    if (this.options.paths?.length) return this.options.paths.join(':')
+    const env = this.options.env ?? process.env
+    return env.KUBECONFIG ? `KUBECONFIG=${env.KUBECONFIG}` : precedence(env).paths[0]
+  }
+}

@@ -1,0 +1,66 @@
+import {FleetError, EXIT_USAGE} from '../cli/errors.js'
+import type {ClusterRef} from './types.js'
+
+/** A distinct error for a cluster name nobody knows, with the names the user may have meant. */
+export class ClusterNotFoundError extends FleetError {
+  readonly clusterName: string
+  readonly suggestions: string[]
+
+  constructor(name: string, where: string, suggestions: string[]) {
+    const hint = suggestions.length > 0 ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : ''
+    super('not-found', `cluster "${name}" not found in ${where}${hint}`, {exitCode: EXIT_USAGE})
+    this.name = 'ClusterNotFoundError'
+    this.clusterName = name
+    this.suggestions = suggestions
+  }
+}
+
+export class AmbiguousClusterError extends FleetError {
+  constructor(name: string, candidates: string[]) {
+    super('usage', `cluster name "${name}" is ambiguous; use one of: ${candidates.map((c) => `"${c}"`).join(', ')}`, {
+      exitCode: EXIT_USAGE,
+    })
+    this.name = 'AmbiguousClusterError'
+  }
+}
+
+export function editDistance(a: string, b: string): number {
+  const prev = Array.from({length: b.length + 1}, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]
+    prev[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
+      diag = tmp
+    }
+  }
+  return prev[b.length]
+}
+
+/** Up to three names close to `name`: by edit distance relative to length, or containing it. */
+export function closeMatches(name: string, candidates: string[]): string[] {
+  const lower = name.toLowerCase()
+  return candidates
+    .map((c) => {
+      const cl = c.toLowerCase()
+      const d = editDistance(lower, cl)
+      const contains = cl.includes(lower) || (lower.length > 3 && lower.includes(cl))
+      return {c, score: contains ? 0 : d / Math.max(lower.length, cl.length)}
+    })
+    .filter((x) => x.score <= 0.4)
+    .sort((a, b) => a.score - b.score || a.c.localeCompare(b.c))
+    .slice(0, 3)
+    .map((x) => x.c)
+}
+
+/** Finds a cluster by exact name, then by unambiguous alias. */
+export function findCluster(refs: ClusterRef[], name: string, where: string): ClusterRef {
+  const exact = refs.find((r) => r.name === name)
+  if (exact) return exact
+  const byAlias = refs.filter((r) => r.aliases.includes(name))
+  if (byAlias.length === 1) return byAlias[0]
+  if (byAlias.length > 1) throw new AmbiguousClusterError(name, byAlias.map((r) => r.name))
+  const names = [...new Set(refs.flatMap((r) => [r.name, ...r.aliases]))]
+  throw new ClusterNotFoundError(name, where, closeMatches(name, names))
+}

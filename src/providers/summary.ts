@@ -1,0 +1,53 @@
+import {type CaKind, type CredentialDescription, caKind, describeCredentials} from '../kubeconfig/credentials.js'
+import type {ClusterRef, ClusterSource} from './types.js'
+
+/** The stable JSON shape of one cluster in `clusters list` (documented in README "Output shapes"). */
+export interface ClusterSummary {
+  name: string
+  provider: string
+  context?: string
+  current: boolean
+  server?: string
+  auth: string
+  ca?: CaKind
+  expires?: string
+  ready: boolean
+  reason?: string
+  clusterId?: string
+  labels: Record<string, string>
+  source: ClusterSource
+}
+
+export interface ClusterDetails extends ClusterSummary {
+  credentials?: Omit<CredentialDescription, 'auth' | 'ca' | 'expires'>
+}
+
+/** Everything known without the network, credentials described (never included). */
+export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
+  const out: ClusterDetails = {
+    name: ref.name,
+    provider: ref.provider,
+    context: ref.source.context,
+    current: ref.current === true,
+    server: ref.server,
+    auth: ref.auth,
+    ready: ref.ready,
+    reason: ref.reason,
+    clusterId: ref.clusterId,
+    labels: ref.labels,
+    source: ref.source,
+  }
+  if (!ref.ready && !ref.server) return out
+  try {
+    const ctx = await ref.resolve()
+    const {auth, ca, expires, ...rest} = await describeCredentials(ctx.cluster, ctx.user)
+    out.auth = auth
+    out.ca = ca ?? caKind(ctx.cluster)
+    out.expires = expires
+    out.credentials = rest
+  } catch (error) {
+    out.ready = false
+    out.reason ??= (error as Error).message
+  }
+  return out
+}
