@@ -7,6 +7,11 @@ import {colorEnabled, makeChalk} from './color.js'
 import {parseDuration} from './duration.js'
 import {EXIT_FAILED, FleetError, UsageError, toErrorInfo} from './errors.js'
 import {type Column, renderTable} from './table.js'
+import {canInteract} from './tty.js'
+import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
+import {selectClusters} from '../fleet/select.js'
+import {providersFromFlags} from '../providers/registry.js'
+import type {ClusterProvider, ClusterRef} from '../providers/types.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -148,6 +153,41 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         for (const note of view.notes ?? []) process.stderr.write(scrub(note) + '\n')
       }
     }
+  }
+
+  protected get interactive(): boolean {
+    return canInteract({machineOutput: this.machineOutput})
+  }
+
+  /** The providers this run looks at, from flags (and, later, the fleet configuration). */
+  protected provider(): ClusterProvider {
+    return providersFromFlags({kubeconfig: this.kubeconfigPaths, context: this.flags.context})
+  }
+
+  /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
+  protected async selectedClusters(): Promise<ClusterRef[]> {
+    const f = this.flags as Record<string, unknown>
+    return selectClusters(this.provider(), {
+      clusters: f.cluster as string[] | undefined,
+      all: f.all as boolean | undefined,
+      selector: f.selector as string | undefined,
+      context: this.flags.context,
+    })
+  }
+
+  /** Runs `work` on every selected cluster with bounded concurrency; marks the run failed if any cluster failed. */
+  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>): Promise<ClusterResult<R>[]> {
+    const refs = await this.selectedClusters()
+    const f = this.flags as Record<string, unknown>
+    const results = await runOverClusters(refs, work, {
+      concurrency: this.flags.concurrency,
+      requestTimeoutMs: this.requestTimeoutMs,
+      clusterTimeoutMs: parseDuration((f['cluster-timeout'] as string | undefined) ?? '0', '--cluster-timeout'),
+      progress: !this.machineOutput,
+      interactive: this.interactive,
+    })
+    if (results.some((r) => !r.ok)) this.markFailed()
+    return results
   }
 
   /** Marks the run as failed (exit 1) while still printing the result. */

@@ -41,4 +41,6 @@ export interface ClusterProvider {
   list(): Promise<ClusterRef[]>
   /** Exact name or an unambiguous alias; ClusterNotFoundError otherwise. */
   get(name: string): Promise<ClusterRef>
+  /** The default cluster when none is named (the file provider's current context). */
+  current?(context?: string): Promise<ClusterRef>
 }

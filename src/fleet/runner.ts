@@ -1,0 +1,90 @@
+import {type ErrorInfo, FleetError, toErrorInfo} from '../cli/errors.js'
+import {KubeClient} from '../kube/client.js'
+import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {ClusterRef} from '../providers/types.js'
+
+/** One cluster's outcome. Results come back in input order; a failure never stops the others. */
+export interface ClusterResult<T> {
+  cluster: string
+  ok: boolean
+  value?: T
+  error?: ErrorInfo
+  durationMs: number
+}
+
+export interface RunOptions {
+  concurrency: number
+  /** Time limit for one request. */
+  requestTimeoutMs: number
+  /** Time limit for all the work on one cluster (0: none). */
+  clusterTimeoutMs: number
+  /** Show a progress line on stderr (only when stderr is a TTY). */
+  progress?: boolean
+  /** Whether exec plugins may talk to the user. */
+  interactive?: boolean
+  exec?: ExecCredentialRunner
+}
+
+export interface ClusterTask {
+  ref: ClusterRef
+  client: KubeClient
+}
+
+function progressLine(done: number, total: number, failed: number): string {
+  return `\r\u001B[2K[${done}/${total}] clusters${failed > 0 ? `, ${failed} failed` : ''}`
+}
+
+export async function runOverClusters<T>(
+  refs: ClusterRef[],
+  work: (task: ClusterTask) => Promise<T>,
+  options: RunOptions,
+): Promise<ClusterResult<T>[]> {
+  // One exec runner for the whole run, so concurrent requests to clusters sharing a plugin config share its output.
+  const exec = options.exec ?? new ExecCredentialRunner({interactiveAvailable: options.interactive ?? false})
+  const results: ClusterResult<T>[] = new Array(refs.length)
+  const showProgress = options.progress === true && process.stderr.isTTY && refs.length > 1
+  let next = 0
+  let done = 0
+  let failed = 0
+
+  const one = async (ref: ClusterRef): Promise<ClusterResult<T>> => {
+    const started = performance.now()
+    let timer: NodeJS.Timeout | undefined
+    try {
+      if (!ref.ready && !ref.server) throw new FleetError('config', `${ref.name}: ${ref.reason ?? 'not ready'}`)
+      const job = (async () => {
+        const context = await ref.resolve()
+        const client = await KubeClient.connect(context, {timeoutMs: options.requestTimeoutMs, clusterName: ref.name, exec})
+        return work({ref, client})
+      })()
+      const limit =
+        options.clusterTimeoutMs > 0
+          ? new Promise<never>((_, reject) => {
+              timer = setTimeout(
+                () => reject(new FleetError('timeout', `${ref.name}: no result within ${Math.round(options.clusterTimeoutMs / 1000)}s`)),
+                options.clusterTimeoutMs,
+              )
+            })
+          : undefined
+      const value = await (limit ? Promise.race([job, limit]) : job)
+      return {cluster: ref.name, ok: true, value, durationMs: Math.round(performance.now() - started)}
+    } catch (error) {
+      return {cluster: ref.name, ok: false, error: toErrorInfo(error), durationMs: Math.round(performance.now() - started)}
+    } finally {
+      if (timer) clearTimeout(timer)
+    }
+  }
+
+  const worker = async () => {
+    while (next < refs.length) {
+      const i = next++
+      results[i] = await one(refs[i])
+      done++
+      if (!results[i].ok) failed++
+      if (showProgress) process.stderr.write(progressLine(done, refs.length, failed))
+    }
+  }
+  await Promise.all(Array.from({length: Math.min(options.concurrency, refs.length)}, worker))
+  if (showProgress) process.stderr.write('\r\u001B[2K')
+  return results
+}
