@@ -24,18 +24,17 @@ export class AmbiguousClusterError extends FleetError {
   }
 }
 
+/** Edit distance where swapping two neighbouring letters counts as one edit (the commonest typo). */
 export function editDistance(a: string, b: string): number {
-  const prev = Array.from({length: b.length + 1}, (_, i) => i)
+  const d: number[][] = Array.from({length: a.length + 1}, (_, i) => Array.from({length: b.length + 1}, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]
-    prev[0] = i
     for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]
-      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diag = tmp
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1)
     }
   }
-  return prev[b.length]
+  return d[a.length][b.length]
 }
 
 /** Up to three names close to `name`: by edit distance relative to length, or containing it. */

@@ -1,0 +1,56 @@
+import {spawn} from 'node:child_process'
+import {fileURLToPath} from 'node:url'
+
+/** Runs the built CLI (bin/run.js over dist/) as a user would: a separate process, no TTY, CI set unless overridden. */
+export const FLEET_BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+  /** stdout parsed as JSON (throws with the output shown if it is not JSON). */
+  json<T = any>(): T
+}
+
+export async function runFleet(
+  args: string[],
+  options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number} = {},
+): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CI: 'true',
+    NO_COLOR: '1',
+    // Tests must never read the developer's own kubeconfig unless they ask for it.
+    KUBECONFIG: '',
+    HOME: process.env.FLEET_TEST_HOME ?? '/nonexistent-fleet-test-home',
+    ...options.env,
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [FLEET_BIN, ...args], {
+      env,
+      cwd: options.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: options.timeoutMs ?? 60_000,
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? -1,
+        stdout,
+        stderr,
+        json<T>() {
+          try {
+            return JSON.parse(stdout) as T
+          } catch {
+            throw new Error(`fleet ${args.join(' ')}: stdout is not JSON (exit ${code})\nstdout: ${stdout}\nstderr: ${stderr}`)
+          }
+        },
+      }),
+    )
+    child.stdin.end(options.input ?? '')
+  })
+}
