@@ -8,7 +8,9 @@ export function classifyTransportError(error: unknown, server: string): FleetErr
   if (error instanceof FleetError) return error
   const e = error as NodeJS.ErrnoException & {reason?: string}
   const code = e.code ?? ''
-  if (e.name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') {
+  // An AbortSignal.timeout() abort surfaces as an AbortError whose cause is the TimeoutError.
+  const cause = (e as {cause?: {name?: string}}).cause
+  if (e.name === 'TimeoutError' || cause?.name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') {
     return new FleetError('timeout', `${server}: no answer within the request timeout`, {cause: error})
   }
   if (UNREACHABLE.has(code)) {
