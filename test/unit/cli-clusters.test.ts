@@ -141,6 +141,12 @@ describe('errors: one line on stderr, exit 2, JSON error in JSON mode', () => {
     }
   })
 
+  it('an unknown command suggests the closest one, without prompting', async () => {
+    const res = await runFleet(['clusters', 'lst'])
+    assert.equal(res.code, 2)
+    assert.equal(res.stderr, 'error: "clusters lst" is not a fleet command; did you mean "clusters list"?\n')
+  })
+
   it('no current context and no name', async () => {
     const res = await runFleet(['clusters', 'inspect', '--kubeconfig', 'examples/fleet'], {cwd: REPO})
     assert.equal(res.code, 2)

@@ -1,0 +1,26 @@
+import {type Hook, toConfiguredId} from '@oclif/core'
+
+import {canInteract} from '../cli/tty.js'
+import {editDistance} from '../providers/not-found.js'
+
+/**
+ * Unknown commands. At a terminal, @oclif/plugin-not-found offers the closest command and runs it if confirmed. Anywhere
+ * else (CI, pipes, scripts) it must not prompt, so fleet prints one line with the suggestion and exits 2 like every
+ * other usage error (the plugin would exit 127 with colour codes in the log).
+ */
+const hook: Hook<'command_not_found'> = async function (opts) {
+  if (canInteract({machineOutput: opts.argv?.includes('--json') ?? false})) {
+    const notFound = (await import('@oclif/plugin-not-found')).default as Hook<'command_not_found'>
+    return notFound.call(this, opts)
+  }
+  const visible = opts.config.commands.filter((c) => !c.hidden).flatMap((c) => [c.id, ...c.aliases])
+  const best = visible
+    .map((id) => ({id, d: editDistance(opts.id, id)}))
+    .sort((a, b) => a.d - b.d)[0]
+  const typed = toConfiguredId(opts.id, opts.config)
+  const hint = best && best.d <= Math.max(2, Math.floor(opts.id.length / 3)) ? `; did you mean "${toConfiguredId(best.id, opts.config)}"?` : `; run "${opts.config.bin} help"`
+  process.stderr.write(`error: "${typed}" is not a ${opts.config.bin} command${hint}\n`)
+  process.exit(2)
+}
+
+export default hook
