@@ -7,7 +7,7 @@ import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import {classifyTransportError, httpError} from './errors.js'
-import {ExecCredentialRunner} from './exec-credential.js'
+import {type ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 
 /**
  * One cluster's connection: TLS trust, credentials (certificate, token, basic, exec plugin, impersonation), a time limit
@@ -30,12 +30,16 @@ export interface ClientOptions {
   /** Names the cluster in error messages. */
   clusterName: string
   exec?: ExecCredentialRunner
+  /** Ends every request of this client (the fleet runner aborts a cluster's work when its time limit passes). */
+  signal?: AbortSignal
 }
 
 interface Credentials {
   headers: Record<string, string>
   cert?: string | Buffer
   key?: string | Buffer
+  /** The exec plugin's credential behind these headers, so a 401 can say which one the server rejected. */
+  exec?: ExecCredential
 }
 
 async function fileOrData(file: string | undefined, data: string | undefined, what: string): Promise<Buffer | undefined> {
@@ -81,14 +85,15 @@ export class KubeClient {
     return Boolean(this.context.user.exec)
   }
 
-  private async credentials(refresh = false): Promise<Credentials> {
+  private async credentials(rejected?: ExecCredential): Promise<Credentials> {
     const user = this.context.user
     const headers: Record<string, string> = {}
     let cert: string | Buffer | undefined
     let key: string | Buffer | undefined
+    let cred: ExecCredential | undefined
     if (user.exec) {
       const runner = this.options.exec ?? (this.options.exec = new ExecCredentialRunner())
-      const cred = await runner.get(user.exec, this.context.cluster, {refresh})
+      cred = await runner.get(user.exec, this.context.cluster, {rejected})
       if (cred.token) headers.authorization = `Bearer ${cred.token}`
       if (cred.clientCertificateData) {
         cert = cred.clientCertificateData
@@ -121,24 +126,26 @@ export class KubeClient {
       }
     }
     if (user.as) headers['impersonate-user'] = user.as
-    return {headers, cert, key}
+    return {headers, cert, key, exec: cred}
   }
 
   /** One HTTP exchange. Transport failures throw classified errors; any HTTP status is returned. */
   async request(method: string, path: string, body?: unknown, options: {accept?: string} = {}): Promise<KubeResponse> {
-    let response = await this.once(method, path, body, options, false)
-    // Like client-go: an exec credential the server rejects is refreshed once.
-    if (response.status === 401 && this.usesExec) response = await this.once(method, path, body, options, true)
+    const creds = await this.credentials()
+    const response = await this.once(method, path, body, options, creds)
+    // Like client-go: an exec credential the server rejects is refreshed once (shared with concurrent requests).
+    if (response.status === 401 && creds.exec) return this.once(method, path, body, options, await this.credentials(creds.exec))
     return response
   }
 
-  private async once(method: string, path: string, body: unknown, options: {accept?: string}, refresh: boolean): Promise<KubeResponse> {
-    const creds = await this.credentials(refresh)
+  private async once(method: string, path: string, body: unknown, options: {accept?: string}, creds: Credentials): Promise<KubeResponse> {
     const insecure = this.context.cluster['insecure-skip-tls-verify'] === true
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
     const base = this.server.pathname.replace(/\/$/, '')
     const started = performance.now()
-    const signal = this.options.timeoutMs > 0 ? AbortSignal.timeout(this.options.timeoutMs) : undefined
+    const signals = [this.options.timeoutMs > 0 ? AbortSignal.timeout(this.options.timeoutMs) : undefined, this.options.signal]
+    const active = signals.filter((s): s is AbortSignal => s !== undefined)
+    const signal = active.length > 1 ? AbortSignal.any(active) : active[0]
     return new Promise<KubeResponse>((resolve, reject) => {
       const req = https.request(
         {
@@ -165,7 +172,7 @@ export class KubeClient {
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('error', (error) => reject(classifyTransportError(error, this.serverUrl)))
+          res.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
           res.on('end', () => {
             resolve({
               status: res.statusCode ?? 0,
@@ -195,7 +202,7 @@ export class KubeClient {
           }
         })
       })
-      req.on('error', (error) => reject(classifyTransportError(error, this.serverUrl)))
+      req.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
       if (payload) req.write(payload)
       req.end()
     })
@@ -213,6 +220,14 @@ export class KubeClient {
   }
 }
 
+/**
+ * Node reports an aborted request as a generic AbortError; the reason it was aborted (the request timeout's
+ * TimeoutError, or the fleet runner's own error) is what classifies it.
+ */
+function abortReason(error: unknown): unknown {
+  const e = error as {name?: string; cause?: unknown}
+  return e?.name === 'AbortError' && e.cause !== undefined ? e.cause : error
+}
 
 function checkServerName(socket: TLSSocket, host: string): Error | undefined {
   const cert = socket.getPeerCertificate()

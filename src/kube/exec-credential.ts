@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {readFile} from 'node:fs/promises'
 
-import {FleetError} from '../cli/errors.js'
+import {ConfigError, FleetError} from '../cli/errors.js'
 import {registerSecret, scrub} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
 
@@ -10,7 +10,7 @@ import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
  * Runs client-go exec credential plugins the way client-go does, which @kubernetes/client-node does not:
  * KUBERNETES_EXEC_INFO with spec.cluster when provideClusterInfo, interactiveMode honoured (never interactive without a
  * TTY), a timeout, one run shared by concurrent callers, a cache per (exec config, cluster) until expirationTimestamp,
- * and a forced refresh after a 401.
+ * and a refresh after a 401 that concurrent callers share too.
  */
 export interface ExecCredential {
   token?: string
@@ -23,6 +23,7 @@ export const EXEC_CLUSTER_CONFIG_EXTENSION = 'client.authentication.k8s.io/exec'
 const SUPPORTED = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']
 // Refresh a little before expiry so a credential does not lapse between the check and the request.
 const EXPIRY_SKEW_MS = 10_000
+const DEFAULT_TIMEOUT_MS = 60_000
 
 export interface ExecRunnerOptions {
   timeoutMs?: number
@@ -31,6 +32,15 @@ export interface ExecRunnerOptions {
   /** Where the plugin's stderr goes (client-go passes it through). */
   stderr?: NodeJS.WritableStream
   env?: NodeJS.ProcessEnv
+  now?: () => number
+}
+
+export interface GetOptions {
+  /**
+   * The credential the server just rejected (401). The plugin runs again only if the cache still holds that credential;
+   * when another caller already refreshed it, or is refreshing it, that result is shared instead.
+   */
+  rejected?: ExecCredential
 }
 
 interface CacheEntry {
@@ -40,22 +50,24 @@ interface CacheEntry {
 
 export class ExecCredentialRunner {
   private readonly cache = new Map<string, CacheEntry>()
-  /** How many times a plugin process was started, by cache key (visible for tests and verbose output). */
+  /** How many plugin processes were started in total (shown with --verbose, read by tests). */
   runs = 0
 
   constructor(private readonly options: ExecRunnerOptions = {}) {}
 
+  /** Two users with the same exec config talking to the same cluster share one credential, as in client-go. */
   static key(exec: ExecConfig, cluster: ClusterEntry): string {
-    return createHash('sha256').update(JSON.stringify([exec, cluster])).digest('hex')
+    return createHash('sha256').update(stableJson([exec, cluster])).digest('hex')
   }
 
-  async get(exec: ExecConfig, cluster: ClusterEntry, options: {refresh?: boolean} = {}): Promise<ExecCredential> {
+  async get(exec: ExecConfig, cluster: ClusterEntry, options: GetOptions = {}): Promise<ExecCredential> {
     const key = ExecCredentialRunner.key(exec, cluster)
     const cached = this.cache.get(key)
-    if (cached && !options.refresh) {
+    if (cached) {
+      // A run in flight is shared, whether it is the first run or a refresh someone else started.
       if (!cached.credential) return cached.promise
-      const exp = cached.credential.expirationTimestamp
-      if (!exp || Date.parse(exp) - EXPIRY_SKEW_MS > Date.now()) return cached.credential
+      const stale = options.rejected !== undefined && sameCredential(cached.credential, options.rejected)
+      if (!stale && !this.expired(cached.credential)) return cached.credential
     }
     const entry: CacheEntry = {promise: this.run(exec, cluster)}
     this.cache.set(key, entry)
@@ -69,8 +81,15 @@ export class ExecCredentialRunner {
     }
   }
 
+  private expired(cred: ExecCredential): boolean {
+    const exp = cred.expirationTimestamp
+    if (!exp) return false
+    return Date.parse(exp) - EXPIRY_SKEW_MS <= (this.options.now ?? Date.now)()
+  }
+
   private interactive(exec: ExecConfig): boolean {
-    const mode = exec.interactiveMode ?? (exec.apiVersion === 'client.authentication.k8s.io/v1' ? undefined : 'IfAvailable')
+    // client-go requires interactiveMode for v1; fleet reads a missing one as IfAvailable, the v1beta1 default.
+    const mode = exec.interactiveMode ?? 'IfAvailable'
     const available = this.options.interactiveAvailable ?? false
     if (mode === 'Always' && !available) {
       throw new FleetError('plugin', `exec plugin ${exec.command}: interactiveMode is Always but no terminal is available`)
@@ -82,8 +101,14 @@ export class ExecCredentialRunner {
     const spec: Record<string, unknown> = {interactive}
     if (exec.provideClusterInfo) {
       let caData = cluster['certificate-authority-data']
-      if (!caData && cluster['certificate-authority']) {
-        caData = (await readFile(cluster['certificate-authority'])).toString('base64')
+      const caFile = cluster['certificate-authority']
+      if (!caData && caFile) {
+        try {
+          caData = (await readFile(caFile)).toString('base64')
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code
+          throw new ConfigError(`certificate-authority ${caFile}: ${code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
+        }
       }
       const ext = cluster.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)
       spec.cluster = {
@@ -109,39 +134,91 @@ export class ExecCredentialRunner {
     const env = {...(this.options.env ?? process.env)}
     for (const e of exec.env ?? []) env[e.name] = e.value
     env.KUBERNETES_EXEC_INFO = await this.execInfo(exec, cluster, interactive)
-    const timeoutMs = this.options.timeoutMs ?? 60_000
+    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS
     this.runs++
-
-    const stdout = await new Promise<string>((resolve, reject) => {
-      const child = spawn(command, exec.args ?? [], {
-        env,
-        stdio: [interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
-        timeout: timeoutMs,
-        killSignal: 'SIGKILL',
-      })
-      const out: Buffer[] = []
-      let errText = ''
-      child.stdout.on('data', (d: Buffer) => out.push(d))
-      child.stderr.on('data', (d: Buffer) => {
-        errText += d.toString()
-        ;(this.options.stderr ?? process.stderr).write(scrub(d.toString()))
-      })
-      child.on('error', (error: NodeJS.ErrnoException) => {
-        const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
-        const why = error.code === 'ENOENT' ? 'executable not found' : error.message
-        reject(new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`))
-      })
-      child.on('close', (code, signal) => {
-        if (signal === 'SIGKILL' && code === null) {
-          reject(new FleetError('plugin', `exec plugin ${command}: no answer within ${Math.round(timeoutMs / 1000)}s`))
-        } else if (code !== 0) {
-          const last = errText.trim().split('\n').pop()
-          reject(new FleetError('plugin', `exec plugin ${command} exited with ${code ?? signal}${last ? `: ${scrub(last)}` : ''}`))
-        } else resolve(Buffer.concat(out).toString('utf8'))
-      })
+    const stdout = await runPlugin(command, exec, env, {
+      interactive,
+      timeoutMs,
+      stderr: this.options.stderr ?? process.stderr,
     })
     return parseExecOutput(stdout, exec.apiVersion, command)
   }
+}
+
+function runPlugin(
+  command: string,
+  exec: ExecConfig,
+  env: NodeJS.ProcessEnv,
+  o: {interactive: boolean; timeoutMs: number; stderr: NodeJS.WritableStream},
+): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let settled = false
+    const settle = (fn: () => void) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      fn()
+    }
+    const child = spawn(command, exec.args ?? [], {
+      env,
+      stdio: [o.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+      // Its own process group (only when it does not need our terminal), so a timeout also ends whatever it started:
+      // a grandchild holding stdout open would otherwise keep us waiting past the timeout.
+      detached: !o.interactive,
+    })
+    const timer = setTimeout(() => {
+      kill(child.pid, !o.interactive)
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+      settle(() => reject(new FleetError('plugin', `exec plugin ${command}: no answer within ${formatSeconds(o.timeoutMs)}`)))
+    }, o.timeoutMs)
+    const out: Buffer[] = []
+    let errText = ''
+    child.stdout!.on('data', (d: Buffer) => out.push(d))
+    child.stderr!.on('data', (d: Buffer) => {
+      errText += d.toString()
+      if (!settled) o.stderr.write(scrub(d.toString()))
+    })
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
+      const why = error.code === 'ENOENT' ? 'executable not found' : error.code === 'EACCES' ? 'permission denied' : error.message
+      settle(() => reject(new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`)))
+    })
+    child.on('close', (code, signal) => {
+      settle(() => {
+        if (code === 0) return resolve(Buffer.concat(out).toString('utf8'))
+        const last = errText.trim().split('\n').pop()
+        reject(new FleetError('plugin', `exec plugin ${command} exited with ${code ?? signal}${last ? `: ${scrub(last)}` : ''}`))
+      })
+    })
+  })
+}
+
+function kill(pid: number | undefined, group: boolean): void {
+  if (pid === undefined) return
+  try {
+    process.kill(group ? -pid : pid, 'SIGKILL')
+  } catch {
+    // Already gone.
+  }
+}
+
+const formatSeconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
+
+function sameCredential(a: ExecCredential, b: ExecCredential): boolean {
+  return a === b || (a.token === b.token && a.clientCertificateData === b.clientCertificateData && a.clientKeyData === b.clientKeyData)
+}
+
+/** JSON with object keys sorted, so the cache key does not depend on the order fields were written in a file. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
 }
 
 export function parseExecOutput(stdout: string, apiVersion: string, command: string): ExecCredential {
@@ -157,12 +234,16 @@ export function parseExecOutput(stdout: string, apiVersion: string, command: str
   }
   const status = value.status
   if (!status || typeof status !== 'object') throw new FleetError('plugin', `exec plugin ${command}: output has no status`)
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
   const cred: ExecCredential = {
-    token: typeof status.token === 'string' && status.token !== '' ? status.token : undefined,
-    clientCertificateData: status.clientCertificateData || undefined,
-    clientKeyData: status.clientKeyData || undefined,
-    expirationTimestamp: status.expirationTimestamp || undefined,
+    token: text(status.token),
+    clientCertificateData: text(status.clientCertificateData),
+    clientKeyData: text(status.clientKeyData),
+    expirationTimestamp: text(status.expirationTimestamp),
   }
+  // Registered before any check can fail, so even an error message cannot carry them.
+  registerSecret(cred.token)
+  registerSecret(cred.clientKeyData)
   if (Boolean(cred.clientCertificateData) !== Boolean(cred.clientKeyData)) {
     throw new FleetError('plugin', `exec plugin ${command}: clientCertificateData and clientKeyData must be given together`)
   }
@@ -172,7 +253,5 @@ export function parseExecOutput(stdout: string, apiVersion: string, command: str
   if (cred.expirationTimestamp && Number.isNaN(Date.parse(cred.expirationTimestamp))) {
     throw new FleetError('plugin', `exec plugin ${command}: expirationTimestamp "${cred.expirationTimestamp}" is not a time`)
   }
-  registerSecret(cred.token)
-  registerSecret(cred.clientKeyData)
   return cred
 }
