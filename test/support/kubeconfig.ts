@@ -1,0 +1,65 @@
+// Kubeconfig files for the harness's identities. Credentials are embedded (…-data fields) so a file keeps working when
+// copied or when the harness directory moves; files are written atomically with mode 0600, as fleet itself must.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import yaml from 'js-yaml';
+
+export type KubeconfigUser =
+  | { token: string }
+  | { certFile: string; keyFile: string }
+  | { exec: { command: string; args?: string[]; env?: { name: string; value: string }[]; apiVersion?: string } };
+
+export interface KubeconfigOptions {
+  path: string;
+  server: string;
+  /** CA for the server's certificate; omit with insecure to skip verification. */
+  caFile?: string;
+  insecureSkipTlsVerify?: boolean;
+  user: KubeconfigUser;
+  /** Context name; cluster and user entries are named after it. */
+  context: string;
+  userName?: string;
+  namespace?: string;
+}
+
+const b64 = (file: string) => readFileSync(file).toString('base64');
+
+export function kubeconfigObject(o: KubeconfigOptions): Record<string, unknown> {
+  const cluster: Record<string, unknown> = { server: o.server };
+  if (o.caFile) cluster['certificate-authority-data'] = b64(o.caFile);
+  if (o.insecureSkipTlsVerify) cluster['insecure-skip-tls-verify'] = true;
+  let user: Record<string, unknown>;
+  if ('token' in o.user) user = { token: o.user.token };
+  else if ('certFile' in o.user) {
+    user = { 'client-certificate-data': b64(o.user.certFile), 'client-key-data': b64(o.user.keyFile) };
+  } else {
+    user = {
+      exec: {
+        apiVersion: o.user.exec.apiVersion ?? 'client.authentication.k8s.io/v1',
+        command: o.user.exec.command,
+        args: o.user.exec.args ?? [],
+        env: o.user.exec.env ?? null,
+        interactiveMode: 'Never',
+      },
+    };
+  }
+  const userName = o.userName ?? o.context;
+  const context: Record<string, unknown> = { cluster: o.context, user: userName };
+  if (o.namespace) context.namespace = o.namespace;
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: o.context, cluster }],
+    users: [{ name: userName, user }],
+    contexts: [{ name: o.context, context }],
+    'current-context': o.context,
+    preferences: {},
+  };
+}
+
+export function writeKubeconfig(o: KubeconfigOptions): string {
+  const tmp = join(dirname(o.path), `.kubeconfig.${process.pid}.${Date.now()}.tmp`);
+  writeFileSync(tmp, yaml.dump(kubeconfigObject(o), { lineWidth: -1 }), { mode: 0o600 });
+  renameSync(tmp, o.path);
+  return o.path;
+}
