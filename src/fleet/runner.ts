@@ -28,7 +28,11 @@ export interface RunOptions {
 export interface ClusterTask {
   ref: ClusterRef
   client: KubeClient
+  /** Aborted when the cluster's time limit passes. */
+  signal: AbortSignal
 }
+
+const formatMs = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
 
 function progressLine(done: number, total: number, failed: number): string {
   return `\r\u001B[2K[${done}/${total}] clusters${failed > 0 ? `, ${failed} failed` : ''}`
@@ -49,21 +53,29 @@ export async function runOverClusters<T>(
 
   const one = async (ref: ClusterRef): Promise<ClusterResult<T>> => {
     const started = performance.now()
+    const abort = new AbortController()
     let timer: NodeJS.Timeout | undefined
     try {
       if (!ref.ready && !ref.server) throw new FleetError('config', `${ref.name}: ${ref.reason ?? 'not ready'}`)
       const job = (async () => {
         const context = await ref.resolve()
-        const client = await KubeClient.connect(context, {timeoutMs: options.requestTimeoutMs, clusterName: ref.name, exec})
-        return work({ref, client})
+        const client = await KubeClient.connect(context, {
+          timeoutMs: options.requestTimeoutMs,
+          clusterName: ref.name,
+          exec,
+          signal: abort.signal,
+        })
+        return work({ref, client, signal: abort.signal})
       })()
       const limit =
         options.clusterTimeoutMs > 0
           ? new Promise<never>((_, reject) => {
-              timer = setTimeout(
-                () => reject(new FleetError('timeout', `${ref.name}: no result within ${Math.round(options.clusterTimeoutMs / 1000)}s`)),
-                options.clusterTimeoutMs,
-              )
+              timer = setTimeout(() => {
+                const error = new FleetError('timeout', `${ref.name}: no result within ${formatMs(options.clusterTimeoutMs)} (--cluster-timeout)`)
+                // Requests still in flight end now instead of holding the process open after the result is in.
+                abort.abort(error)
+                reject(error)
+              }, options.clusterTimeoutMs)
             })
           : undefined
       const value = await (limit ? Promise.race([job, limit]) : job)
