@@ -1,0 +1,56 @@
+import type {KubeClient} from '../kube/client.js'
+import {createReview} from './review.js'
+
+/** The attributes of one SelfSubjectAccessReview, in the API's own field names. */
+export interface ResourceAttributes {
+  /** "" asks about all namespaces (and is the only right value for cluster-scoped resources). */
+  namespace: string
+  verb: string
+  group: string
+  resource: string
+  subresource?: string
+  name?: string
+}
+
+export interface NonResourceAttributes {
+  path: string
+  verb: string
+}
+
+export type AccessAttributes = {resource: ResourceAttributes; nonResource?: undefined} | {nonResource: NonResourceAttributes; resource?: undefined}
+
+export interface AccessDecision {
+  allowed: boolean
+  /** An authorizer explicitly said no (as opposed to no authorizer saying yes). */
+  denied: boolean
+  reason?: string
+  evaluationError?: string
+}
+
+export async function accessReview(client: KubeClient, attributes: AccessAttributes): Promise<AccessDecision> {
+  const spec = attributes.resource
+    ? {resourceAttributes: dropEmpty({...attributes.resource})}
+    : {nonResourceAttributes: {...attributes.nonResource}}
+  const review = await createReview<Partial<AccessDecision>>(client, {
+    group: 'authorization.k8s.io',
+    versions: ['v1'],
+    resource: 'selfsubjectaccessreviews',
+    kind: 'SelfSubjectAccessReview',
+    spec,
+  })
+  const s = review.status
+  return {
+    allowed: s.allowed === true,
+    denied: s.denied === true,
+    ...(s.reason ? {reason: s.reason} : {}),
+    ...(s.evaluationError ? {evaluationError: s.evaluationError} : {}),
+  }
+}
+
+// Optional attributes are left out rather than sent empty; namespace "" is meaningful (all namespaces) and is kept.
+function dropEmpty(a: ResourceAttributes): Partial<ResourceAttributes> {
+  const out: Partial<ResourceAttributes> = {...a}
+  if (!out.subresource) delete out.subresource
+  if (!out.name) delete out.name
+  return out
+}

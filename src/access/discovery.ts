@@ -1,0 +1,126 @@
+import type {KubeClient} from '../kube/client.js'
+import {httpError} from '../kube/errors.js'
+
+/**
+ * What a cluster calls its resources, enough to turn what a person types (`deploy`, `deployment`, `Deployment`,
+ * `deployments.apps`) into the group and plural resource an access review needs, and whether it is namespaced.
+ * Aggregated discovery (one request for core, one for all groups) is used when served; older servers are read the
+ * legacy way (one request per group).
+ */
+export interface DiscoveredResource {
+  group: string
+  resource: string
+  singular: string
+  kind: string
+  shortNames: string[]
+  namespaced: boolean
+}
+
+const AGGREGATED = [
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+  'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList',
+  'application/json',
+].join(',')
+
+interface AggregatedResource {
+  resource: string
+  singularResource?: string
+  responseKind?: {kind?: string}
+  scope?: string
+  shortNames?: string[]
+}
+
+interface AggregatedList {
+  kind?: string
+  items?: Array<{metadata?: {name?: string}; versions?: Array<{version?: string; resources?: AggregatedResource[]}>}>
+}
+
+interface LegacyResourceList {
+  resources?: Array<{name: string; singularName?: string; kind?: string; shortNames?: string[]; namespaced?: boolean}>
+}
+
+async function getJson<T>(client: KubeClient, path: string, accept?: string): Promise<T> {
+  const res = await client.request('GET', path, undefined, accept ? {accept} : {})
+  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `GET ${path}`)
+  return JSON.parse(res.body) as T
+}
+
+function fromAggregated(list: AggregatedList): DiscoveredResource[] {
+  const out: DiscoveredResource[] = []
+  for (const item of list.items ?? []) {
+    const group = item.metadata?.name ?? ''
+    // Versions come in preference order; a resource served by several versions is the same resource.
+    const seen = new Set<string>()
+    for (const version of item.versions ?? []) {
+      for (const r of version.resources ?? []) {
+        if (seen.has(r.resource)) continue
+        seen.add(r.resource)
+        out.push({
+          group,
+          resource: r.resource,
+          singular: r.singularResource ?? '',
+          kind: r.responseKind?.kind ?? '',
+          shortNames: r.shortNames ?? [],
+          namespaced: r.scope !== 'Cluster',
+        })
+      }
+    }
+  }
+  return out
+}
+
+function fromLegacy(group: string, list: LegacyResourceList): DiscoveredResource[] {
+  return (list.resources ?? [])
+    .filter((r) => !r.name.includes('/'))
+    .map((r) => ({
+      group,
+      resource: r.name,
+      singular: r.singularName ?? '',
+      kind: r.kind ?? '',
+      shortNames: r.shortNames ?? [],
+      namespaced: r.namespaced !== false,
+    }))
+}
+
+/** Every resource the cluster serves, core group first, then groups in the server's priority order. */
+export async function discoverResources(client: KubeClient): Promise<DiscoveredResource[]> {
+  const [core, groups] = await Promise.all([
+    getJson<AggregatedList & LegacyResourceList & {versions?: string[]}>(client, '/api', AGGREGATED),
+    getJson<AggregatedList & {groups?: Array<{name: string; preferredVersion?: {groupVersion?: string}}>}>(client, '/apis', AGGREGATED),
+  ])
+  if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') {
+    return [...fromAggregated(core), ...fromAggregated(groups)]
+  }
+  const legacy = await Promise.all([
+    getJson<LegacyResourceList>(client, '/api/v1').then((l) => fromLegacy('', l)),
+    ...(groups.groups ?? []).map((g) =>
+      g.preferredVersion?.groupVersion
+        ? getJson<LegacyResourceList>(client, `/apis/${g.preferredVersion.groupVersion}`)
+            .then((l) => fromLegacy(g.name, l))
+            // One broken aggregated API (a 503 from a dead extension server) must not hide all the others.
+            .catch(() => [] as DiscoveredResource[])
+        : Promise.resolve([] as DiscoveredResource[]),
+    ),
+  ])
+  return legacy.flat()
+}
+
+/**
+ * Finds what a typed name means, like kubectl's REST mapper: plural, singular, short name or kind, case-insensitive;
+ * restricted to `group` when one was typed; the first match in priority order (core first) wins.
+ */
+export function matchResource(resources: DiscoveredResource[], typed: string, group?: string): DiscoveredResource | undefined {
+  const name = typed.toLowerCase()
+  const candidates = group === undefined ? resources : resources.filter((r) => r.group === group)
+  const tests: Array<(r: DiscoveredResource) => boolean> = [
+    (r) => r.resource === name,
+    (r) => r.singular === name,
+    (r) => r.shortNames.includes(name),
+    (r) => r.kind.toLowerCase() === name,
+  ]
+  for (const test of tests) {
+    const hit = candidates.find(test)
+    if (hit) return hit
+  }
+  return undefined
+}

@@ -1,0 +1,44 @@
+import {FleetError} from '../cli/errors.js'
+import type {KubeClient} from '../kube/client.js'
+import {httpError} from '../kube/errors.js'
+
+/**
+ * Creates a review object (SelfSubjectReview, SelfSubjectAccessReview, SelfSubjectRulesReview): a POST whose answer is
+ * the object with its status filled in. Versions are tried in order, as kubectl does for SelfSubjectReview; a 404 on
+ * every version means the API is not served there (`api-missing`), which is not the same as a missing object.
+ */
+export interface ReviewRequest {
+  group: string
+  versions: string[]
+  /** Plural resource name, e.g. selfsubjectreviews. */
+  resource: string
+  kind: string
+  spec?: Record<string, unknown>
+}
+
+export interface ReviewAnswer<S> {
+  apiVersion: string
+  status: S
+}
+
+export async function createReview<S>(client: KubeClient, r: ReviewRequest): Promise<ReviewAnswer<S>> {
+  for (const version of r.versions) {
+    const apiVersion = `${r.group}/${version}`
+    const res = await client.request('POST', `/apis/${apiVersion}/${r.resource}`, {
+      apiVersion,
+      kind: r.kind,
+      ...(r.spec ? {spec: r.spec} : {}),
+    })
+    if (res.status === 404) continue
+    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create ${r.resource}.${r.group}`)
+    let body: {status?: S}
+    try {
+      body = JSON.parse(res.body)
+    } catch {
+      throw new FleetError('server', `create ${r.resource}.${r.group}: the answer is not JSON`)
+    }
+    return {apiVersion, status: (body.status ?? {}) as S}
+  }
+  const tried = r.versions.map((v) => `${r.group}/${v}`).join(', ')
+  throw new FleetError('api-missing', `the server does not serve ${r.resource} (tried ${tried})`)
+}

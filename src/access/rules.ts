@@ -1,0 +1,68 @@
+import type {KubeClient} from '../kube/client.js'
+import {createReview} from './review.js'
+import {type ResourceRule, type RiskFinding, assessRules} from './risk.js'
+
+export interface NonResourceRule {
+  verbs: string[]
+  nonResourceURLs: string[]
+}
+
+/**
+ * What the server says this identity may do in one namespace (cluster-wide grants included), with the dangerous
+ * grants named. A rules review is a summary for people: it may be incomplete (an authorizer that cannot list rules,
+ * such as a webhook), and decisions belong to access reviews (`auth can-i`).
+ */
+export interface RulesReview {
+  namespace: string
+  incomplete: boolean
+  evaluationError?: string
+  resourceRules: ResourceRule[]
+  nonResourceRules: NonResourceRule[]
+  risks: RiskFinding[]
+}
+
+interface RawStatus {
+  resourceRules?: Array<Partial<ResourceRule>>
+  nonResourceRules?: Array<Partial<NonResourceRule>>
+  incomplete?: boolean
+  evaluationError?: string
+}
+
+export async function rulesReview(client: KubeClient, namespace: string): Promise<RulesReview> {
+  const review = await createReview<RawStatus>(client, {
+    group: 'authorization.k8s.io',
+    versions: ['v1'],
+    resource: 'selfsubjectrulesreviews',
+    kind: 'SelfSubjectRulesReview',
+    spec: {namespace},
+  })
+  return toRulesReview(namespace, review.status)
+}
+
+/** Normalises the API's answer (omitted lists become empty) and assesses it. */
+export function toRulesReview(namespace: string, s: RawStatus): RulesReview {
+  const resourceRules = (s.resourceRules ?? []).map((r) => ({
+    verbs: r.verbs ?? [],
+    apiGroups: r.apiGroups ?? [],
+    resources: r.resources ?? [],
+    resourceNames: r.resourceNames ?? [],
+  }))
+  const nonResourceRules = (s.nonResourceRules ?? []).map((r) => ({verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs ?? []}))
+  return {
+    namespace,
+    incomplete: s.incomplete === true,
+    ...(s.evaluationError ? {evaluationError: s.evaluationError} : {}),
+    resourceRules,
+    nonResourceRules,
+    risks: assessRules(resourceRules),
+  }
+}
+
+/** kubectl's way of writing a resource with its group: "pods", "deployments.apps", "*.*". */
+export function qualifiedResources(rule: ResourceRule): string[] {
+  const out: string[] = []
+  for (const resource of rule.resources) {
+    for (const group of rule.apiGroups.length > 0 ? rule.apiGroups : ['']) out.push(group === '' ? resource : `${resource}.${group}`)
+  }
+  return out
+}

@@ -1,0 +1,63 @@
+import type {KubeClient} from '../kube/client.js'
+import {accessReview} from './access-review.js'
+import {createReview} from './review.js'
+
+/** Who the server says the credential is, with warnings when that identity holds unrestricted power. */
+export interface UserInfo {
+  username: string
+  uid: string
+  groups: string[]
+  extra: Record<string, string[]>
+}
+
+export type WhoAmIWarningCode = 'system-masters' | 'cluster-admin'
+
+export interface WhoAmIWarning {
+  code: WhoAmIWarningCode
+  message: string
+}
+
+export interface WhoAmI {
+  user: UserInfo
+  warnings: WhoAmIWarning[]
+}
+
+/** kubectl's order: GA first, then the older versions still served by 1.26–1.27 clusters. */
+export const SELF_SUBJECT_REVIEW_VERSIONS = ['v1', 'v1beta1', 'v1alpha1']
+
+export const MASTERS_GROUP = 'system:masters'
+
+export async function whoami(client: KubeClient): Promise<WhoAmI> {
+  const review = await createReview<{userInfo?: Partial<UserInfo>}>(client, {
+    group: 'authentication.k8s.io',
+    versions: SELF_SUBJECT_REVIEW_VERSIONS,
+    resource: 'selfsubjectreviews',
+    kind: 'SelfSubjectReview',
+  })
+  const info = review.status.userInfo ?? {}
+  const user: UserInfo = {
+    username: info.username ?? '',
+    uid: info.uid ?? '',
+    groups: info.groups ?? [],
+    extra: info.extra ?? {},
+  }
+  return {user, warnings: await powerWarnings(client, user)}
+}
+
+/**
+ * system:masters is checked from the groups. "Amounts to cluster-admin" is asked of the authorizer itself: may this
+ * identity do every verb on every resource of every group, cluster-wide? That is authoritative (webhook authorizers
+ * included) and, unlike a rules review, which is per namespace, does not mistake a namespace admin for a cluster admin.
+ * If the question cannot be asked, no warning is invented.
+ */
+async function powerWarnings(client: KubeClient, user: UserInfo): Promise<WhoAmIWarning[]> {
+  const warnings: WhoAmIWarning[] = []
+  if (user.groups.includes(MASTERS_GROUP)) {
+    warnings.push({code: 'system-masters', message: `member of ${MASTERS_GROUP}: every request is allowed and RBAC cannot restrict it`})
+  }
+  const all = await accessReview(client, {resource: {verb: '*', group: '*', resource: '*', namespace: ''}}).catch(() => undefined)
+  if (all?.allowed) {
+    warnings.push({code: 'cluster-admin', message: 'may do anything: every verb on every resource in every API group, cluster-wide'})
+  }
+  return warnings
+}
