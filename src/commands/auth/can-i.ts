@@ -1,0 +1,122 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import {type ErrorInfo, UsageError} from '../../cli/errors.js'
+import {fleetFlags} from '../../cli/fleet-flags.js'
+import type {Column} from '../../cli/table.js'
+import type {AccessAnswer} from '../../access/can-i.js'
+import {type AccessQuery, canI, parseAccessQuery, queryWarnings} from '../../access/can-i.js'
+import {errorColumn, failureNotes} from '../../access/format.js'
+
+/** The stable JSON shape of `auth can-i` (documented in docs/access.md). */
+export interface AccessReviewItem extends Partial<Omit<AccessAnswer, 'warnings'>> {
+  cluster: string
+  ok: boolean
+  warnings: string[]
+  error?: ErrorInfo
+}
+
+export interface AccessReviewList {
+  kind: 'AccessReviewList'
+  query: AccessQuery
+  /** "" when asked with --all-namespaces; absent when each cluster used its context's namespace. */
+  namespace?: string
+  warnings: string[]
+  items: AccessReviewItem[]
+}
+
+export default class AuthCanI extends BaseCommand<typeof AuthCanI> {
+  static summary = 'Check whether you may do something, on one cluster or across the fleet.'
+  static description = `Asks each cluster's authorizer (SelfSubjectAccessReview) whether the current identity may perform VERB on RESOURCE,
+like kubectl auth can-i. RESOURCE may carry its group (deployments.apps), a name (pods/web-0), or be a non-resource URL
+(/healthz). Short names, singular names and kinds are resolved through each cluster's discovery, and cluster-scoped
+resources are asked about cluster-wide. The namespace is -n, else each context's namespace, else "default".
+Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q nothing is printed.
+(-A selects all clusters in fleet, so all namespaces is --all-namespaces.)`
+
+  static examples = [
+    '<%= config.bin %> auth can-i create deployments -n team-a',
+    '<%= config.bin %> auth can-i get secrets --all-namespaces --all',
+    '<%= config.bin %> auth can-i create pods --subresource exec -l env=prod',
+    '<%= config.bin %> auth can-i get /healthz -A -q && echo "healthz readable everywhere"',
+  ]
+
+  static args = {
+    verb: Args.string({description: 'Verb: get, list, create, delete, impersonate, ... or "*".', required: true}),
+    resource: Args.string({description: 'Resource (pods, deployments.apps, pods/NAME, "*") or a non-resource URL (/healthz).', required: true}),
+    name: Args.string({description: 'Object name.'}),
+  }
+
+  static flags = {
+    ...fleetFlags,
+    namespace: Flags.string({char: 'n', description: 'Namespace to ask about (default: the context\'s namespace, else "default").'}),
+    'all-namespaces': Flags.boolean({description: 'Ask about all namespaces.', exclusive: ['namespace']}),
+    subresource: Flags.string({description: 'Subresource, e.g. log, exec, status, scale.'}),
+    quiet: Flags.boolean({char: 'q', description: 'Print nothing; answer by exit code only (0 yes everywhere, 1 otherwise).'}),
+  }
+
+  // -q is for scripts: no progress line either.
+  protected get machineOutput(): boolean {
+    return super.machineOutput || this.flags?.quiet === true
+  }
+
+  async run(): Promise<AccessReviewList | undefined> {
+    const {flags} = this
+    if (flags.quiet && this.format !== 'table') throw new UsageError('-q/--quiet prints nothing, so it cannot be combined with -o or --json')
+    const query = parseAccessQuery({verb: this.args.verb, resource: this.args.resource, name: this.args.name, subresource: flags.subresource})
+    const fixed = flags['all-namespaces'] ? '' : flags.namespace
+    const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'))
+    const items: AccessReviewItem[] = results.map((r) => ({
+      cluster: r.cluster,
+      ok: r.ok,
+      ...(r.value ?? {}),
+      warnings: r.value?.warnings ?? [],
+      ...(r.error ? {error: r.error} : {}),
+    }))
+    const result: AccessReviewList = {
+      kind: 'AccessReviewList',
+      query,
+      ...(fixed === undefined ? {} : {namespace: fixed}),
+      warnings: queryWarnings(query),
+      items,
+    }
+    if (items.some((i) => !i.allowed)) this.markFailed()
+    if (flags.quiet) return undefined
+
+    const columns: Column<AccessReviewItem>[] = [
+      {header: 'cluster', get: (i) => i.cluster},
+      {header: 'allowed', get: (i) => (i.error ? 'error' : i.allowed ? 'yes' : 'no'), color: (i, k) => (i.allowed ? k.green : k.red)},
+      {header: 'namespace', get: (i) => namespaceOf(i), wide: true},
+      {header: 'resource', get: (i) => resourceOf(i), wide: true},
+      {header: 'reason', get: (i) => [i.reason, i.evaluationError].filter(Boolean).join('; ')},
+      ...errorColumn(items, (i) => i),
+    ]
+    this.render(result, {
+      // -o name: the clusters that said yes, for scripts ("where may I deploy?").
+      rows: this.format === 'name' ? items.filter((i) => i.allowed) : items,
+      columns,
+      name: (i) => i.cluster,
+      notes: [
+        ...result.warnings.map((w) => `warning: ${w}`),
+        ...items.flatMap((i) => i.warnings.map((w) => `warning: ${i.cluster}: ${w}`)),
+        ...failureNotes(items),
+      ],
+    })
+    return result
+  }
+}
+
+function namespaceOf(i: AccessReviewItem): string {
+  if (!i.attributes || !('resourceAttributes' in i.attributes)) return ''
+  return i.attributes.resourceAttributes.namespace || '*'
+}
+
+function resourceOf(i: AccessReviewItem): string {
+  if (!i.attributes) return ''
+  if ('nonResourceAttributes' in i.attributes) return i.attributes.nonResourceAttributes.path
+  const a = i.attributes.resourceAttributes
+  let text = a.group ? `${a.resource}.${a.group}` : a.resource
+  if (a.subresource) text += `/${a.subresource}`
+  if (a.name) text += ` ${a.name}`
+  return text
+}

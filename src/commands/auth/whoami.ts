@@ -1,0 +1,73 @@
+import {BaseCommand} from '../../cli/base-command.js'
+import type {ErrorInfo} from '../../cli/errors.js'
+import {fleetFlags} from '../../cli/fleet-flags.js'
+import type {Column} from '../../cli/table.js'
+import {errorColumn, failureNotes} from '../../access/format.js'
+import {type UserInfo, type WhoAmIWarning, whoami} from '../../access/whoami.js'
+
+/** The stable JSON shape of `auth whoami` (documented in docs/access.md). */
+export interface WhoAmIItem {
+  cluster: string
+  ok: boolean
+  user?: UserInfo
+  warnings: WhoAmIWarning[]
+  error?: ErrorInfo
+}
+
+export interface WhoAmIList {
+  kind: 'WhoAmIList'
+  items: WhoAmIItem[]
+}
+
+export default class AuthWhoami extends BaseCommand<typeof AuthWhoami> {
+  static summary = 'Show who you are on each cluster, and warn about identities with unrestricted power.'
+  static description = `Asks each cluster's API server who the credential is (SelfSubjectReview, authentication.k8s.io v1, falling back to
+v1beta1 and v1alpha1 like kubectl) and whether that identity may do everything: membership of system:masters, or
+permission for every verb on every resource in every API group, cluster-wide. Without --cluster, --all or --selector,
+the current context is used. Exit 1 when any cluster could not answer.`
+
+  static examples = [
+    '<%= config.bin %> auth whoami',
+    '<%= config.bin %> auth whoami --all -o wide',
+    '<%= config.bin %> auth whoami -l env=prod -o json',
+  ]
+
+  static flags = {...fleetFlags}
+
+  async run(): Promise<WhoAmIList> {
+    const results = await this.overClusters(({client}) => whoami(client))
+    const result: WhoAmIList = {
+      kind: 'WhoAmIList',
+      items: results.map((r) => ({
+        cluster: r.cluster,
+        ok: r.ok,
+        ...(r.value ? {user: r.value.user} : {}),
+        warnings: r.value?.warnings ?? [],
+        ...(r.error ? {error: r.error} : {}),
+      })),
+    }
+    const columns: Column<WhoAmIItem>[] = [
+      {header: 'cluster', get: (i) => i.cluster},
+      {header: 'username', get: (i) => i.user?.username ?? ''},
+      {header: 'uid', get: (i) => i.user?.uid ?? ''},
+      {header: 'groups', get: (i) => i.user?.groups.join(',') ?? ''},
+      {header: 'extra', get: (i) => formatExtra(i.user?.extra ?? {}), wide: true},
+      {header: 'warning', get: (i) => i.warnings.map((w) => w.code).join(','), color: (i, k) => (i.warnings.length > 0 ? k.yellow : undefined)},
+      ...errorColumn(result.items, (i) => i),
+    ]
+    this.render(result, {
+      rows: this.format === 'name' ? result.items.filter((i) => i.user) : result.items,
+      columns,
+      // The usernames, one per cluster that answered: `fleet auth whoami -o name` is the scriptable form.
+      name: (i) => i.user?.username ?? '',
+      notes: failureNotes(result.items),
+    })
+    return result
+  }
+}
+
+function formatExtra(extra: Record<string, string[]>): string {
+  return Object.entries(extra)
+    .map(([k, v]) => `${k}=${v.join(',')}`)
+    .join(';')
+}
