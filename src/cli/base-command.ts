@@ -10,7 +10,7 @@ import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
 import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
 import {selectClusters} from '../fleet/select.js'
-import {providersFromFlags} from '../providers/registry.js'
+import {fleetProvider} from '../providers/registry.js'
 import type {ClusterProvider, ClusterRef} from '../providers/types.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
@@ -57,6 +57,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'GLOBAL',
     }),
     context: Flags.string({description: 'Kubeconfig context to use.', helpGroup: 'GLOBAL'}),
+    'fleet-config': Flags.string({
+      description: 'Fleet configuration file naming the providers (default: ./fleet.yaml, then $XDG_CONFIG_HOME/fleet/config.yaml).',
+      env: 'FLEET_CONFIG',
+      helpGroup: 'GLOBAL',
+    }),
+    provider: Flags.string({
+      description: 'Only this provider: a name from the fleet configuration, or a provider type (file, kubeconfig, cluster-api, cluster-inventory, namespace, kind).',
+      helpGroup: 'GLOBAL',
+    }),
     output: Flags.string({
       char: 'o',
       description: 'Output format.',
@@ -159,10 +168,19 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return canInteract({machineOutput: this.machineOutput})
   }
 
-  /** The providers this run looks at, from flags (and, later, the fleet configuration). */
+  /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
   protected provider(): ClusterProvider {
-    return providersFromFlags({kubeconfig: this.kubeconfigPaths, context: this.flags.context})
+    this.providerCache ??= fleetProvider({
+      kubeconfig: this.kubeconfigPaths,
+      context: this.flags.context,
+      provider: this.flags.provider,
+      fleetConfig: this.flags['fleet-config'],
+      requestTimeoutMs: this.requestTimeoutMs,
+    })
+    return this.providerCache
   }
+
+  private providerCache?: ClusterProvider
 
   /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
   protected async selectedClusters(): Promise<ClusterRef[]> {

@@ -32,6 +32,8 @@ export interface FileProviderOptions {
    * distinct clusters.
    */
   paths?: string[]
+  /** The provider's name (a fleet config may name several); `file` by default. */
+  name?: string
   env?: NodeJS.ProcessEnv
   cwd?: string
 }
@@ -68,11 +70,13 @@ async function standalone(path: string, displayPath: string): Promise<Group> {
 }
 
 export class FileProvider implements ClusterProvider {
-  readonly name = 'file'
+  readonly name: string
   private groups?: Promise<Group[]>
   private refs?: Promise<ClusterRef[]>
 
-  constructor(private readonly options: FileProviderOptions = {}) {}
+  constructor(private readonly options: FileProviderOptions = {}) {
+    this.name = options.name ?? 'file'
+  }
 
   private async loadGroups(): Promise<Group[]> {
     const env = this.options.env ?? process.env

@@ -1,14 +1,153 @@
+import {resolve} from 'node:path'
+
+import {ConfigError, UsageError} from '../cli/errors.js'
+import {
+  type FleetConfig,
+  type HubSpec,
+  PROVIDER_TYPES,
+  type ProviderConfig,
+  isProviderType,
+  loadFleetConfig,
+  normaliseType,
+} from '../config/fleet-config.js'
+import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {ClusterApiProvider} from './cluster-api.js'
+import {ClusterInventoryProvider} from './cluster-inventory.js'
 import {FileProvider} from './file.js'
-import type {ClusterProvider} from './types.js'
+import type {HubOptions} from './hub.js'
+import {KindProvider} from './kind.js'
+import {KubeconfigSecretProvider} from './kubeconfig-secret.js'
+import {MultiProvider} from './multi.js'
+import {NamespaceProvider} from './namespace.js'
+import type {ClusterProvider, ClusterRef} from './types.js'
 
 export interface ProviderFlags {
   kubeconfig?: string[]
   context?: string
+  /** --provider: a provider named in the fleet config, or a provider type with default settings. */
+  provider?: string
+  /** --fleet-config: an explicit fleet configuration file. */
+  fleetConfig?: string
+  requestTimeoutMs?: number
+  env?: NodeJS.ProcessEnv
+  cwd?: string
 }
 
-/** The providers a command works over. For now the file provider; hub-backed providers and fleet config come next. */
+/** The file provider over --kubeconfig or the loading rules (what fleet did before fleet configuration existed). */
 export function providersFromFlags(flags: ProviderFlags): FileProvider {
-  return new FileProvider({paths: flags.kubeconfig})
+  return new FileProvider({paths: flags.kubeconfig, env: flags.env, cwd: flags.cwd})
+}
+
+/** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
+export const DEFAULT_ACCESS_PROVIDER_FILE = 'clusterprofile-provider-file.json'
+
+/** Per-provider hub settings override the file-wide ones; a kubeconfig given anywhere brings its own current-context. */
+export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): HubSpec | undefined {
+  if (!over || (!over.kubeconfig && !over.context)) return base
+  if (over.kubeconfig) return over
+  return {kubeconfig: base?.kubeconfig, context: over.context}
+}
+
+export function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): ClusterProvider {
+  switch (entry.type) {
+    case 'file':
+      return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env})
+    case 'kubeconfig':
+      return new KubeconfigSecretProvider(entry.name, {...options, hub, namespace: entry.namespace, label: entry.label, key: entry.key})
+    case 'cluster-api':
+      return new ClusterApiProvider(entry.name, {...options, hub, namespace: entry.namespace, apiVersion: entry.apiVersion})
+    case 'cluster-inventory':
+      return new ClusterInventoryProvider(entry.name, {
+        ...options,
+        hub,
+        namespace: entry.namespace,
+        providerFile: entry.providerFile,
+        consumer: entry.consumer,
+      })
+    case 'namespace':
+      return new NamespaceProvider(entry.name, {...options, hub, selector: entry.selector})
+    case 'kind':
+      return new KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env})
+  }
+}
+
+/** A provider type named on the command line with nothing configured: upstream's defaults. */
+function defaultEntry(type: string, cwd: string): ProviderConfig {
+  const t = normaliseType(type)
+  if (t === 'cluster-inventory') return {type: t, name: t, providerFile: resolve(cwd, DEFAULT_ACCESS_PROVIDER_FILE)}
+  return {type: t, name: t} as ProviderConfig
+}
+
+/**
+ * Which providers a run looks at:
+ * - `--provider NAME`: that provider of the fleet config (or, if none is called so, a provider of that type with
+ *   default settings); `--kubeconfig` / `--context` then name its hub (or, for a file provider, its files);
+ * - else `--kubeconfig`: the file provider over those files, as kubectl;
+ * - else a fleet config (`--fleet-config`, ./fleet.yaml, the user's config dir): all its providers, names prefixed
+ *   `<provider>#` when there are several;
+ * - else the file provider over the loading rules.
+ */
+export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
+  const env = flags.env ?? process.env
+  const cwd = flags.cwd ?? process.cwd()
+  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: new ExecCredentialRunner({env})}
+  // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
+  const kubectlView = flags.kubeconfig !== undefined && !flags.provider
+  if (kubectlView && flags.fleetConfig !== undefined) {
+    throw new UsageError('--kubeconfig and --fleet-config select different clusters; use one, or name a provider with --provider')
+  }
+  if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd})
+  const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd})
+  const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
+
+  if (flags.provider) {
+    const entry = config?.providers.find((p) => p.name === flags.provider) ?? (isProviderType(flags.provider) ? defaultEntry(flags.provider, cwd) : undefined)
+    if (!entry) throw unknownProvider(flags.provider, config)
+    const withFlags: ProviderConfig = entry.type === 'file' && flags.kubeconfig ? {...entry, kubeconfig: flags.kubeconfig} : entry
+    return createProvider(withFlags, mergeHub(mergeHub(config?.hub, 'hub' in entry ? entry.hub : undefined), flagHub), options)
+  }
+  if (!config) return new FileProvider({env, cwd})
+  const providers = config.providers.map((p) => createProvider(p, mergeHub(config.hub, 'hub' in p ? p.hub : undefined), options))
+  return providers.length === 1 ? providers[0] : new MultiProvider(providers)
+}
+
+function unknownProvider(name: string, config: FleetConfig | undefined): ConfigError {
+  const configured = config ? `; ${config.path} names ${config.providers.map((p) => `"${p.name}"`).join(', ')}` : ''
+  return new ConfigError(`--provider: no provider "${name}"${configured}; provider types: ${PROVIDER_TYPES.join(', ')}`)
+}
+
+/**
+ * The providers of a run, built on first use: commands get a provider synchronously, and the fleet configuration is
+ * read (and its errors reported) only by commands that look at clusters.
+ */
+export class DeferredProvider implements ClusterProvider {
+  readonly name = 'fleet'
+  private inner?: Promise<ClusterProvider>
+
+  constructor(private readonly load: () => Promise<ClusterProvider>) {}
+
+  provider(): Promise<ClusterProvider> {
+    this.inner ??= this.load()
+    return this.inner
+  }
+
+  async list(): Promise<ClusterRef[]> {
+    return (await this.provider()).list()
+  }
+
+  async get(name: string): Promise<ClusterRef> {
+    return (await this.provider()).get(name)
+  }
+
+  async current(context?: string): Promise<ClusterRef> {
+    const p = await this.provider()
+    if (!p.current) throw new UsageError(`${p.describe?.() ?? p.name} has no current cluster: name one with --cluster, or use --all or --selector`)
+    return p.current(context)
+  }
+}
+
+export function fleetProvider(flags: ProviderFlags): DeferredProvider {
+  return new DeferredProvider(() => buildProvider(flags))
 }
 
 export type {ClusterProvider}

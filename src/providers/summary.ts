@@ -14,6 +14,8 @@ export interface ClusterSummary {
   ready: boolean
   reason?: string
   clusterId?: string
+  /** `ClusterProfile` (its status.properties), or with --live `ClusterProperty` / `kube-system` (namespace UID). */
+  clusterIdSource?: string
   labels: Record<string, string>
   source: ClusterSource
 }
@@ -34,6 +36,7 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
     ready: ref.ready,
     reason: ref.reason,
     clusterId: ref.clusterId,
+    clusterIdSource: ref.clusterIdSource,
     labels: ref.labels,
     source: ref.source,
   }
@@ -50,4 +53,25 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
     out.reason ??= (error as Error).message
   }
   return out
+}
+
+/** Where a cluster comes from, in a few words: a file path, or the kind and name of the object on a hub. */
+export function sourceText(source: ClusterSource): string {
+  const object = [source.namespace, source.name].filter(Boolean).join('/')
+  switch (source.kind) {
+    case 'kubeconfig-file':
+      return source.path ?? ''
+    case 'secret':
+      return `Secret ${object}`
+    case 'cluster-api':
+      return `Cluster ${object}${source.secret ? ` (Secret ${source.secret})` : ''}`
+    case 'cluster-profile':
+      return `ClusterProfile ${object}${source.accessProvider ? ` (access provider ${source.accessProvider})` : source.secret ? ` (Secret ${source.secret})` : ''}`
+    case 'namespace':
+      return `Namespace ${object}`
+    case 'kind':
+      return `kind cluster ${object}`
+    case 'provider':
+      return `provider ${object}`
+  }
 }

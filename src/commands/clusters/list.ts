@@ -1,8 +1,13 @@
+import {Flags} from '@oclif/core'
+
 import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge} from '../../cli/duration.js'
 import type {Column} from '../../cli/table.js'
-import {providersFromFlags} from '../../providers/registry.js'
-import {type ClusterSummary, describeRef} from '../../providers/summary.js'
+import {runOverClusters} from '../../fleet/runner.js'
+import {scrub} from '../../kubeconfig/redact.js'
+import {readClusterId} from '../../providers/cluster-id.js'
+import {type ClusterSummary, describeRef, sourceText} from '../../providers/summary.js'
+import type {ClusterRef} from '../../providers/types.js'
 
 export interface ClusterList {
   kind: 'ClusterList'
@@ -11,22 +16,37 @@ export interface ClusterList {
 
 export default class ClustersList extends BaseCommand<typeof ClustersList> {
   static summary = 'List the clusters fleet can reach and how each is reached.'
-  static description = `Reads kubeconfig files with kubectl's loading rules (KUBECONFIG list, ~/.kube/config) or the files and directories
-given with --kubeconfig. Each context is a cluster named <path>+<context>; the context name alone works wherever it is
-unambiguous. No cluster is contacted.`
+  static description = `Lists the clusters of every provider in the fleet configuration (--fleet-config, ./fleet.yaml, or
+$XDG_CONFIG_HOME/fleet/config.yaml), or of one with --provider, named as multicluster-runtime names them
+(<provider>#<name> when several providers are configured). Without a fleet configuration, or with --kubeconfig, reads
+kubeconfig files with kubectl's loading rules; each context is a cluster named <path>+<context>.
+Hub-backed providers read their hub; member clusters are contacted only with --live, which reads each cluster's id
+(ClusterProperty cluster.clusterset.k8s.io, else the kube-system namespace UID) and marks clusters it cannot reach
+not ready. A cluster that is not ready is listed with the reason; --strict makes that exit 1.`
 
   static examples = [
     '<%= config.bin %> clusters list',
+    '<%= config.bin %> clusters list --provider capi -o wide',
+    '<%= config.bin %> clusters list --fleet-config fleet.yaml --live --strict',
     '<%= config.bin %> clusters list --kubeconfig examples/fleet -o wide',
-    'KUBECONFIG=a.yaml:b.yaml <%= config.bin %> clusters list -o json',
   ]
 
+  static flags = {
+    live: Flags.boolean({description: 'Contact each cluster: read its id and mark the clusters that cannot be reached not ready.'}),
+    strict: Flags.boolean({description: 'Exit 1 when any cluster is not ready.'}),
+  }
+
   async run(): Promise<ClusterList> {
-    const provider = providersFromFlags({kubeconfig: this.kubeconfigPaths})
-    let refs = await provider.list()
-    if (this.flags.context) refs = refs.filter((r) => r.source.context === this.flags.context)
-    const items = await Promise.all(refs.map((r) => describeRef(r)))
-    const result: ClusterList = {kind: 'ClusterList', items: items.map(({credentials: _c, ...summary}) => summary)}
+    let refs = await this.provider().list()
+    // --context picks kubeconfig contexts; for hub-backed providers it named the hub and selects nothing here.
+    if (this.flags.context) refs = refs.filter((r) => r.source.kind !== 'kubeconfig-file' || r.source.context === this.flags.context)
+    const items = await Promise.all(refs.map(async (r) => {
+      const {credentials: _c, ...summary} = await describeRef(r)
+      return summary
+    }))
+    if (this.flags.live) await this.live(refs, items)
+    const result: ClusterList = {kind: 'ClusterList', items}
+    const anyNotReady = items.some((c) => !c.ready)
     const columns: Column<ClusterSummary>[] = [
       // kubectl's CURRENT column, shown only when the loading rules name a current context.
       ...(items.some((c) => c.current) ? [{header: 'current', get: (c: ClusterSummary) => (c.current ? '*' : '')}] : []),
@@ -35,19 +55,40 @@ unambiguous. No cluster is contacted.`
       {header: 'server', get: (c) => c.server ?? '<none>'},
       {header: 'auth', get: (c) => c.auth},
       {header: 'ready', get: (c) => (c.ready ? 'True' : 'False'), color: (c, k) => (c.ready ? undefined : k.red)},
-      {header: 'source', get: (c) => (c.source.path ? `${c.source.path}` : ''), wide: true},
+      ...(items.some((c) => c.clusterId) ? [{header: 'id', get: (c: ClusterSummary) => c.clusterId ?? ''}] : []),
+      {header: 'reason', get: (c) => c.reason ?? '', wide: !anyNotReady},
+      {header: 'source', get: (c) => sourceText(c.source), wide: true},
       {header: 'ca', get: (c) => c.ca ?? '', wide: true, color: (c, k) => (c.ca === 'insecure' ? k.yellow : undefined)},
       {header: 'expires', get: (c) => (c.expires ? `${c.expires} (${formatAge(c.expires)})` : ''), wide: true,
         color: (c, k) => (c.expires && Date.parse(c.expires) < Date.now() ? k.red : undefined)},
-      {header: 'reason', get: (c) => c.reason ?? '', wide: true},
     ]
-    const notReady = items.filter((c) => !c.ready)
-    this.render(result, {
-      rows: result.items,
-      columns,
-      name: (c) => c.name,
-      notes: this.format === 'table' && notReady.length > 0 ? notReady.map((c) => `warning: ${c.name}: ${c.reason}`) : [],
-    })
+    // A provider that could not list its clusters is a failure even without --strict.
+    const failedProviders = items.filter((c) => c.source.kind === 'provider')
+    if (failedProviders.length > 0 || (this.flags.strict && anyNotReady)) this.markFailed()
+    this.render(result, {rows: items, columns, name: (c) => c.name})
+    if (this.format !== 'json' && this.format !== 'yaml') {
+      for (const p of failedProviders) process.stderr.write(scrub(`error: ${p.reason}\n`))
+    }
     return result
+  }
+
+  /** Reads each reachable cluster's id; a cluster that does not answer becomes not ready with the reason. */
+  private async live(refs: ClusterRef[], items: ClusterSummary[]): Promise<void> {
+    const reachable = refs.map((r, i) => ({r, i})).filter(({i}) => items[i].server !== undefined)
+    const results = await runOverClusters(reachable.map(({r}) => r), ({client}) => readClusterId(client), {
+      concurrency: this.flags.concurrency,
+      requestTimeoutMs: this.requestTimeoutMs,
+      clusterTimeoutMs: 0,
+      progress: !this.machineOutput,
+      interactive: this.interactive,
+    })
+    results.forEach((res, k) => {
+      const item = items[reachable[k].i]
+      if (res.ok && res.value?.clusterId) Object.assign(item, res.value)
+      if (!res.ok) {
+        item.ready = false
+        item.reason = res.error!.message
+      }
+    })
   }
 }

@@ -1,0 +1,221 @@
+import {readFile} from 'node:fs/promises'
+import {homedir} from 'node:os'
+import {dirname, isAbsolute, join, resolve} from 'node:path'
+import yaml from 'js-yaml'
+
+import {ConfigError} from '../cli/errors.js'
+import {Fields} from './fields.js'
+
+/**
+ * The fleet configuration file: which providers make up the fleet and their settings, so that `fleet clusters list`
+ * with no flags shows the whole fleet. Format documented in docs/providers.md.
+ */
+export const PROVIDER_TYPES = ['file', 'kubeconfig', 'cluster-api', 'cluster-inventory', 'namespace', 'kind'] as const
+export type ProviderType = (typeof PROVIDER_TYPES)[number]
+// Upstream calls it cluster-inventory-api; accept that spelling too.
+const TYPE_ALIASES: Record<string, ProviderType> = {'cluster-inventory-api': 'cluster-inventory'}
+export const CAPI_VERSIONS = ['v1beta2', 'v1beta1'] as const
+
+/** The cluster a hub-backed provider reads (for `namespace`, the cluster whose namespaces are listed). */
+export interface HubSpec {
+  /** Kubeconfig files (merged like KUBECONFIG); the loading rules when absent. */
+  kubeconfig?: string[]
+  /** Context in those files; their current-context when absent. */
+  context?: string
+}
+
+interface Common {
+  name: string
+  /** Where the entry is written, for error messages: `fleet.yaml: providers[2]`. */
+  origin?: string
+}
+
+export interface FileProviderConfig extends Common {
+  type: 'file'
+  kubeconfig?: string[]
+}
+export interface KubeconfigSecretProviderConfig extends Common {
+  type: 'kubeconfig'
+  hub?: HubSpec
+  namespace?: string
+  label?: string
+  key?: string
+}
+export interface ClusterApiProviderConfig extends Common {
+  type: 'cluster-api'
+  hub?: HubSpec
+  namespace?: string
+  apiVersion?: (typeof CAPI_VERSIONS)[number]
+}
+export interface ClusterInventoryProviderConfig extends Common {
+  type: 'cluster-inventory'
+  hub?: HubSpec
+  namespace?: string
+  providerFile?: string
+  consumer?: string
+}
+export interface NamespaceProviderConfig extends Common {
+  type: 'namespace'
+  hub?: HubSpec
+  selector?: string
+}
+export interface KindProviderConfig extends Common {
+  type: 'kind'
+  prefix?: string
+  command?: string
+}
+
+export type ProviderConfig =
+  | FileProviderConfig
+  | KubeconfigSecretProviderConfig
+  | ClusterApiProviderConfig
+  | ClusterInventoryProviderConfig
+  | NamespaceProviderConfig
+  | KindProviderConfig
+
+export interface FleetConfig {
+  /** The file as the user named it (or as found). */
+  path: string
+  hub?: HubSpec
+  providers: ProviderConfig[]
+}
+
+export const FLEET_CONFIG_API_VERSION = 'fleet/v1alpha1'
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
+export function isProviderType(value: string): value is ProviderType {
+  return (PROVIDER_TYPES as readonly string[]).includes(value) || value in TYPE_ALIASES
+}
+
+export function normaliseType(value: string): ProviderType {
+  return TYPE_ALIASES[value] ?? (value as ProviderType)
+}
+
+/** Where fleet looks when --fleet-config is not given: ./fleet.yaml, then the user's config directory. */
+export function defaultConfigPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string[] {
+  const home = env.HOME || homedir()
+  const configHome = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config')
+  return [join(cwd, 'fleet.yaml'), join(configHome, 'fleet', 'config.yaml')]
+}
+
+/** `~/x` is the home directory; other relative paths are relative to the file that names them. */
+export function expandPath(value: string, baseFile: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (value === '~') return env.HOME || homedir()
+  if (value.startsWith('~/')) return join(env.HOME || homedir(), value.slice(2))
+  return resolve(dirname(resolve(baseFile)), value)
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return undefined
+    if (code === 'EISDIR') throw new ConfigError(`${path}: is a directory, not a fleet configuration file`)
+    throw new ConfigError(`${path}: cannot read: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * Finds and reads the fleet configuration. An explicit path must exist; otherwise the first default path that exists
+ * is used, and none is not an error (fleet then works over kubeconfig files as kubectl does).
+ */
+export async function loadFleetConfig(
+  options: {path?: string; env?: NodeJS.ProcessEnv; cwd?: string} = {},
+): Promise<FleetConfig | undefined> {
+  const env = options.env ?? process.env
+  if (options.path !== undefined) {
+    const text = await readText(resolve(options.cwd ?? process.cwd(), options.path))
+    if (text === undefined) throw new ConfigError(`--fleet-config: ${options.path}: no such file`)
+    return parseFleetConfig(text, options.path, env, options.cwd)
+  }
+  for (const candidate of defaultConfigPaths(env, options.cwd)) {
+    const text = await readText(candidate)
+    if (text !== undefined) return parseFleetConfig(text, candidate, env, options.cwd)
+  }
+  return undefined
+}
+
+export function parseFleetConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): FleetConfig {
+  let loaded: unknown
+  try {
+    loaded = yaml.load(text, {filename: path})
+  } catch (error) {
+    const e = error as yaml.YAMLException
+    const line = e.mark ? ` (line ${e.mark.line + 1})` : ''
+    throw new ConfigError(`${path}: not valid YAML${line}: ${e.reason ?? e.message}`)
+  }
+  const root = Fields.root(path, loaded, 'a fleet configuration')
+  root.only(['apiVersion', 'kind', 'hub', 'providers'])
+  const apiVersion = root.string('apiVersion')
+  if (apiVersion !== undefined && apiVersion !== FLEET_CONFIG_API_VERSION) {
+    throw root.error('apiVersion', `must be ${FLEET_CONFIG_API_VERSION}; got "${apiVersion}"`)
+  }
+  const kind = root.string('kind')
+  if (kind !== undefined && kind !== 'FleetConfig') throw root.error('kind', `must be FleetConfig; got "${kind}"`)
+  const absFile = resolve(cwd, path)
+  const hub = readHub(root, absFile, env)
+  const entries = root.list('providers')
+  if (entries.length === 0) throw root.error('providers', 'name at least one provider')
+  const providers: ProviderConfig[] = []
+  const seen = new Set<string>()
+  for (const entry of entries) {
+    const provider = readProvider(entry, absFile, env)
+    if (seen.has(provider.name)) throw entry.error('name', `duplicate provider name "${provider.name}" (give each entry its own name)`)
+    seen.add(provider.name)
+    providers.push(provider)
+  }
+  return {path, hub, providers}
+}
+
+function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv): HubSpec | undefined {
+  const hub = f.mapping('hub')
+  if (!hub) return undefined
+  hub.only(['kubeconfig', 'context'])
+  return {kubeconfig: hub.strings('kubeconfig')?.map((p) => expandPath(p, file, env)), context: hub.string('context')}
+}
+
+const FIELDS: Record<ProviderType, string[]> = {
+  file: ['kubeconfig'],
+  kubeconfig: ['hub', 'namespace', 'label', 'key'],
+  'cluster-api': ['hub', 'namespace', 'apiVersion'],
+  'cluster-inventory': ['hub', 'namespace', 'providerFile', 'consumer'],
+  namespace: ['hub', 'selector'],
+  kind: ['prefix', 'command'],
+}
+
+function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): ProviderConfig {
+  const rawType = f.requiredString('type')
+  if (!isProviderType(rawType)) throw f.error('type', `must be one of ${PROVIDER_TYPES.join(', ')}; got "${rawType}"`)
+  const type = normaliseType(rawType)
+  f.only(['name', 'type', ...FIELDS[type]])
+  const name = f.string('name') ?? type
+  if (!NAME.test(name)) {
+    throw f.error('name', `"${name}" is not a valid provider name (letters, digits, ".", "_" and "-"; it prefixes cluster names as <provider>#<cluster>)`)
+  }
+  const origin = `${f.file}: ${f.path}`
+  const path = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, file, env))
+  switch (type) {
+    case 'file':
+      return {type, name, origin, kubeconfig: f.strings('kubeconfig')?.map((p) => expandPath(p, file, env))}
+    case 'kubeconfig':
+      return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), label: f.string('label'), key: f.string('key')}
+    case 'cluster-api':
+      return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), apiVersion: f.oneOf('apiVersion', CAPI_VERSIONS)}
+    case 'cluster-inventory': {
+      const providerFile = path(f.string('providerFile'))
+      const consumer = f.string('consumer')
+      // Upstream takes exactly one strategy: access providers (the current API) or the deprecated Secret strategy.
+      if (providerFile && consumer) throw f.error('consumer', 'set providerFile (access providers) or consumer (Secret strategy), not both')
+      if (!providerFile && !consumer) throw f.error(undefined, 'set providerFile (access providers) or consumer (Secret strategy)')
+      return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), providerFile, consumer}
+    }
+    case 'namespace':
+      return {type, name, origin, hub: readHub(f, file, env), selector: f.string('selector')}
+    case 'kind': {
+      // A command with a path separator is a file relative to the config; a bare name is looked up on PATH.
+      const command = f.string('command')
+      return {type, name, origin, prefix: f.string('prefix'), command: command?.includes('/') ? path(command) : command}
+    }
+  }
+}
