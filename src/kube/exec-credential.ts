@@ -50,7 +50,7 @@ interface CacheEntry {
 
 export class ExecCredentialRunner {
   private readonly cache = new Map<string, CacheEntry>()
-  /** How many plugin processes were started in total (shown with --verbose, read by tests). */
+  /** How many plugin processes this runner started in total. */
   runs = 0
 
   constructor(private readonly options: ExecRunnerOptions = {}) {}

@@ -2,11 +2,12 @@
 // over-powered, exec plugins run once per credential, and a fleet where members fail in their own ways.
 import assert from 'node:assert/strict'
 import {X509Certificate} from 'node:crypto'
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, it} from 'node:test'
+import yaml from 'js-yaml'
 
 import {runFleet, type CliResult} from '../support/cli.js'
 import {
@@ -163,6 +164,40 @@ subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]
     assert.equal(res.code, 0, res.stderr)
     assert.deepEqual(whoamiJson(res).map((i) => i.user?.username), ['carol', 'carol'])
     assert.equal(plugin.runs(), 2)
+  })
+
+  it('provideClusterInfo: the plugin learns each cluster (server, CA, exec extension) and runs once per cluster', async () => {
+    const plugin = pluginUser([], ['--token-from-config', 'token'])
+    const exec = {...plugin.exec, apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never', provideClusterInfo: true}
+    const servers = [cp.hub, member]
+    // Written by hand: the cluster extension that becomes spec.cluster.config is not something the fixture writes.
+    const doc = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: servers.map((s) => ({
+        name: s.name,
+        cluster: {
+          server: s.url,
+          'certificate-authority-data': readFileSync(s.caFile).toString('base64'),
+          extensions: [{name: 'client.authentication.k8s.io/exec', extension: {token: s.tokenUsers.find((u) => u.name === 'dave')!.token}}],
+        },
+      })),
+      users: [{name: 'plugin', user: {exec}}],
+      contexts: servers.map((s) => ({name: `dave@${s.name}`, context: {cluster: s.name, user: 'plugin'}})),
+      'current-context': `dave@${cp.hub.name}`,
+    }
+    const path = join(scratchDir(), `${uniqueName('cluster-info')}.kubeconfig`)
+    writeFileSync(path, yaml.dump(doc), {mode: 0o600})
+    const res = await runFleet(['auth', 'whoami', '--kubeconfig', path, '--all', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    assert.deepEqual(whoamiJson(res).map((i) => i.user?.username), ['dave', 'dave'])
+    assert.equal(plugin.runs(), 2)
+    assertNoSecrets(res, servers.map((s) => s.tokenUsers.find((u) => u.name === 'dave')!.token), 'whoami with cluster info')
+    // Without provideClusterInfo the plugin gets no spec.cluster and refuses, as the reference plugins do.
+    writeFileSync(path, yaml.dump({...doc, users: [{name: 'plugin', user: {exec: {...exec, provideClusterInfo: false}}}]}), {mode: 0o600})
+    const without = await runFleet(['auth', 'whoami', '--kubeconfig', path, '-o', 'json'])
+    assert.equal(without.code, 1)
+    assert.match(whoamiJson(without)[0].error!.message, /exited with 4: KUBERNETES_EXEC_INFO has no spec.cluster.server/)
   })
 
   it('a failing plugin is a plugin error naming the command and its message', async () => {
