@@ -10,8 +10,8 @@ import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
 import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
 import {selectClusters} from '../fleet/select.js'
-import {fleetProvider} from '../providers/registry.js'
-import type {ClusterProvider, ClusterRef} from '../providers/types.js'
+import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
+import type {ClusterRef} from '../providers/types.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -169,7 +169,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
-  protected provider(): ClusterProvider {
+  protected provider(): DeferredProvider {
     this.providerCache ??= fleetProvider({
       kubeconfig: this.kubeconfigPaths,
       context: this.flags.context,
@@ -180,7 +180,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this.providerCache
   }
 
-  private providerCache?: ClusterProvider
+  private providerCache?: DeferredProvider
 
   /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
   protected async selectedClusters(): Promise<ClusterRef[]> {
