@@ -56,7 +56,7 @@ export async function runOverClusters<T>(
     const abort = new AbortController()
     let timer: NodeJS.Timeout | undefined
     try {
-      if (!ref.ready && !ref.server) throw new FleetError('config', `${ref.name}: ${ref.reason ?? 'not ready'}`)
+      if (!ref.ready && !ref.server) throw new FleetError('config', ref.reason ?? 'not ready')
       const job = (async () => {
         const context = await ref.resolve()
         const client = await KubeClient.connect(context, {
@@ -71,7 +71,7 @@ export async function runOverClusters<T>(
         options.clusterTimeoutMs > 0
           ? new Promise<never>((_, reject) => {
               timer = setTimeout(() => {
-                const error = new FleetError('timeout', `${ref.name}: no result within ${formatMs(options.clusterTimeoutMs)} (--cluster-timeout)`)
+                const error = new FleetError('timeout', `no result within ${formatMs(options.clusterTimeoutMs)} (--cluster-timeout)`)
                 // Requests still in flight end now instead of holding the process open after the result is in.
                 abort.abort(error)
                 reject(error)

@@ -1,8 +1,17 @@
 import {spawn} from 'node:child_process'
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 /** Runs the built CLI (bin/run.js over dist/) as a user would: a separate process, no TTY, CI set unless overridden. */
 export const FLEET_BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+
+let empty: string | undefined
+function emptyDir(): string {
+  empty ??= mkdtempSync(join(tmpdir(), 'fleet-cwd-'))
+  return empty
+}
 
 export interface CliResult {
   code: number
@@ -23,12 +32,16 @@ export async function runFleet(
     // Tests must never read the developer's own kubeconfig unless they ask for it.
     KUBECONFIG: '',
     HOME: process.env.FLEET_TEST_HOME ?? '/nonexistent-fleet-test-home',
+    // Nor a fleet.yaml from the developer's config dir or the environment.
+    XDG_CONFIG_HOME: '/nonexistent-fleet-test-config',
     ...options.env,
   }
+  if (!options.env || !('FLEET_CONFIG' in options.env)) delete env.FLEET_CONFIG
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLEET_BIN, ...args], {
       env,
-      cwd: options.cwd,
+      // An empty directory by default, so a fleet.yaml in the repository cannot change what a test sees.
+      cwd: options.cwd ?? emptyDir(),
       stdio: ['pipe', 'pipe', 'pipe'],
       timeout: options.timeoutMs ?? 60_000,
     })

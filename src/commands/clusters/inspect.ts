@@ -5,7 +5,6 @@ import {formatAge} from '../../cli/duration.js'
 import {toErrorInfo} from '../../cli/errors.js'
 import {KubeClient} from '../../kube/client.js'
 import {type ProbeResult, probe} from '../../kube/probe.js'
-import {providersFromFlags} from '../../providers/registry.js'
 import {type ClusterDetails, describeRef} from '../../providers/summary.js'
 
 export interface ClusterInspection extends ClusterDetails {
@@ -36,7 +35,7 @@ Without NAME, the current context (or --context) is inspected.`
   }
 
   async run(): Promise<ClusterInspection> {
-    const provider = providersFromFlags({kubeconfig: this.kubeconfigPaths})
+    const provider = this.provider()
     const ref = this.args.name ? await provider.get(this.args.name) : await provider.current(this.flags.context)
     // A reference that cannot be resolved (missing cluster or user) is a configuration error with the file named.
     const context = await ref.resolve()
