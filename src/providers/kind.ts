@@ -2,8 +2,8 @@ import {spawn} from 'node:child_process'
 
 import {ConfigError, FleetError} from '../cli/errors.js'
 import {asError, contextFromKubeconfigText, makeRef, mapLimit} from './hub.js'
-import {findCluster} from './not-found.js'
-import type {ClusterProvider, ClusterRef} from './types.js'
+import {CachedProvider} from './cached-provider.js'
+import type {ClusterRef} from './types.js'
 
 /**
  * multicluster-runtime's kind provider, through the `kind` command: `kind get clusters` names the clusters (a prefix
@@ -23,13 +23,13 @@ interface Run {
   stderr: string
 }
 
-export class KindProvider implements ClusterProvider {
-  private refs?: Promise<ClusterRef[]>
-
+export class KindProvider extends CachedProvider {
   constructor(
-    readonly name: string,
+    name: string,
     private readonly options: KindOptions = {},
-  ) {}
+  ) {
+    super(name, 'kind')
+  }
 
   private get command(): string {
     return this.options.command ?? 'kind'
@@ -70,7 +70,7 @@ export class KindProvider implements ClusterProvider {
     return new FleetError('plugin', `${this.command} ${args.join(' ')} exited with ${r.code ?? 'a signal'}${last ? `: ${last}` : ''}`)
   }
 
-  private async build(): Promise<ClusterRef[]> {
+  protected async build(): Promise<ClusterRef[]> {
     const args = ['get', 'clusters']
     const r = await this.run(args)
     if (r.code !== 0) throw new FleetError('plugin', `${this.describe()}: ${this.failure(args, r).message}`)
@@ -92,18 +92,6 @@ export class KindProvider implements ClusterProvider {
     return makeRef({...fields, source: {...fields.source, context: found.contextName}}, found)
   }
 
-  list(): Promise<ClusterRef[]> {
-    this.refs ??= this.build()
-    return this.refs
-  }
-
-  async get(name: string): Promise<ClusterRef> {
-    return findCluster(await this.list(), name, this.describe())
-  }
-
-  describe(): string {
-    return `kind provider "${this.name}"`
-  }
 }
 
 /** One cluster name per line; kind says "No kind clusters found." on stderr, so stdout is simply empty then. */

@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict'
 import {X509Certificate} from 'node:crypto'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
+import {closedPort} from '../support/net.js'
 import {runFleet, type CliResult} from '../support/cli.js'
 import {
   applyYaml,
@@ -33,13 +33,6 @@ function pluginUser(tokens: string[], extraArgs: string[] = []) {
   return {exec, runs: () => (existsSync(count) ? readFileSync(count, 'utf8').split('\n').filter(Boolean).length : 0)}
 }
 
-async function closedPort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const port = (s.address() as {port: number}).port
-  await new Promise((r) => s.close(r))
-  return port
-}
 
 function whoamiJson(res: CliResult) {
   const out = res.json()

@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {promisify} from 'node:util'
 
+import {closedPort} from '../support/net.js'
 import {runFleet} from '../support/cli.js'
 import {createCertUser, kubeconfigFor, loadControlPlane, scratchDir, tokenUser, uniqueName, writeKubeconfig} from '../support/fixture.js'
 
@@ -133,10 +134,3 @@ describe('fleet clusters list agrees with kubectl config get-contexts', () => {
   })
 })
 
-async function closedPort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const port = (s.address() as {port: number}).port
-  await new Promise((r) => s.close(r))
-  return port
-}
