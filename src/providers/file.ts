@@ -11,8 +11,9 @@ import {
   resolveContext,
 } from '../kubeconfig/loading-rules.js'
 import {readKubeconfig} from '../kubeconfig/parse.js'
+import {CachedProvider} from './cached-provider.js'
 import {findCluster} from './not-found.js'
-import type {ClusterProvider, ClusterRef} from './types.js'
+import type {ClusterRef} from './types.js'
 
 /** Names that count as kubeconfig files inside a directory (upstream file provider's globs). */
 export function isKubeconfigFileName(name: string): boolean {
@@ -69,13 +70,11 @@ async function standalone(path: string, displayPath: string): Promise<Group> {
   return {merged: mergeKubeconfigs([file]), display: new Map([[file.path, displayPath]]), primary: false}
 }
 
-export class FileProvider implements ClusterProvider {
-  readonly name: string
+export class FileProvider extends CachedProvider {
   private groups?: Promise<Group[]>
-  private refs?: Promise<ClusterRef[]>
 
   constructor(private readonly options: FileProviderOptions = {}) {
-    this.name = options.name ?? 'file'
+    super(options.name ?? 'file', 'file')
   }
 
   private async loadGroups(): Promise<Group[]> {
@@ -106,7 +105,7 @@ export class FileProvider implements ClusterProvider {
     return groups
   }
 
-  private async build(): Promise<ClusterRef[]> {
+  protected async build(): Promise<ClusterRef[]> {
     this.groups ??= this.loadGroups()
     const refs: ClusterRef[] = []
     for (const group of await this.groups) {
@@ -142,15 +141,6 @@ export class FileProvider implements ClusterProvider {
     return refs
   }
 
-  list(): Promise<ClusterRef[]> {
-    this.refs ??= this.build()
-    return this.refs
-  }
-
-  async get(name: string): Promise<ClusterRef> {
-    return findCluster(await this.list(), name, this.describe())
-  }
-
   /** The cluster of the current context of the loading rules, or of `--context`. */
   async current(context?: string): Promise<ClusterRef> {
     const refs = await this.list()
@@ -165,7 +155,7 @@ export class FileProvider implements ClusterProvider {
     return current
   }
 
-  describe(): string {
+  override describe(): string {
     if (this.options.paths?.length) return this.options.paths.join(':')
     const env = this.options.env ?? process.env
     return env.KUBECONFIG ? `KUBECONFIG=${env.KUBECONFIG}` : precedence(env).paths[0]
