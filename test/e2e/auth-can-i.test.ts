@@ -5,6 +5,7 @@ import {before, describe, it} from 'node:test'
 
 import {runFleet, type CliResult} from '../support/cli.js'
 import {applyYaml, createCertUser, createServiceAccountToken, kubeconfigFor, kubectlResult, loadControlPlane, tokenUser, uniqueName} from '../support/fixture.js'
+import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
 const member = cp.members[0]
@@ -20,28 +21,15 @@ let carolInNs: string
 before(async () => {
   await applyYaml(cp.hub, `apiVersion: v1
 kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: v1
-kind: Namespace
 metadata: {name: ${elsewhere}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: deployer, namespace: ${ns}}
-rules:
-- {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"]}
-- {apiGroups: [""], resources: ["pods/log"], verbs: ["get"]}
-- {apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "create", "update"]}
-- {apiGroups: [""], resources: ["configmaps"], resourceNames: ["app-config"], verbs: ["get"]}
-- {apiGroups: [""], resources: ["nodes"], verbs: ["get", "list"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: carol-deployer, namespace: ${ns}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}
-subjects: [{kind: User, name: carol, apiGroup: rbac.authorization.k8s.io}]
 `)
+  await grant(cp.hub, {name: 'deployer', namespace: ns, createNamespace: true, subject: {kind: 'User', name: 'carol'}, rules: [
+    {apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch']},
+    {apiGroups: [''], resources: ['pods/log'], verbs: ['get']},
+    {apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'create', 'update']},
+    {apiGroups: [''], resources: ['configmaps'], resourceNames: ['app-config'], verbs: ['get']},
+    {apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list']},
+  ]})
   carolHub = tokenUser(cp.hub, 'carol').kubeconfigPath
   carolMember = tokenUser(member, 'carol').kubeconfigPath
   carolInNs = kubeconfigFor(cp.hub, {token: cp.hub.tokenUsers.find((u) => u.name === 'carol')!.token}, {name: uniqueName('carol-ns'), namespace: ns})
@@ -110,29 +98,14 @@ describe('fleet auth can-i (live)', () => {
   it('a ClusterRole through a client certificate\'s group, and a ServiceAccount token', async () => {
     const user = uniqueName('secret-reader')
     const group = uniqueName('readers')
-    await applyYaml(cp.hub, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: ${user}}
-rules: [{apiGroups: [""], resources: ["secrets"], verbs: ["get", "list"]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: ${user}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${user}}
-subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]
-`)
+    await grant(cp.hub, {name: user, subject: {kind: 'Group', name: group}, rules: [{apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list']}]})
     const cert = await createCertUser(cp.hub, {user, groups: [group]})
     assert.deepEqual(answers(await canI(cert.kubeconfigPath, ['list', 'secrets', '--all-namespaces'])), [true])
     assert.deepEqual(answers(await canI(cert.kubeconfigPath, ['delete', 'secrets', '-n', ns])), [false])
 
     const saNs = uniqueName('can-i-sa')
     const token = await createServiceAccountToken(cp.hub, saNs, 'ci')
-    await applyYaml(cp.hub, `apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: ci-view, namespace: ${saNs}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{kind: ServiceAccount, name: ci, namespace: ${saNs}}]
-`)
+    await grant(cp.hub, {name: 'ci-view', namespace: saNs, clusterRole: 'view', subject: {kind: 'ServiceAccount', name: 'ci', namespace: saNs}})
     const sa = kubeconfigFor(cp.hub, {token}, {namespace: saNs})
     assert.deepEqual(answers(await canI(sa, ['list', 'deployments.apps'])), [true])
     assert.deepEqual(answers(await canI(sa, ['get', 'secrets'])), [false], 'view does not read secrets')
@@ -150,7 +123,7 @@ subjects: [{kind: ServiceAccount, name: ci, namespace: ${saNs}}]
     const out = res.json()
     assert.deepEqual(out.query, {verb: 'list', resource: 'pods'})
     assert.equal(out.namespace, ns)
-    assert.equal(out.items[0].reason, `RBAC: allowed by RoleBinding "carol-deployer/${ns}" of Role "deployer" to User "carol"`)
+    assert.equal(out.items[0].reason, `RBAC: allowed by RoleBinding "deployer/${ns}" of Role "deployer" to User "carol"`)
 
     const table = await runFleet(['auth', 'can-i', 'list', 'pods', '-n', ns, '--all', '--kubeconfig', fleet])
     assert.equal(table.code, 1)

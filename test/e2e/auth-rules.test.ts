@@ -5,6 +5,7 @@ import {describe, it} from 'node:test'
 
 import {runFleet, type CliResult} from '../support/cli.js'
 import {applyYaml, createCertUser, createServiceAccountToken, kubeconfigFor, loadControlPlane, tokenUser, uniqueName} from '../support/fixture.js'
+import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
 const member = cp.members[0]
@@ -39,23 +40,10 @@ describe('fleet auth rules (live)', () => {
 
   it('a namespaced user: its Role\'s rules in that namespace, basic rules elsewhere, no risk', async () => {
     const ns = uniqueName('rules-bob')
-    await applyYaml(cp.hub, `apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: app-dev, namespace: ${ns}}
-rules:
-- {apiGroups: [""], resources: ["pods", "pods/log"], verbs: ["get", "list", "watch"]}
-- {apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "create", "update"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: bob-app-dev, namespace: ${ns}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: app-dev}
-subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
-`)
+    await grant(cp.hub, {name: 'app-dev', namespace: ns, createNamespace: true, subject: {kind: 'User', name: 'bob'}, rules: [
+      {apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list', 'watch']},
+      {apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'update']},
+    ]})
     const bob = tokenUser(cp.hub, 'bob')
     const res = await runFleet(['auth', 'rules', '-n', ns, '--kubeconfig', bob.kubeconfigPath, '--fail-on-risk', '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
@@ -77,25 +65,16 @@ subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
   it('a client-certificate user with a risky ClusterRole: each dangerous grant named', async () => {
     const user = uniqueName('risky')
     const group = uniqueName('risky-grp')
-    await applyYaml(cp.hub, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: ${user}}
-rules:
-- {apiGroups: [""], resources: ["secrets"], verbs: ["list"]}
-- {apiGroups: [""], resources: ["pods/exec"], verbs: ["create"]}
-- {apiGroups: [""], resources: ["users"], verbs: ["impersonate"]}
-- {apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval"], verbs: ["update"]}
-- {apiGroups: ["certificates.k8s.io"], resources: ["signers"], resourceNames: ["kubernetes.io/kube-apiserver-client"], verbs: ["approve"]}
-- {apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind", "escalate"]}
-- {apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"]}
-- {apiGroups: [""], resources: ["configmaps"], verbs: ["get"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: ${user}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${user}}
-subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]
-`)
+    await grant(cp.hub, {name: user, subject: {kind: 'Group', name: group}, rules: [
+      {apiGroups: [''], resources: ['secrets'], verbs: ['list']},
+      {apiGroups: [''], resources: ['pods/exec'], verbs: ['create']},
+      {apiGroups: [''], resources: ['users'], verbs: ['impersonate']},
+      {apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update']},
+      {apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve']},
+      {apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind', 'escalate']},
+      {apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get']},
+      {apiGroups: [''], resources: ['configmaps'], verbs: ['get']},
+    ]})
     const cert = await createCertUser(cp.hub, {user, groups: [group]})
     const res = await runFleet(['auth', 'rules', '--kubeconfig', cert.kubeconfigPath, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
@@ -112,12 +91,7 @@ subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]
   it('a ServiceAccount with "edit" in its namespace (from the context) holds risky grants', async () => {
     const ns = uniqueName('rules-sa')
     const token = await createServiceAccountToken(cp.hub, ns, 'app')
-    await applyYaml(cp.hub, `apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: app-edit, namespace: ${ns}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
-subjects: [{kind: ServiceAccount, name: app, namespace: ${ns}}]
-`)
+    await grant(cp.hub, {name: 'app-edit', namespace: ns, clusterRole: 'edit', subject: {kind: 'ServiceAccount', name: 'app', namespace: ns}})
     const path = kubeconfigFor(cp.hub, {token}, {namespace: ns})
     const res = await runFleet(['auth', 'rules', '--kubeconfig', path, '-o', 'yaml'])
     assert.equal(res.code, 0, res.stderr)

@@ -11,7 +11,6 @@ import yaml from 'js-yaml'
 import {closedPort} from '../support/net.js'
 import {runFleet, type CliResult} from '../support/cli.js'
 import {
-  applyYaml,
   createCertUser,
   createServiceAccountToken,
   kubeconfigFor,
@@ -21,6 +20,7 @@ import {
   tokenUser,
   uniqueName,
 } from '../support/fixture.js'
+import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
 const member = cp.members[0]
@@ -63,22 +63,9 @@ describe('fleet auth whoami (live)', () => {
 
   it('a static token user with a namespaced Role: exact identity, no warning', async () => {
     const ns = uniqueName('whoami-bob')
-    await applyYaml(cp.hub, `apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: admin-here, namespace: ${ns}}
-rules:
-- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: bob-admin-here, namespace: ${ns}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: admin-here}
-subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
-`)
+    await grant(cp.hub, {name: 'admin-here', namespace: ns, createNamespace: true, subject: {kind: 'User', name: 'bob'}, rules: [
+      {apiGroups: ['*'], resources: ['*'], verbs: ['*']},
+    ]})
     const bob = tokenUser(cp.hub, 'bob')
     const res = await runFleet(['auth', 'whoami', '--kubeconfig', bob.kubeconfigPath, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
@@ -92,18 +79,7 @@ subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
   it('a client-certificate user with a ClusterRole: CN is the user, O the groups', async () => {
     const user = uniqueName('cert-ops')
     const group = uniqueName('grp')
-    await applyYaml(cp.hub, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: ${user}}
-rules:
-- {apiGroups: [""], resources: ["namespaces", "nodes"], verbs: ["get", "list"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: ${user}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${user}}
-subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]
-`)
+    await grant(cp.hub, {name: user, subject: {kind: 'Group', name: group}, rules: [{apiGroups: [''], resources: ['namespaces', 'nodes'], verbs: ['get', 'list']}]})
     const cert = await createCertUser(cp.hub, {user, groups: [group, 'team:platform']})
     const res = await runFleet(['auth', 'whoami', '--kubeconfig', cert.kubeconfigPath, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
