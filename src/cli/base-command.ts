@@ -35,6 +35,23 @@ function outputInArgv(argv: string[]): string | undefined {
   return found
 }
 
+/**
+ * oclif's parse errors span several lines (an argument table, "See more help"); fleet's rule is one line naming what is
+ * wrong, so they are folded: missing arguments by name, other messages joined.
+ */
+export function oneLine(err: Error & {args?: Array<{name?: string}>}): string {
+  if (/^Missing \d+ required arg/.test(err.message) && Array.isArray(err.args)) {
+    const names = err.args.map((a) => (a.name ?? '').toUpperCase()).filter(Boolean)
+    return `missing argument${names.length === 1 ? '' : 's'} ${names.join(', ')} (see --help)`
+  }
+  return err.message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !/^(See more help|Note:|Alternatively)/.test(l))
+    .join(': ')
+    .replace(/\s+:/g, ':')
+}
+
 /** What a command hands to `render`: the rows of its table and how to print them; the JSON/YAML is the whole result. */
 export interface View<Row> {
   rows: Row[]
@@ -219,7 +236,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const isFleet = err instanceof FleetError
     const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
-    const message = scrub(info.message.split('\n')[0])
+    const message = scrub(isFleet ? info.message.split('\n')[0] : oneLine(err))
     if (this.jsonEnabled()) this.logJson({error: {kind: info.kind, message}})
     else if (outputInArgv(this.argv) === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
     const verbose = this.argv.includes('-v') || this.argv.includes('--verbose')

@@ -141,6 +141,15 @@ describe('errors: one line on stderr, exit 2, JSON error in JSON mode', () => {
     }
   })
 
+  it('multi-line parse errors are folded into one line that says what is wrong', async () => {
+    const missing = await runFleet(['auth', 'can-i'])
+    assert.equal(missing.code, 2)
+    assert.equal(missing.stderr, 'error: missing arguments VERB, RESOURCE (see --help)\n')
+    const bad = await runFleet(['clusters', 'list', '--concurrency', '0'])
+    assert.equal(bad.code, 2)
+    assert.equal(bad.stderr, 'error: Parsing --concurrency: Expected an integer greater than or equal to 1 but received: 0\n')
+  })
+
   it('an unknown command suggests the closest one, without prompting', async () => {
     const res = await runFleet(['clusters', 'lst'])
     assert.equal(res.code, 2)
