@@ -1,10 +1,11 @@
 // fleet clusters list/inspect against the real control plane: versions, auth kinds, TLS outcomes and classified failures.
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
-import {writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:net'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
+import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 
 import {closedPort} from '../support/net.js'
@@ -42,6 +43,21 @@ describe('fleet clusters inspect (live)', () => {
     const table = await runFleet(['clusters', 'inspect', '--kubeconfig', kubeconfigPath])
     assert.match(table.stdout, new RegExp(`Version\\s+${cp.version.replace(/\./g, '\\.')}`))
     assert.ok(!table.stdout.includes(token))
+  })
+
+  it('reaches the server through an exec plugin, which it runs once, and never prints the token', async () => {
+    const {token} = tokenUser(member, 'carol')
+    const count = join(scratchDir(), `${uniqueName('inspect-plugin')}.count`)
+    const plugin = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url))
+    const path = kubeconfigFor(member, {exec: {command: process.execPath, args: [plugin, '--count', count, '--tokens', token]}})
+    const res = await runFleet(['clusters', 'inspect', '--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const r = res.json()
+    assert.equal(r.auth, 'exec')
+    assert.equal(r.credentials.exec.command, process.execPath)
+    assert.equal(r.live.version.gitVersion, cp.version)
+    assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'one plugin run for /version and /readyz')
+    assert.ok(!res.stdout.includes(token) && !res.stderr.includes(token))
   })
 
   it('reports an untrusted CA as a TLS failure, exit 1', async () => {
