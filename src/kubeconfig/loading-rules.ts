@@ -71,15 +71,18 @@ export function mergeKubeconfigs(files: KubeconfigFile[], missing: string[] = []
  * paths are skipped (as with KUBECONFIG).
  */
 export async function loadMerged(paths: string[], options: {explicit?: boolean} = {}): Promise<MergedKubeconfig> {
+  // Read in parallel (hundreds of files are common in a fleet), merge in precedence order.
+  const read = await Promise.allSettled(paths.map((p) => readKubeconfig(resolve(p))))
   const files: KubeconfigFile[] = []
   const missing: string[] = []
-  for (const p of paths) {
-    const abs = resolve(p)
-    const file = await readKubeconfig(abs)
+  read.forEach((outcome, i) => {
+    // The first bad file in precedence order is the one reported, whichever failed first.
+    if (outcome.status === 'rejected') throw outcome.reason
+    const file = outcome.value
     if (file) files.push(file)
-    else if (options.explicit) throw new ConfigError(`${p}: kubeconfig file not found`)
-    else missing.push(abs)
-  }
+    else if (options.explicit) throw new ConfigError(`${paths[i]}: kubeconfig file not found`)
+    else missing.push(resolve(paths[i]))
+  })
   return mergeKubeconfigs(files, missing)
 }
 

@@ -86,7 +86,7 @@ export class FileProvider extends CachedProvider {
         const k = await kind(p)
         if (k === 'missing') throw new ConfigError(`${p}: no such kubeconfig file or directory`)
         if (k === 'file') files.push(p)
-        else for (const f of await listDir(p)) groups.push(await standalone(f, f))
+        else groups.push(...(await Promise.all((await listDir(p)).map((f) => standalone(f, f)))))
       }
       if (files.length > 0) {
         const merged = await loadMerged(files, {explicit: true})
@@ -101,7 +101,7 @@ export class FileProvider extends CachedProvider {
       return groups
     }
     // Nothing in KUBECONFIG and no ~/.kube/config: like upstream's file provider, look in the working directory.
-    for (const f of await listDir(this.options.cwd ?? process.cwd())) groups.push(await standalone(f, f))
+    groups.push(...(await Promise.all((await listDir(this.options.cwd ?? process.cwd())).map((f) => standalone(f, f)))))
     return groups
   }
 
