@@ -114,6 +114,14 @@ describe('kubeconfig loading rules', () => {
     }
   })
 
+  it('reports the first bad file in precedence order, not the first to fail', async () => {
+    const d = await dir()
+    // A large first file parses later than a tiny second one; the error must still name the first.
+    await writeFile(join(d, 'big'), kubeconfig({contexts: Object.fromEntries(Array.from({length: 3000}, (_, i) => [`c${i}`, {cluster: 'x'}]))}) + '\n: bad')
+    await writeFile(join(d, 'small'), '[')
+    await assert.rejects(loadMerged([join(d, 'big'), join(d, 'small')]), (e: Error) => e.message.startsWith(`${join(d, 'big')}: not valid YAML`))
+  })
+
   it('treats an empty file as an empty config', async () => {
     const d = await dir()
     await writeFile(join(d, 'empty'), '')
