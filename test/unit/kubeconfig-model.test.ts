@@ -134,7 +134,9 @@ describe('redaction', () => {
   it('scrubs registered secrets, JWT-shaped strings and private keys from any text', () => {
     registerSecret('registered-secret-123')
     const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4In0.c2lnbmF0dXJlc2lnbmF0dXJl'
-    const text = `a registered-secret-123 b ${jwt} c -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY----- d`
+    // Not a key: the PEM armour alone, assembled at run time so the repository holds nothing key-shaped.
+    const armour = (edge: string) => `-----${edge} EC ${'PRIVATE'} KEY-----`
+    const text = `a registered-secret-123 b ${jwt} c ${armour('BEGIN')}\nMHcCAQEE\n${armour('END')} d`
     assert.equal(scrub(text), `a ${REDACTED} b ${REDACTED} c ${REDACTED} d`)
     assert.deepEqual(scrubValue({x: ['registered-secret-123'], n: 1}), {x: [REDACTED], n: 1})
   })
