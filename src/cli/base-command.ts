@@ -8,6 +8,7 @@ import {parseDuration} from './duration.js'
 import {EXIT_FAILED, FleetError, UsageError, toErrorInfo} from './errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
+import {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
 import {selectClusters} from '../fleet/select.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
@@ -193,9 +194,21 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       provider: this.flags.provider,
       fleetConfig: this.flags['fleet-config'],
       requestTimeoutMs: this.requestTimeoutMs,
+      exec: this.execRunner,
     })
     return this.providerCache
   }
+
+  /**
+   * One exec credential runner for the whole command: hubs, members and single-cluster commands share its cache and its
+   * one-run-per-credential rule, and a plugin may talk to the user only when fleet may.
+   */
+  protected get execRunner(): ExecCredentialRunner {
+    this.execRunnerCache ??= new ExecCredentialRunner({interactiveAvailable: this.interactive})
+    return this.execRunnerCache
+  }
+
+  private execRunnerCache?: ExecCredentialRunner
 
   private providerCache?: DeferredProvider
 
@@ -219,7 +232,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       requestTimeoutMs: this.requestTimeoutMs,
       clusterTimeoutMs: parseDuration((f['cluster-timeout'] as string | undefined) ?? '0', '--cluster-timeout'),
       progress: !this.machineOutput,
-      interactive: this.interactive,
+      exec: this.execRunner,
     })
     if (results.some((r) => !r.ok)) this.markFailed()
     return results

@@ -29,6 +29,8 @@ export interface ProviderFlags {
   /** --fleet-config: an explicit fleet configuration file. */
   fleetConfig?: string
   requestTimeoutMs?: number
+  /** The command's exec credential runner, so a plugin shared by a hub and its members runs once. */
+  exec?: ExecCredentialRunner
   env?: NodeJS.ProcessEnv
   cwd?: string
 }
@@ -90,7 +92,7 @@ function defaultEntry(type: string, cwd: string): ProviderConfig {
 export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
   const env = flags.env ?? process.env
   const cwd = flags.cwd ?? process.cwd()
-  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: new ExecCredentialRunner({env})}
+  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec ?? new ExecCredentialRunner({env})}
   // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
   const kubectlView = flags.kubeconfig !== undefined && !flags.provider
   if (kubectlView && flags.fleetConfig !== undefined) {

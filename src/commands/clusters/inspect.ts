@@ -4,7 +4,6 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge} from '../../cli/duration.js'
 import {toErrorInfo} from '../../cli/errors.js'
 import {KubeClient} from '../../kube/client.js'
-import {ExecCredentialRunner} from '../../kube/exec-credential.js'
 import {type ProbeResult, probe} from '../../kube/probe.js'
 import {type ClusterDetails, describeRef} from '../../providers/summary.js'
 
@@ -44,9 +43,7 @@ Without NAME, the current context (or --context) is inspected.`
     const result: ClusterInspection = {kind: 'ClusterInspection', ...details}
     if (!this.flags.offline) {
       try {
-        // An exec plugin may talk to the user (e.g. a browser login) only at a terminal, never in CI or JSON mode.
-        const exec = new ExecCredentialRunner({interactiveAvailable: this.interactive})
-        const client = await KubeClient.connect(context, {timeoutMs: this.requestTimeoutMs, clusterName: ref.name, exec})
+        const client = await KubeClient.connect(context, {timeoutMs: this.requestTimeoutMs, clusterName: ref.name, exec: this.execRunner})
         result.live = await probe(client)
       } catch (error) {
         const info = toErrorInfo(error)
