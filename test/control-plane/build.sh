@@ -17,13 +17,9 @@ cache_root=${FLEET_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/co
 out="$cache_root/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 mkdir -p "$out"
 
-# Two runs at once (a developer's sandbox and a test run) must not both spend minutes compiling the same binary on a
-# small machine, nor rename half-written files over each other.
-exec 9>"$out/.build.lock"
-if ! flock -n 9; then
-  echo "another build holds $out/.build.lock; waiting for it" >&2
-  flock 9
-fi
+# shellcheck source=../build-lock.sh
+source "$here/../build-lock.sh"
+build_lock "$out"
 
 minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
 ldflags="-s -w"

@@ -12,12 +12,9 @@ cache_root=${FLEET_PLUGINS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/plugins}
 out="$cache_root/cluster-inventory-api-$VERSION"
 mkdir -p "$out"
 
-# A test run and a developer may build at once; one waits for the other instead of both compiling.
-exec 9>"$out/.build.lock"
-if ! flock -n 9; then
-  echo "another build holds $out/.build.lock; waiting for it" >&2
-  flock 9
-fi
+# shellcheck source=../build-lock.sh
+source "$here/../build-lock.sh"
+build_lock "$out"
 
 for spec in secretreader:sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin \
             kubeconfig-secretreader:sigs.k8s.io/cluster-inventory-api/plugins/kubeconfig-secretreader/cmd/plugin; do
