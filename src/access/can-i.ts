@@ -1,4 +1,4 @@
-import {UsageError} from '../cli/errors.js'
+import {UsageError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {type AccessDecision, type NonResourceAttributes, type ResourceAttributes, accessReview} from './access-review.js'
 import {discoverResources, matchResource} from './discovery.js'

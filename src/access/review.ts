@@ -1,4 +1,4 @@
-import {FleetError} from '../cli/errors.js'
+import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 

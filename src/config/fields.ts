@@ -1,5 +1,5 @@
-import {ConfigError} from '../cli/errors.js'
-import {editDistance} from '../providers/not-found.js'
+import {ConfigError} from '../base/errors.js'
+import {editDistance} from '../base/text.js'
 
 /**
  * Reads fields of a parsed YAML/JSON document with one-line errors that name the file and the field path, so a typo in

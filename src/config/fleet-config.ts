@@ -3,7 +3,7 @@ import {homedir} from 'node:os'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
 import yaml from 'js-yaml'
 
-import {ConfigError} from '../cli/errors.js'
+import {ConfigError} from '../base/errors.js'
 import {Fields} from './fields.js'
 
 /**

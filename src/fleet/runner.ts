@@ -1,4 +1,4 @@
-import {type ErrorInfo, FleetError, toErrorInfo} from '../cli/errors.js'
+import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import {KubeClient} from '../kube/client.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {ClusterRef} from '../providers/types.js'

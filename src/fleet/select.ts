@@ -1,4 +1,4 @@
-import {UsageError} from '../cli/errors.js'
+import {UsageError} from '../base/errors.js'
 import type {ClusterProvider, ClusterRef} from '../providers/types.js'
 import {matchesSelector, parseSelector} from './selector.js'
 

@@ -1,4 +1,4 @@
-import {UsageError} from '../cli/errors.js'
+import {UsageError} from '../base/errors.js'
 
 /** A Kubernetes label selector (equality and set-based), matched against a cluster's labels. */
 type Requirement =

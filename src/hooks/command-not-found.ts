@@ -1,7 +1,7 @@
 import {type Hook, toConfiguredId} from '@oclif/core'
 
 import {canInteract} from '../cli/tty.js'
-import {editDistance} from '../providers/not-found.js'
+import {editDistance} from '../base/text.js'
 
 /**
  * Unknown commands. At a terminal, @oclif/plugin-not-found offers the closest command and runs it if confirmed. Anywhere

@@ -2,7 +2,7 @@ import {readFile} from 'node:fs/promises'
 import https from 'node:https'
 import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
-import {ConfigError, FleetError} from '../cli/errors.js'
+import {ConfigError, FleetError} from '../base/errors.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'

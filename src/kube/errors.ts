@@ -1,4 +1,4 @@
-import {FleetError, type ErrorKind} from '../cli/errors.js'
+import {FleetError, type ErrorKind} from '../base/errors.js'
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED', 'EADDRNOTAVAIL'])
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_|HOSTNAME_MISMATCH|EPROTO$)/

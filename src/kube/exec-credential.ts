@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {readFile} from 'node:fs/promises'
 
-import {ConfigError, FleetError} from '../cli/errors.js'
+import {ConfigError, FleetError} from '../base/errors.js'
 import {registerSecret, scrub} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
 

@@ -1,7 +1,7 @@
 import {homedir} from 'node:os'
 import {delimiter, dirname, isAbsolute, join, resolve, sep} from 'node:path'
 
-import {ConfigError} from '../cli/errors.js'
+import {ConfigError} from '../base/errors.js'
 import {type KubeconfigFile, readKubeconfig} from './parse.js'
 import type {ClusterEntry, ContextEntry, UserEntry} from './types.js'
 

@@ -1,7 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import yaml from 'js-yaml'
 
-import {ConfigError} from '../cli/errors.js'
+import {ConfigError} from '../base/errors.js'
 import type {ClusterEntry, ContextEntry, KubeconfigDoc, UserEntry} from './types.js'
 
 /** One kubeconfig file, parsed: the document as written plus indexes by name. */

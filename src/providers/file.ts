@@ -1,7 +1,7 @@
 import {readdir, stat} from 'node:fs/promises'
 import {join, resolve} from 'node:path'
 
-import {ConfigError} from '../cli/errors.js'
+import {ConfigError} from '../base/errors.js'
 import {authKind} from '../kubeconfig/credentials.js'
 import {
   type MergedKubeconfig,

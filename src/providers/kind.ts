@@ -1,7 +1,10 @@
 import {spawn} from 'node:child_process'
 
-import {ConfigError, FleetError} from '../cli/errors.js'
-import {asError, contextFromKubeconfigText, makeRef, mapLimit} from './hub.js'
+import {ConfigError, FleetError} from '../base/errors.js'
+import {mapLimit} from '../base/concurrency.js'
+import {asError} from '../base/errors.js'
+import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
+import {makeRef} from './ref.js'
 import {CachedProvider} from './cached-provider.js'
 import type {ClusterRef} from './types.js'
 

@@ -1,4 +1,4 @@
-import {FleetError, UsageError} from '../cli/errors.js'
+import {FleetError, UsageError} from '../base/errors.js'
 import {ClusterNotFoundError, findCluster} from './not-found.js'
 import type {ClusterProvider, ClusterRef} from './types.js'
 

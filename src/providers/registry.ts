@@ -1,6 +1,6 @@
 import {resolve} from 'node:path'
 
-import {ConfigError, UsageError} from '../cli/errors.js'
+import {ConfigError, UsageError} from '../base/errors.js'
 import {
   type FleetConfig,
   type HubSpec,
@@ -11,14 +11,14 @@ import {
   normaliseType,
 } from '../config/fleet-config.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import {ClusterApiProvider} from './cluster-api.js'
-import {ClusterInventoryProvider} from './cluster-inventory.js'
+import {ClusterApiProvider} from './hub/cluster-api.js'
+import {ClusterInventoryProvider} from './hub/cluster-inventory.js'
 import {FileProvider} from './file.js'
-import type {HubOptions} from './hub.js'
+import type {HubOptions} from './hub/client.js'
 import {KindProvider} from './kind.js'
-import {KubeconfigSecretProvider} from './kubeconfig-secret.js'
+import {KubeconfigSecretProvider} from './hub/kubeconfig-secret.js'
 import {MultiProvider} from './multi.js'
-import {NamespaceProvider} from './namespace.js'
+import {NamespaceProvider} from './hub/namespace.js'
 import type {ClusterProvider, ClusterRef} from './types.js'
 
 export interface ProviderFlags {

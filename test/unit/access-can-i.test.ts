@@ -3,7 +3,7 @@ import {describe, it} from 'node:test'
 
 import {parseAccessQuery, queryWarnings} from '../../src/access/can-i.js'
 import {type DiscoveredResource, matchResource} from '../../src/access/discovery.js'
-import {UsageError} from '../../src/cli/errors.js'
+import {UsageError} from '../../src/base/errors.js'
 
 describe('can-i arguments', () => {
   it('reads RESOURCE, RESOURCE.GROUP, RESOURCE/NAME and a separate NAME like kubectl', () => {

@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 
 import {whoami} from '../../src/access/whoami.js'
-import {FleetError} from '../../src/cli/errors.js'
+import {FleetError} from '../../src/base/errors.js'
 import {KubeClient} from '../../src/kube/client.js'
 import {makeCa, makeLeaf} from '../support/pki.js'
 

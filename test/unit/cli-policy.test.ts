@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
 import {colorEnabled} from '../../src/cli/color.js'
-import {formatAge, parseDuration} from '../../src/cli/duration.js'
-import {UsageError} from '../../src/cli/errors.js'
+import {formatAge, parseDuration} from '../../src/base/duration.js'
+import {UsageError} from '../../src/base/errors.js'
 
 const tty = {isTTY: true} as NodeJS.WriteStream
 const pipe = {isTTY: false} as NodeJS.WriteStream

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
-import {ConfigError} from '../../src/cli/errors.js'
+import {ConfigError} from '../../src/base/errors.js'
 import {defaultConfigPaths, loadFleetConfig, parseFleetConfig} from '../../src/config/fleet-config.js'
 
 const env = {HOME: '/home/op'}

@@ -7,7 +7,7 @@ import {Writable} from 'node:stream'
 import {fileURLToPath} from 'node:url'
 import {before, describe, it} from 'node:test'
 
-import {FleetError} from '../../src/cli/errors.js'
+import {FleetError} from '../../src/base/errors.js'
 import {ExecCredentialRunner, parseExecOutput} from '../../src/kube/exec-credential.js'
 import {scrub} from '../../src/kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../../src/kubeconfig/types.js'

@@ -5,7 +5,8 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {FileProvider, isKubeconfigFileName} from '../../src/providers/file.js'
-import {ClusterNotFoundError, closeMatches} from '../../src/providers/not-found.js'
+import {closeMatches} from '../../src/base/text.js'
+import {ClusterNotFoundError} from '../../src/providers/not-found.js'
 
 const cfg = (contexts: string[], current?: string) =>
   JSON.stringify({

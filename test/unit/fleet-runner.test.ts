@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {type Server, type Socket, createServer} from 'node:net'
 import {after, before, describe, it} from 'node:test'
 
-import {FleetError} from '../../src/cli/errors.js'
+import {FleetError} from '../../src/base/errors.js'
 import {runOverClusters, type RunOptions} from '../../src/fleet/runner.js'
 import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
 import type {ClusterRef} from '../../src/providers/types.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
-import {UsageError} from '../../src/cli/errors.js'
+import {UsageError} from '../../src/base/errors.js'
 import {selectClusters} from '../../src/fleet/select.js'
 import {matchesSelector, parseSelector} from '../../src/fleet/selector.js'
 import type {ClusterProvider, ClusterRef} from '../../src/providers/types.js'

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {loadMerged, precedence, resolveContext, splitPathList} from '../../src/kubeconfig/loading-rules.js'
-import {ConfigError} from '../../src/cli/errors.js'
+import {ConfigError} from '../../src/base/errors.js'
 
 async function dir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'fleet-loading-'))

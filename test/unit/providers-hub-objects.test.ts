@@ -4,13 +4,13 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 
-import {FleetError} from '../../src/cli/errors.js'
+import {FleetError} from '../../src/base/errors.js'
 import {scrub} from '../../src/kubeconfig/redact.js'
-import {type CapiCluster, capiNotReady, chooseCapiVersion, refFromCapiCluster} from '../../src/providers/cluster-api.js'
-import {type ClusterProfile, profileNotReady, refFromProfile} from '../../src/providers/cluster-inventory.js'
-import {parseAccessConfig} from '../../src/providers/access-providers.js'
-import type {Secret} from '../../src/providers/hub.js'
-import {refFromKubeconfigSecret} from '../../src/providers/kubeconfig-secret.js'
+import {type CapiCluster, capiNotReady, chooseCapiVersion, refFromCapiCluster} from '../../src/providers/hub/cluster-api.js'
+import {type ClusterProfile, profileNotReady, refFromProfile} from '../../src/providers/hub/cluster-inventory.js'
+import {parseAccessConfig} from '../../src/providers/hub/access-providers.js'
+import type {Secret} from '../../src/providers/hub/objects.js'
+import {refFromKubeconfigSecret} from '../../src/providers/hub/kubeconfig-secret.js'
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/providers/', import.meta.url))
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8')

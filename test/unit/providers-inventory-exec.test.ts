@@ -6,8 +6,8 @@ import {describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 
 import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
-import {parseAccessConfig} from '../../src/providers/access-providers.js'
-import {type ClusterProfile, refFromProfile} from '../../src/providers/cluster-inventory.js'
+import {parseAccessConfig} from '../../src/providers/hub/access-providers.js'
+import {type ClusterProfile, refFromProfile} from '../../src/providers/hub/cluster-inventory.js'
 
 const PLUGIN = fileURLToPath(new URL('../fixtures/providers/exec-info-plugin.mjs', import.meta.url))
 

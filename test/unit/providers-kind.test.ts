@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 
-import {ConfigError, FleetError} from '../../src/cli/errors.js'
+import {ConfigError, FleetError} from '../../src/base/errors.js'
 import {KindProvider, parseKindClusters} from '../../src/providers/kind.js'
 
 // kind needs a container runtime, which this machine does not have: a script stands in for the kind CLI and answers

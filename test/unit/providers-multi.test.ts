@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
-import {FleetError, UsageError} from '../../src/cli/errors.js'
+import {FleetError, UsageError} from '../../src/base/errors.js'
 import {FileProvider} from '../../src/providers/file.js'
 import {MultiProvider, splitMultiName} from '../../src/providers/multi.js'
 import {ClusterNotFoundError, findCluster} from '../../src/providers/not-found.js'

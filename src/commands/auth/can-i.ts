@@ -1,12 +1,12 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {type ErrorInfo, UsageError} from '../../cli/errors.js'
-import {fleetFlags} from '../../cli/fleet-flags.js'
+import {type ErrorInfo, UsageError} from '../../base/errors.js'
+import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import type {AccessAnswer} from '../../access/can-i.js'
 import {type AccessQuery, canI, parseAccessQuery, queryWarnings} from '../../access/can-i.js'
-import {errorColumn, failureNotes} from '../../access/format.js'
+import {errorColumn, failureNotes} from '../../cli/access-format.js'
 
 /** The stable JSON shape of `auth can-i` (documented in docs/access.md). */
 export interface AccessReviewItem extends Partial<Omit<AccessAnswer, 'warnings'>> {

@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import type {ErrorInfo} from '../../cli/errors.js'
-import {fleetFlags} from '../../cli/fleet-flags.js'
+import type {ErrorInfo} from '../../base/errors.js'
+import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
-import {bracketed, errorColumn, failureNotes} from '../../access/format.js'
+import {bracketed, errorColumn, failureNotes} from '../../cli/access-format.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
 import {type RulesReview, qualifiedResources, rulesReview} from '../../access/rules.js'
 

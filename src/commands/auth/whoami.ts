@@ -1,8 +1,8 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import type {ErrorInfo} from '../../cli/errors.js'
-import {fleetFlags} from '../../cli/fleet-flags.js'
+import type {ErrorInfo} from '../../base/errors.js'
+import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
-import {errorColumn, failureNotes} from '../../access/format.js'
+import {errorColumn, failureNotes} from '../../cli/access-format.js'
 import {type UserInfo, type WhoAmIWarning, whoami} from '../../access/whoami.js'
 
 /** The stable JSON shape of `auth whoami` (documented in docs/access.md). */

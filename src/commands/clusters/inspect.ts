@@ -1,11 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {formatAge} from '../../cli/duration.js'
-import {toErrorInfo} from '../../cli/errors.js'
+import {formatAge} from '../../base/duration.js'
+import {toErrorInfo} from '../../base/errors.js'
 import {KubeClient} from '../../kube/client.js'
-import {type ProbeResult, probe} from '../../kube/probe.js'
-import {type ClusterDetails, describeRef} from '../../providers/summary.js'
+import {type ProbeResult, probe} from '../../clusters/probe.js'
+import {type ClusterDetails, describeRef} from '../../clusters/summary.js'
 
 export interface ClusterInspection extends ClusterDetails {
   kind: 'ClusterInspection'

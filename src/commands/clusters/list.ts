@@ -1,12 +1,12 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {formatAge} from '../../cli/duration.js'
+import {formatAge} from '../../base/duration.js'
 import type {Column} from '../../cli/table.js'
 import {runOverClusters} from '../../fleet/runner.js'
 import {scrub} from '../../kubeconfig/redact.js'
-import {readClusterId} from '../../providers/cluster-id.js'
-import {type ClusterSummary, describeRef, sourceText} from '../../providers/summary.js'
+import {readClusterId} from '../../clusters/ids.js'
+import {type ClusterSummary, describeRef, sourceText} from '../../clusters/summary.js'
 import type {ClusterRef} from '../../providers/types.js'
 
 export interface ClusterList {

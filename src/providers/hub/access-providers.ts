@@ -1,9 +1,9 @@
 import {readFile} from 'node:fs/promises'
 
-import {ConfigError} from '../cli/errors.js'
-import {Fields, isMapping} from '../config/fields.js'
-import {expandPath} from '../config/fleet-config.js'
-import type {ClusterEntry, ExecConfig, ExecEnvVar, NamedExtension} from '../kubeconfig/types.js'
+import {ConfigError} from '../../base/errors.js'
+import {Fields, isMapping} from '../../config/fields.js'
+import {expandPath} from '../../config/fleet-config.js'
+import type {ClusterEntry, ExecConfig, ExecEnvVar, NamedExtension} from '../../kubeconfig/types.js'
 
 /**
  * The access-provider configuration of sigs.k8s.io/cluster-inventory-api (`-clusterprofile-provider-file`): which exec

@@ -1,9 +1,11 @@
-import type {HubSpec} from '../config/fleet-config.js'
-import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import type {HubSpec} from '../../config/fleet-config.js'
+import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {type AccessConfig, type ProfileAccessProvider, chooseAccessProvider, execContext, loadAccessConfig} from './access-providers.js'
-import {type HubOptions, type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret, makeRef} from './hub.js'
+import {makeRef} from '../ref.js'
+import type {HubOptions} from './client.js'
+import {type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
-import type {ClusterRef, ClusterSource} from './types.js'
+import type {ClusterRef, ClusterSource} from '../types.js'
 
 /**
  * multicluster-runtime's cluster-inventory-api provider: every ClusterProfile on the hub is a cluster named

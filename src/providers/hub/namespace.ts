@@ -1,7 +1,9 @@
-import type {HubSpec} from '../config/fleet-config.js'
-import {type HubOptions, type ObjectMeta, makeRef} from './hub.js'
+import type {HubSpec} from '../../config/fleet-config.js'
+import {makeRef} from '../ref.js'
+import type {HubOptions} from './client.js'
+import type {ObjectMeta} from './objects.js'
 import {HubProvider} from './hub-provider.js'
-import type {ClusterRef} from './types.js'
+import type {ClusterRef} from '../types.js'
 
 /**
  * multicluster-runtime's namespace provider: each namespace of one cluster is a virtual cluster named after the

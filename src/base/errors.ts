@@ -57,3 +57,8 @@ export function toErrorInfo(err: unknown): ErrorInfo {
   if (err instanceof FleetError) return {kind: err.kind, message: err.message}
   return {kind: 'internal', message: err instanceof Error ? err.message : String(err)}
 }
+
+/** Whatever was thrown, as an Error. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}

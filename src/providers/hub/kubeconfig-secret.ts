@@ -1,7 +1,9 @@
-import type {HubSpec} from '../config/fleet-config.js'
-import {type HubOptions, type Secret, collectionPath, kubeconfigInSecret, makeRef} from './hub.js'
+import type {HubSpec} from '../../config/fleet-config.js'
+import {makeRef} from '../ref.js'
+import type {HubOptions} from './client.js'
+import {type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
-import type {ClusterRef} from './types.js'
+import type {ClusterRef} from '../types.js'
 
 /**
  * multicluster-runtime's kubeconfig provider: every Secret in one namespace of the hub labelled `<label>=true` is a

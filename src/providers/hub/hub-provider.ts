@@ -1,6 +1,6 @@
-import type {HubSpec} from '../config/fleet-config.js'
-import {Hub, type HubOptions} from './hub.js'
-import {CachedProvider} from './cached-provider.js'
+import type {HubSpec} from '../../config/fleet-config.js'
+import {Hub, type HubOptions} from './client.js'
+import {CachedProvider} from '../cached-provider.js'
 
 /** A provider whose clusters are objects on a hub: listed once per run, found by name like every other provider. */
 export abstract class HubProvider extends CachedProvider {

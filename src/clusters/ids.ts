@@ -1,6 +1,6 @@
-import {FleetError} from '../cli/errors.js'
+import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {CLUSTER_ID_PROPERTY} from './cluster-inventory.js'
+import {CLUSTER_ID_PROPERTY} from '../providers/hub/cluster-inventory.js'
 
 /**
  * A cluster's id as KEP-2149 defines it: the ClusterProperty `cluster.clusterset.k8s.io` (about.k8s.io, served as

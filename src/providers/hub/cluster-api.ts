@@ -1,9 +1,12 @@
-import {FleetError} from '../cli/errors.js'
-import type {HubSpec} from '../config/fleet-config.js'
-import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import {type HubOptions, type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret, makeRef, mapLimit} from './hub.js'
+import {FleetError} from '../../base/errors.js'
+import type {HubSpec} from '../../config/fleet-config.js'
+import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
+import {mapLimit} from '../../base/concurrency.js'
+import {makeRef} from '../ref.js'
+import type {HubOptions} from './client.js'
+import {type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
-import type {ClusterRef} from './types.js'
+import type {ClusterRef} from '../types.js'
 
 /**
  * multicluster-runtime's cluster-api provider: every Cluster API `Cluster` on the hub is a cluster named

@@ -1,5 +1,5 @@
-import type {ErrorInfo} from '../cli/errors.js'
-import type {Column} from '../cli/table.js'
+import type {ErrorInfo} from '../base/errors.js'
+import type {Column} from './table.js'
 
 /** Table helpers shared by the auth commands; the JSON output never goes through here. */
 

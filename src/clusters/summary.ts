@@ -1,5 +1,5 @@
 import {type CaKind, type CredentialDescription, caKind, describeCredentials} from '../kubeconfig/credentials.js'
-import type {ClusterRef, ClusterSource} from './types.js'
+import type {ClusterRef, ClusterSource} from '../providers/types.js'
 
 /** The stable JSON shape of one cluster in `clusters list` (documented in README "Output shapes"). */
 export interface ClusterSummary {

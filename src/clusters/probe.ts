@@ -1,6 +1,6 @@
-import {type ErrorInfo, toErrorInfo} from '../cli/errors.js'
-import type {KubeClient} from './client.js'
-import {httpError} from './errors.js'
+import {type ErrorInfo, toErrorInfo} from '../base/errors.js'
+import type {KubeClient} from '../kube/client.js'
+import {httpError} from '../kube/errors.js'
 
 /** What a live look at one API server shows: its version, its readiness, how TLS went and how long a round trip takes. */
 export interface ProbeResult {

@@ -1,0 +1,27 @@
+import {ConfigError} from '../base/errors.js'
+import {type ResolvedContext, mergeKubeconfigs, resolveContext} from './loading-rules.js'
+import {parseKubeconfig} from './parse.js'
+import {registerSecret} from './redact.js'
+
+/**
+ * Parses a kubeconfig held somewhere other than a file (a Secret, kind's output) and resolves its current-context.
+ * `where` names the source in errors. File paths inside are kept as written: relative paths have no meaningful base.
+ */
+export function contextFromKubeconfigText(text: string, where: string, context?: string): ResolvedContext {
+  const file = parseKubeconfig(text, where)
+  for (const user of file.users.values()) {
+    registerSecret(user.token)
+    registerSecret(user['client-key-data'])
+    registerSecret(user.password)
+  }
+  const merged = mergeKubeconfigs([file])
+  const name = context ?? merged.currentContext
+  if (!name) throw new ConfigError(`${where}: the kubeconfig sets no current-context`)
+  const resolved = resolveContext(merged, name)
+  // resolveContext makes paths absolute against the file's directory; a Secret has none, so use the entries verbatim.
+  return {
+    ...resolved,
+    cluster: merged.clusters.get(resolved.clusterName)!.entry,
+    user: resolved.userName ? merged.users.get(resolved.userName)!.entry : {},
+  }
+}

@@ -1,0 +1,120 @@
+import {ConfigError, FleetError} from '../../base/errors.js'
+import type {HubSpec} from '../../config/fleet-config.js'
+import {KubeClient} from '../../kube/client.js'
+import {ExecCredentialRunner} from '../../kube/exec-credential.js'
+import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../../kubeconfig/loading-rules.js'
+
+/**
+ * What hub-backed providers share: the hub is a kubeconfig context, read through fleet's own KubeClient; objects are
+ * listed page by page; kubeconfigs found in Secrets are parsed so that errors name the Secret.
+ */
+export interface HubOptions {
+  requestTimeoutMs: number
+  env?: NodeJS.ProcessEnv
+  exec?: ExecCredentialRunner
+}
+
+interface ListPage<T> {
+  items?: T[]
+  metadata?: {continue?: string}
+}
+
+const PAGE_SIZE = 500
+
+/** Resolves the hub's kubeconfig context: the given files (or the loading rules) and context (or their current one). */
+export async function resolveHubContext(spec: HubSpec = {}, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedContext> {
+  const merged = spec.kubeconfig ? await loadMerged(spec.kubeconfig, {explicit: true}) : await loadMerged(precedence(env).paths)
+  const name = spec.context ?? merged.currentContext
+  if (!name) {
+    const where = spec.kubeconfig?.join(':') ?? (env.KUBECONFIG ? `KUBECONFIG=${env.KUBECONFIG}` : precedence(env).paths[0])
+    throw new ConfigError(`no hub context: ${where} sets no current-context; set hub.context in the fleet config or pass --context`)
+  }
+  return resolveContext(merged, name)
+}
+
+export class Hub {
+  private contextPromise?: Promise<ResolvedContext>
+  private clientPromise?: Promise<KubeClient>
+
+  constructor(
+    private readonly spec: HubSpec | undefined,
+    private readonly options: HubOptions,
+    /** Names the provider in errors. */
+    private readonly owner: string,
+  ) {}
+
+  context(): Promise<ResolvedContext> {
+    this.contextPromise ??= resolveHubContext(this.spec, this.options.env).catch((error) => {
+      throw this.wrap(error)
+    })
+    return this.contextPromise
+  }
+
+  /** The hub's context name, for `source.hub`. */
+  async name(): Promise<string> {
+    return (await this.context()).contextName
+  }
+
+  private client(): Promise<KubeClient> {
+    this.clientPromise ??= this.context().then((ctx) =>
+      KubeClient.connect(ctx, {
+        timeoutMs: this.options.requestTimeoutMs,
+        clusterName: `hub ${ctx.contextName}`,
+        exec: this.options.exec ?? new ExecCredentialRunner({env: this.options.env}),
+      }).catch((error) => {
+        throw this.wrap(error)
+      }),
+    )
+    return this.clientPromise
+  }
+
+  private wrap(error: unknown): FleetError {
+    const e = error instanceof FleetError ? error : new FleetError('internal', (error as Error).message)
+    const prefix = `${this.owner}: `
+    if (e.message.startsWith(prefix)) return e
+    return new FleetError(e.kind, prefix + e.message, {cause: error, exitCode: e.exitCode})
+  }
+
+  /** GET returning the parsed object, or undefined for 404. */
+  async get<T>(path: string, what: string): Promise<T | undefined> {
+    const client = await this.client()
+    try {
+      return await client.json<T>('GET', path, undefined, `${what} on hub ${client.context.contextName}`)
+    } catch (error) {
+      if (error instanceof FleetError && error.kind === 'not-found') return undefined
+      throw this.wrap(error)
+    }
+  }
+
+  /** Every item of a list, following `continue` tokens so a big fleet is read in bounded pages. */
+  async list<T>(path: string, what: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
+    const client = await this.client()
+    const items: T[] = []
+    let cont: string | undefined
+    do {
+      const params = new URLSearchParams({limit: String(PAGE_SIZE)})
+      for (const [k, v] of Object.entries(query)) if (v) params.set(k, v)
+      if (cont) params.set('continue', cont)
+      let page: ListPage<T>
+      try {
+        page = await client.json<ListPage<T>>('GET', `${path}?${params}`, undefined, `${what} on hub ${client.context.contextName}`)
+      } catch (error) {
+        // A list never 404s for lack of objects: the API itself is missing.
+        if (error instanceof FleetError && error.kind === 'not-found') {
+          throw this.wrap(new FleetError('api-missing', `${what}: hub ${client.context.contextName} does not serve ${path} (is the API installed?)`))
+        }
+        throw this.wrap(error)
+      }
+      items.push(...(page.items ?? []))
+      cont = page.metadata?.continue || undefined
+    } while (cont)
+    return items
+  }
+
+  /** The versions of an API group the hub serves (empty when it serves none). */
+  async groupVersions(group: string): Promise<string[]> {
+    const found = await this.get<{versions?: {version: string}[]}>(`/apis/${group}`, `discover ${group}`)
+    return found?.versions?.map((v) => v.version) ?? []
+  }
+}
+

@@ -1,0 +1,43 @@
+import {contextFromKubeconfigText} from '../../kubeconfig/from-text.js'
+import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
+import {asError} from '../../base/errors.js'
+
+/** The few Kubernetes object shapes hub-backed providers read, and how a kubeconfig is taken out of a Secret. */
+export interface ObjectMeta {
+  name: string
+  namespace?: string
+  uid?: string
+  labels?: Record<string, string>
+  deletionTimestamp?: string
+}
+
+export interface Secret {
+  metadata: ObjectMeta
+  type?: string
+  data?: Record<string, string>
+}
+
+/** `/api/v1/namespaces/{ns}/secrets` or `/api/v1/secrets` for every namespace. */
+export function collectionPath(prefix: string, resource: string, namespace?: string): string {
+  return namespace ? `${prefix}/namespaces/${encodeURIComponent(namespace)}/${resource}` : `${prefix}/${resource}`
+}
+
+/** The text of one data key of a Secret, or undefined when the key is absent or empty (as upstream treats both). */
+export function secretText(secret: Secret, key: string): string | undefined {
+  const value = secret.data?.[key]
+  if (!value) return undefined
+  return Buffer.from(value, 'base64').toString('utf8')
+}
+
+/** The kubeconfig in one data key of a Secret, resolved at its current-context; or why there is none usable. */
+export function kubeconfigInSecret(secret: Secret, key: string): ResolvedContext | Error {
+  const {name, namespace} = secret.metadata
+  const text = secretText(secret, key)
+  if (text === undefined) return new Error(`Secret ${namespace}/${name} has no data key "${key}"`)
+  try {
+    return contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`)
+  } catch (error) {
+    return asError(error)
+  }
+}
+
