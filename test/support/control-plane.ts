@@ -212,7 +212,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       const port = apiPorts[i];
       const url = `https://127.0.0.1:${port}`;
       const tokenUsers: TokenUser[] = TOKEN_USERS.map((u) => ({
-        name: u.name, groups: u.groups, uid: `uid-${u.name}`, token: randomBytes(24).toString('base64url'),
+        // A leading letter: a token that starts with '-' would read as an option where a test passes it to a plugin.
+        name: u.name, groups: u.groups, uid: `uid-${u.name}`,
+        token: `t${randomBytes(24).toString('base64url')}`,
       }));
       const kubeconfig = writeKubeconfig({
         path: join(dir, `${name}.kubeconfig`), server: url, caFile: serverCa.certFile, context: name,
