@@ -17,8 +17,3 @@ export function errorColumn<Row>(rows: Row[], item: (row: Row) => PerCluster | u
   if (!rows.some((r) => item(r)?.error)) return []
   return [{header: 'error', get: (r) => item(r)?.error?.kind ?? '', color: (r, k) => (item(r)?.error ? k.red : undefined)}]
 }
-
-/** One line on stderr per failed cluster, naming it and the cause (the table shows only the kind). */
-export function failureNotes(items: PerCluster[]): string[] {
-  return items.filter((i) => i.error).map((i) => `error: ${i.cluster}: ${i.error!.message}`)
-}

@@ -8,6 +8,7 @@ import {after, before, describe, it} from 'node:test'
 import {whoami} from '../../src/access/whoami.js'
 import {FleetError} from '../../src/base/errors.js'
 import {KubeClient} from '../../src/kube/client.js'
+import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {makeCa, makeLeaf} from '../support/pki.js'
 
 // An API server double for what the real one cannot be made to do on demand: be an old release that serves
@@ -40,7 +41,7 @@ before(async () => {
       cluster: {server: url, 'certificate-authority-data': (await readFile(ca.certFile)).toString('base64')},
       user: {token: 'double-token-123456'},
     },
-    {timeoutMs: 5000, clusterName: 'double'},
+    {timeoutMs: 5000, clusterName: 'double', exec: new ExecCredentialRunner()},
   )
 })
 after(() => server.close())
