@@ -1,9 +1,10 @@
 // Benchmarks, reported as ratios against a reference measured in the same run on the same machine (never as absolute
 // thresholds in tests). Reference: kubectl (built from the pinned Kubernetes module) doing the same job.
-//   npm run bench [-- --contexts N --runs R] [--compare GIT-REF] [--sandbox STATE.json]
+//   npm run bench [-- --contexts N --runs R] [--compare GIT-REF] [--sandbox STATE.json] [--cpu] [--only REGEX]
 // --compare builds GIT-REF (git archive into a temporary directory, sharing node_modules) and times both builds on every
 // case, alternating runs so both see the same machine load: a refactor is "not slower" when its column is not higher.
 // --sandbox (or FLEET_TEST_CONTROL_PLANE) adds `fleet auth whoami --all` over the clusters of a running sandbox.
+// --cpu compares CPU time (user + sys) instead of wall time: steadier on a machine shared with other work.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -45,11 +46,19 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]
 }
 
+// On a shared, loaded machine wall time swings with the neighbours; the CPU time the process itself used (user + sys,
+// from /usr/bin/time) does much less, so with --cpu that is what is compared.
+const CPU = process.argv.includes('--cpu') && existsSync('/usr/bin/time')
+const CPU_FILE = join(mkdtempSync(join(tmpdir(), 'fleet-bench-cpu-')), 'time.txt')
+
 function once(cmd: string, args: string[], env: NodeJS.ProcessEnv, okCodes = [0]): number {
   const t = performance.now()
-  const r = spawnSync(cmd, args, {env: {...process.env, ...env}, stdio: ['ignore', 'ignore', 'pipe']})
+  const [c, a] = CPU ? ['/usr/bin/time', ['-f', '%U %S', '-o', CPU_FILE, cmd, ...args]] : [cmd, args]
+  const r = spawnSync(c, a, {env: {...process.env, ...env}, stdio: ['ignore', 'ignore', 'pipe']})
   if (!okCodes.includes(r.status ?? -1)) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}: ${r.stderr}`)
-  return performance.now() - t
+  if (!CPU) return performance.now() - t
+  const [user, sys] = readFileSync(CPU_FILE, 'utf8').trim().split('\n').pop()!.split(' ').map(Number)
+  return (user + sys) * 1000
 }
 
 /** Median of RUNS for each command, the commands' runs interleaved. */
@@ -93,11 +102,13 @@ if (SANDBOX) {
   const sandboxKubeconfig = state.servers.map((s) => s.kubeconfig).join(':')
   cases.push([`fleet auth whoami --all (sandbox, ${state.servers.length} clusters)`, ['auth', 'whoami', '--all'], {KUBECONFIG: sandboxKubeconfig}, [0, 1]])
 }
-for (const [name, args, env, okCodes] of cases) {
+// --only REGEX: just the cases whose name matches (more runs of fewer cases on a busy machine).
+const only = argText('only')
+for (const [name, args, env, okCodes] of cases.filter(([n]) => !only || new RegExp(only).test(n))) {
   const ms = timeAll(builds.map((b) => ({cmd: process.execPath, args: [b.bin, ...args]})), {HOME: dir, XDG_CONFIG_HOME: dir, ...env}, okCodes)
   rows.push({case: name, ms, ratio: ref ? ms.map((m) => m / ref) : undefined})
 }
-console.log(`median of ${RUNS} runs, ${CONTEXTS} contexts; ratio = time / reference${COMPARE ? `; columns: ${builds.map((b) => b.label).join(' | ')}` : ''}`)
+console.log(`median ${CPU ? 'CPU time (user+sys)' : 'wall time'} of ${RUNS} runs, ${CONTEXTS} contexts; ratio = time / reference${COMPARE ? `; columns: ${builds.map((b) => b.label).join(' | ')}` : ''}`)
 for (const r of rows) {
   const cols = r.ms.map((m, k) => `${m.toFixed(0).padStart(6)} ms ${r.ratio ? `x${r.ratio[k].toFixed(2)}` : '     '}`)
   console.log(`${r.case.padEnd(56)} ${cols.join('   ')}`)

@@ -1,5 +1,4 @@
 import {dirname, isAbsolute, join, resolve} from 'node:path'
-import yaml from 'js-yaml'
 
 import {ConfigError} from '../base/errors.js'
 import {readOptional} from '../base/files.js'
