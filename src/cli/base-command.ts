@@ -254,14 +254,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** What --cluster / --all / --selector (and --context) select. */
-  protected get selection(): Selection {
+  protected get clusterSelection(): Selection {
     const f = this.fleetFlagValues
     return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context}
   }
 
   /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
   protected async selectedClusters(): Promise<ClusterRef[]> {
-    return selectClusters(this.provider(), this.selection)
+    return selectClusters(this.provider(), this.clusterSelection)
   }
 
   /**
@@ -285,7 +285,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>): Promise<ClusterResult<R>[]> {
     const provider = this.provider()
     const refs = await this.selectedClusters()
-    const failures = await selectionFailures(provider, this.selection)
+    const failures = await selectionFailures(provider, this.clusterSelection)
     const ran = await runOverClusters(refs, work, this.runOptions())
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()

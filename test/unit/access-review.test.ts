@@ -13,7 +13,9 @@ import {makeCa, makeLeaf} from '../support/pki.js'
 
 // An API server double for what the real one cannot be made to do on demand: be an old release that serves
 // SelfSubjectReview only as v1alpha1, or none at all.
-type Handler = (method: string, path: string, body: any) => {status: number; body: unknown}
+/** A request body as the double received it: a Kubernetes object (apiVersion, kind, the rest as sent). */
+type SentObject = {apiVersion?: string; kind?: string; [field: string]: unknown}
+type Handler = (method: string, path: string, body: SentObject) => {status: number; body: unknown}
 let handler: Handler
 const seen: string[] = []
 let server: Server
