@@ -1,3 +1,4 @@
+import {mapLimit} from '../base/concurrency.js'
 import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import {KubeClient} from '../kube/client.js'
@@ -45,8 +46,6 @@ export async function runOverClusters<T>(
 ): Promise<ClusterResult<T>[]> {
   // The command's runner for the whole run, so concurrent requests to clusters sharing a plugin config share its output.
   const exec = options.exec
-  const results: ClusterResult<T>[] = new Array(refs.length)
-  let next = 0
   let done = 0
   let failed = 0
 
@@ -86,15 +85,11 @@ export async function runOverClusters<T>(
     }
   }
 
-  const worker = async () => {
-    while (next < refs.length) {
-      const i = next++
-      results[i] = await one(refs[i])
-      done++
-      if (!results[i].ok) failed++
-      options.onProgress?.({done, total: refs.length, failed})
-    }
-  }
-  await Promise.all(Array.from({length: Math.min(options.concurrency, refs.length)}, worker))
-  return results
+  return mapLimit(refs, options.concurrency, async (ref) => {
+    const result = await one(ref)
+    done++
+    if (!result.ok) failed++
+    options.onProgress?.({done, total: refs.length, failed})
+    return result
+  })
 }
