@@ -61,10 +61,14 @@ function once(cmd: string, args: string[], env: NodeJS.ProcessEnv, okCodes = [0]
   return (user + sys) * 1000
 }
 
-/** Median of RUNS for each command, the commands' runs interleaved. */
+/** Median of RUNS for each command, the commands' runs interleaved, in alternating order so neither always goes first. */
 function timeAll(cmds: Array<{cmd: string; args: string[]}>, env: NodeJS.ProcessEnv, okCodes?: number[]): number[] {
   const samples = cmds.map(() => [] as number[])
-  for (let i = 0; i < RUNS; i++) cmds.forEach((c, k) => samples[k].push(once(c.cmd, c.args, env, okCodes)))
+  for (let i = 0; i < RUNS; i++) {
+    const order = cmds.map((_, k) => k)
+    if (i % 2 === 1) order.reverse()
+    for (const k of order) samples[k].push(once(cmds[k].cmd, cmds[k].args, env, okCodes))
+  }
   return samples.map(median)
 }
 
