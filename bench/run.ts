@@ -20,7 +20,9 @@ const CONTEXTS = arg('contexts', 300)
 const RUNS = arg('runs', 7)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const FLEET = join(ROOT, 'bin/run.js')
-const COMPARE = argText('compare')
+// --compare may be given more than once; `--compare HEAD --compare OLD` times two builds made the same way (both in a
+// scratch directory), which removes what the checkout's own location adds (about 10 ms here).
+const COMPARE = process.argv.flatMap((a, i) => (a === '--compare' && process.argv[i + 1] ? [process.argv[i + 1]] : []))
 const SANDBOX = argText('sandbox') ?? process.env.FLEET_TEST_CONTROL_PLANE
 
 function kubectlPath(): string | undefined {
@@ -86,7 +88,7 @@ for (let i = 0; i < CONTEXTS; i++) {
 }
 const KUBECONFIG = files.join(':')
 const builds: Array<{label: string; bin: string}> = [{label: 'this checkout', bin: FLEET}]
-if (COMPARE) builds.push({label: COMPARE, bin: buildRef(COMPARE)})
+for (const ref of COMPARE) builds.push({label: ref, bin: buildRef(ref)})
 
 const kubectl = kubectlPath()
 const rows: Array<{case: string; ms: number[]; ratio?: number[]}> = []
@@ -112,7 +114,7 @@ for (const [name, args, env, okCodes] of cases.filter(([n]) => !only || new RegE
   const ms = timeAll(builds.map((b) => ({cmd: process.execPath, args: [b.bin, ...args]})), {HOME: dir, XDG_CONFIG_HOME: dir, ...env}, okCodes)
   rows.push({case: name, ms, ratio: ref ? ms.map((m) => m / ref) : undefined})
 }
-console.log(`median ${CPU ? 'CPU time (user+sys)' : 'wall time'} of ${RUNS} runs, ${CONTEXTS} contexts; ratio = time / reference${COMPARE ? `; columns: ${builds.map((b) => b.label).join(' | ')}` : ''}`)
+console.log(`median ${CPU ? 'CPU time (user+sys)' : 'wall time'} of ${RUNS} runs, ${CONTEXTS} contexts; ratio = time / reference${COMPARE.length > 0 ? `; columns: ${builds.map((b) => b.label).join(' | ')}` : ''}`)
 for (const r of rows) {
   const cols = r.ms.map((m, k) => `${m.toFixed(0).padStart(6)} ms ${r.ratio ? `x${r.ratio[k].toFixed(2)}` : '     '}`)
   console.log(`${r.case.padEnd(56)} ${cols.join('   ')}`)
