@@ -31,3 +31,8 @@ export function formatAge(iso: string | undefined, now = Date.now()): string {
   else text = `${Math.round(s / 24)}d`
   return past ? `expired ${text} ago` : text
 }
+
+/** A time limit as people write it: whole seconds as `30s`, anything else as `700ms` (the forms parseDuration reads). */
+export function formatDuration(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`
+}

@@ -16,7 +16,6 @@ export type ErrorKind =
   | 'server'
   | 'internal'
 
-export const EXIT_OK = 0
 export const EXIT_FAILED = 1
 export const EXIT_USAGE = 2
 

@@ -5,12 +5,15 @@ import yaml from 'js-yaml'
 import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
 import {parseDuration} from '../base/duration.js'
-import {EXIT_FAILED, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
+import {EXIT_FAILED, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
-import {selectClusters} from '../fleet/select.js'
+import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
+import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
+import {type Selection, selectClusters} from '../fleet/select.js'
+import {type FleetFlagValues, fleetFlagValues} from './flags.js'
+import {progressLine} from './progress.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
 
@@ -53,13 +56,34 @@ export function oneLine(err: Error & {args?: Array<{name?: string}>}): string {
     .replace(/\s+:/g, ':')
 }
 
-/** What a command hands to `render`: the rows of its table and how to print them; the JSON/YAML is the whole result. */
+/** A per-cluster outcome as render() reports it: any item with `cluster` and `error` (a ClusterItem) will do. */
+export interface Failure {
+  /** The cluster it is about; absent when the message names its subject itself (a provider that could not list). */
+  cluster?: string
+  error?: ErrorInfo
+}
+
+/**
+ * What a command hands to `render`: the rows of its table and how to print them; the JSON/YAML is the whole result.
+ * render() prints everything, stdout and stderr, through the scrubber, the same way for every command.
+ */
 export interface View<Row> {
   rows: Row[]
   columns: Column<Row>[]
+  /** -o name: the name of a row (default: its first column), one line per row. */
   name?: (row: Row) => string
-  /** Lines printed after the table (human output only), e.g. warnings. */
+  /**
+   * -o name: exactly these lines instead of one per row, for commands whose rows are not clusters (inspect's fields)
+   * or that name a subset (the clusters that said yes).
+   */
+  names?: string[]
+  /** Lines printed on stderr after the table (human output only), e.g. warnings. */
   notes?: string[]
+  /**
+   * Per-cluster failures: one `error: <cluster>: <message>` line each on stderr, in every format (JSON and YAML keep
+   * them in the document too). Items without an error are skipped, so a command passes its items as they are.
+   */
+  failures?: Failure[]
 }
 
 /**
@@ -127,7 +151,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
   }
 
+  /**
+   * The output format. `--json` is `-o json`; when both are given the later one wins, the same rule oclif's JSON printing
+   * (jsonEnabled) and the error path follow, so the chosen format is the one printed.
+   */
   protected get format(): OutputFormat {
+    const named = outputInArgv(this.argv ?? [])
+    if (named !== undefined && (OUTPUT_FORMATS as readonly string[]).includes(named)) return named as OutputFormat
     if (this.flags?.json) return 'json'
     return (this.flags?.output as OutputFormat | undefined) ?? 'table'
   }
@@ -164,22 +194,28 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     super.log(scrub(String(message)), ...args)
   }
 
-  /** Prints a result in the chosen format (JSON is printed by oclif from the return value of run). */
+  /** Prints a result in the chosen format (JSON is printed by oclif from the return value of run), then its failures. */
   protected render<Row>(result: unknown, view: View<Row>): void {
     switch (this.format) {
       case 'json':
-        return
+        break
       case 'yaml':
         process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
-        return
+        break
       case 'name':
-        for (const row of view.rows) this.log(view.name ? view.name(row) : String(view.columns[0].get(row)))
-        return
+        for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.log(line)
+        break
       default: {
         if (view.rows.length > 0) this.log(renderTable(view.rows, view.columns, {wide: this.format === 'wide', chalk: this.chalk}))
-        for (const note of view.notes ?? []) process.stderr.write(scrub(note) + '\n')
+        for (const note of view.notes ?? []) this.logStderr(note)
       }
     }
+    for (const f of view.failures ?? []) if (f.error) this.logStderr(`error: ${f.cluster === undefined ? '' : `${f.cluster}: `}${f.error.message}`)
+  }
+
+  /** One line on stderr, scrubbed: the only way a command writes there. */
+  protected logStderr(line: string): void {
+    process.stderr.write(scrub(line) + '\n')
   }
 
   protected get interactive(): boolean {
@@ -212,28 +248,46 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   private providerCache?: DeferredProvider
 
-  /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
-  protected async selectedClusters(): Promise<ClusterRef[]> {
-    const f = this.flags as Record<string, unknown>
-    return selectClusters(this.provider(), {
-      clusters: f.cluster as string[] | undefined,
-      all: f.all as boolean | undefined,
-      selector: f.selector as string | undefined,
-      context: this.flags.context,
-    })
+  /** The fleetFlags of this command (all absent for a command that does not declare them). */
+  private get fleetFlagValues(): FleetFlagValues {
+    return fleetFlagValues(this.flags)
   }
 
-  /** Runs `work` on every selected cluster with bounded concurrency; marks the run failed if any cluster failed. */
-  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>): Promise<ClusterResult<R>[]> {
-    const refs = await this.selectedClusters()
-    const f = this.flags as Record<string, unknown>
-    const results = await runOverClusters(refs, work, {
+  /** What --cluster / --all / --selector (and --context) select. */
+  protected get clusterSelection(): Selection {
+    const f = this.fleetFlagValues
+    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context}
+  }
+
+  /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
+  protected async selectedClusters(): Promise<ClusterRef[]> {
+    return selectClusters(this.provider(), this.clusterSelection)
+  }
+
+  /**
+   * How the fleet runner runs for this command: its concurrency, time limits, progress line and its one exec runner.
+   * Services that run over clusters themselves (clusters list --live) get these, so nothing makes a second runner.
+   */
+  protected runOptions(clusterTimeout = this.fleetFlagValues['cluster-timeout'] ?? '0'): RunOptions {
+    return {
       concurrency: this.flags.concurrency,
       requestTimeoutMs: this.requestTimeoutMs,
-      clusterTimeoutMs: parseDuration((f['cluster-timeout'] as string | undefined) ?? '0', '--cluster-timeout'),
-      progress: !this.machineOutput,
+      clusterTimeoutMs: parseDuration(clusterTimeout, '--cluster-timeout'),
+      onProgress: this.machineOutput ? undefined : progressLine(),
       exec: this.execRunner,
-    })
+    }
+  }
+
+  /**
+   * Runs `work` on every selected cluster with bounded concurrency; a provider that could not list is one failed result
+   * in its place when the selection walked the list (--all, -l). Marks the run failed if any cluster failed.
+   */
+  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>): Promise<ClusterResult<R>[]> {
+    const provider = this.provider()
+    const refs = await this.selectedClusters()
+    const failures = await selectionFailures(provider, this.clusterSelection)
+    const ran = await runOverClusters(refs, work, this.runOptions())
+    const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
     return results
   }

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 
 /** Flags of commands that work over several clusters at once. */
 export const fleetFlags = {
@@ -10,4 +10,23 @@ export const fleetFlags = {
   all: Flags.boolean({char: 'A', description: 'Work on every cluster the providers list.'}),
   selector: Flags.string({char: 'l', description: 'Only clusters whose labels match this selector (e.g. env=prod,tier!=edge).'}),
   'cluster-timeout': Flags.string({description: 'Time limit for all the work on one cluster (0 for none).', default: '30s'}),
+}
+
+/** The values of fleetFlags, each absent when the command does not declare it. */
+export type FleetFlagValues = Partial<Interfaces.InferredFlags<typeof fleetFlags>>
+
+/**
+ * The fleetFlags values of a command's parsed flags, read by name and type: the base command does not know which
+ * flags its subclass declares, so this is where that one unknown is checked instead of cast.
+ */
+export function fleetFlagValues(flags: object): FleetFlagValues {
+  const f = flags as Record<string, unknown>
+  const strings = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined)
+  const string = (v: unknown) => (typeof v === 'string' ? v : undefined)
+  return {
+    cluster: strings(f.cluster),
+    all: typeof f.all === 'boolean' ? f.all : undefined,
+    selector: string(f.selector),
+    'cluster-timeout': string(f['cluster-timeout']),
+  }
 }

@@ -1,6 +1,11 @@
 import {type CaKind, type CredentialDescription, caKind, describeCredentials} from '../kubeconfig/credentials.js'
 import type {ClusterRef, ClusterSource} from '../providers/types.js'
 
+/** The source of the row `clusters list` shows for a provider that could not list its clusters. */
+export interface FailedProviderSource extends Omit<ClusterSource, 'kind'> {
+  kind: 'provider'
+}
+
 /** The stable JSON shape of one cluster in `clusters list` (documented in README "Output shapes"). */
 export interface ClusterSummary {
   name: string
@@ -17,7 +22,7 @@ export interface ClusterSummary {
   /** `ClusterProfile` (its status.properties), or with --live `ClusterProperty` / `kube-system` (namespace UID). */
   clusterIdSource?: string
   labels: Record<string, string>
-  source: ClusterSource
+  source: ClusterSource | FailedProviderSource
 }
 
 export interface ClusterDetails extends ClusterSummary {
@@ -56,7 +61,7 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
 }
 
 /** Where a cluster comes from, in a few words: a file path, or the kind and name of the object on a hub. */
-export function sourceText(source: ClusterSource): string {
+export function sourceText(source: ClusterSource | FailedProviderSource): string {
   const object = [source.namespace, source.name].filter(Boolean).join('/')
   switch (source.kind) {
     case 'kubeconfig-file':

@@ -1,9 +1,9 @@
-import {readFile} from 'node:fs/promises'
-import {homedir} from 'node:os'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
-import yaml from 'js-yaml'
 
 import {ConfigError} from '../base/errors.js'
+import {readOptional} from '../base/files.js'
+import {loadYaml} from '../base/yaml.js'
+import {expandHome, homeDir} from '../base/paths.js'
 import {Fields} from './fields.js'
 
 /**
@@ -93,28 +93,17 @@ export function normaliseType(value: string): ProviderType {
 
 /** Where fleet looks when --fleet-config is not given: ./fleet.yaml, then the user's config directory. */
 export function defaultConfigPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string[] {
-  const home = env.HOME || homedir()
+  const home = homeDir(env)
   const configHome = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config')
   return [join(cwd, 'fleet.yaml'), join(configHome, 'fleet', 'config.yaml')]
 }
 
 /** `~/x` is the home directory; other relative paths are relative to the file that names them. */
 export function expandPath(value: string, baseFile: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (value === '~') return env.HOME || homedir()
-  if (value.startsWith('~/')) return join(env.HOME || homedir(), value.slice(2))
-  return resolve(dirname(resolve(baseFile)), value)
+  return expandHome(value, env) ?? resolve(dirname(resolve(baseFile)), value)
 }
 
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') return undefined
-    if (code === 'EISDIR') throw new ConfigError(`${path}: is a directory, not a fleet configuration file`)
-    throw new ConfigError(`${path}: cannot read: ${(error as Error).message}`)
-  }
-}
+const readText = (path: string) => readOptional(path, 'a fleet configuration file')
 
 /**
  * Finds and reads the fleet configuration. An explicit path must exist; otherwise the first default path that exists
@@ -137,14 +126,7 @@ export async function loadFleetConfig(
 }
 
 export function parseFleetConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): FleetConfig {
-  let loaded: unknown
-  try {
-    loaded = yaml.load(text, {filename: path})
-  } catch (error) {
-    const e = error as yaml.YAMLException
-    const line = e.mark ? ` (line ${e.mark.line + 1})` : ''
-    throw new ConfigError(`${path}: not valid YAML${line}: ${e.reason ?? e.message}`)
-  }
+  const loaded = loadYaml(text, path)
   const root = Fields.root(path, loaded, 'a fleet configuration')
   root.only(['apiVersion', 'kind', 'hub', 'providers'])
   const apiVersion = root.string('apiVersion')

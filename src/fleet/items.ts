@@ -7,12 +7,17 @@ import type {ClusterResult} from './runner.js'
  */
 export type ClusterItem<V extends object = object> = {cluster: string; ok: boolean; error?: ErrorInfo} & Partial<V>
 
-/** A runner result as an item: the value's fields spread in, `error` only when there is one. */
-export function toItem<T, V extends object>(result: ClusterResult<T>, value: (v: T) => V): ClusterItem<V> {
-  return {
-    cluster: result.cluster,
-    ok: result.ok,
-    ...(result.ok && result.value !== undefined ? value(result.value) : {}),
-    ...(result.error ? {error: result.error} : {}),
-  } as ClusterItem<V>
+/**
+ * A runner result as an item: the value's fields spread in, `error` only when there is one. `always` are fields every
+ * item has, failed or not (e.g. an empty `warnings` list), overridden by the value's own.
+ */
+export function toItem<T, V extends object, A extends object = object>(
+  result: ClusterResult<T>,
+  value: (v: T) => V,
+  always?: A,
+): ClusterItem<V> & A {
+  const item: Record<string, unknown> = {cluster: result.cluster, ok: result.ok, ...(result.ok && result.value !== undefined ? value(result.value) : {})}
+  for (const [key, v] of Object.entries(always ?? {})) if (!(key in item)) item[key] = v
+  if (result.error) item.error = result.error
+  return item as ClusterItem<V> & A
 }

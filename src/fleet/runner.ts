@@ -1,6 +1,8 @@
+import {mapLimit} from '../base/concurrency.js'
+import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import {KubeClient} from '../kube/client.js'
-import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {ClusterRef} from '../providers/types.js'
 
 /** One cluster's outcome. Results come back in input order; a failure never stops the others. */
@@ -18,11 +20,10 @@ export interface RunOptions {
   requestTimeoutMs: number
   /** Time limit for all the work on one cluster (0: none). */
   clusterTimeoutMs: number
-  /** Show a progress line on stderr (only when stderr is a TTY). */
-  progress?: boolean
-  /** Whether exec plugins may talk to the user. */
-  interactive?: boolean
-  exec?: ExecCredentialRunner
+  /** Told after each cluster finishes (the command draws a progress line; the runner itself never prints). */
+  onProgress?: (progress: Progress) => void
+  /** The command's one exec credential runner (required: a second runner would run each plugin again). */
+  exec: ExecCredentialRunner
 }
 
 export interface ClusterTask {
@@ -32,10 +33,10 @@ export interface ClusterTask {
   signal: AbortSignal
 }
 
-const formatMs = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
-
-function progressLine(done: number, total: number, failed: number): string {
-  return `\r\u001B[2K[${done}/${total}] clusters${failed > 0 ? `, ${failed} failed` : ''}`
+export interface Progress {
+  done: number
+  total: number
+  failed: number
 }
 
 export async function runOverClusters<T>(
@@ -43,11 +44,8 @@ export async function runOverClusters<T>(
   work: (task: ClusterTask) => Promise<T>,
   options: RunOptions,
 ): Promise<ClusterResult<T>[]> {
-  // One exec runner for the whole run, so concurrent requests to clusters sharing a plugin config share its output.
-  const exec = options.exec ?? new ExecCredentialRunner({interactiveAvailable: options.interactive ?? false})
-  const results: ClusterResult<T>[] = new Array(refs.length)
-  const showProgress = options.progress === true && process.stderr.isTTY && refs.length > 1
-  let next = 0
+  // The command's runner for the whole run, so concurrent requests to clusters sharing a plugin config share its output.
+  const exec = options.exec
   let done = 0
   let failed = 0
 
@@ -71,7 +69,7 @@ export async function runOverClusters<T>(
         options.clusterTimeoutMs > 0
           ? new Promise<never>((_, reject) => {
               timer = setTimeout(() => {
-                const error = new FleetError('timeout', `no result within ${formatMs(options.clusterTimeoutMs)} (--cluster-timeout)`)
+                const error = new FleetError('timeout', `no result within ${formatDuration(options.clusterTimeoutMs)} (--cluster-timeout)`)
                 // Requests still in flight end now instead of holding the process open after the result is in.
                 abort.abort(error)
                 reject(error)
@@ -87,16 +85,11 @@ export async function runOverClusters<T>(
     }
   }
 
-  const worker = async () => {
-    while (next < refs.length) {
-      const i = next++
-      results[i] = await one(refs[i])
-      done++
-      if (!results[i].ok) failed++
-      if (showProgress) process.stderr.write(progressLine(done, refs.length, failed))
-    }
-  }
-  await Promise.all(Array.from({length: Math.min(options.concurrency, refs.length)}, worker))
-  if (showProgress) process.stderr.write('\r\u001B[2K')
-  return results
+  return mapLimit(refs, options.concurrency, async (ref) => {
+    const result = await one(ref)
+    done++
+    if (!result.ok) failed++
+    options.onProgress?.({done, total: refs.length, failed})
+    return result
+  })
 }

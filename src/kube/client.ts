@@ -1,13 +1,13 @@
-import {readFile} from 'node:fs/promises'
 import https from 'node:https'
 import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
+import {fileError, readRequired} from '../base/files.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import {registerSecret} from '../kubeconfig/redact.js'
+import {registerUserSecrets} from '../kubeconfig/redact.js'
 import {classifyTransportError, httpError} from './errors.js'
-import {type ExecCredential, ExecCredentialRunner} from './exec-credential.js'
+import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 
 /**
  * One cluster's connection: TLS trust, credentials (certificate, token, basic, exec plugin, impersonation), a time limit
@@ -29,7 +29,8 @@ export interface ClientOptions {
   timeoutMs: number
   /** Names the cluster in error messages. */
   clusterName: string
-  exec?: ExecCredentialRunner
+  /** The command's one exec credential runner (its cache and its one-run-per-credential rule are per command). */
+  exec: ExecCredentialRunner
   /** Ends every request of this client (the fleet runner aborts a cluster's work when its time limit passes). */
   signal?: AbortSignal
 }
@@ -44,13 +45,7 @@ interface Credentials {
 
 async function fileOrData(file: string | undefined, data: string | undefined, what: string): Promise<Buffer | undefined> {
   if (data) return Buffer.from(data, 'base64')
-  if (!file) return undefined
-  try {
-    return await readFile(file)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(`${what} ${file}: ${code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
-  }
+  return file ? readRequired(file, `${what} ${file}`) : undefined
 }
 
 export class KubeClient {
@@ -81,19 +76,16 @@ export class KubeClient {
     return this.context.cluster.server!
   }
 
-  get usesExec(): boolean {
-    return Boolean(this.context.user.exec)
-  }
-
   private async credentials(rejected?: ExecCredential): Promise<Credentials> {
     const user = this.context.user
+    // Whatever this user holds inline is scrubbed from output before any of it is sent.
+    registerUserSecrets(user)
     const headers: Record<string, string> = {}
     let cert: string | Buffer | undefined
     let key: string | Buffer | undefined
     let cred: ExecCredential | undefined
     if (user.exec) {
-      const runner = this.options.exec ?? (this.options.exec = new ExecCredentialRunner())
-      cred = await runner.get(user.exec, this.context.cluster, {rejected})
+      cred = await this.options.exec.get(user.exec, this.context.cluster, {rejected})
       if (cred.token) headers.authorization = `Bearer ${cred.token}`
       if (cred.clientCertificateData) {
         cert = cred.clientCertificateData
@@ -105,7 +97,6 @@ export class KubeClient {
       if (!token) {
         throw new FleetError('plugin', `auth-provider "${user['auth-provider'].name}" is not supported; use an exec plugin`)
       }
-      registerSecret(token)
       headers.authorization = `Bearer ${token}`
     }
     if (!cert) {
@@ -117,11 +108,10 @@ export class KubeClient {
     }
     if (!headers.authorization) {
       const token = await bearerToken(user).catch((error) => {
-        throw new ConfigError(`tokenFile ${user.tokenFile}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
+        throw fileError(`tokenFile ${user.tokenFile}`, error)
       })
       if (token) headers.authorization = `Bearer ${token}`
       else if (user.username && user.password) {
-        registerSecret(user.password)
         headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`
       }
     }

@@ -1,8 +1,9 @@
-import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {readFile} from 'node:fs/promises'
 
-import {ConfigError, FleetError} from '../base/errors.js'
+import {readRequired} from '../base/files.js'
+import {formatDuration} from '../base/duration.js'
+import {FleetError} from '../base/errors.js'
+import {ProcessStartError, ProcessTimeout, runProcess} from '../base/subprocess.js'
 import {registerSecret, scrub} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
 
@@ -102,14 +103,7 @@ export class ExecCredentialRunner {
     if (exec.provideClusterInfo) {
       let caData = cluster['certificate-authority-data']
       const caFile = cluster['certificate-authority']
-      if (!caData && caFile) {
-        try {
-          caData = (await readFile(caFile)).toString('base64')
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code
-          throw new ConfigError(`certificate-authority ${caFile}: ${code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
-        }
-      }
+      if (!caData && caFile) caData = (await readRequired(caFile, `certificate-authority ${caFile}`)).toString('base64')
       const ext = cluster.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)
       spec.cluster = {
         server: cluster.server,
@@ -145,65 +139,33 @@ export class ExecCredentialRunner {
   }
 }
 
-function runPlugin(
+async function runPlugin(
   command: string,
   exec: ExecConfig,
   env: NodeJS.ProcessEnv,
   o: {interactive: boolean; timeoutMs: number; stderr: NodeJS.WritableStream},
 ): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    let settled = false
-    const settle = (fn: () => void) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      fn()
-    }
-    const child = spawn(command, exec.args ?? [], {
-      env,
-      stdio: [o.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
-      // Its own process group (only when it does not need our terminal), so a timeout also ends whatever it started:
-      // a grandchild holding stdout open would otherwise keep us waiting past the timeout.
-      detached: !o.interactive,
-    })
-    const timer = setTimeout(() => {
-      kill(child.pid, !o.interactive)
-      child.stdout?.destroy()
-      child.stderr?.destroy()
-      settle(() => reject(new FleetError('plugin', `exec plugin ${command}: no answer within ${formatSeconds(o.timeoutMs)}`)))
-    }, o.timeoutMs)
-    const out: Buffer[] = []
-    let errText = ''
-    child.stdout!.on('data', (d: Buffer) => out.push(d))
-    child.stderr!.on('data', (d: Buffer) => {
-      errText += d.toString()
-      if (!settled) o.stderr.write(scrub(d.toString()))
-    })
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
-      const why = error.code === 'ENOENT' ? 'executable not found' : error.code === 'EACCES' ? 'permission denied' : error.message
-      settle(() => reject(new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`)))
-    })
-    child.on('close', (code, signal) => {
-      settle(() => {
-        if (code === 0) return resolve(Buffer.concat(out).toString('utf8'))
-        const last = errText.trim().split('\n').pop()
-        reject(new FleetError('plugin', `exec plugin ${command} exited with ${code ?? signal}${last ? `: ${scrub(last)}` : ''}`))
-      })
-    })
-  })
-}
-
-function kill(pid: number | undefined, group: boolean): void {
-  if (pid === undefined) return
+  let result
   try {
-    process.kill(group ? -pid : pid, 'SIGKILL')
-  } catch {
-    // Already gone.
+    result = await runProcess(command, {
+      args: exec.args ?? [],
+      env,
+      timeoutMs: o.timeoutMs,
+      interactive: o.interactive,
+      // client-go passes a plugin's stderr through to the user; scrubbed, since a plugin may log what it returns.
+      onStderr: (chunk) => o.stderr.write(scrub(chunk)),
+    })
+  } catch (error) {
+    if (error instanceof ProcessTimeout) throw new FleetError('plugin', `exec plugin ${command}: no answer within ${formatDuration(o.timeoutMs)}`)
+    const code = error instanceof ProcessStartError ? error.code : undefined
+    const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
+    const why = code === 'ENOENT' ? 'executable not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message
+    throw new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`)
   }
+  if (result.code === 0) return result.stdout
+  const last = result.stderr.trim().split('\n').pop()
+  throw new FleetError('plugin', `exec plugin ${command} exited with ${result.code ?? result.signal}${last ? `: ${scrub(last)}` : ''}`)
 }
-
-const formatSeconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
 
 function sameCredential(a: ExecCredential, b: ExecCredential): boolean {
   return a === b || (a.token === b.token && a.clientCertificateData === b.clientCertificateData && a.clientKeyData === b.clientKeyData)

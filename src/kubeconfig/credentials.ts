@@ -1,7 +1,8 @@
 import {X509Certificate, createHash} from 'node:crypto'
 import {readFile} from 'node:fs/promises'
 
-import {registerSecret} from './redact.js'
+import {fileProblem} from '../base/files.js'
+import {registerSecret, registerUserSecrets} from './redact.js'
 import type {ClusterEntry, UserEntry} from './types.js'
 
 /**
@@ -131,12 +132,6 @@ async function readText(path: string): Promise<string> {
   return (await readFile(path, 'utf8')).trim()
 }
 
-function errorText(error: unknown): string {
-  const e = error as NodeJS.ErrnoException
-  if (e.code === 'ENOENT') return 'file not found'
-  if (e.code === 'EACCES') return 'permission denied'
-  return e.message
-}
 
 /** Loads the client certificate PEM of a user, from data or file. */
 export async function clientCertificatePem(user: UserEntry): Promise<string | undefined> {
@@ -165,11 +160,10 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
       }
     } catch (error) {
       const where = user['client-certificate'] ? `client-certificate ${user['client-certificate']}` : 'client-certificate-data'
-      out.problems.push(`${where}: ${error instanceof Error && /certificate|PEM|asn1|decod/i.test(error.message) ? 'not a valid PEM certificate' : errorText(error)}`)
+      out.problems.push(`${where}: ${error instanceof Error && /certificate|PEM|asn1|decod/i.test(error.message) ? 'not a valid PEM certificate' : fileProblem(error)}`)
     }
   }
-  registerSecret(user['client-key-data'])
-  registerSecret(user.password)
+  registerUserSecrets(user)
 
   if (user.token || user.tokenFile) {
     try {
@@ -179,7 +173,7 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
         if (out.token.expires) expiries.push(out.token.expires)
       }
     } catch (error) {
-      out.problems.push(`tokenFile ${user.tokenFile}: ${errorText(error)}`)
+      out.problems.push(`tokenFile ${user.tokenFile}: ${fileProblem(error)}`)
     }
   }
 
@@ -195,7 +189,6 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
   }
   if (user['auth-provider']) {
     out.authProvider = user['auth-provider'].name
-    for (const v of Object.values(user['auth-provider'].config ?? {})) registerSecret(v)
   }
   if (user.username) out.username = user.username
 
@@ -203,7 +196,7 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
     try {
       await readFile(cluster['certificate-authority'])
     } catch (error) {
-      out.problems.push(`certificate-authority ${cluster['certificate-authority']}: ${errorText(error)}`)
+      out.problems.push(`certificate-authority ${cluster['certificate-authority']}: ${fileProblem(error)}`)
     }
   }
   out.expires = expiries.sort()[0]

@@ -1,7 +1,7 @@
 import {ConfigError} from '../base/errors.js'
 import {type ResolvedContext, mergeKubeconfigs, resolveContext} from './loading-rules.js'
 import {parseKubeconfig} from './parse.js'
-import {registerSecret} from './redact.js'
+import {registerUserSecrets} from './redact.js'
 
 /**
  * Parses a kubeconfig held somewhere other than a file (a Secret, kind's output) and resolves its current-context.
@@ -9,11 +9,7 @@ import {registerSecret} from './redact.js'
  */
 export function contextFromKubeconfigText(text: string, where: string, context?: string): ResolvedContext {
   const file = parseKubeconfig(text, where)
-  for (const user of file.users.values()) {
-    registerSecret(user.token)
-    registerSecret(user['client-key-data'])
-    registerSecret(user.password)
-  }
+  for (const user of file.users.values()) registerUserSecrets(user)
   const merged = mergeKubeconfigs([file])
   const name = context ?? merged.currentContext
   if (!name) throw new ConfigError(`${where}: the kubeconfig sets no current-context`)

@@ -1,7 +1,7 @@
-import {homedir} from 'node:os'
 import {delimiter, dirname, isAbsolute, join, resolve, sep} from 'node:path'
 
 import {ConfigError} from '../base/errors.js'
+import {expandHome, homeDir} from '../base/paths.js'
 import {type KubeconfigFile, readKubeconfig} from './parse.js'
 import type {ClusterEntry, ContextEntry, UserEntry} from './types.js'
 
@@ -22,15 +22,20 @@ export function splitPathList(value: string | undefined): string[] {
   return out
 }
 
-export function defaultKubeconfigPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.HOME || homedir(), '.kube', 'config')
+/** A kubeconfig the user named (--kubeconfig, a fleet configuration) that does not exist; kubectl refuses it too. */
+export function kubeconfigNotFound(path: string): ConfigError {
+  return new ConfigError(`${path}: kubeconfig file not found`)
 }
 
-/** The files kubectl would read, in precedence order, and whether each must exist. */
-export function precedence(env: NodeJS.ProcessEnv = process.env): {paths: string[]; explicit: boolean} {
+export function defaultKubeconfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(homeDir(env), '.kube', 'config')
+}
+
+/** The files kubectl would read, in precedence order (none of them has to exist). */
+export function precedence(env: NodeJS.ProcessEnv = process.env): {paths: string[]} {
   const fromEnv = splitPathList(env.KUBECONFIG)
-  if (fromEnv.length > 0) return {paths: fromEnv, explicit: false}
-  return {paths: [defaultKubeconfigPath(env)], explicit: false}
+  if (fromEnv.length > 0) return {paths: fromEnv}
+  return {paths: [defaultKubeconfigPath(env)]}
 }
 
 export interface Sourced<T> {
@@ -80,7 +85,7 @@ export async function loadMerged(paths: string[], options: {explicit?: boolean} 
     if (outcome.status === 'rejected') throw outcome.reason
     const file = outcome.value
     if (file) files.push(file)
-    else if (options.explicit) throw new ConfigError(`${paths[i]}: kubeconfig file not found`)
+    else if (options.explicit) throw kubeconfigNotFound(paths[i])
     else missing.push(resolve(paths[i]))
   })
   return mergeKubeconfigs(files, missing)
@@ -102,7 +107,8 @@ export interface ResolvedContext {
 
 function absolutize(value: string | undefined, base: string): string | undefined {
   if (!value || isAbsolute(value)) return value
-  if (value.startsWith('~' + sep)) return join(homedir(), value.slice(2))
+  const home = expandHome(value)
+  if (home !== undefined) return home
   return resolve(dirname(base), value)
 }
 

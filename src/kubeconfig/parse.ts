@@ -1,6 +1,7 @@
-import {readFile} from 'node:fs/promises'
 import yaml from 'js-yaml'
 
+import {readOptional} from '../base/files.js'
+import {loadYaml} from '../base/yaml.js'
 import {ConfigError} from '../base/errors.js'
 import type {ClusterEntry, ContextEntry, KubeconfigDoc, UserEntry} from './types.js'
 
@@ -42,14 +43,7 @@ function index<T>(doc: KubeconfigDoc, section: Section, where: string): Map<stri
 
 /** Parses kubeconfig text. `where` names the source in errors (a path, or a Secret). An empty document is an empty config. */
 export function parseKubeconfig(text: string, where: string): KubeconfigFile {
-  let loaded: unknown
-  try {
-    loaded = yaml.load(text, {filename: where})
-  } catch (error) {
-    const reason = error instanceof yaml.YAMLException ? error.reason : String(error)
-    const line = error instanceof yaml.YAMLException && error.mark ? ` (line ${error.mark.line + 1})` : ''
-    throw new ConfigError(`${where}: not valid YAML${line}: ${reason}`, {cause: error})
-  }
+  let loaded = loadYaml(text, where)
   if (loaded === undefined || loaded === null) loaded = {}
   if (!isMapping(loaded)) throw new ConfigError(`${where}: a kubeconfig must be a YAML mapping`)
   const doc = loaded as KubeconfigDoc
@@ -69,17 +63,8 @@ export function parseKubeconfig(text: string, where: string): KubeconfigFile {
 
 /** Reads and parses one file; a missing file is reported as `undefined` so callers decide whether that is an error. */
 export async function readKubeconfig(path: string): Promise<KubeconfigFile | undefined> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') return undefined
-    if (code === 'EISDIR') throw new ConfigError(`${path}: is a directory, not a kubeconfig file`)
-    if (code === 'EACCES') throw new ConfigError(`${path}: permission denied`)
-    throw new ConfigError(`${path}: cannot read: ${(error as Error).message}`, {cause: error})
-  }
-  return parseKubeconfig(text, path)
+  const text = await readOptional(path, 'a kubeconfig file')
+  return text === undefined ? undefined : parseKubeconfig(text, path)
 }
 
 /** Serialises a document back to YAML: the same structure that was loaded, unknown fields included. */

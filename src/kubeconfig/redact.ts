@@ -18,6 +18,15 @@ export function registerSecret(value: string | undefined | null): void {
   if (value && value.length >= 8) knownSecrets.add(value)
 }
 
+/**
+ * Every secret a kubeconfig user holds inline (token, client key, password, auth-provider settings), registered in one
+ * place so that each reader of a user (a file, a Secret, kind's output) scrubs the same fields.
+ */
+export function registerUserSecrets(user: UserEntry): void {
+  for (const field of SECRET_USER_FIELDS) registerSecret(user[field])
+  for (const value of Object.values(user['auth-provider']?.config ?? {})) registerSecret(value)
+}
+
 const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g
 const PRIVATE_KEY_BLOCK = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g
 

@@ -1,10 +1,12 @@
 import {readdir, stat} from 'node:fs/promises'
 import {join, resolve} from 'node:path'
 
+import {fileError} from '../base/files.js'
 import {ConfigError} from '../base/errors.js'
 import {authKind} from '../kubeconfig/credentials.js'
 import {
   type MergedKubeconfig,
+  kubeconfigNotFound,
   loadMerged,
   mergeKubeconfigs,
   precedence,
@@ -60,13 +62,13 @@ async function kind(path: string): Promise<'file' | 'dir' | 'missing'> {
     return (await stat(path)).isDirectory() ? 'dir' : 'file'
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
-    throw new ConfigError(`${path}: cannot read: ${(error as Error).message}`)
+    throw fileError(path, error)
   }
 }
 
 async function standalone(path: string, displayPath: string): Promise<Group> {
   const file = await readKubeconfig(resolve(path))
-  if (!file) throw new ConfigError(`${displayPath}: kubeconfig file not found`)
+  if (!file) throw kubeconfigNotFound(displayPath)
   return {merged: mergeKubeconfigs([file]), display: new Map([[file.path, displayPath]]), primary: false}
 }
 

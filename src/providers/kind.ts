@@ -1,8 +1,7 @@
-import {spawn} from 'node:child_process'
-
-import {ConfigError, FleetError} from '../base/errors.js'
 import {mapLimit} from '../base/concurrency.js'
-import {asError} from '../base/errors.js'
+import {formatDuration} from '../base/duration.js'
+import {ConfigError, FleetError, asError} from '../base/errors.js'
+import {type ProcessResult, ProcessStartError, ProcessTimeout, runProcess} from '../base/subprocess.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {makeRef} from './ref.js'
 import {CachedProvider} from './cached-provider.js'
@@ -20,12 +19,6 @@ export interface KindOptions {
   timeoutMs?: number
 }
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
 export class KindProvider extends CachedProvider {
   constructor(
     name: string,
@@ -38,37 +31,24 @@ export class KindProvider extends CachedProvider {
     return this.options.command ?? 'kind'
   }
 
-  private run(args: string[]): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const timeoutMs = this.options.timeoutMs ?? 60_000
-      const child = spawn(this.command, args, {env: this.options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe']})
-      // Our own timer: spawn's `timeout` option keeps the process alive until it fires when the command does not exist.
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL')
-        reject(new FleetError('plugin', `${this.describe()}: ${this.command} ${args.join(' ')}: no answer within ${timeoutMs / 1000}s`))
-      }, timeoutMs)
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (d) => (stdout += d))
-      child.stderr.on('data', (d) => (stderr += d))
-      child.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer)
-        if (error.code === 'ENOENT') {
-          reject(
-            new ConfigError(
-              `${this.describe()}: the "${this.command}" command was not found${this.command.includes('/') ? '' : ' on PATH'}; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or set "command" for this provider in the fleet config`,
-            ),
-          )
-        } else reject(new FleetError('plugin', `${this.describe()}: ${this.command}: ${error.message}`))
-      })
-      child.on('close', (code) => {
-        clearTimeout(timer)
-        resolve({code, stdout, stderr})
-      })
-    })
+  private async run(args: string[]): Promise<ProcessResult> {
+    const timeoutMs = this.options.timeoutMs ?? 60_000
+    try {
+      return await runProcess(this.command, {args, env: this.options.env ?? process.env, timeoutMs})
+    } catch (error) {
+      if (error instanceof ProcessTimeout) {
+        throw new FleetError('plugin', `${this.describe()}: ${this.command} ${args.join(' ')}: no answer within ${formatDuration(timeoutMs)}`)
+      }
+      if (error instanceof ProcessStartError && error.code === 'ENOENT') {
+        throw new ConfigError(
+          `${this.describe()}: the "${this.command}" command was not found${this.command.includes('/') ? '' : ' on PATH'}; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or set "command" for this provider in the fleet config`,
+        )
+      }
+      throw new FleetError('plugin', `${this.describe()}: ${this.command}: ${(error as Error).message}`)
+    }
   }
 
-  private failure(args: string[], r: Run): Error {
+  private failure(args: string[], r: ProcessResult): Error {
     const last = r.stderr.trim().split('\n').pop()
     return new FleetError('plugin', `${this.command} ${args.join(' ')} exited with ${r.code ?? 'a signal'}${last ? `: ${last}` : ''}`)
   }

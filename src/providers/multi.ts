@@ -1,6 +1,6 @@
-import {FleetError, UsageError} from '../base/errors.js'
+import {FleetError, UsageError, asError} from '../base/errors.js'
 import {ClusterNotFoundError, findCluster} from './not-found.js'
-import type {ClusterProvider, ClusterRef} from './types.js'
+import type {ClusterProvider, ClusterRef, ProviderFailure} from './types.js'
 
 /**
  * multicluster-runtime's multi provider: several named providers at once, each cluster named
@@ -18,49 +18,53 @@ function prefixed(provider: ClusterProvider, ref: ClusterRef): ClusterRef {
   return {...ref, name: `${provider.name}${MULTI_SEPARATOR}${ref.name}`, aliases: [ref.name, ...ref.aliases]}
 }
 
-/**
- * A provider that could not list its clusters still appears, as one row named after the provider with the reason:
- * one unreachable hub must not hide the rest of the fleet, nor vanish silently from it.
- */
-function failedRow(provider: ClusterProvider, error: unknown): ClusterRef {
-  const message = (error as Error).message
+/** A provider's listing error, kept with its kind: `cannot list clusters: <provider's message>`. */
+function listingFailure(provider: ClusterProvider, error: unknown, position: number): ProviderFailure {
+  const cause = error instanceof FleetError ? error : new FleetError('internal', asError(error).message)
   return {
-    name: provider.name,
     provider: provider.name,
-    aliases: [],
-    auth: 'none',
-    source: {kind: 'provider', name: provider.name},
-    labels: {},
-    ready: false,
-    reason: `cannot list clusters: ${message}`,
-    resolve: async () => {
-      throw error instanceof FleetError ? error : new FleetError('internal', message)
-    },
+    position,
+    error: new FleetError(cause.kind, `cannot list clusters: ${cause.message}`, {cause, exitCode: cause.exitCode}),
   }
+}
+
+interface Listing {
+  refs: ClusterRef[]
+  failures: ProviderFailure[]
 }
 
 export class MultiProvider implements ClusterProvider {
   readonly name = 'multi'
-  private refs?: Promise<ClusterRef[]>
+  private listing?: Promise<Listing>
 
   constructor(readonly providers: ClusterProvider[]) {}
 
-  private async build(): Promise<ClusterRef[]> {
+  private async build(): Promise<Listing> {
     const lists = await Promise.all(
       this.providers.map(async (p) => {
         try {
           return (await p.list()).map((r) => prefixed(p, r))
         } catch (error) {
-          return [failedRow(p, error)]
+          return error
         }
       }),
     )
-    return lists.flat()
+    const out: Listing = {refs: [], failures: []}
+    lists.forEach((list, i) => {
+      if (Array.isArray(list)) out.refs.push(...list)
+      else out.failures.push(listingFailure(this.providers[i], list, out.refs.length))
+    })
+    return out
   }
 
-  list(): Promise<ClusterRef[]> {
-    this.refs ??= this.build()
-    return this.refs
+  async list(): Promise<ClusterRef[]> {
+    this.listing ??= this.build()
+    return (await this.listing).refs
+  }
+
+  async failures(): Promise<ProviderFailure[]> {
+    this.listing ??= this.build()
+    return (await this.listing).failures
   }
 
   /** `<provider>#<name>` asks only that provider; anything else is looked up across all of them. */
@@ -76,6 +80,9 @@ export class MultiProvider implements ClusterProvider {
         throw new ClusterNotFoundError(name, where, error.suggestions.map((s) => `${provider.name}${MULTI_SEPARATOR}${s}`))
       }
     }
+    // A name that is a provider which could not list: its listing error says more than "not found".
+    const failed = (await this.failures()).find((f) => f.provider === name)
+    if (failed) throw failed.error
     return findCluster(await this.list(), name, this.describe())
   }
 

@@ -10,7 +10,7 @@ import {
   loadFleetConfig,
   normaliseType,
 } from '../config/fleet-config.js'
-import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {ClusterApiProvider} from './hub/cluster-api.js'
 import {ClusterInventoryProvider} from './hub/cluster-inventory.js'
 import {FileProvider} from './file.js'
@@ -19,7 +19,7 @@ import {KindProvider} from './kind.js'
 import {KubeconfigSecretProvider} from './hub/kubeconfig-secret.js'
 import {MultiProvider} from './multi.js'
 import {NamespaceProvider} from './hub/namespace.js'
-import type {ClusterProvider, ClusterRef} from './types.js'
+import type {ClusterProvider, ClusterRef, ProviderFailure} from './types.js'
 
 export interface ProviderFlags {
   kubeconfig?: string[]
@@ -29,15 +29,10 @@ export interface ProviderFlags {
   /** --fleet-config: an explicit fleet configuration file. */
   fleetConfig?: string
   requestTimeoutMs?: number
-  /** The command's exec credential runner, so a plugin shared by a hub and its members runs once. */
-  exec?: ExecCredentialRunner
+  /** The command's exec credential runner (required: one per command), so a plugin shared by a hub and its members runs once. */
+  exec: ExecCredentialRunner
   env?: NodeJS.ProcessEnv
   cwd?: string
-}
-
-/** The file provider over --kubeconfig or the loading rules (what fleet did before fleet configuration existed). */
-export function providersFromFlags(flags: ProviderFlags): FileProvider {
-  return new FileProvider({paths: flags.kubeconfig, env: flags.env, cwd: flags.cwd})
 }
 
 /** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
@@ -55,19 +50,13 @@ export function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, 
     case 'file':
       return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env})
     case 'kubeconfig':
-      return new KubeconfigSecretProvider(entry.name, {...options, hub, namespace: entry.namespace, label: entry.label, key: entry.key})
+      return new KubeconfigSecretProvider({...entry, hub}, options)
     case 'cluster-api':
-      return new ClusterApiProvider(entry.name, {...options, hub, namespace: entry.namespace, apiVersion: entry.apiVersion})
+      return new ClusterApiProvider({...entry, hub}, options)
     case 'cluster-inventory':
-      return new ClusterInventoryProvider(entry.name, {
-        ...options,
-        hub,
-        namespace: entry.namespace,
-        providerFile: entry.providerFile,
-        consumer: entry.consumer,
-      })
+      return new ClusterInventoryProvider({...entry, hub}, options)
     case 'namespace':
-      return new NamespaceProvider(entry.name, {...options, hub, selector: entry.selector})
+      return new NamespaceProvider({...entry, hub}, options)
     case 'kind':
       return new KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env})
   }
@@ -92,7 +81,7 @@ function defaultEntry(type: string, cwd: string): ProviderConfig {
 export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
   const env = flags.env ?? process.env
   const cwd = flags.cwd ?? process.cwd()
-  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec ?? new ExecCredentialRunner({env})}
+  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec}
   // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
   const kubectlView = flags.kubeconfig !== undefined && !flags.provider
   if (kubectlView && flags.fleetConfig !== undefined) {
@@ -139,6 +128,10 @@ export class DeferredProvider implements ClusterProvider {
 
   async get(name: string): Promise<ClusterRef> {
     return (await this.provider()).get(name)
+  }
+
+  async failures(): Promise<ProviderFailure[]> {
+    return (await (await this.provider()).failures?.()) ?? []
   }
 
   async current(context?: string): Promise<ClusterRef> {

@@ -1,10 +1,10 @@
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import type {FleetError} from '../base/errors.js'
 import type {AuthKind} from '../kubeconfig/credentials.js'
 
 /** Where a provider found a cluster; enough for a person to go and look. */
 export interface ClusterSource {
-  /** `provider` marks the row of a provider that could not list its clusters (in a multi-provider listing). */
-  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'provider'
+  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind'
   /** Kubeconfig file (absolute path) and context, for file-based sources; for other sources the context used inside. */
   path?: string
   context?: string
@@ -47,9 +47,25 @@ export interface ClusterRef {
   resolve(): Promise<ResolvedContext>
 }
 
+/**
+ * A provider that could not list its clusters, reported beside the clusters the others listed: one unreachable hub must
+ * not hide the rest of the fleet, nor vanish silently from it.
+ */
+export interface ProviderFailure {
+  /** The provider's name (from the fleet configuration). */
+  provider: string
+  /** Where its clusters would have been: how many clusters of the list come before them (the configuration's order). */
+  position: number
+  /** `cannot list clusters: <why>`, with the original kind (unreachable, tls, config, ...). */
+  error: FleetError
+}
+
 export interface ClusterProvider {
   readonly name: string
+  /** The clusters this provider could list (a provider of several leaves out the ones that failed: see failures()). */
   list(): Promise<ClusterRef[]>
+  /** The providers that could not list, after list(); only a provider made of several has any. */
+  failures?(): Promise<ProviderFailure[]>
   /** Exact name or an unambiguous alias; ClusterNotFoundError otherwise. */
   get(name: string): Promise<ClusterRef>
   /** The default cluster when none is named (the file provider's current context). */

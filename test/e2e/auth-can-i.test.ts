@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import {before, describe, it} from 'node:test'
 
+import type {AccessReviewList} from '../../src/commands/auth/can-i.js'
 import {runFleet, type CliResult} from '../support/cli.js'
 import {applyYaml, createCertUser, createServiceAccountToken, kubeconfigFor, kubectlResult, loadControlPlane, tokenUser, uniqueName} from '../support/fixture.js'
 import {grant} from '../support/rbac.js'
@@ -38,9 +39,9 @@ metadata: {name: ${elsewhere}}
 const canI = (kubeconfig: string, args: string[]) => runFleet(['auth', 'can-i', ...args, '--kubeconfig', kubeconfig, '-o', 'json'])
 
 function answers(res: CliResult): Array<boolean | string> {
-  const out = res.json()
+  const out = res.json<AccessReviewList>()
   assert.equal(out.kind, 'AccessReviewList')
-  return out.items.map((i: any) => (i.ok ? i.allowed : i.error.kind))
+  return out.items.map((i) => (i.ok ? i.allowed! : i.error!.kind))
 }
 
 describe('fleet auth can-i (live)', () => {

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict'
 import {createServer} from 'node:net'
 import {describe, it} from 'node:test'
 
+import type {RulesReview} from '../../src/access/rules.js'
+import type {RulesItem, RulesReviewList} from '../../src/commands/auth/rules.js'
 import {runFleet, type CliResult} from '../support/cli.js'
 import {applyYaml, createCertUser, createServiceAccountToken, kubeconfigFor, loadControlPlane, tokenUser, uniqueName} from '../support/fixture.js'
 import {grant} from '../support/rbac.js'
@@ -10,25 +12,31 @@ import {grant} from '../support/rbac.js'
 const cp = loadControlPlane()
 const member = cp.members[0]
 
-function items(res: CliResult): any[] {
-  const out = res.json()
+function items(res: CliResult): RulesItem[] {
+  const out = res.json<RulesReviewList>()
   assert.equal(out.kind, 'RulesReviewList')
   return out.items
 }
-const codes = (item: any): string[] => [...new Set<string>(item.risks.map((r: any) => r.code))].sort()
+/** The items of a run where every cluster answered: each has the whole review. */
+function answered(res: CliResult): Array<RulesItem & RulesReview> {
+  const all = items(res)
+  assert.ok(all.every((i) => i.ok), JSON.stringify(all.filter((i) => !i.ok)))
+  return all as Array<RulesItem & RulesReview>
+}
+const codes = (item: RulesReview): string[] => [...new Set<string>(item.risks.map((r) => r.code))].sort()
 
 describe('fleet auth rules (live)', () => {
   it('flags the admin as cluster-admin; --fail-on-risk turns that into exit 1', async () => {
     const res = await runFleet(['auth', 'rules', '--kubeconfig', cp.hub.kubeconfig, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
-    const [item] = items(res)
+    const [item] = answered(res)
     assert.equal(item.ok, true)
     assert.equal(item.namespace, 'default')
     assert.equal(item.incomplete, false)
-    const admin = item.resourceRules.findIndex((r: any) => r.verbs.includes('*') && r.resources.includes('*'))
+    const admin = item.resourceRules.findIndex((r) => r.verbs.includes('*') && r.resources.includes('*'))
     assert.deepEqual(item.resourceRules[admin], {verbs: ['*'], apiGroups: ['*'], resources: ['*'], resourceNames: []})
-    assert.deepEqual(item.risks.find((r: any) => r.code === 'cluster-admin'), {code: 'cluster-admin', severity: 'critical', message: 'every verb on every resource in every API group', rule: admin})
-    assert.deepEqual(item.nonResourceRules.find((r: any) => r.nonResourceURLs.includes('*')), {verbs: ['*'], nonResourceURLs: ['*']})
+    assert.deepEqual(item.risks.find((r) => r.code === 'cluster-admin'), {code: 'cluster-admin', severity: 'critical', message: 'every verb on every resource in every API group', rule: admin})
+    assert.deepEqual(item.nonResourceRules.find((r) => r.nonResourceURLs.includes('*')), {verbs: ['*'], nonResourceURLs: ['*']})
 
     const table = await runFleet(['auth', 'rules', '--kubeconfig', cp.hub.kubeconfig])
     assert.match(table.stdout, /^CLUSTER\s+RESOURCES\s+NON-RESOURCE URLS\s+RESOURCE NAMES\s+VERBS\s+RISK$/m)
@@ -47,16 +55,16 @@ describe('fleet auth rules (live)', () => {
     const bob = tokenUser(cp.hub, 'bob')
     const res = await runFleet(['auth', 'rules', '-n', ns, '--kubeconfig', bob.kubeconfigPath, '--fail-on-risk', '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
-    const [item] = items(res)
+    const [item] = answered(res)
     assert.equal(item.namespace, ns)
     assert.deepEqual(item.risks, [])
-    assert.deepEqual(item.resourceRules.filter((r: any) => r.resources.includes('pods') || r.resources.includes('deployments')), [
+    assert.deepEqual(item.resourceRules.filter((r) => r.resources.includes('pods') || r.resources.includes('deployments')), [
       {verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods', 'pods/log'], resourceNames: []},
       {verbs: ['get', 'create', 'update'], apiGroups: ['apps'], resources: ['deployments'], resourceNames: []},
     ])
-    const elsewhere = items(await runFleet(['auth', 'rules', '--kubeconfig', bob.kubeconfigPath, '-o', 'json']))[0]
+    const elsewhere = answered(await runFleet(['auth', 'rules', '--kubeconfig', bob.kubeconfigPath, '-o', 'json']))[0]
     assert.equal(elsewhere.namespace, 'default')
-    assert.ok(!elsewhere.resourceRules.some((r: any) => r.resources.includes('pods')))
+    assert.ok(!elsewhere.resourceRules.some((r) => r.resources.includes('pods')))
     const name = await runFleet(['auth', 'rules', '-n', ns, '--kubeconfig', bob.kubeconfigPath, '-o', 'name'])
     assert.equal(name.stdout, '', 'no cluster with risky grants')
     assert.ok(!res.stdout.includes(bob.token))
@@ -78,12 +86,12 @@ describe('fleet auth rules (live)', () => {
     const cert = await createCertUser(cp.hub, {user, groups: [group]})
     const res = await runFleet(['auth', 'rules', '--kubeconfig', cert.kubeconfigPath, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
-    const [item] = items(res)
+    const [item] = answered(res)
     assert.deepEqual(codes(item), ['bind', 'csr-approval', 'escalate', 'impersonate', 'nodes-proxy', 'pods-exec', 'read-secrets'])
-    const signer = item.risks.find((r: any) => r.code === 'csr-approval' && r.resourceNames)
-    assert.deepEqual(signer.resourceNames, ['kubernetes.io/kube-apiserver-client'])
-    const secrets = item.risks.find((r: any) => r.code === 'read-secrets')
-    assert.deepEqual(item.resourceRules[secrets.rule], {verbs: ['list'], apiGroups: [''], resources: ['secrets'], resourceNames: []})
+    const signer = item.risks.find((r) => r.code === 'csr-approval' && r.resourceNames)
+    assert.deepEqual(signer?.resourceNames, ['kubernetes.io/kube-apiserver-client'])
+    const secrets = item.risks.find((r) => r.code === 'read-secrets')
+    assert.deepEqual(item.resourceRules[secrets!.rule], {verbs: ['list'], apiGroups: [''], resources: ['secrets'], resourceNames: []})
     const name = await runFleet(['auth', 'rules', '--kubeconfig', cert.kubeconfigPath, '-o', 'name'])
     assert.equal(name.stdout, `${cert.kubeconfigPath}+${user}@hub\n`)
   })
@@ -96,7 +104,7 @@ describe('fleet auth rules (live)', () => {
     const res = await runFleet(['auth', 'rules', '--kubeconfig', path, '-o', 'yaml'])
     assert.equal(res.code, 0, res.stderr)
     assert.ok(!res.stdout.includes(token))
-    const [item] = items(await runFleet(['auth', 'rules', '--kubeconfig', path, '-o', 'json']))
+    const [item] = answered(await runFleet(['auth', 'rules', '--kubeconfig', path, '-o', 'json']))
     assert.equal(item.namespace, ns)
     assert.deepEqual(codes(item), ['create-token', 'impersonate', 'pods-exec', 'read-secrets'])
   })
@@ -110,7 +118,7 @@ describe('fleet auth rules (live)', () => {
     const res = await runFleet(['auth', 'rules', '--all', '--kubeconfig', [cp.hub.kubeconfig, down, member.kubeconfig].join(':'), '-o', 'json'])
     assert.equal(res.code, 1)
     const all = items(res)
-    assert.deepEqual(all.map((i) => [i.ok, i.error?.kind ?? i.risks.some((r: any) => r.code === 'cluster-admin')]), [[true, true], [false, 'unreachable'], [true, true]])
+    assert.deepEqual(all.map((i) => [i.ok, i.error?.kind ?? i.risks!.some((r) => r.code === 'cluster-admin')]), [[true, true], [false, 'unreachable'], [true, true]])
     assert.deepEqual(Object.keys(all[1]).sort(), ['cluster', 'error', 'ok'])
     const table = await runFleet(['auth', 'rules', '--all', '--kubeconfig', [cp.hub.kubeconfig, down].join(':')])
     assert.equal(table.code, 1)

@@ -9,6 +9,7 @@ import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {closedPort} from '../support/net.js'
+import type {WhoAmIList} from '../../src/commands/auth/whoami.js'
 import {runFleet, type CliResult} from '../support/cli.js'
 import {
   createCertUser,
@@ -35,9 +36,9 @@ function pluginUser(tokens: string[], extraArgs: string[] = []) {
 
 
 function whoamiJson(res: CliResult) {
-  const out = res.json()
+  const out = res.json<WhoAmIList>()
   assert.equal(out.kind, 'WhoAmIList')
-  return out.items as Array<{cluster: string; ok: boolean; user?: any; warnings: Array<{code: string; message: string}>; error?: {kind: string; message: string}}>
+  return out.items
 }
 
 /** What kube-apiserver 1.34 puts in extra for a client certificate: the SHA-256 of the certificate. */
@@ -99,10 +100,10 @@ describe('fleet auth whoami (live)', () => {
       assertNoSecrets(res, [token], `whoami -o ${format}`)
       if (format !== 'json') continue
       const [item] = whoamiJson(res)
-      assert.equal(item.user.username, `system:serviceaccount:${ns}:deployer`)
-      assert.equal(item.user.uid, uid)
-      assert.deepEqual(item.user.groups, ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'])
-      assert.match(item.user.extra['authentication.kubernetes.io/credential-id'][0], /^JTI=/)
+      assert.equal(item.user?.username, `system:serviceaccount:${ns}:deployer`)
+      assert.equal(item.user?.uid, uid)
+      assert.deepEqual(item.user?.groups, ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'])
+      assert.match(item.user?.extra['authentication.kubernetes.io/credential-id'][0] ?? '', /^JTI=/)
     }
     const wide = await runFleet(['auth', 'whoami', '--kubeconfig', path, '-o', 'wide'])
     assert.match(wide.stdout, /^CLUSTER\s+USERNAME\s+UID\s+GROUPS\s+EXTRA\s+WARNING$/m)
@@ -190,7 +191,7 @@ describe('fleet auth whoami (live)', () => {
     assert.deepEqual(items.map((i) => i.cluster), cp.servers.map((s) => `${s.kubeconfig}+${s.context}`))
     for (const item of items) {
       assert.equal(item.ok, true)
-      assert.equal(item.user.username, cp.admin.user)
+      assert.equal(item.user?.username, cp.admin.user)
       assert.deepEqual(item.warnings.map((w) => w.code), ['system-masters', 'cluster-admin'])
     }
     process.stderr.write(`# whoami over ${items.length} clusters: ${elapsed} ms (whole process)\n`)

@@ -10,6 +10,8 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 
+import type {ClusterList} from '../../src/commands/clusters/list.js'
+import type {WhoAmIList} from '../../src/commands/auth/whoami.js'
 import {runFleet} from '../support/cli.js'
 import {
   applyYaml,
@@ -219,7 +221,7 @@ describe('hub-backed providers (live)', () => {
   it('clusters list shows every cluster once per source, with upstream names and the reason for each one not ready', async () => {
     const res = await runFleet(['clusters', 'list', '--fleet-config', fleetYaml, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
-    const items = res.json().items as any[]
+    const items = res.json<ClusterList>().items
     const rows = Object.fromEntries(items.map((i) => [i.name, i]))
     assert.deepEqual(
       items.map((i) => i.name),
@@ -254,14 +256,14 @@ describe('hub-backed providers (live)', () => {
       'secrets#garbled',
       'secrets#no-key',
     ])
-    assert.match(notReady['secrets#garbled'], new RegExp(`^secret ${ns}/garbled key kubeconfig: not valid YAML \\(line \\d+\\)`))
+    assert.match(notReady['secrets#garbled'] ?? '', new RegExp(`^secret ${ns}/garbled key kubeconfig: not valid YAML \\(line \\d+\\)`))
     assert.equal(notReady['secrets#no-key'], `Secret ${ns}/no-key has no data key "kubeconfig"`)
     assert.equal(
       notReady[`capi#${nsCapi2}/pending`],
       `control plane not initialized (status.initialization.controlPlaneInitialized is not true); kubeconfig Secret ${nsCapi2}/pending-kubeconfig not found`,
     )
     assert.equal(notReady[`capi-v1beta1#${nsCapi1}/legacy-pending`], `phase is Provisioning, not Provisioned; kubeconfig Secret ${nsCapi1}/legacy-pending-kubeconfig not found`)
-    assert.match(notReady[`inventory#${ns}/nomatch`], /^no access provider matches: the profile offers "azure", .*access.json configures "fleet-test", "secretreader", "kubeconfig-secretreader"$/)
+    assert.match(notReady[`inventory#${ns}/nomatch`] ?? '', /^no access provider matches: the profile offers "azure", .*access.json configures "fleet-test", "secretreader", "kubeconfig-secretreader"$/)
     assert.equal(notReady[`inventory#${ns}/unhealthy`], 'ControlPlaneHealthy is False (Unreachable): lease expired')
     assert.equal(notReady[`inventory-secrets#${nsInv2}/sec-missing`], `no Secret labelled x-k8s.io/cluster-inventory-consumer=${consumer},x-k8s.io/cluster-profile=sec-missing in namespace ${nsInv2}`)
 
@@ -285,7 +287,7 @@ describe('hub-backed providers (live)', () => {
   it('auth whoami reaches every good cluster through every provider with the credential a controller would use', async () => {
     const res = await runFleet(['auth', 'whoami', '--fleet-config', fleetYaml, '-l', `${GOOD}=true`, '-o', 'json'], {timeoutMs: 120_000})
     assert.equal(res.code, 0, res.stdout + res.stderr)
-    const seen = Object.fromEntries(res.json().items.map((i: any) => [i.cluster, i.ok ? i.user.username : `failed: ${i.error?.message}`]))
+    const seen = Object.fromEntries(res.json<WhoAmIList>().items.map((i) => [i.cluster, i.ok ? i.user?.username : `failed: ${i.error?.message}`]))
     assert.deepEqual(seen, expectedUser)
     for (const t of tokens) assert.ok(!res.stdout.includes(t) && !res.stderr.includes(t), 'no token in the output')
   })
@@ -293,7 +295,7 @@ describe('hub-backed providers (live)', () => {
   it('auth whoami --all also runs the broken ones, each failing on its own row', async () => {
     const res = await runFleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--all', '-o', 'json'], {timeoutMs: 120_000})
     assert.equal(res.code, 1)
-    const items = res.json().items as any[]
+    const items = res.json<WhoAmIList>().items
     assert.equal(items.length, 18)
     const failed = items.filter((i) => !i.ok).map((i) => i.cluster).sort()
     // Clusters not ready but with a server (an unhealthy profile) are still tried, and answer.
@@ -305,7 +307,7 @@ describe('hub-backed providers (live)', () => {
       'secrets#garbled',
       'secrets#no-key',
     ])
-    assert.equal(items.find((i) => i.cluster === `inventory#${ns}/unhealthy`).user.username, `hub:system:serviceaccount:${ns}:inventory`)
+    assert.equal(items.find((i) => i.cluster === `inventory#${ns}/unhealthy`)?.user?.username, `hub:system:serviceaccount:${ns}:inventory`)
   })
 
   it('--provider picks one provider, names unprefixed; a cluster is found by its short name', async () => {
@@ -313,7 +315,7 @@ describe('hub-backed providers (live)', () => {
     assert.deepEqual([res.code, res.stdout], [0, `${nsCapi2}/other-type\n${nsCapi2}/pending\n${nsCapi2}/work\n`])
     const who = await runFleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', 'work', '-o', 'json'])
     assert.equal(who.code, 0, who.stderr)
-    assert.deepEqual(who.json().items.map((i: any) => [i.cluster, i.user.username]), [[`capi#${nsCapi2}/work`, 'bob']])
+    assert.deepEqual(who.json<WhoAmIList>().items.map((i) => [i.cluster, i.user?.username]), [[`capi#${nsCapi2}/work`, 'bob']])
   })
 
   it('a provider type on the command line reads the hub named by --kubeconfig/--context with upstream defaults', async () => {
@@ -330,7 +332,7 @@ describe('hub-backed providers: cluster ids and failures', () => {
     try {
       const res = await runFleet(['clusters', 'list', '--fleet-config', fleetYaml, '--provider', 'secrets', '--live', '-o', 'json'])
       assert.equal(res.code, 0, res.stderr)
-      const rows = Object.fromEntries(res.json().items.map((i: any) => [i.name, i]))
+      const rows = Object.fromEntries(res.json<ClusterList>().items.map((i) => [i.name, i]))
       assert.deepEqual([rows['hub-self'].clusterId, rows['hub-self'].clusterIdSource], [`${run}-hub-id`, 'ClusterProperty'])
       // The Secret's credential may not read kube-system: the id is then unknown, and the cluster still ready.
       assert.deepEqual([rows['member1-cert'].ready, rows['member1-cert'].clusterId], [true, undefined])
@@ -351,8 +353,8 @@ describe('hub-backed providers: cluster ids and failures', () => {
       )
       const uid = (await kubectl(m1, ['get', 'namespace', 'kube-system', '-o', 'jsonpath={.metadata.uid}'])).trim()
       const again = await runFleet(['clusters', 'list', '--fleet-config', fleetYaml, '--provider', 'secrets', '--live', '-o', 'json'])
-      const member = again.json().items.find((i: any) => i.name === 'member1-cert')
-      assert.deepEqual([member.clusterId, member.clusterIdSource], [uid, 'kube-system'])
+      const member = again.json<ClusterList>().items.find((i) => i.name === 'member1-cert')
+      assert.deepEqual([member?.clusterId, member?.clusterIdSource], [uid, 'kube-system'])
 
       const table = await runFleet(['clusters', 'list', '--fleet-config', fleetYaml, '--provider', 'secrets', '--live'])
       assert.match(table.stdout.split('\n')[0], /^NAME\s+PROVIDER\s+SERVER\s+AUTH\s+READY\s+ID\s+REASON$/)
@@ -370,9 +372,9 @@ describe('hub-backed providers: cluster ids and failures', () => {
     writeFileSync(yaml, `providers:\n  - {name: dead, type: kubeconfig, hub: {kubeconfig: ${deadHub}}}\n  - {name: tenants, type: namespace, hub: {kubeconfig: ${m1.kubeconfig}}, selector: fleet.test/run=${run}}\n`)
     const res = await runFleet(['clusters', 'list', '--fleet-config', yaml, '-o', 'json'])
     assert.equal(res.code, 1)
-    const [dead, ...rest] = res.json().items
+    const [dead, ...rest] = res.json<ClusterList>().items
     assert.deepEqual([dead.name, dead.ready, dead.reason], ['dead', false, 'cannot list clusters: kubeconfig provider "dead": https://127.0.0.1:1: connection refused'])
-    assert.deepEqual(rest.map((r: any) => r.name), [`tenants#${run}-t1`, `tenants#${run}-t2`])
+    assert.deepEqual(rest.map((r) => r.name), [`tenants#${run}-t1`, `tenants#${run}-t2`])
   })
 
   it('cluster-api: a hub serving only v1beta1 is read as v1beta1 (older Cluster API)', async () => {

@@ -6,6 +6,7 @@ import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 
+import type {ClusterList} from '../../src/commands/clusters/list.js'
 import {runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 
@@ -56,7 +57,7 @@ describe('hub-backed providers at scale', () => {
     t.diagnostic(`one kubeconfig file: ${baseline.ms} ms; ${SECRETS} Secrets: ${secrets.ms} ms; ${CLUSTERS} CAPI Clusters: ${capi.ms} ms; both: ${both.ms} ms`)
     for (const {res} of [secrets, capi, both]) assert.equal(res.code, 0, res.stderr)
     assert.equal(secrets.res.json().items.length, SECRETS)
-    assert.ok(capi.res.json().items.every((i: any) => i.server === m1.url && !i.ready), 'CAPI Clusters without status are listed, not ready, with their server')
+    assert.ok(capi.res.json<ClusterList>().items.every((i) => i.server === m1.url && !i.ready), 'CAPI Clusters without status are listed, not ready, with their server')
     assert.equal(both.res.json().items.length, SECRETS + CLUSTERS)
     assert.ok(both.ms < 20_000, `listing took ${both.ms} ms`)
   })

@@ -8,11 +8,14 @@ import {after, before, describe, it} from 'node:test'
 import {whoami} from '../../src/access/whoami.js'
 import {FleetError} from '../../src/base/errors.js'
 import {KubeClient} from '../../src/kube/client.js'
+import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {makeCa, makeLeaf} from '../support/pki.js'
 
 // An API server double for what the real one cannot be made to do on demand: be an old release that serves
 // SelfSubjectReview only as v1alpha1, or none at all.
-type Handler = (method: string, path: string, body: any) => {status: number; body: unknown}
+/** A request body as the double received it: a Kubernetes object (apiVersion, kind, the rest as sent). */
+type SentObject = {apiVersion?: string; kind?: string; [field: string]: unknown}
+type Handler = (method: string, path: string, body: SentObject) => {status: number; body: unknown}
 let handler: Handler
 const seen: string[] = []
 let server: Server
@@ -40,7 +43,7 @@ before(async () => {
       cluster: {server: url, 'certificate-authority-data': (await readFile(ca.certFile)).toString('base64')},
       user: {token: 'double-token-123456'},
     },
-    {timeoutMs: 5000, clusterName: 'double'},
+    {timeoutMs: 5000, clusterName: 'double', exec: new ExecCredentialRunner()},
   )
 })
 after(() => server.close())

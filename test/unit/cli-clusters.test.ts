@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, it} from 'node:test'
 
+import type {ClusterList} from '../../src/commands/clusters/list.js'
 import {runFleet} from '../support/cli.js'
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/fleet', import.meta.url))
@@ -21,9 +22,9 @@ describe('fleet clusters list (no cluster needed)', () => {
   it('lists the example fleet with a stable JSON shape', async () => {
     const res = await runFleet(['clusters', 'list', '--kubeconfig', 'examples/fleet', '-o', 'json'], {cwd: REPO})
     assert.equal(res.code, 0, res.stderr)
-    const list = res.json()
+    const list = res.json<ClusterList>()
     assert.equal(list.kind, 'ClusterList')
-    const byName = Object.fromEntries(list.items.map((i: any) => [i.name, i]))
+    const byName = Object.fromEntries(list.items.map((i) => [i.name, i]))
     assert.deepEqual(Object.keys(byName), [
       'examples/fleet/dev.kubeconfig.yaml+dev',
       'examples/fleet/dev.kubeconfig.yaml+admin',
@@ -38,7 +39,7 @@ describe('fleet clusters list (no cluster needed)', () => {
     assert.equal(eu.server, 'https://prod-eu.example.com:6443')
     assert.equal(eu.auth, 'client-cert')
     assert.equal(eu.ca, 'embedded')
-    assert.match(eu.expires, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+    assert.match(eu.expires ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
     assert.deepEqual(eu.source, {kind: 'kubeconfig-file', path: join(EXAMPLES, 'prod.kubeconfig'), context: 'prod-eu'})
     assert.equal(byName['examples/fleet/staging.kubeconfig+staging'].auth, 'token')
     assert.equal(byName['examples/fleet/staging.kubeconfig+staging'].expires, '2027-01-01T00:00:00Z')

@@ -4,6 +4,7 @@ import {after, before, describe, it} from 'node:test'
 
 import {FleetError} from '../../src/base/errors.js'
 import {runOverClusters, type RunOptions} from '../../src/fleet/runner.js'
+import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
 import type {ClusterRef} from '../../src/providers/types.js'
 
@@ -19,7 +20,7 @@ function ref(name: string, server = 'https://127.0.0.1:1', extra: Partial<Cluste
   return {name, provider: 'test', aliases: [], server, auth: 'none', source: {kind: 'kubeconfig-file'}, labels: {}, ready: true, resolve: async () => context, ...extra}
 }
 
-const OPTIONS: RunOptions = {concurrency: 4, requestTimeoutMs: 0, clusterTimeoutMs: 0}
+const OPTIONS: RunOptions = {concurrency: 4, requestTimeoutMs: 0, clusterTimeoutMs: 0, exec: new ExecCredentialRunner()}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A TCP server that accepts connections and never says a word: the hang a real API server cannot produce on demand. */

@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {before, describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 
+import type {ClusterList} from '../../src/commands/clusters/list.js'
 import {runFleet} from '../support/cli.js'
 
 // Command-level tests of the fleet configuration over providers that need no cluster: kubeconfig files and kind (the
@@ -40,9 +41,9 @@ describe('fleet clusters list with a fleet configuration', () => {
   it('lists every provider, names prefixed <provider>#, not-ready rows with the reason', async () => {
     const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: dir, env})
     assert.equal(res.code, 0, res.stderr)
-    const items = res.json().items
+    const items = res.json<ClusterList>().items
     assert.deepEqual(
-      items.map((i: any) => [i.name, i.provider, i.ready]),
+      items.map((i) => [i.name, i.provider, i.ready]),
       [
         [`local#${join(dir, 'a.kubeconfig')}+a`, 'local', true],
         ['lab#lab', 'lab', true],

@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {FleetError, UsageError} from '../../src/base/errors.js'
+import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {FileProvider} from '../../src/providers/file.js'
 import {MultiProvider, splitMultiName} from '../../src/providers/multi.js'
 import {ClusterNotFoundError, findCluster} from '../../src/providers/not-found.js'
@@ -66,13 +67,16 @@ describe('multi provider', () => {
     await assert.rejects(m.get('edg'), {message: 'cluster "edg" not found in providers "secrets", "capi"; did you mean "capi#ns/edge", "ns/edge"?'})
   })
 
-  it('a provider that cannot list is one row, not ready, and the others are still listed', async () => {
+  it('a provider that cannot list is one failure beside the clusters, in its place, and the others are still listed', async () => {
     const m = new MultiProvider([stub('down', new FleetError('unreachable', 'kubeconfig provider "down": https://10.0.0.1:6443: connection refused')), stub('up', ['a'])])
-    const [down, up] = await m.list()
-    assert.deepEqual([down.name, down.provider, down.ready, down.source.kind], ['down', 'down', false, 'provider'])
-    assert.equal(down.reason, 'cannot list clusters: kubeconfig provider "down": https://10.0.0.1:6443: connection refused')
-    await assert.rejects(down.resolve(), (e: unknown) => e instanceof FleetError && e.kind === 'unreachable')
+    const [up] = await m.list()
+    const [down] = await m.failures()
+    assert.deepEqual([down.provider, down.position], ['down', 0])
+    assert.equal(down.error.message, 'cannot list clusters: kubeconfig provider "down": https://10.0.0.1:6443: connection refused')
+    assert.equal(down.error.kind, 'unreachable')
     assert.equal(up.name, 'up#a')
+    // It is not a cluster: naming it gives its listing error, not a row to connect to.
+    await assert.rejects(m.get('down'), (e: unknown) => e instanceof FleetError && e.kind === 'unreachable')
   })
 
   it('the current cluster is the current context of the one file provider', async () => {
@@ -99,21 +103,21 @@ describe('provider selection (flags and fleet configuration)', () => {
 
   it('no fleet configuration: kubectl\'s loading rules, as before', async () => {
     const {d, env, cwd} = await project()
-    const p = await buildProvider({env, cwd})
+    const p = await buildProvider({env, cwd, exec: new ExecCredentialRunner({env})})
     assert.ok(p instanceof FileProvider)
     assert.deepEqual(await names(p), [`${join(d, 'kube', 'a.kubeconfig')}+a1`, `${join(d, 'kube', 'a.kubeconfig')}+a2`])
   })
 
   it('a fleet configuration lists all its providers, prefixed when there are several', async () => {
     const {d, env, cwd} = await project('providers:\n  - {name: a, type: file, kubeconfig: kube/a.kubeconfig}\n  - {name: b, type: file, kubeconfig: kube/b.kubeconfig}\n')
-    const all = await buildProvider({env, cwd})
+    const all = await buildProvider({env, cwd, exec: new ExecCredentialRunner({env})})
     assert.ok(all instanceof MultiProvider)
     assert.deepEqual(await names(all), [`a#${join(d, 'kube/a.kubeconfig')}+a1`, `a#${join(d, 'kube/a.kubeconfig')}+a2`, `b#${join(d, 'kube/b.kubeconfig')}+b1`])
     assert.deepEqual((await all.list()).map((r) => r.provider), ['a', 'a', 'b'])
     // --provider: just that one, with its own (unprefixed) names.
-    assert.deepEqual(await names(await buildProvider({env, cwd, provider: 'b'})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
+    assert.deepEqual(await names(await buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), provider: 'b'})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
     // --provider with --kubeconfig: the provider's files replaced.
-    assert.deepEqual(await names(await buildProvider({env, cwd, provider: 'b', kubeconfig: [join(d, 'kube/a.kubeconfig')]})), [
+    assert.deepEqual(await names(await buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), provider: 'b', kubeconfig: [join(d, 'kube/a.kubeconfig')]})), [
       `${join(d, 'kube/a.kubeconfig')}+a1`,
       `${join(d, 'kube/a.kubeconfig')}+a2`,
     ])
@@ -121,27 +125,27 @@ describe('provider selection (flags and fleet configuration)', () => {
 
   it('one provider in the configuration keeps its names unprefixed', async () => {
     const {d, env, cwd} = await project('providers:\n  - {type: file, kubeconfig: kube/b.kubeconfig}\n')
-    assert.deepEqual(await names(await buildProvider({env, cwd})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
+    assert.deepEqual(await names(await buildProvider({env, cwd, exec: new ExecCredentialRunner({env})})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
   })
 
   it('--kubeconfig means kubectl\'s view: a fleet.yaml in the directory does not change it', async () => {
     const {d, env, cwd} = await project('providers:\n  - {type: kind}\n')
-    const p = await buildProvider({env, cwd, kubeconfig: [join(d, 'kube/b.kubeconfig')]})
+    const p = await buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), kubeconfig: [join(d, 'kube/b.kubeconfig')]})
     assert.deepEqual(await names(p), [`${join(d, 'kube/b.kubeconfig')}+b1`])
-    await assert.rejects(buildProvider({env, cwd, kubeconfig: ['x'], fleetConfig: 'fleet.yaml'}), (e: unknown) => e instanceof UsageError)
+    await assert.rejects(buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), kubeconfig: ['x'], fleetConfig: 'fleet.yaml'}), (e: unknown) => e instanceof UsageError)
   })
 
   it('--provider names a configured provider or a type; anything else lists what exists', async () => {
     const {env, cwd} = await project('providers:\n  - {name: local, type: file}\n  - {name: lab, type: kind}\n')
-    assert.equal((await buildProvider({env, cwd, provider: 'kind'})).name, 'kind')
-    await assert.rejects(buildProvider({env, cwd, provider: 'capi'}), {
+    assert.equal((await buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), provider: 'kind'})).name, 'kind')
+    await assert.rejects(buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), provider: 'capi'}), {
       message: `--provider: no provider "capi"; ${join(cwd, 'fleet.yaml')} names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind`,
     })
   })
 
   it('a broken fleet configuration fails on first use, not before', async () => {
     const {env, cwd} = await project('providers: {}\n')
-    const deferred = new DeferredProvider(() => buildProvider({env, cwd}))
+    const deferred = new DeferredProvider(() => buildProvider({env, cwd, exec: new ExecCredentialRunner({env})}))
     await assert.rejects(deferred.list(), {message: `${join(cwd, 'fleet.yaml')}: providers: must be a list, got a mapping`})
   })
 

@@ -1,20 +1,16 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {type ErrorInfo, UsageError} from '../../base/errors.js'
+import {UsageError} from '../../base/errors.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import type {AccessAnswer} from '../../access/can-i.js'
 import {type AccessQuery, canI, parseAccessQuery, queryWarnings} from '../../access/can-i.js'
-import {errorColumn, failureNotes} from '../../cli/access-format.js'
+import {errorColumn} from '../../cli/access-format.js'
+import {type ClusterItem, toItem} from '../../fleet/items.js'
 
 /** The stable JSON shape of `auth can-i` (documented in docs/access.md). */
-export interface AccessReviewItem extends Partial<Omit<AccessAnswer, 'warnings'>> {
-  cluster: string
-  ok: boolean
-  warnings: string[]
-  error?: ErrorInfo
-}
+export type AccessReviewItem = ClusterItem<Omit<AccessAnswer, 'warnings'>> & {warnings: string[]}
 
 export interface AccessReviewList {
   kind: 'AccessReviewList'
@@ -66,13 +62,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     const query = parseAccessQuery({verb: this.args.verb, resource: this.args.resource, name: this.args.name, subresource: flags.subresource})
     const fixed = flags['all-namespaces'] ? '' : flags.namespace
     const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'))
-    const items: AccessReviewItem[] = results.map((r) => ({
-      cluster: r.cluster,
-      ok: r.ok,
-      ...(r.value ?? {}),
-      warnings: r.value?.warnings ?? [],
-      ...(r.error ? {error: r.error} : {}),
-    }))
+    const items: AccessReviewItem[] = results.map((r) => toItem(r, (v) => v, {warnings: [] as string[]}))
     const result: AccessReviewList = {
       kind: 'AccessReviewList',
       query,
@@ -92,15 +82,15 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       ...errorColumn(items, (i) => i),
     ]
     this.render(result, {
-      // -o name: the clusters that said yes, for scripts ("where may I deploy?").
-      rows: this.format === 'name' ? items.filter((i) => i.allowed) : items,
+      rows: items,
       columns,
-      name: (i) => i.cluster,
+      // -o name: the clusters that said yes, for scripts ("where may I deploy?").
+      names: items.filter((i) => i.allowed).map((i) => i.cluster),
       notes: [
         ...result.warnings.map((w) => `warning: ${w}`),
         ...items.flatMap((i) => i.warnings.map((w) => `warning: ${i.cluster}: ${w}`)),
-        ...failureNotes(items),
       ],
+      failures: items,
     })
     return result
   }

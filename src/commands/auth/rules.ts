@@ -1,19 +1,15 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import type {ErrorInfo} from '../../base/errors.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
-import {bracketed, errorColumn, failureNotes} from '../../cli/access-format.js'
+import {bracketed, errorColumn} from '../../cli/access-format.js'
+import {type ClusterItem, toItem} from '../../fleet/items.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
 import {type RulesReview, qualifiedResources, rulesReview} from '../../access/rules.js'
 
 /** The stable JSON shape of `auth rules` (documented in docs/access.md). */
-export interface RulesItem extends Partial<RulesReview> {
-  cluster: string
-  ok: boolean
-  error?: ErrorInfo
-}
+export type RulesItem = ClusterItem<RulesReview>
 
 export interface RulesReviewList {
   kind: 'RulesReviewList'
@@ -55,7 +51,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
     const results = await this.overClusters(({client}) => rulesReview(client, this.flags.namespace ?? client.context.namespace ?? 'default'))
     const result: RulesReviewList = {
       kind: 'RulesReviewList',
-      items: results.map((r) => ({cluster: r.cluster, ok: r.ok, ...(r.value ?? {}), ...(r.error ? {error: r.error} : {})})),
+      items: results.map((r) => toItem(r, (v) => v)),
     }
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
     if (this.flags['fail-on-risk'] && risky.length > 0) this.markFailed()
@@ -72,15 +68,15 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       ...errorColumn(rows, (r) => r.item),
     ]
     this.render(result, {
-      rows: this.format === 'name' ? risky.map((item) => ({item, resources: [], nonResourceURLs: [], resourceNames: [], verbs: [], risks: []})) : rows,
+      rows,
       columns,
       // -o name: the clusters where the identity holds a risky grant.
-      name: (r) => r.item.cluster,
+      names: risky.map((i) => i.cluster),
       notes: [
         ...result.items.filter((i) => i.incomplete).map((i) => `warning: ${i.cluster}: the rules are incomplete${i.evaluationError ? `: ${i.evaluationError}` : ''}`),
         ...risky.map((i) => `risk: ${i.cluster} (namespace ${i.namespace}): ${summarizeRisks(i.risks!).join(', ')}`),
-        ...failureNotes(result.items),
       ],
+      failures: result.items,
     })
     return result
   }

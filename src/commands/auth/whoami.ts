@@ -1,18 +1,12 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import type {ErrorInfo} from '../../base/errors.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
-import {errorColumn, failureNotes} from '../../cli/access-format.js'
+import {errorColumn} from '../../cli/access-format.js'
+import {type ClusterItem, toItem} from '../../fleet/items.js'
 import {type UserInfo, type WhoAmIWarning, whoami} from '../../access/whoami.js'
 
 /** The stable JSON shape of `auth whoami` (documented in docs/access.md). */
-export interface WhoAmIItem {
-  cluster: string
-  ok: boolean
-  user?: UserInfo
-  warnings: WhoAmIWarning[]
-  error?: ErrorInfo
-}
+export type WhoAmIItem = ClusterItem<{user: UserInfo}> & {warnings: WhoAmIWarning[]}
 
 export interface WhoAmIList {
   kind: 'WhoAmIList'
@@ -38,13 +32,7 @@ the current context is used. Exit 1 when any cluster could not answer.`
     const results = await this.overClusters(({client}) => whoami(client))
     const result: WhoAmIList = {
       kind: 'WhoAmIList',
-      items: results.map((r) => ({
-        cluster: r.cluster,
-        ok: r.ok,
-        ...(r.value ? {user: r.value.user} : {}),
-        warnings: r.value?.warnings ?? [],
-        ...(r.error ? {error: r.error} : {}),
-      })),
+      items: results.map((r) => toItem(r, (v) => ({user: v.user, warnings: v.warnings}), {warnings: [] as WhoAmIWarning[]})),
     }
     const columns: Column<WhoAmIItem>[] = [
       {header: 'cluster', get: (i) => i.cluster},
@@ -56,11 +44,11 @@ the current context is used. Exit 1 when any cluster could not answer.`
       ...errorColumn(result.items, (i) => i),
     ]
     this.render(result, {
-      rows: this.format === 'name' ? result.items.filter((i) => i.user) : result.items,
+      rows: result.items,
       columns,
       // The usernames, one per cluster that answered: `fleet auth whoami -o name` is the scriptable form.
-      name: (i) => i.user?.username ?? '',
-      notes: failureNotes(result.items),
+      names: result.items.flatMap((i) => (i.user ? [i.user.username] : [])),
+      failures: result.items,
     })
     return result
   }

@@ -2,15 +2,9 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge} from '../../base/duration.js'
-import {toErrorInfo} from '../../base/errors.js'
-import {KubeClient} from '../../kube/client.js'
-import {type ProbeResult, probe} from '../../clusters/probe.js'
-import {type ClusterDetails, describeRef} from '../../clusters/summary.js'
+import {type ClusterInspection, inspectCluster} from '../../clusters/inspect.js'
 
-export interface ClusterInspection extends ClusterDetails {
-  kind: 'ClusterInspection'
-  live?: ProbeResult
-}
+export type {ClusterInspection}
 
 type Field = {field: string; value: string}
 
@@ -35,25 +29,21 @@ Without NAME, the current context (or --context) is inspected.`
   }
 
   async run(): Promise<ClusterInspection> {
-    const provider = this.provider()
-    const ref = this.args.name ? await provider.get(this.args.name) : await provider.current(this.flags.context)
-    // A reference that cannot be resolved (missing cluster or user) is a configuration error with the file named.
-    const context = await ref.resolve()
-    const details = await describeRef(ref)
-    const result: ClusterInspection = {kind: 'ClusterInspection', ...details}
-    if (!this.flags.offline) {
-      try {
-        const client = await KubeClient.connect(context, {timeoutMs: this.requestTimeoutMs, clusterName: ref.name, exec: this.execRunner})
-        result.live = await probe(client)
-      } catch (error) {
-        const info = toErrorInfo(error)
-        if (info.kind === 'config') throw error
-        result.live = {ok: false, error: info}
-      }
-      if (!result.live.ok) this.markFailed()
-    }
-    this.render(result, {rows: fields(result), columns: [{header: 'field', get: (f) => f.field}, {header: 'value', get: (f) => f.value}], name: () => result.name})
-    if (result.live?.error && !this.machineOutput) process.stderr.write(`error: ${ref.name}: ${result.live.error.message}\n`)
+    const result = await inspectCluster(this.provider(), {
+      name: this.args.name,
+      context: this.flags.context,
+      offline: this.flags.offline,
+      requestTimeoutMs: this.requestTimeoutMs,
+      exec: this.execRunner,
+    })
+    if (result.live && !result.live.ok) this.markFailed()
+    this.render(result, {
+      rows: fields(result),
+      columns: [{header: 'field', get: (f) => f.field}, {header: 'value', get: (f) => f.value}],
+      // -o name: the one cluster inspected, once.
+      names: [result.name],
+      failures: [{cluster: result.name, error: result.live?.error}],
+    })
     return result
   }
 }

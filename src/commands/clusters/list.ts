@@ -3,11 +3,9 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge} from '../../base/duration.js'
 import type {Column} from '../../cli/table.js'
-import {runOverClusters} from '../../fleet/runner.js'
-import {scrub} from '../../kubeconfig/redact.js'
-import {readClusterId} from '../../clusters/ids.js'
-import {type ClusterSummary, describeRef, sourceText} from '../../clusters/summary.js'
-import type {ClusterRef} from '../../providers/types.js'
+import {toErrorInfo} from '../../base/errors.js'
+import {listClusters} from '../../clusters/list.js'
+import {type ClusterSummary, sourceText} from '../../clusters/summary.js'
 
 export interface ClusterList {
   kind: 'ClusterList'
@@ -37,14 +35,11 @@ not ready. A cluster that is not ready is listed with the reason; --strict makes
   }
 
   async run(): Promise<ClusterList> {
-    let refs = await this.provider().list()
-    // --context picks kubeconfig contexts; for hub-backed providers it named the hub and selects nothing here.
-    if (this.flags.context) refs = refs.filter((r) => r.source.kind !== 'kubeconfig-file' || r.source.context === this.flags.context)
-    const items = await Promise.all(refs.map(async (r) => {
-      const {credentials: _c, ...summary} = await describeRef(r)
-      return summary
-    }))
-    if (this.flags.live) await this.live(refs, items)
+    const listing = await listClusters(this.provider(), {
+      context: this.flags.context,
+      live: this.flags.live ? this.runOptions('0') : undefined,
+    })
+    const items = listing.items
     const result: ClusterList = {kind: 'ClusterList', items}
     const anyNotReady = items.some((c) => !c.ready)
     const columns: Column<ClusterSummary>[] = [
@@ -63,32 +58,14 @@ not ready. A cluster that is not ready is listed with the reason; --strict makes
         color: (c, k) => (c.expires && Date.parse(c.expires) < Date.now() ? k.red : undefined)},
     ]
     // A provider that could not list its clusters is a failure even without --strict.
-    const failedProviders = items.filter((c) => c.source.kind === 'provider')
-    if (failedProviders.length > 0 || (this.flags.strict && anyNotReady)) this.markFailed()
-    this.render(result, {rows: items, columns, name: (c) => c.name})
-    if (this.format !== 'json' && this.format !== 'yaml') {
-      for (const p of failedProviders) process.stderr.write(scrub(`error: ${p.reason}\n`))
-    }
+    if (listing.failures.length > 0 || (this.flags.strict && anyNotReady)) this.markFailed()
+    this.render(result, {
+      rows: items,
+      columns,
+      // -o name: the clusters only; a provider that could not list is an error line, not a name.
+      names: listing.clusters.map((c) => c.name),
+      failures: listing.failures.map((f) => ({error: toErrorInfo(f.error)})),
+    })
     return result
-  }
-
-  /** Reads each reachable cluster's id; a cluster that does not answer becomes not ready with the reason. */
-  private async live(refs: ClusterRef[], items: ClusterSummary[]): Promise<void> {
-    const reachable = refs.map((r, i) => ({r, i})).filter(({i}) => items[i].server !== undefined)
-    const results = await runOverClusters(reachable.map(({r}) => r), ({client}) => readClusterId(client), {
-      concurrency: this.flags.concurrency,
-      requestTimeoutMs: this.requestTimeoutMs,
-      clusterTimeoutMs: 0,
-      progress: !this.machineOutput,
-      interactive: this.interactive,
-    })
-    results.forEach((res, k) => {
-      const item = items[reachable[k].i]
-      if (res.ok && res.value?.clusterId) Object.assign(item, res.value)
-      if (!res.ok) {
-        item.ready = false
-        item.reason = res.error!.message
-      }
-    })
   }
 }

@@ -1,5 +1,5 @@
-import {readFile} from 'node:fs/promises'
 
+import {readRequired} from '../../base/files.js'
 import {ConfigError} from '../../base/errors.js'
 import {Fields, isMapping} from '../../config/fields.js'
 import {expandPath} from '../../config/fleet-config.js'
@@ -37,13 +37,7 @@ export interface ProfileAccessProvider {
 }
 
 export async function loadAccessConfig(path: string, env: NodeJS.ProcessEnv = process.env): Promise<AccessConfig> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(`${path}: ${code === 'ENOENT' ? 'access-provider file not found' : (error as Error).message}`)
-  }
+  const text = (await readRequired(path, `access-provider file ${path}`)).toString('utf8')
   return parseAccessConfig(text, path, env)
 }
 

@@ -1,7 +1,7 @@
 import {ConfigError, FleetError} from '../../base/errors.js'
 import type {HubSpec} from '../../config/fleet-config.js'
 import {KubeClient} from '../../kube/client.js'
-import {ExecCredentialRunner} from '../../kube/exec-credential.js'
+import type {ExecCredentialRunner} from '../../kube/exec-credential.js'
 import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../../kubeconfig/loading-rules.js'
 
 /**
@@ -11,7 +11,8 @@ import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../.
 export interface HubOptions {
   requestTimeoutMs: number
   env?: NodeJS.ProcessEnv
-  exec?: ExecCredentialRunner
+  /** The command's one exec credential runner: a plugin shared by the hub and its members runs once. */
+  exec: ExecCredentialRunner
 }
 
 interface ListPage<T> {
@@ -60,7 +61,7 @@ export class Hub {
       KubeClient.connect(ctx, {
         timeoutMs: this.options.requestTimeoutMs,
         clusterName: `hub ${ctx.contextName}`,
-        exec: this.options.exec ?? new ExecCredentialRunner({env: this.options.env}),
+        exec: this.options.exec,
       }).catch((error) => {
         throw this.wrap(error)
       }),

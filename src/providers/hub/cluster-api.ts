@@ -1,9 +1,8 @@
 import {FleetError} from '../../base/errors.js'
-import type {HubSpec} from '../../config/fleet-config.js'
+import type {ClusterApiProviderConfig} from '../../config/fleet-config.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {mapLimit} from '../../base/concurrency.js'
 import {makeRef} from '../ref.js'
-import type {HubOptions} from './client.js'
 import {type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef} from '../types.js'
@@ -26,13 +25,6 @@ export interface CapiCluster {
   }
 }
 
-export interface ClusterApiOptions extends HubOptions {
-  hub?: HubSpec
-  /** Only Clusters in this namespace (all namespaces when absent). */
-  namespace?: string
-  /** Read this version instead of the newest one the hub serves. */
-  apiVersion?: string
-}
 
 /** v1beta2 when the hub serves it, else v1beta1 (older Cluster API); a forced version must be served. */
 export function chooseCapiVersion(served: string[], forced?: string): string {
@@ -97,24 +89,17 @@ export function refFromCapiCluster(
   )
 }
 
-export class ClusterApiProvider extends HubProvider {
-  constructor(
-    name: string,
-    private readonly options: ClusterApiOptions,
-  ) {
-    super(name, 'cluster-api', options.hub, options)
-  }
-
+export class ClusterApiProvider extends HubProvider<ClusterApiProviderConfig> {
   protected async build(): Promise<ClusterRef[]> {
     const hubName = await this.hub.name()
     const served = await this.hub.groupVersions(CAPI_GROUP)
     let version: string
     try {
-      version = chooseCapiVersion(served, this.options.apiVersion)
+      version = chooseCapiVersion(served, this.config.apiVersion)
     } catch (error) {
       throw new FleetError((error as FleetError).kind, `${this.describe()}: hub ${hubName}: ${(error as Error).message}`)
     }
-    const ns = this.options.namespace
+    const ns = this.config.namespace
     const clusters = await this.hub.list<CapiCluster>(collectionPath(`/apis/${CAPI_GROUP}/${version}`, 'clusters', ns), `list ${CAPI_GROUP}/${version} Clusters`)
     const secrets = await this.kubeconfigSecrets(clusters)
     return clusters
@@ -137,7 +122,7 @@ export class ClusterApiProvider extends HubProvider {
     if (clusters.length === 0) return byKey
     const wanted = new Set(clusters.map((c) => `${c.metadata.namespace}/${kubeconfigSecretName(c.metadata.name)}`))
     try {
-      const listed = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', this.options.namespace), 'list Cluster API Secrets', {
+      const listed = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', this.config.namespace), 'list Cluster API Secrets', {
         fieldSelector: `type=${CAPI_SECRET_TYPE}`,
       })
       for (const s of listed) {

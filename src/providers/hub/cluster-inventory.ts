@@ -1,8 +1,7 @@
-import type {HubSpec} from '../../config/fleet-config.js'
+import type {ClusterInventoryProviderConfig} from '../../config/fleet-config.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {type AccessConfig, type ProfileAccessProvider, chooseAccessProvider, execContext, loadAccessConfig} from './access-providers.js'
 import {makeRef} from '../ref.js'
-import type {HubOptions} from './client.js'
 import {type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef, ClusterSource} from '../types.js'
@@ -28,15 +27,6 @@ export interface ClusterProfile {
   }
 }
 
-export interface ClusterInventoryOptions extends HubOptions {
-  hub?: HubSpec
-  /** Only profiles in this namespace (all namespaces when absent, as upstream watches them all). */
-  namespace?: string
-  /** Access-provider file (upstream's -clusterprofile-provider-file). */
-  providerFile?: string
-  /** Consumer name for the Secret strategy. */
-  consumer?: string
-}
 
 export function profileNotReady(profile: ClusterProfile): string | undefined {
   if (profile.metadata.deletionTimestamp) return 'the ClusterProfile is being deleted'
@@ -118,20 +108,13 @@ export function refFromProfile(profile: ClusterProfile, strategy: Strategy, o: {
   )
 }
 
-export class ClusterInventoryProvider extends HubProvider {
-  constructor(
-    name: string,
-    private readonly options: ClusterInventoryOptions,
-  ) {
-    super(name, 'cluster-inventory', options.hub, options)
-  }
-
+export class ClusterInventoryProvider extends HubProvider<ClusterInventoryProviderConfig> {
   protected async build(): Promise<ClusterRef[]> {
     const hubName = await this.hub.name()
     // The local file is read first: a broken configuration is reported before the hub is contacted.
-    const config = this.options.providerFile ? await loadAccessConfig(this.options.providerFile, this.options.env) : undefined
-    const profiles = await this.hub.list<ClusterProfile>(collectionPath(PROFILE_API, 'clusterprofiles', this.options.namespace), 'list ClusterProfiles')
-    const strategy: Strategy = config ? {kind: 'access', config} : {kind: 'secret', consumer: this.options.consumer!, secrets: await this.consumerSecrets()}
+    const config = this.config.providerFile ? await loadAccessConfig(this.config.providerFile, this.options.env) : undefined
+    const profiles = await this.hub.list<ClusterProfile>(collectionPath(PROFILE_API, 'clusterprofiles', this.config.namespace), 'list ClusterProfiles')
+    const strategy: Strategy = config ? {kind: 'access', config} : {kind: 'secret', consumer: this.config.consumer!, secrets: await this.consumerSecrets()}
     return profiles
       .map((p) => refFromProfile(p, strategy, {provider: this.name, hub: hubName}))
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -139,8 +122,8 @@ export class ClusterInventoryProvider extends HubProvider {
 
   /** All of this consumer's Secrets in one request, grouped by `<namespace>/<profile>`. */
   private async consumerSecrets(): Promise<Map<string, Secret[]>> {
-    const secrets = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', this.options.namespace), 'list cluster-inventory Secrets', {
-      labelSelector: `${CONSUMER_LABEL}=${this.options.consumer},${PROFILE_LABEL}`,
+    const secrets = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', this.config.namespace), 'list cluster-inventory Secrets', {
+      labelSelector: `${CONSUMER_LABEL}=${this.config.consumer},${PROFILE_LABEL}`,
     })
     const byProfile = new Map<string, Secret[]>()
     for (const s of secrets) {

@@ -1,6 +1,5 @@
-import type {HubSpec} from '../../config/fleet-config.js'
+import type {KubeconfigSecretProviderConfig} from '../../config/fleet-config.js'
 import {makeRef} from '../ref.js'
-import type {HubOptions} from './client.js'
 import {type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef} from '../types.js'
@@ -12,13 +11,6 @@ import type {ClusterRef} from '../types.js'
 export const KUBECONFIG_SECRET_LABEL = 'sigs.k8s.io/multicluster-runtime-kubeconfig'
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig'
 
-export interface KubeconfigSecretOptions extends HubOptions {
-  hub?: HubSpec
-  /** The hub context's namespace, else `default`. */
-  namespace?: string
-  label?: string
-  key?: string
-}
 
 /** Upstream skips a Secret without the key; fleet lists it, not ready, so the operator sees why a controller will not. */
 export function refFromKubeconfigSecret(secret: Secret, o: {provider: string; key: string; hub?: string}): ClusterRef {
@@ -44,19 +36,12 @@ export function refFromKubeconfigSecret(secret: Secret, o: {provider: string; ke
   )
 }
 
-export class KubeconfigSecretProvider extends HubProvider {
-  constructor(
-    name: string,
-    private readonly options: KubeconfigSecretOptions,
-  ) {
-    super(name, 'kubeconfig', options.hub, options)
-  }
-
+export class KubeconfigSecretProvider extends HubProvider<KubeconfigSecretProviderConfig> {
   protected async build(): Promise<ClusterRef[]> {
     const ctx = await this.hub.context()
-    const namespace = this.options.namespace ?? ctx.namespace ?? 'default'
-    const label = this.options.label ?? KUBECONFIG_SECRET_LABEL
-    const key = this.options.key ?? KUBECONFIG_SECRET_KEY
+    const namespace = this.config.namespace ?? ctx.namespace ?? 'default'
+    const label = this.config.label ?? KUBECONFIG_SECRET_LABEL
+    const key = this.config.key ?? KUBECONFIG_SECRET_KEY
     // The label must have the value "true" exactly, as upstream's predicate requires.
     const secrets = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', namespace), `list Secrets in ${namespace}`, {
       labelSelector: `${label}=true`,

@@ -1,0 +1,90 @@
+import {spawn} from 'node:child_process'
+
+/**
+ * The one way fleet runs another program (kind, exec credential plugins): a time limit that holds, and on timeout the
+ * child's whole process group is killed, so a grandchild holding stdout open cannot keep fleet waiting. Callers word
+ * the failures (ProcessTimeout, ProcessStartError) for their own context.
+ */
+export interface RunProcessOptions {
+  args?: string[]
+  env?: NodeJS.ProcessEnv
+  timeoutMs: number
+  /**
+   * Give the child our terminal (stdin inherited). It then stays in our process group (a terminal's foreground group
+   * is ours), so only the child itself is killed on timeout.
+   */
+  interactive?: boolean
+  /** Each piece of the child's stderr as it arrives, until the run is settled (e.g. passed on to the user). */
+  onStderr?: (chunk: string) => void
+}
+
+export interface ProcessResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** The child gave no result within the time limit (and was killed). */
+export class ProcessTimeout extends Error {
+  constructor(readonly command: string, readonly timeoutMs: number) {
+    super(`${command}: no answer within ${timeoutMs}ms`)
+    this.name = 'ProcessTimeout'
+  }
+}
+
+/** The child could not be started; `code` is the system's (ENOENT: no such program, EACCES: not executable). */
+export class ProcessStartError extends Error {
+  constructor(readonly command: string, readonly code: string | undefined, message: string) {
+    super(message)
+    this.name = 'ProcessStartError'
+  }
+}
+
+export function runProcess(command: string, options: RunProcessOptions): Promise<ProcessResult> {
+  return new Promise<ProcessResult>((resolve, reject) => {
+    const group = options.interactive !== true
+    let settled = false
+    const settle = (fn: () => void) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      fn()
+    }
+    const child = spawn(command, options.args ?? [], {
+      env: options.env ?? process.env,
+      stdio: [options.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+      detached: group,
+    })
+    // Our own timer: spawn's `timeout` option neither kills the group nor fires when the command does not exist.
+    const timer = setTimeout(() => {
+      kill(child.pid, group)
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+      settle(() => reject(new ProcessTimeout(command, options.timeoutMs)))
+    }, options.timeoutMs)
+    const out: Buffer[] = []
+    let err = ''
+    child.stdout!.on('data', (d: Buffer) => out.push(d))
+    child.stderr!.on('data', (d: Buffer) => {
+      const text = d.toString()
+      err += text
+      if (!settled) options.onStderr?.(text)
+    })
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      settle(() => reject(new ProcessStartError(command, error.code, error.message)))
+    })
+    child.on('close', (code, signal) => {
+      settle(() => resolve({code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: err}))
+    })
+  })
+}
+
+function kill(pid: number | undefined, group: boolean): void {
+  if (pid === undefined) return
+  try {
+    process.kill(group ? -pid : pid, 'SIGKILL')
+  } catch {
+    // Already gone.
+  }
+}

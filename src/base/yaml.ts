@@ -1,0 +1,17 @@
+import yaml from 'js-yaml'
+
+import {ConfigError} from './errors.js'
+
+/**
+ * YAML text parsed with one error wording for every file fleet reads: `<where>: not valid YAML (line N): <reason>`,
+ * where `where` is a path, or a Secret and its key.
+ */
+export function loadYaml(text: string, where: string): unknown {
+  try {
+    return yaml.load(text, {filename: where})
+  } catch (error) {
+    const e = error instanceof yaml.YAMLException ? error : undefined
+    const line = e?.mark ? ` (line ${e.mark.line + 1})` : ''
+    throw new ConfigError(`${where}: not valid YAML${line}: ${e ? e.reason : String(error)}`, {cause: error})
+  }
+}

@@ -1,0 +1,53 @@
+import type {ClusterProvider, ClusterRef, ProviderFailure} from '../providers/types.js'
+import {placeFailures} from '../fleet/failures.js'
+import {type RunOptions, runOverClusters} from '../fleet/runner.js'
+import {readClusterId} from './ids.js'
+import {type ClusterSummary, describeRef} from './summary.js'
+
+/** `clusters list`: every cluster the providers know, described without the network unless asked to go live. */
+export interface ListOptions {
+  /** --context: only that context among kubeconfig-file clusters (for hub-backed providers it named the hub instead). */
+  context?: string
+  /** --live: read each reachable cluster's id through the fleet runner (the command's options, its exec runner included). */
+  live?: RunOptions
+}
+
+export interface ClusterListing {
+  /** The rows of the list (its JSON items): the clusters and, at its place, one not-ready row per provider that could not list. */
+  items: ClusterSummary[]
+  /** Only the clusters: what `-o name` prints. */
+  clusters: ClusterSummary[]
+  /** The providers that could not list their clusters. */
+  failures: ProviderFailure[]
+}
+
+export async function listClusters(provider: ClusterProvider, options: ListOptions = {}): Promise<ClusterListing> {
+  const all = await provider.list()
+  const failures = (await provider.failures?.()) ?? []
+  const refs = options.context ? all.filter((r) => r.source.kind !== 'kubeconfig-file' || r.source.context === options.context) : all
+  const clusters = await Promise.all(refs.map(async (r) => {
+    const {credentials: _c, ...summary} = await describeRef(r)
+    return summary
+  }))
+  if (options.live) await goLive(refs, clusters, options.live)
+  return {items: placeFailures(all, refs, clusters, failures, failedProviderRow), clusters, failures}
+}
+
+/** A provider that could not list, as a row of the list: named after the provider, not ready, with the reason. */
+function failedProviderRow(f: ProviderFailure): ClusterSummary {
+  return {name: f.provider, provider: f.provider, current: false, auth: 'none', ready: false, reason: f.error.message, labels: {}, source: {kind: 'provider', name: f.provider}}
+}
+
+/** Reads each reachable cluster's id; a cluster that does not answer becomes not ready with the reason. */
+async function goLive(refs: ClusterRef[], items: ClusterSummary[], run: RunOptions): Promise<void> {
+  const reachable = refs.map((r, i) => ({r, i})).filter(({i}) => items[i].server !== undefined)
+  const results = await runOverClusters(reachable.map(({r}) => r), ({client}) => readClusterId(client), run)
+  results.forEach((res, k) => {
+    const item = items[reachable[k].i]
+    if (res.ok && res.value?.clusterId) Object.assign(item, res.value)
+    if (!res.ok) {
+      item.ready = false
+      item.reason = res.error!.message
+    }
+  })
+}
