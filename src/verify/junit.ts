@@ -44,7 +44,7 @@ export function junitXml(report: VerifyReport, options: {timestamp?: Date; host?
     for (const [name, value] of properties) if (value) props.ele('property', {name, value: xmlText(value)})
     for (const check of checks) {
       // Check time is not measured per check; the suite carries the cluster's time.
-      const testcase = suite.ele('testcase', {name: check.name, classname: xmlText(`fleet.verify.${item.cluster}`), time: '0'})
+      const testcase = suite.ele('testcase', {name: check.name, classname: xmlText(item.cluster), time: '0'})
       const text = xmlText([check.message, check.fix ? `fix: ${check.fix}` : ''].filter(Boolean).join('\n'))
       if (check.status === 'fail' || (report.strict && check.status === 'warn')) {
         testcase.ele('failure', {message: xmlText(check.message), type: check.status}).txt(text)

@@ -1,0 +1,365 @@
+// fleet clusters verify against the real control plane: identities of different power (the admin certificate, static
+// token users, ServiceAccount tokens, an exec plugin), each check failing alone for its own reason with the matching
+// JUnit testcase failed, the JUnit valid against the schemas CI systems read, GitHub output only when the env says so,
+// and no secret in any output.
+import assert from 'node:assert/strict'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {before, describe, it} from 'node:test'
+
+import {runFleet, type CliResult} from '../support/cli.js'
+import {
+  createServiceAccountToken,
+  kubeconfigFor,
+  loadControlPlane,
+  scratchDir,
+  tokenUser,
+  uniqueName,
+  writeKubeconfig,
+} from '../support/fixture.js'
+import {junitCases, junitSchemaErrors} from '../support/junit.js'
+import {closedPort} from '../support/net.js'
+import {grant} from '../support/rbac.js'
+
+const cp = loadControlPlane()
+const hub = cp.hub
+const EXAMPLE_POLICY = fileURLToPath(new URL('../../docs/examples/policy.yaml', import.meta.url))
+const PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url))
+const CHECKS = ['provider-ready', 'reachable', 'tls-verified', 'authenticated', 'identity', 'permissions', 'forbidden-power', 'credential-lifetime', 'server-version']
+// Environment of a run outside GitHub Actions, whatever runs the tests.
+const NO_GITHUB = {GITHUB_ACTIONS: '', GITHUB_STEP_SUMMARY: ''}
+
+interface Item {
+  cluster: string
+  ok: boolean
+  status: string
+  username?: string
+  checks: Array<{name: string; status: string; message: string; fix?: string}>
+  error?: {kind: string; message: string}
+}
+
+/** What a test made on the cluster for the pipeline's least-privilege identity: a namespace, a ServiceAccount, a Role. */
+interface Pipeline {
+  ns: string
+  username: string
+  token: string
+  kubeconfig: string
+}
+
+async function pipelineIdentity(duration = '720h'): Promise<Pipeline> {
+  const ns = uniqueName('verify-ci')
+  const token = await createServiceAccountToken(hub, ns, 'deployer', {duration})
+  await grant(hub, {name: 'deployer', namespace: ns, subject: {kind: 'ServiceAccount', name: 'deployer', namespace: ns}, rules: [
+    {apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'create', 'update', 'patch']},
+    {apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update']},
+  ]})
+  return {ns, username: `system:serviceaccount:${ns}:deployer`, token, kubeconfig: kubeconfigFor(hub, {token}, {name: uniqueName('deployer')})}
+}
+
+/** A policy that the pipeline identity passes in full: every check on, nothing skipped. */
+function strictPolicy(p: Pipeline, extra = ''): string {
+  return `# yaml-language-server: $schema=schemas/verify-policy.schema.json
+apiVersion: fleet/v1alpha1
+kind: VerifyPolicy
+checks:
+  identity:
+    username: ${p.username}
+    groups: [system:serviceaccounts]
+  permissions:
+    - {verb: create, resource: deployments.apps, namespace: ${p.ns}}
+    - {verb: update, resource: configmaps, namespace: ${p.ns}}
+    - {verb: get, nonResourceURL: /version}
+  forbiddenPower:
+    systemMasters: fail
+    clusterAdmin: fail
+    risks: [read-secrets, escalate, bind, impersonate, create-token, pods-exec]
+    namespaces: [${p.ns}]
+  credentials:
+    minLifetime: 24h
+  version:
+    range: ">=1.30 <1.36"
+${extra}`
+}
+
+function policyFile(text: string): string {
+  const path = join(scratchDir(), `${uniqueName('policy')}.yaml`)
+  writeFileSync(path, text)
+  return path
+}
+
+async function verify(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{res: CliResult; junit: string; junitPath: string}> {
+  const junitPath = join(scratchDir(), `${uniqueName('junit')}.xml`)
+  const res = await runFleet(['clusters', 'verify', '--junit', junitPath, ...args], {env: {...NO_GITHUB, ...env}})
+  return {res, junit: existsSync(junitPath) ? readFileSync(junitPath, 'utf8') : '', junitPath}
+}
+
+function items(res: CliResult): Item[] {
+  const out = res.json()
+  assert.equal(out.kind, 'VerifyReport', res.stderr)
+  return out.items
+}
+
+const statuses = (item: Item) => Object.fromEntries(item.checks.map((c) => [c.name, c.status]))
+
+/** Every check passes except `failing` (which fail), and `skipped` (which are skipped). */
+function assertOnly(item: Item, failing: string[], skipped: string[] = []) {
+  const expected = Object.fromEntries(CHECKS.map((n) => [n, failing.includes(n) ? 'fail' : skipped.includes(n) ? 'skip' : 'pass']))
+  assert.deepEqual(statuses(item), expected, JSON.stringify(item.checks, null, 2))
+  for (const c of item.checks.filter((x) => x.status === 'fail')) assert.ok(c.fix, `${c.name} has a fix`)
+}
+
+async function assertJUnit(junit: string, failing: string[]) {
+  assert.deepEqual(await junitSchemaErrors(junit), [])
+  assert.deepEqual(junitCases(junit).filter((c) => c.outcome === 'failure').map((c) => c.name), failing)
+}
+
+function assertNoSecrets(res: CliResult, secrets: string[], files: string[] = []) {
+  for (const s of secrets) {
+    assert.ok(!res.stdout.includes(s), 'a secret in stdout')
+    assert.ok(!res.stderr.includes(s), 'a secret in stderr')
+    for (const f of files) if (existsSync(f)) assert.ok(!readFileSync(f, 'utf8').includes(s), `a secret in ${f}`)
+  }
+}
+
+describe('fleet clusters verify (live)', () => {
+  let ci: Pipeline
+  before(async () => {
+    ci = await pipelineIdentity()
+  })
+
+  it('a least-privilege pipeline credential passes a policy with every check on: exit 0, valid JUnit, no failure', async () => {
+    const {res, junit, junitPath} = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policyFile(strictPolicy(ci)), '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, [])
+    assert.equal(item.ok, true)
+    assert.equal(item.username, ci.username)
+    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^token \(JWT exp\) expires \d{4}-/)
+    assert.match(item.checks.find((c) => c.name === 'permissions')!.message, /^all 3 allowed$/)
+    assert.match(item.checks.find((c) => c.name === 'server-version')!.message, /^v1\.34\.\d+ is within >=1\.30 <1\.36$/)
+    assert.deepEqual(Object.keys(item.checks[0]).sort(), ['message', 'name', 'status'])
+    await assertJUnit(junit, [])
+    assertNoSecrets(res, [ci.token], [junitPath])
+  })
+
+  it('a missing permission fails permissions alone, naming the denied review: exit 1, the permissions testcase failed', async () => {
+    // Through a rule whose selector matches every cluster (no label "nowhere"), so rules add to the common list too.
+    const policy = strictPolicy(ci, `rules:\n  - selector: "!nowhere"\n    checks:\n      permissions:\n        - {verb: delete, resource: deployments.apps, namespace: ${ci.ns}}\n`)
+    const {res, junit} = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policyFile(policy), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['permissions'])
+    assert.equal(item.checks.find((c) => c.name === 'permissions')!.message, `1 of 4 denied: delete deployments.apps in namespace ${ci.ns}`)
+    await assertJUnit(junit, ['permissions'])
+  })
+
+  it('the admin certificate where unrestricted power is forbidden fails forbidden-power alone', async () => {
+    const policy = policyFile(`apiVersion: fleet/v1alpha1
+kind: VerifyPolicy
+checks:
+  identity: {username: ${cp.admin.user}}
+  permissions: [{verb: create, resource: deployments.apps, namespace: default}]
+  forbiddenPower: {systemMasters: fail, clusterAdmin: fail, risks: [impersonate], namespaces: [default]}
+  version: {range: ">=1.30"}
+`)
+    const {res, junit} = await verify(['--kubeconfig', hub.kubeconfig, '--policy', policy, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['forbidden-power'])
+    assert.equal(
+      item.checks.find((c) => c.name === 'forbidden-power')!.message,
+      'member of system:masters (RBAC cannot restrict it); may do anything cluster-wide (cluster-admin); risks in namespace default: impersonate',
+    )
+    await assertJUnit(junit, ['forbidden-power'])
+  })
+
+  it('without a policy the admin certificate passes with a warning for system:masters; --strict makes it fail', async () => {
+    const {res, junit} = await verify(['--kubeconfig', hub.kubeconfig, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const [item] = items(res)
+    assert.deepEqual(statuses(item), {
+      'provider-ready': 'pass', reachable: 'pass', 'tls-verified': 'pass', authenticated: 'pass', identity: 'skip',
+      permissions: 'skip', 'forbidden-power': 'warn', 'credential-lifetime': 'pass', 'server-version': 'skip',
+    })
+    await assertJUnit(junit, [])
+    const strict = await verify(['--kubeconfig', hub.kubeconfig, '--strict', '-o', 'json'])
+    assert.equal(strict.res.code, 1)
+    await assertJUnit(strict.junit, ['forbidden-power'])
+  })
+
+  it('a token under the minimum lifetime fails credential-lifetime alone', async () => {
+    const short = await pipelineIdentity('10m')
+    const {res, junit} = await verify(['--kubeconfig', short.kubeconfig, '--policy', policyFile(strictPolicy(short)), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['credential-lifetime'])
+    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^token \(JWT exp\) expires \S+, in (9|10)m: under the minimum of 24h$/)
+    await assertJUnit(junit, ['credential-lifetime'])
+    assertNoSecrets(res, [short.token])
+  })
+
+  it("an exec plugin's expirationTimestamp counts: 10 minutes left fails credential-lifetime alone, the plugin runs once", async () => {
+    const bob = tokenUser(hub, 'bob')
+    const count = join(scratchDir(), `${uniqueName('plugin-count')}.txt`)
+    const path = kubeconfigFor(hub, {exec: {command: process.execPath, args: [PLUGIN, '--count', count, '--tokens', bob.token, '--expires-in', '600']}})
+    const policy = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  identity: {username: bob}\n  permissions: [{verb: get, nonResourceURL: /version}]\n  version: {range: "1.34.x"}\n')
+    const {res, junit} = await verify(['--kubeconfig', path, '--policy', policy, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['credential-lifetime'])
+    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^exec plugin credential \(expirationTimestamp\) expires \S+, in (9|10)m: under the minimum of 24h$/)
+    assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'one plugin run for every request and the lifetime check')
+    await assertJUnit(junit, ['credential-lifetime'])
+    assertNoSecrets(res, [bob.token])
+  })
+
+  it('an insecure-skip-tls-verify context fails tls-verified alone; allowed by the policy it warns, and --strict fails it', async () => {
+    const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('insecure')}.kubeconfig`), server: hub.url, insecureSkipTlsVerify: true, context: 'insecure', user: {token: ci.token}})
+    const policy = strictPolicy(ci)
+    const {res, junit} = await verify(['--kubeconfig', path, '--policy', policyFile(policy), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['tls-verified'])
+    assert.equal(item.checks.find((c) => c.name === 'tls-verified')!.message, 'insecure-skip-tls-verify is set: the server certificate is not verified')
+    await assertJUnit(junit, ['tls-verified'])
+
+    const allowed = policyFile(policy.replace('checks:\n', 'checks:\n  tls: {allowInsecure: true}\n'))
+    const warn = await verify(['--kubeconfig', path, '--policy', allowed, '-o', 'json'])
+    assert.equal(warn.res.code, 0, warn.res.stderr)
+    assert.equal(statuses(items(warn.res)[0])['tls-verified'], 'warn')
+    await assertJUnit(warn.junit, [])
+    const strict = await verify(['--kubeconfig', path, '--policy', allowed, '--strict'])
+    assert.equal(strict.res.code, 1)
+    await assertJUnit(strict.junit, ['tls-verified'])
+    assertNoSecrets(strict.res, [ci.token])
+  })
+
+  it('an unreachable cluster fails reachable; what needs the server is skipped, the offline lifetime still checked', async () => {
+    const port = await closedPort()
+    const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('closed')}.kubeconfig`), server: `https://127.0.0.1:${port}`, caFile: hub.caFile, context: 'closed', user: {token: ci.token}})
+    const {res, junit} = await verify(['--kubeconfig', path, '--policy', policyFile(strictPolicy(ci)), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['reachable'], ['tls-verified', 'authenticated', 'identity', 'permissions', 'forbidden-power', 'server-version'])
+    assert.equal(item.checks.find((c) => c.name === 'reachable')!.message, `https://127.0.0.1:${port}: connection refused`)
+    await assertJUnit(junit, ['reachable'])
+  })
+
+  it('a server version outside the range fails server-version alone', async () => {
+    const policy = strictPolicy(ci).replace('">=1.30 <1.36"', '"<1.34 || >=1.35"')
+    const {res, junit} = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policyFile(policy), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = items(res)
+    assertOnly(item, ['server-version'])
+    assert.match(item.checks.find((c) => c.name === 'server-version')!.message, /^v1\.34\.\d+ is outside <1\.34 \|\| >=1\.35$/)
+    await assertJUnit(junit, ['server-version'])
+  })
+
+  it('an unexpected identity fails identity alone, exact and by pattern', async () => {
+    const exact = strictPolicy(ci).replace(`username: ${ci.username}`, 'username: system:serviceaccount:ci:deployer')
+    const a = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policyFile(exact), '-o', 'json'])
+    assert.equal(a.res.code, 1)
+    assertOnly(items(a.res)[0], ['identity'])
+    assert.equal(items(a.res)[0].checks.find((c) => c.name === 'identity')!.message, `username is ${ci.username}, expected system:serviceaccount:ci:deployer`)
+    await assertJUnit(a.junit, ['identity'])
+
+    const matching = strictPolicy(ci).replace(`username: ${ci.username}`, `pattern: "system:serviceaccount:${ci.ns}:.*"`)
+    const b = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policyFile(matching), '-o', 'json'])
+    assert.equal(b.res.code, 0, b.res.stderr)
+    const other = strictPolicy(ci).replace(`username: ${ci.username}`, 'pattern: "system:serviceaccount:other:.*"')
+    const c = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policyFile(other), '-o', 'json'])
+    assert.equal(c.res.code, 1)
+    assertOnly(items(c.res)[0], ['identity'])
+  })
+
+  it('a rejected token fails authenticated; what needs an identity is skipped', async () => {
+    const path = kubeconfigFor(hub, {token: 'not-a-valid-token-for-anyone'})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 1)
+    const [item] = items(res)
+    assertOnly(item, ['authenticated'], ['identity', 'permissions', 'forbidden-power', 'server-version'])
+    assert.equal(item.checks.find((c) => c.name === 'authenticated')!.message, 'the server rejected the credential (401 Unauthorized)')
+    await assertJUnit(junit, ['authenticated'])
+    assertNoSecrets(res, ['not-a-valid-token-for-anyone'])
+  })
+
+  it('annotations and the step summary only when the environment says so, without secrets', async () => {
+    const summary = join(scratchDir(), `${uniqueName('summary')}.md`)
+    writeFileSync(summary, '# earlier step\n')
+    const policy = policyFile(strictPolicy(ci).replace('namespace: ' + ci.ns + '}\n    - {verb: update', 'namespace: kube-system}\n    - {verb: update'))
+    const off = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policy])
+    assert.equal(off.res.code, 1)
+    assert.doesNotMatch(off.res.stdout + off.res.stderr, /^::(error|warning)/m)
+    assert.equal(readFileSync(summary, 'utf8'), '# earlier step\n')
+
+    const on = await verify(['--kubeconfig', ci.kubeconfig, '--policy', policy, '-o', 'json'], {GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary})
+    assert.equal(on.res.code, 1)
+    const cluster = items(on.res)[0].cluster
+    const lines = on.res.stderr.split('\n').filter((l) => l.startsWith('::'))
+    assert.deepEqual(lines, [`::error title=fleet verify%3A ${cluster.replace(/:/g, '%3A').replace(/,/g, '%2C')}%3A permissions::1 of 3 denied: create deployments.apps in namespace kube-system (fix: grant the identity these permissions (a Role or ClusterRole and a binding), or use a credential that has them)`])
+    assert.ok(!on.res.stdout.includes('::error'), 'stdout stays JSON')
+    const md = readFileSync(summary, 'utf8')
+    assert.ok(md.startsWith('# earlier step\n## fleet clusters verify: failed\n'), 'appended, not replaced')
+    assert.match(md, /`permissions` \(fail\): 1 of 3 denied: create deployments\.apps in namespace kube-system/)
+    assertNoSecrets(on.res, [ci.token], [summary, on.junitPath])
+  })
+
+  it('the table: a row per cluster, a column per check, details of failures below', async () => {
+    const bob = tokenUser(hub, 'bob')
+    const both = `${hub.kubeconfig}:${bob.kubeconfigPath}`
+    const policy = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  permissions: [{verb: list, resource: namespaces}]\n')
+    const {res} = await verify(['--kubeconfig', both, '--all', '--policy', policy])
+    assert.equal(res.code, 1)
+    assert.match(res.stdout, /^CLUSTER\s+PROVIDER-READY\s+REACHABLE\s+TLS-VERIFIED\s+AUTHENTICATED\s+IDENTITY\s+PERMISSIONS\s+FORBIDDEN-POWER\s+CREDENTIAL-LIFETIME\s+SERVER-VERSION$/m)
+    assert.match(res.stdout, /\+hub\s+pass\s+pass\s+pass\s+pass\s+-\s+pass\s+warn\s+pass\s+-$/m)
+    assert.match(res.stdout, /\+bob@hub\s+pass\s+pass\s+pass\s+pass\s+-\s+FAIL\s+pass\s+pass\s+-$/m)
+    assert.match(res.stderr, /\+bob@hub: permissions \(fail\): 1 of 1 denied: list namespaces \(all namespaces\); fix: grant/)
+    assert.match(res.stderr, /\+hub: forbidden-power \(warn\): member of system:masters/)
+    assert.match(res.stderr, /FAILED: 1 of 2 cluster\(s\) passed/)
+    assertNoSecrets(res, [bob.token])
+  })
+
+  it('a malformed policy is one line naming file, line and field, exit 2, and no report is written', async () => {
+    const bad = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  credentials:\n    minLifetim: 24h\n')
+    const {res, junit} = await verify(['--kubeconfig', ci.kubeconfig, '--policy', bad])
+    assert.equal(res.code, 2)
+    assert.equal(res.stderr, `error: ${bad}:5: checks.credentials.minLifetim: unknown field\n`)
+    assert.equal(junit, '', 'no JUnit file')
+    const missing = await verify(['--kubeconfig', ci.kubeconfig, '--policy', '/nonexistent/policy.yaml'])
+    assert.equal(missing.res.code, 2)
+    assert.equal(missing.res.stderr, 'error: /nonexistent/policy.yaml: file not found\n')
+  })
+
+  it('a selection that matches nothing verifies nothing and does not pass', async () => {
+    const {res} = await verify(['--kubeconfig', ci.kubeconfig, '-l', 'env=nowhere'])
+    assert.equal(res.code, 2)
+    assert.match(res.stderr, /^error: no cluster selected: nothing was verified/)
+  })
+
+  describe('done when: the example policy over the sandbox', () => {
+    it('passes for hub and members, and fails with the permissions testcase when one credential lacks a permission', async () => {
+      const admins = cp.servers.map((s) => s.kubeconfig)
+      const {res, junit} = await verify(['--kubeconfig', admins.join(':'), '--all', '--policy', EXAMPLE_POLICY, '-o', 'json'])
+      assert.equal(res.code, 0, res.stdout + res.stderr)
+      const all = items(res)
+      assert.equal(all.length, cp.servers.length)
+      for (const item of all) assert.equal(item.ok, true, JSON.stringify(item.checks))
+      assert.deepEqual(await junitSchemaErrors(junit), [])
+      assert.equal(junitCases(junit).length, cp.servers.length * CHECKS.length)
+      assert.deepEqual(junitCases(junit).filter((c) => c.outcome === 'failure'), [])
+
+      // The last member reached as alice, who may not list namespaces.
+      const last = cp.servers[cp.servers.length - 1]
+      const alice = tokenUser(last, 'alice')
+      const mixed = [...admins.slice(0, -1), alice.kubeconfigPath]
+      const failed = await verify(['--kubeconfig', mixed.join(':'), '--all', '--policy', EXAMPLE_POLICY])
+      assert.equal(failed.res.code, 1)
+      assert.deepEqual(await junitSchemaErrors(failed.junit), [])
+      const failures = junitCases(failed.junit).filter((c) => c.outcome === 'failure')
+      assert.deepEqual(failures.map((c) => [c.suite, c.name]), [[`${alice.kubeconfigPath}+alice@${last.name}`, 'permissions']])
+      assert.equal(failures[0].message, '1 of 2 denied: list namespaces (all namespaces)')
+      assertNoSecrets(failed.res, [alice.token], [failed.junitPath])
+    })
+  })
+})
