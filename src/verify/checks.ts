@@ -52,9 +52,11 @@ export class CheckList {
     return this.decided.has(name)
   }
 
-  /** Every check in order: a failure of the whole run lands on the first undecided check, the rest are skipped. */
-  finish(failure?: ErrorInfo): Check[] {
-    let blamed: CheckName | undefined
+  /**
+   * Every check in order: a failure of the whole run lands on the first undecided check, the rest are skipped. With
+   * `blamed`, that check has already taken the failure and the rest are skipped naming it.
+   */
+  finish(failure?: ErrorInfo, blamed?: CheckName): Check[] {
     for (const name of CHECK_NAMES) {
       if (this.decided.has(name)) continue
       if (failure && !blamed) {

@@ -64,10 +64,11 @@ export class FleetVerifier {
       const ref = this.refs.get(r.cluster) ?? byName.get(r.cluster)
       const list = this.listFor(r.cluster)
       // A cluster whose provider entry is not ready and has no server never reaches `work`: that is this check's failure.
-      if (!r.ok && ref && !ref.ready && !list.has('provider-ready')) {
+      const unready = !r.ok && ref !== undefined && !ref.ready && !list.has('provider-ready')
+      if (unready) {
         list.set('provider-ready', 'fail', `not ready in provider ${ref.provider}: ${ref.reason ?? r.error?.message ?? 'no reason given'}`, 'see why the provider reports the cluster not ready (fleet clusters inspect)')
       }
-      const checks = list.finish(r.ok ? undefined : r.error)
+      const checks = list.finish(r.ok ? undefined : r.error, unready ? 'provider-ready' : undefined)
       const status = worstStatus(checks)
       const ok = !(status === 'fail' || (this.options.strict && status === 'warn'))
       return {

@@ -4,12 +4,15 @@
 // and no secret in any output.
 import assert from 'node:assert/strict'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {type Server, createServer} from 'node:https'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {before, describe, it} from 'node:test'
+import {after, before, describe, it} from 'node:test'
+import yaml from 'js-yaml'
 
 import {runFleet, type CliResult} from '../support/cli.js'
 import {
+  applyYaml,
   createServiceAccountToken,
   kubeconfigFor,
   loadControlPlane,
@@ -19,7 +22,9 @@ import {
   writeKubeconfig,
 } from '../support/fixture.js'
 import {junitCases, junitSchemaErrors} from '../support/junit.js'
+import {kubeconfigObject} from '../support/kubeconfig.js'
 import {closedPort} from '../support/net.js'
+import {makeCa, makeLeaf} from '../support/pki.js'
 import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
@@ -335,6 +340,68 @@ checks:
     const {res} = await verify(['--kubeconfig', ci.kubeconfig, '-l', 'env=nowhere'])
     assert.equal(res.code, 2)
     assert.match(res.stderr, /^error: no cluster selected: nothing was verified/)
+  })
+
+  it('a provider row that is not ready fails provider-ready with the reason; its ready sibling passes', async () => {
+    const ns = uniqueName('verify-secrets')
+    const label = {'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true'}
+    const good = yaml.dump(kubeconfigObject({path: '', server: hub.url, caFile: hub.caFile, context: 'good', user: {token: ci.token}}))
+    await applyYaml(hub, [
+      {apiVersion: 'v1', kind: 'Namespace', metadata: {name: ns}},
+      {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'good', namespace: ns, labels: label}, stringData: {kubeconfig: good}},
+      {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'no-key', namespace: ns, labels: label}, stringData: {other: 'x'}},
+    ].map((d) => yaml.dump(d)).join('---\n'))
+    const hubInNs = kubeconfigFor(hub, {certFile: cp.admin.certFile, keyFile: cp.admin.keyFile}, {name: uniqueName('hub-ns'), namespace: ns})
+    const {res, junit} = await verify(['--provider', 'kubeconfig', '--kubeconfig', hubInNs, '--all', '--policy', policyFile(strictPolicy(ci)), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [okItem, notReady] = items(res)
+    assert.deepEqual([okItem.cluster, notReady.cluster], ['good', 'no-key'])
+    assertOnly(okItem, [])
+    assertOnly(notReady, ['provider-ready'], CHECKS.slice(1))
+    assert.equal(notReady.checks[0].message, `not ready in provider kubeconfig: Secret ${ns}/no-key has no data key "kubeconfig"`)
+    await assertJUnit(junit, ['provider-ready'])
+    assertNoSecrets(res, [ci.token])
+  })
+
+  describe('an API server that is not ready', () => {
+    // A real kube-apiserver cannot be made unready on demand without breaking the shared control plane: this HTTPS
+    // double answers /version and a failing /readyz the way kube-apiserver does.
+    let server: Server
+    let caFile: string
+    before(async () => {
+      const dir = scratchDir()
+      const ca = await makeCa(dir, uniqueName('double-ca'), 'double-ca')
+      const leaf = await makeLeaf({ca, dir, base: uniqueName('double'), cn: '127.0.0.1', usage: 'server', ips: ['127.0.0.1']})
+      caFile = ca.certFile
+      server = createServer({cert: readFileSync(leaf.certFile), key: readFileSync(leaf.keyFile)}, (req, res) => {
+        if (req.url === '/version') return res.writeHead(200, {'content-type': 'application/json'}).end('{"gitVersion":"v1.34.10"}')
+        if (req.url?.startsWith('/readyz')) {
+          const verbose = req.url.includes('verbose')
+          return res.writeHead(500, {'content-type': 'text/plain'}).end(verbose
+            ? '[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[-]poststarthook/start-apiextensions-informers failed: reason withheld\nreadyz check failed\n'
+            : '[-]etcd failed: reason withheld\nreadyz check failed\n')
+        }
+        res.writeHead(404).end()
+      })
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    })
+    after(() => server.close())
+
+    it('fails reachable, naming the failing checks of /readyz?verbose', async () => {
+      const port = (server.address() as {port: number}).port
+      const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('unready')}.kubeconfig`), server: `https://127.0.0.1:${port}`, caFile, context: 'unready', user: {token: 'x'.repeat(24)}})
+      const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+      assert.equal(res.code, 1)
+      const [item] = items(res)
+      assert.equal(statuses(item).reachable, 'fail')
+      assert.equal(statuses(item)['tls-verified'], 'pass')
+      assert.equal(
+        item.checks.find((c) => c.name === 'reachable')!.message,
+        `https://127.0.0.1:${port} is not ready (/readyz HTTP 500): failing checks: etcd, poststarthook/start-apiextensions-informers`,
+      )
+      assert.ok(junitCases(junit).some((c) => c.name === 'reachable' && c.outcome === 'failure'))
+      assert.deepEqual(await junitSchemaErrors(junit), [])
+    })
   })
 
   describe('done when: the example policy over the sandbox', () => {
