@@ -144,6 +144,8 @@ describe('fleet clusters verify (live)', () => {
     assert.match(item.checks.find((c) => c.name === 'permissions')!.message, /^all 3 allowed$/)
     assert.match(item.checks.find((c) => c.name === 'server-version')!.message, /^v1\.34\.\d+ is within >=1\.30 <1\.36$/)
     assert.deepEqual(Object.keys(item.checks[0]).sort(), ['message', 'name', 'status'])
+    const report = res.json()
+    assert.deepEqual([report.ok, report.strict, report.summary], [true, false, {clusters: 1, passed: 1, failed: 0, checks: {pass: 9, fail: 0, warn: 0, skip: 0}}])
     await assertJUnit(junit, [])
     assertNoSecrets(res, [ci.token], [junitPath])
   })
@@ -334,6 +336,9 @@ checks:
     const missing = await verify(['--kubeconfig', ci.kubeconfig, '--policy', '/nonexistent/policy.yaml'])
     assert.equal(missing.res.code, 2)
     assert.equal(missing.res.stderr, 'error: /nonexistent/policy.yaml: file not found\n')
+    const nowhere = await runFleet(['clusters', 'verify', '--kubeconfig', ci.kubeconfig, '--junit', '/nonexistent/dir/out.xml'], {env: NO_GITHUB})
+    assert.equal(nowhere.code, 2)
+    assert.equal(nowhere.stderr, 'error: --junit /nonexistent/dir/out.xml: directory /nonexistent/dir does not exist\n')
   })
 
   it('a selection that matches nothing verifies nothing and does not pass', async () => {

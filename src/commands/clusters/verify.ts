@@ -1,3 +1,6 @@
+import {stat} from 'node:fs/promises'
+import {dirname} from 'node:path'
+
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
@@ -30,12 +33,13 @@ Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 fo
     ...fleetFlags,
     policy: Flags.string({char: 'p', description: 'Policy file (YAML, schema in schemas/verify-policy.schema.json). Default: built-in defaults.'}),
     junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per cluster, one testcase per check).'}),
-    strict: Flags.boolean({description: 'Warnings fail too.'}),
+    strict: Flags.boolean({description: 'Warnings fail too.', default: false}),
   }
 
   async run(): Promise<VerifyReport> {
     // A bad policy stops the run before any cluster is contacted.
     const policy = this.flags.policy ? await loadPolicy(this.flags.policy) : DEFAULT_POLICY
+    if (this.flags.junit) await checkWritableDir(this.flags.junit)
     const refs = await this.selectedClusters()
     if (refs.length === 0) throw new ConfigError('no cluster selected: nothing was verified (check --cluster, --all or --selector)')
     const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
@@ -44,7 +48,11 @@ Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 fo
     process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
 
-    if (this.flags.junit) await writeFileAtomic(this.flags.junit, scrub(junitXml(report)), {mode: 0o644})
+    if (this.flags.junit) {
+      await writeFileAtomic(this.flags.junit, scrub(junitXml(report)), {mode: 0o644}).catch((error: NodeJS.ErrnoException) => {
+        throw new ConfigError(`--junit ${this.flags.junit}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`)
+      })
+    }
     if (inGitHubActions()) for (const line of annotations(report)) process.stderr.write(scrub(line) + '\n')
     const summaryFile = process.env.GITHUB_STEP_SUMMARY
     if (summaryFile) await appendSummary(summaryFile, scrub(markdownSummary(report)))
@@ -66,4 +74,11 @@ Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 fo
     })
     return report
   }
+}
+
+/** A report that cannot be written is a usage error found before any cluster is contacted. */
+async function checkWritableDir(file: string): Promise<void> {
+  const dir = dirname(file)
+  const info = await stat(dir).catch(() => undefined)
+  if (!info?.isDirectory()) throw new ConfigError(`--junit ${file}: directory ${dir} does not exist`)
 }
