@@ -74,6 +74,9 @@ export interface VerifyOptions {
   now?: () => number
 }
 
+const ANONYMOUS = 'the server treats the requests as anonymous: no credential was presented or accepted'
+const ANONYMOUS_FIX = 'configure a credential for this context (token, client certificate or exec plugin)'
+
 const skip = (list: CheckList, names: CheckName[], why: string) => {
   for (const n of names) if (!list.has(n)) list.set(n, 'skip', why)
 }
@@ -103,14 +106,17 @@ export async function verifyCluster(task: ClusterTask, policy: EffectivePolicy, 
       me = await whoami(client)
     } catch (error) {
       const info = toErrorInfo(error)
-      list.set('authenticated', 'fail', info.kind === 'unauthorized' ? 'the server rejected the credential (401 Unauthorized)' : info.message, fixFor('authenticated', info))
+      if (info.kind === 'unauthorized') list.set('authenticated', 'fail', 'the server rejected the credential (401 Unauthorized)', fixFor('authenticated', info))
+      else if (info.kind === 'forbidden' && info.message.includes('"system:anonymous"')) list.set('authenticated', 'fail', ANONYMOUS, ANONYMOUS_FIX)
+      else if (info.kind === 'forbidden') list.set('authenticated', 'fail', info.message, 'allow the identity to create selfsubjectreviews (the built-in system:basic-user role does)')
+      else list.set('authenticated', 'fail', info.message, fixFor('authenticated', info))
     }
   }
   if (me) {
     list.facts.username = me.user.username
     list.facts.groups = me.user.groups
     if (me.user.username === 'system:anonymous' || me.user.groups.includes('system:unauthenticated')) {
-      list.set('authenticated', 'fail', 'the server treats the requests as anonymous: no credential was presented or accepted', 'configure a credential for this context (token, client certificate or exec plugin)')
+      list.set('authenticated', 'fail', ANONYMOUS, ANONYMOUS_FIX)
       me = undefined
     } else {
       list.set('authenticated', 'pass', `as ${me.user.username} (groups: ${me.user.groups.join(', ') || 'none'})`)
@@ -273,8 +279,12 @@ async function lifetimeCheck(client: KubeClient, policy: EffectivePolicy, exec: 
       return
     }
   }
+  if (description.auth === 'none') {
+    list.set('credential-lifetime', 'skip', 'no credential configured')
+    return
+  }
   if (expiries.length === 0) {
-    const why = user.exec ? 'the exec plugin gave no expirationTimestamp' : description.token ? 'the token carries no expiry' : description.auth === 'none' ? 'no credential' : `${description.auth} credential with no expiry`
+    const why = user.exec ? 'the exec plugin gave no expirationTimestamp' : description.token ? 'the token carries no expiry' : `${description.auth} credential with no expiry`
     list.set('credential-lifetime', 'pass', `no expiry known (${why})`)
     return
   }

@@ -291,6 +291,16 @@ checks:
     assertNoSecrets(res, ['not-a-valid-token-for-anyone'])
   })
 
+  it('a context without a credential fails authenticated as anonymous', async () => {
+    const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('anon')}.kubeconfig`), server: hub.url, caFile: hub.caFile, context: 'anon', user: {token: ''}})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 1)
+    const [item] = items(res)
+    assertOnly(item, ['authenticated'], ['identity', 'permissions', 'forbidden-power', 'credential-lifetime', 'server-version'])
+    assert.equal(item.checks.find((c) => c.name === 'authenticated')!.message, 'the server treats the requests as anonymous: no credential was presented or accepted')
+    await assertJUnit(junit, ['authenticated'])
+  })
+
   it('annotations and the step summary only when the environment says so, without secrets', async () => {
     const summary = join(scratchDir(), `${uniqueName('summary')}.md`)
     writeFileSync(summary, '# earlier step\n')
