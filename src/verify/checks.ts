@@ -128,7 +128,7 @@ export async function verifyCluster(task: ClusterTask, policy: EffectivePolicy, 
     await powerCheck(client, me, policy, list)
   } else skip(list, ['identity', 'permissions', 'forbidden-power'], 'not checked: not authenticated')
 
-  if (failure === 'plugin') skip(list, ['credential-lifetime'], 'not checked: the exec plugin gave no credential')
+  if (failure === 'plugin' || failure === 'config') skip(list, ['credential-lifetime'], 'not checked: no credential could be obtained')
   else await lifetimeCheck(client, policy, options.exec, now(), list)
 }
 

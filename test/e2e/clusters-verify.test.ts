@@ -221,6 +221,18 @@ checks:
     assertNoSecrets(res, [bob.token])
   })
 
+  it('an exec plugin that fails fails authenticated; reachable and the lifetime are not checked', async () => {
+    const count = join(scratchDir(), `${uniqueName('plugin-count')}.txt`)
+    const path = kubeconfigFor(hub, {exec: {command: process.execPath, args: [PLUGIN, '--count', count, '--fail', 'no session']}})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 1)
+    const [item] = items(res)
+    assertOnly(item, ['authenticated'], ['reachable', 'tls-verified', 'identity', 'permissions', 'forbidden-power', 'credential-lifetime', 'server-version'])
+    assert.match(item.checks.find((c) => c.name === 'authenticated')!.message, /exec plugin/)
+    assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'the failing plugin runs once, not again for the lifetime check')
+    await assertJUnit(junit, ['authenticated'])
+  })
+
   it('an insecure-skip-tls-verify context fails tls-verified alone; allowed by the policy it warns, and --strict fails it', async () => {
     const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('insecure')}.kubeconfig`), server: hub.url, insecureSkipTlsVerify: true, context: 'insecure', user: {token: ci.token}})
     const policy = strictPolicy(ci)
