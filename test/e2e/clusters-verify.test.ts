@@ -390,6 +390,30 @@ checks:
     assertNoSecrets(res, [ci.token])
   })
 
+  it('rules apply by cluster label selector: only the cluster labelled env=prod must hold the extra permission', async () => {
+    const ns = uniqueName('verify-labels')
+    const label = {'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true'}
+    const kubeconfig = yaml.dump(kubeconfigObject({path: '', server: hub.url, caFile: hub.caFile, context: 'ci', user: {token: ci.token}}))
+    await applyYaml(hub, [
+      {apiVersion: 'v1', kind: 'Namespace', metadata: {name: ns}},
+      {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'dev', namespace: ns, labels: {...label, env: 'dev'}}, stringData: {kubeconfig}},
+      {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'prod', namespace: ns, labels: {...label, env: 'prod'}}, stringData: {kubeconfig}},
+    ].map((d) => yaml.dump(d)).join('---\n'))
+    const hubInNs = kubeconfigFor(hub, {certFile: cp.admin.certFile, keyFile: cp.admin.keyFile}, {name: uniqueName('hub-ns'), namespace: ns})
+    const policy = strictPolicy(ci, `rules:\n  - name: production\n    selector: env=prod\n    checks:\n      permissions:\n        - {verb: delete, resource: namespaces}\n`)
+    const {res, junit} = await verify(['--provider', 'kubeconfig', '--kubeconfig', hubInNs, '--all', '--policy', policyFile(policy), '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const [dev, prod] = items(res) as Array<Item & {rules: string[]}>
+    assert.deepEqual([dev.cluster, dev.rules, prod.cluster, prod.rules], ['dev', [], 'prod', ['production']])
+    assertOnly(dev, [])
+    assertOnly(prod, ['permissions'])
+    assert.equal(prod.checks.find((c) => c.name === 'permissions')!.message, '1 of 4 denied: delete namespaces (all namespaces)')
+    assert.deepEqual(junitCases(junit).filter((c) => c.outcome === 'failure').map((c) => [c.suite, c.name]), [['prod', 'permissions']])
+    // -l narrows the fleet first: the dev cluster alone passes.
+    const devOnly = await verify(['--provider', 'kubeconfig', '--kubeconfig', hubInNs, '-l', 'env=dev', '--policy', policyFile(policy)])
+    assert.equal(devOnly.res.code, 0, devOnly.res.stderr)
+  })
+
   describe('an API server that is not ready', () => {
     // A real kube-apiserver cannot be made unready on demand without breaking the shared control plane: this HTTPS
     // double answers /version and a failing /readyz the way kube-apiserver does.
