@@ -43,8 +43,18 @@ export interface VerifyFacts {
 export class CheckList {
   private readonly decided = new Map<CheckName, Check>()
   readonly facts: VerifyFacts = {}
+  /** Aborted when the cluster's time limit passes: the work may still run on, but decides nothing more. */
+  private signal?: AbortSignal
+
+  bind(signal: AbortSignal): void {
+    this.signal = signal
+  }
 
   set(name: CheckName, status: CheckStatus, message: string, fix?: string): void {
+    if (!this.signal?.aborted) this.put(name, status, message, fix)
+  }
+
+  private put(name: CheckName, status: CheckStatus, message: string, fix?: string): void {
     this.decided.set(name, {name, status, message, ...(fix && (status === 'fail' || status === 'warn') ? {fix} : {})})
   }
 
@@ -61,8 +71,8 @@ export class CheckList {
       if (this.decided.has(name)) continue
       if (failure && !blamed) {
         blamed = name
-        this.set(name, 'fail', failure.message, fixFor(name, failure))
-      } else this.set(name, 'skip', blamed ? `not checked: ${blamed} failed` : 'not checked')
+        this.put(name, 'fail', failure.message, fixFor(name, failure))
+      } else this.put(name, 'skip', blamed ? `not checked: ${blamed} failed` : 'not checked')
     }
     return CHECK_NAMES.map((n) => this.decided.get(n)!)
   }
@@ -85,6 +95,7 @@ const skip = (list: CheckList, names: CheckName[], why: string) => {
 export async function verifyCluster(task: ClusterTask, policy: EffectivePolicy, options: VerifyOptions, list: CheckList): Promise<void> {
   const {ref, client} = task
   const now = options.now ?? Date.now
+  list.bind(task.signal)
   if (ref.ready) list.set('provider-ready', 'pass', `ready in provider ${ref.provider}`)
   else list.set('provider-ready', 'fail', `not ready in provider ${ref.provider}: ${ref.reason ?? 'no reason given'}`, 'see why the provider reports the cluster not ready (fleet clusters inspect)')
 

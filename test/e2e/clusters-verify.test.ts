@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {type Server, createServer} from 'node:https'
+import {type Server as NetServer, createServer as createNetServer} from 'node:net'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -452,6 +453,29 @@ checks:
       )
       assert.ok(junitCases(junit).some((c) => c.name === 'reachable' && c.outcome === 'failure'))
       assert.deepEqual(await junitSchemaErrors(junit), [])
+    })
+  })
+
+  describe('a server that accepts and never answers', () => {
+    // A hang cannot be produced by a real API server on demand; a TCP listener that never answers stands in.
+    let hang: NetServer
+    before(async () => {
+      hang = createNetServer(() => {})
+      await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r))
+    })
+    after(() => hang.close())
+
+    it('--cluster-timeout cuts the work short: decided checks are kept, the running one fails with the timeout', async () => {
+      const port = (hang.address() as {port: number}).port
+      const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('hang')}.kubeconfig`), server: `https://127.0.0.1:${port}`, caFile: hub.caFile, context: 'hang', user: {token: ci.token}})
+      const {res, junit} = await verify(['--kubeconfig', path, '--request-timeout', '0', '--cluster-timeout', '2s', '-o', 'json'])
+      assert.equal(res.code, 1)
+      const [item] = items(res)
+      assert.equal(item.error?.kind, 'timeout')
+      assertOnly(item, ['reachable'], CHECKS.slice(2))
+      assert.equal(item.checks.find((c) => c.name === 'reachable')!.message, 'no result within 2s (--cluster-timeout)')
+      assert.equal(item.checks.find((c) => c.name === 'tls-verified')!.message, 'not checked: reachable failed')
+      await assertJUnit(junit, ['reachable'])
     })
   })
 

@@ -103,6 +103,17 @@ describe('verify check list', () => {
     assert.equal(out[3].message, 'not checked: tls-verified failed')
   })
 
+  it('once the cluster time limit has aborted the work, late results decide nothing', () => {
+    const list = new CheckList()
+    const abort = new AbortController()
+    list.bind(abort.signal)
+    list.set('provider-ready', 'pass', 'ready')
+    abort.abort()
+    list.set('reachable', 'pass', 'arrived too late')
+    const out = list.finish({kind: 'timeout', message: 'no result within 2s (--cluster-timeout)'})
+    assert.deepEqual(out.slice(0, 3).map((c) => [c.status, c.message]), [['pass', 'ready'], ['fail', 'no result within 2s (--cluster-timeout)'], ['skip', 'not checked: reachable failed']])
+  })
+
   it('a fix is kept only for fail and warn', () => {
     const list = new CheckList()
     list.set('reachable', 'pass', 'ok', 'never shown')
