@@ -119,8 +119,8 @@ export function parsePolicy(text: string, file: string): Policy {
 
   const problem = (path: Array<string | number>, message: string, key = false): ConfigError => {
     const node = nodeAt(doc.contents, path, key)
-    const field = fieldPath(path)
-    return new ConfigError(`${at(node?.range?.[0])}: ${field ? `${field}: ` : ''}${message}`)
+    const field = fieldPath(path) || 'the policy'
+    return new ConfigError(`${at(node?.range?.[0])}: ${field}: ${message}`)
   }
 
   const validate = schemaValidator()
@@ -263,6 +263,9 @@ function describeSchemaError(e: ErrorObject): {path: Array<string | number>; mes
       return {path, message: `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`}
     case 'type':
       return {path, message: `must be ${params.type === 'object' ? 'a mapping' : params.type === 'array' ? 'a list' : `a ${String(params.type)}`}`}
+    case 'minLength':
+    case 'minItems':
+      return {path, message: 'must not be empty'}
     case 'pattern':
       return {path, message: path.includes('nonResourceURL') ? 'must start with /' : 'must be a duration such as 24h, 7d or 90m'}
     default:

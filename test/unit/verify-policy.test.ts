@@ -59,6 +59,8 @@ describe('verify policy: loading', () => {
     assert.match(errorOf(`${head}checks: [\n`), /^p\.yaml:\d+: not valid YAML: /)
     assert.match(errorOf(`${head}checks:\n  tls: {}\n  tls: {}\n`), /^p\.yaml:5: not valid YAML: .*unique/i)
     assert.match(errorOf(''), /^p\.yaml: the policy is empty/)
+    assert.equal(errorOf('- a\n- b\n'), 'p.yaml:1: the policy: must be a mapping')
+    assert.equal(errorOf(`${head}checks:\n  permissions:\n    - {verb: get, resource: ""}\n`), 'p.yaml:5: checks.permissions[0].resource: must not be empty')
   })
 
   it('what the schema cannot say: a regular expression, a selector, a version range, a permission', () => {
