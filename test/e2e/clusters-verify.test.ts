@@ -53,9 +53,21 @@ interface Pipeline {
   kubeconfig: string
 }
 
+/** Every credential the tests made: no run of the command may print or write any of them. */
+const SECRETS = new Set<string>([cp.admin.keyFile, hub.kubeconfig].flatMap(keyMaterial))
+
+/** The base64 and PEM body lines of a key or kubeconfig file's secret parts (what a leak would contain). */
+function keyMaterial(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  if (file.endsWith('.key')) return text.split('\n').filter((l) => l.length > 40 && !l.startsWith('-----'))
+  const user = (yaml.load(text) as any).users[0].user
+  return [user['client-key-data'], user.token].filter(Boolean)
+}
+
 async function pipelineIdentity(duration = '720h'): Promise<Pipeline> {
   const ns = uniqueName('verify-ci')
   const token = await createServiceAccountToken(hub, ns, 'deployer', {duration})
+  SECRETS.add(token)
   await grant(hub, {name: 'deployer', namespace: ns, subject: {kind: 'ServiceAccount', name: 'deployer', namespace: ns}, rules: [
     {apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'create', 'update', 'patch']},
     {apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update']},
@@ -97,6 +109,8 @@ function policyFile(text: string): string {
 async function verify(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{res: CliResult; junit: string; junitPath: string}> {
   const junitPath = join(scratchDir(), `${uniqueName('junit')}.xml`)
   const res = await runFleet(['clusters', 'verify', '--junit', junitPath, ...args], {env: {...NO_GITHUB, ...env}})
+  const files = [junitPath, ...(env.GITHUB_STEP_SUMMARY ? [env.GITHUB_STEP_SUMMARY] : [])]
+  assertNoSecrets(res, [...SECRETS], files)
   return {res, junit: existsSync(junitPath) ? readFileSync(junitPath, 'utf8') : '', junitPath}
 }
 
@@ -209,6 +223,7 @@ checks:
 
   it("an exec plugin's expirationTimestamp counts: 10 minutes left fails credential-lifetime alone, the plugin runs once", async () => {
     const bob = tokenUser(hub, 'bob')
+    SECRETS.add(bob.token)
     const count = join(scratchDir(), `${uniqueName('plugin-count')}.txt`)
     const path = kubeconfigFor(hub, {exec: {command: process.execPath, args: [PLUGIN, '--count', count, '--tokens', bob.token, '--expires-in', '600']}})
     const policy = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  identity: {username: bob}\n  permissions: [{verb: get, nonResourceURL: /version}]\n  version: {range: "1.34.x"}\n')
@@ -294,6 +309,7 @@ checks:
   })
 
   it('a rejected token fails authenticated; what needs an identity is skipped', async () => {
+    SECRETS.add('not-a-valid-token-for-anyone')
     const path = kubeconfigFor(hub, {token: 'not-a-valid-token-for-anyone'})
     const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
     assert.equal(res.code, 1)
@@ -337,6 +353,7 @@ checks:
 
   it('the table: a row per cluster, a column per check, details of failures below', async () => {
     const bob = tokenUser(hub, 'bob')
+    SECRETS.add(bob.token)
     const both = `${hub.kubeconfig}:${bob.kubeconfigPath}`
     const policy = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  permissions: [{verb: list, resource: namespaces}]\n')
     const {res} = await verify(['--kubeconfig', both, '--all', '--policy', policy])
@@ -441,6 +458,7 @@ checks:
 
     it('fails reachable, naming the failing checks of /readyz?verbose', async () => {
       const port = (server.address() as {port: number}).port
+      SECRETS.add('x'.repeat(24))
       const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('unready')}.kubeconfig`), server: `https://127.0.0.1:${port}`, caFile, context: 'unready', user: {token: 'x'.repeat(24)}})
       const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
       assert.equal(res.code, 1)
@@ -494,6 +512,7 @@ checks:
       // The last member reached as alice, who may not list namespaces.
       const last = cp.servers[cp.servers.length - 1]
       const alice = tokenUser(last, 'alice')
+      SECRETS.add(alice.token)
       const mixed = [...admins.slice(0, -1), alice.kubeconfigPath]
       const failed = await verify(['--kubeconfig', mixed.join(':'), '--all', '--policy', EXAMPLE_POLICY])
       assert.equal(failed.res.code, 1)
