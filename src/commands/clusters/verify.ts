@@ -1,0 +1,84 @@
+import {stat} from 'node:fs/promises'
+import {dirname} from 'node:path'
+
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import {checkColumns, checkDetails} from '../../cli/checks-table.js'
+import {fleetFlags} from '../../cli/flags.js'
+import {ConfigError} from '../../base/errors.js'
+import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
+import {scrub} from '../../kubeconfig/redact.js'
+import {annotations, appendSummary, inGitHubActions, markdownSummary} from '../../verify/github.js'
+import {junitXml} from '../../verify/junit.js'
+import {DEFAULT_POLICY, loadPolicy} from '../../verify/policy.js'
+import {FleetVerifier, type VerifyItem, type VerifyReport} from '../../verify/report.js'
+
+export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
+  static summary = 'Check every selected cluster against a policy: the CI step before a deploy.'
+  static description = `Per cluster: provider readiness, reachable (/readyz, with the failing checks of /readyz?verbose), TLS verified,
+authenticated (SelfSubjectReview), expected identity, required permissions (access reviews), forbidden power
+(system:masters, cluster-admin, risk codes of auth rules), credential lifetime left (certificate, JWT exp, exec plugin
+expirationTimestamp) and server version range. Without --policy: reachable, TLS verified, authenticated, lifetime of
+at least 24h, and a warning for system:masters. Writes JUnit XML with --junit, GitHub Actions annotations when
+GITHUB_ACTIONS=true, and a Markdown summary to $GITHUB_STEP_SUMMARY when it is set.
+Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 for a bad policy or usage. See docs/verify.md.`
+
+  static examples = [
+    '<%= config.bin %> clusters verify --all --policy policy.yaml --junit verify.xml',
+    '<%= config.bin %> clusters verify -l env=prod --strict -o json',
+  ]
+
+  static flags = {
+    ...fleetFlags,
+    policy: Flags.string({char: 'p', description: 'Policy file (YAML, schema in schemas/verify-policy.schema.json). Default: built-in defaults.'}),
+    junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per cluster, one testcase per check).'}),
+    strict: Flags.boolean({description: 'Warnings fail too.', default: false}),
+  }
+
+  async run(): Promise<VerifyReport> {
+    // A bad policy stops the run before any cluster is contacted.
+    const policy = this.flags.policy ? await loadPolicy(this.flags.policy) : DEFAULT_POLICY
+    if (this.flags.junit) await checkWritableDir(this.flags.junit)
+    const refs = await this.selectedClusters()
+    if (refs.length === 0) throw new ConfigError('no cluster selected: nothing was verified (check --cluster, --all or --selector)')
+    const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
+    const results = await this.overClusters(verifier.work)
+    const report = verifier.report(results, refs)
+    process.exitCode = report.ok ? 0 : 1
+    if (!report.ok) this.markFailed()
+
+    if (this.flags.junit) {
+      await writeFileAtomic(this.flags.junit, scrub(junitXml(report)), {mode: 0o644}).catch((error: NodeJS.ErrnoException) => {
+        throw new ConfigError(`--junit ${this.flags.junit}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`)
+      })
+    }
+    if (inGitHubActions()) for (const line of annotations(report)) this.logStderr(line)
+    const summaryFile = process.env.GITHUB_STEP_SUMMARY
+    if (summaryFile) await appendSummary(summaryFile, scrub(markdownSummary(report)))
+
+    const rows = report.items.map((i) => ({...i, subject: i.cluster}))
+    this.render(report, {
+      rows,
+      columns: [
+        ...checkColumns(rows, 'cluster'),
+        {header: 'username', get: (r: VerifyItem) => r.username ?? '', wide: true},
+        {header: 'version', get: (r: VerifyItem) => r.version ?? '', wide: true},
+        {header: 'expires', get: (r: VerifyItem) => r.expires ?? '', wide: true},
+      ],
+      name: (r) => r.cluster,
+      notes: [
+        ...checkDetails(rows, {strict: report.strict}),
+        `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
+      ],
+    })
+    return report
+  }
+}
+
+/** A report that cannot be written is a usage error found before any cluster is contacted. */
+async function checkWritableDir(file: string): Promise<void> {
+  const dir = dirname(file)
+  const info = await stat(dir).catch(() => undefined)
+  if (!info?.isDirectory()) throw new ConfigError(`--junit ${file}: directory ${dir} does not exist`)
+}
