@@ -40,10 +40,11 @@ export async function fetchAnonymous<T>(url: string, caPem: string | undefined, 
   if (parsed.protocol !== 'https:') return {url, error: {kind: 'config', message: `${url}: the API server only fetches https URLs`}}
   try {
     const client = await connectAnonymous(parsed.origin, caPem, options)
-    const res = await client.request('GET', parsed.pathname + parsed.search)
+    // The API server serves the JWKS only as application/jwk-set+json (406 for a plain JSON accept).
+    const res = await client.request('GET', parsed.pathname + parsed.search, undefined, {accept: 'application/json, application/jwk-set+json'})
     const out: Fetched<T> = {url, status: res.status}
     if (res.status !== 200) {
-      out.serverMessage = parseStatus(res.body)?.message ?? res.body.trim().split('\n')[0].slice(0, 200)
+      out.serverMessage = (parseStatus(res.body)?.message ?? res.body.trim().split('\n')[0]).replace(/\s+/g, ' ').slice(0, 200)
       return out
     }
     try {

@@ -4,11 +4,11 @@ import type {Check} from '../base/checks.js'
 import {toErrorInfo} from '../base/errors.js'
 import {formatAge} from '../base/duration.js'
 import type {KubeClient} from '../kube/client.js'
-import {type AudienceMatch, compareUrls} from './audience.js'
+import {compareUrls} from './audience.js'
 import {type JwtAuthenticator, usernameFor} from './auth-config.js'
 import {caPemOf, connectWithToken, originOf} from './connect.js'
 import {type DiscoveryDocument, type Fetched, discoveryUrl, fetchAnonymous, verifySignature} from './discovery.js'
-import {issuerHash, issuerVariants, readJwksMetrics} from './metrics.js'
+import {type MetricsRead, delta, issuerHash, readAuthnMetrics, sha256Label} from './metrics.js'
 import {type Credential, type Probe, type ProbeResult, obtainToken} from './probe.js'
 import {serviceAccountSubject} from './service-account.js'
 import {type Authentication, askCanI, authenticate, findBindings} from './target.js'
@@ -67,12 +67,14 @@ export async function diagnose(p: Probe, given?: Credential): Promise<ProbeResul
 
   // --- the target's side ---------------------------------------------------------------------------------------------
   const asToken = await connectWithToken(p.target, token, p.options)
+  // The target's authenticator metrics around the one authentication of this token tell which authenticator saw it.
+  const before = await readAuthnMetrics(p.target.client)
   const auth = await authenticate(asToken)
-  const audMatch = claims.aud.map((a) => ({aud: a, match: compareUrls(a, p.audience)}))
-  checks.push(audienceCheck(p, claims, auth, audMatch))
+  const after = before.readable ? await readAuthnMetrics(p.target.client) : before
+  checks.push(audienceCheck(p, claims, auth))
   const entry = p.authConfig ? configEntry(p.authConfig.config.jwt, iss) : undefined
-  if (p.authConfig) checks.push(...(await configChecks(p, claims, entry, auth)))
-  checks.push(await trustCheck(p, iss, claims, auth))
+  if (p.authConfig) checks.push(...(await configChecks(p, claims, entry, auth)), configInUseCheck(p, after))
+  checks.push(trustCheck(p, iss, auth, before, after))
   checks.push(responseCheck(p, auth, checks))
 
   const username =
@@ -204,26 +206,24 @@ function caCheck(iss: string, d: Fetched<DiscoveryDocument> | undefined, ca: str
   return {name: 'hub-ca', status: 'pass', message: `the issuer's certificate verifies with the hub kubeconfig's CA (${describeCa(ca)}); the target needs it as issuer.certificateAuthority`}
 }
 
-function audienceCheck(p: Probe, c: TokenClaims, auth: Authentication, matches: Array<{aud: string; match: AudienceMatch}>): Check {
+function audienceCheck(p: Probe, c: TokenClaims, auth: Authentication): Check {
+  // Convention (Flux's generic provider, fleet wi setup): the audience is the target's address exactly as written.
   const target = p.target.context.cluster.server ?? ''
+  const matches = c.aud.map((aud) => ({aud, match: compareUrls(aud, target)}))
   const exact = matches.find((m) => m.match.kind === 'exact')
   const close = matches.find((m) => m.match.kind === 'normalised')
-  const accepted = auth.outcome === 'authenticated'
-  if (exact) {
-    const note = p.audience === target ? 'the target URL exactly as written' : `the requested audience ${p.audience}`
-    return {name: 'audience', status: 'pass', message: `aud ${exact.aud} is ${note}`}
-  }
-  if (accepted) return {name: 'audience', status: 'pass', message: `aud ${c.aud.join(',')} differs from ${p.audience}, but the target accepts it`}
+  if (exact) return {name: 'audience', status: 'pass', message: `aud ${exact.aud} is the target's address exactly as written`}
+  if (auth.outcome === 'authenticated') return {name: 'audience', status: 'pass', message: `aud ${c.aud.join(',')} is not the target's address ${target}, but the target lists it among its audiences`}
   if (close && close.match.kind === 'normalised') {
     return {
       name: 'audience', status: 'fail',
-      message: `aud "${close.aud}" and "${p.audience}" differ only by ${close.match.differences.join(', ')}, but audiences are compared byte for byte`,
+      message: `aud "${close.aud}" and the target's address "${target}" differ only by ${close.match.differences.join(', ')}, but audiences are compared byte for byte`,
       fix: 'request the token with the exact string listed in the target\'s issuer.audiences (Flux: the ConfigMap\'s "audiences", which defaults to "address" as written)',
     }
   }
   return {
     name: 'audience', status: 'fail',
-    message: `aud ${c.aud.map((a) => `"${a}"`).join(', ') || '(none)'} is not the target's address "${target}"${p.audience !== target ? ` nor the expected "${p.audience}"` : ''}`,
+    message: `aud ${c.aud.map((a) => `"${a}"`).join(', ') || '(none)'} is not the target's address "${target}"`,
     fix: `request the token with --audience ${target} (the target's own URL, what fleet wi setup puts in its issuer.audiences)`,
   }
 }
@@ -290,33 +290,37 @@ async function configChecks(p: Probe, c: TokenClaims, found: ReturnType<typeof c
   return out
 }
 
-/** Whether the target has an authenticator for this issuer and could fetch its keys, from the target's own metrics. */
-async function trustCheck(p: Probe, iss: string, c: TokenClaims, auth: Authentication): Promise<Check> {
+/** Whether the target has an authenticator for exactly this issuer, from its own metrics around our one request. */
+function trustCheck(p: Probe, iss: string, auth: Authentication, before: MetricsRead, after: MetricsRead): Check {
   const name = 'target-trusts-issuer'
   if (auth.outcome === 'authenticated') return {name, status: 'pass', message: `the target accepted the token, so it trusts ${iss}`}
-  const m = await readJwksMetrics(p.target.client)
-  if (!m.readable) return {name, status: 'skip', message: `cannot read the target's authenticator metrics (${m.why})`}
-  const mine = m.issuers.get(issuerHash(iss))
-  if (mine) {
-    const ok = mine.results.success ?? 0
-    const bad = mine.results.failure ?? 0
-    if (ok === 0 || bad > ok) {
-      return {name, status: 'fail', message: `the target has an authenticator for ${iss} but its last fetch of the hub's keys failed`, fix: 'see discovery-anonymous, jwks-anonymous and hub-ca: the target fetches them without credentials, trusting only issuer.certificateAuthority'}
-    }
-    return {name, status: 'pass', message: `the target has an authenticator for ${iss} and fetched its keys`}
-  }
-  const variant = issuerVariants(iss).find((v) => m.issuers.has(issuerHash(v.url)))
-  if (variant) {
+  if (!after.readable) return {name, status: 'skip', message: `cannot read the target's authenticator metrics (${after.why})`}
+  const seen = delta(before, after, issuerHash(iss))
+  if (seen) {
+    const failures = seen.failure ?? 0
     return {
-      name, status: 'fail',
-      message: `the target trusts the issuer spelled ${variant.how} (${variant.url}), not the hub's issuer ${iss}: the API server compares them byte for byte`,
-      fix: `set issuer.url in the target's AuthenticationConfiguration to exactly "${iss}"`,
+      name, status: 'pass',
+      message: `the target has a JWT authenticator for exactly ${iss}${failures > 0 ? ', and it rejected this token: the failing checks say why' : ''}`,
     }
   }
   return {
     name, status: 'fail',
-    message: `the target has no JWT authenticator for issuer ${iss}${m.issuers.size > 0 ? ` (it has ${m.issuers.size} for other issuers)` : ''}: it does not trust the hub`,
-    fix: `give the target's API server --authentication-config with the jwt entry fleet wi setup --hub ${p.hub.name} --target ${p.target.name} prints`,
+    message: `the target has no JWT authenticator for issuer ${iss}: it does not trust the hub (an entry whose url is spelt differently, e.g. with a trailing slash or :443, does not count: the API server compares byte for byte)`,
+    fix: `give the target's API server --authentication-config with the jwt entry fleet wi setup --hub ${p.hub.name} --target ${p.target.name} prints (or run wi doctor with --authentication-config FILE to check the file it has)`,
+  }
+}
+
+/** Whether the file the user gave is the configuration the target runs (it exports the hash of its file). */
+function configInUseCheck(p: Probe, m: MetricsRead): Check {
+  const name = 'config-in-use'
+  if (!m.readable) return {name, status: 'skip', message: `cannot read the target's metrics (${m.why})`}
+  if (m.configHashes.length === 0) return {name, status: 'warn', message: 'the target reports no authentication configuration: its API server runs without --authentication-config', fix: 'start the target\'s kube-apiserver with --authentication-config pointing at this file'}
+  const mine = sha256Label(p.authConfig!.raw)
+  if (m.configHashes.includes(mine)) return {name, status: 'pass', message: `the target runs exactly ${p.authConfig!.file}`}
+  return {
+    name, status: 'warn',
+    message: `the target runs another authentication configuration than ${p.authConfig!.file} (${m.configHashes[0].slice(0, 19)}…): this file is not the one its API server reads, or it has not reloaded it`,
+    fix: 'put the file where the target\'s kube-apiserver reads --authentication-config (1.30+ reloads it on change)',
   }
 }
 

@@ -22,8 +22,9 @@ export async function readTokenFile(file: string): Promise<{value: string; file:
   return {value, file}
 }
 
-export async function readAuthenticationConfig(file: string): Promise<{file: string; config: AuthenticationConfiguration}> {
-  return {file, config: parseAuthenticationConfiguration(await readUserFile(file, '--authentication-config'), file)}
+export async function readAuthenticationConfig(file: string): Promise<{file: string; raw: string; config: AuthenticationConfiguration}> {
+  const raw = await readUserFile(file, '--authentication-config')
+  return {file, raw, config: parseAuthenticationConfiguration(raw, file)}
 }
 
 export function expirationSeconds(ms: number): number {

@@ -3,64 +3,69 @@ import {createHash} from 'node:crypto'
 import type {KubeClient} from '../kube/client.js'
 
 /**
- * Since 1.32 a kube-apiserver with structured authentication exports, per configured JWT issuer, when it last fetched
- * that issuer's keys and whether it worked, labelled with a hash of the issuer URL (not the URL itself). Reading them
- * (with the user's own credentials: /metrics needs a grant) tells from outside whether the target trusts an issuer at
- * all and whether it could reach it, which its 401 never says.
+ * A kube-apiserver with structured authentication (1.30+) exports, per JWT authenticator, a latency histogram labelled
+ * with a hash of the issuer URL and the result. It is recorded only when a token's `iss` is exactly that authenticator's
+ * issuer, so after presenting the hub token the series for hash(iss) exists if and only if the target has an
+ * authenticator for exactly that issuer. It also exports the hash of the configuration file it runs. Reading /metrics
+ * needs a grant the user may not have; then these checks are skipped.
  */
-export const JWKS_FETCH_METRIC = 'apiserver_authentication_jwt_authenticator_jwks_fetch_last_timestamp_seconds'
+export const JWT_LATENCY_COUNT = 'apiserver_authentication_jwt_authenticator_latency_seconds_count'
+export const CONFIG_INFO = 'apiserver_authentication_config_controller_last_config_info'
 
-export function issuerHash(issuer: string): string {
-  return 'sha256:' + createHash('sha256').update(issuer).digest('hex')
+export function sha256Label(value: string | Buffer): string {
+  return 'sha256:' + createHash('sha256').update(value).digest('hex')
 }
 
-export interface IssuerFetch {
-  hash: string
-  /** `success` or `failure`, per the metric's `result` label, with the time of the last attempt of each. */
-  results: Record<string, number>
+export const issuerHash = (issuer: string): string => sha256Label(issuer)
+
+export interface AuthnMetrics {
+  /** Per issuer hash: the count of authentications per result (`success`, `failure`, ...). */
+  issuers: Map<string, Record<string, number>>
+  /** Hashes of the authentication configuration the server runs (one per apiserver identity). */
+  configHashes: string[]
 }
 
-export type MetricsRead = {readable: true; issuers: Map<string, IssuerFetch>} | {readable: false; why: string}
+export type MetricsRead = ({readable: true} & AuthnMetrics) | {readable: false; why: string}
 
-export function parseJwksMetrics(text: string): Map<string, IssuerFetch> {
-  const issuers = new Map<string, IssuerFetch>()
+function labels(line: string, metric: string): string {
+  return line.slice(metric.length + 1, line.indexOf('}'))
+}
+
+export function parseAuthnMetrics(text: string): AuthnMetrics {
+  const issuers = new Map<string, Record<string, number>>()
+  const configHashes: string[] = []
   for (const line of text.split('\n')) {
-    if (!line.startsWith(JWKS_FETCH_METRIC + '{')) continue
-    const labels = line.slice(JWKS_FETCH_METRIC.length + 1, line.indexOf('}'))
-    const hash = /jwt_issuer_hash="([^"]*)"/.exec(labels)?.[1]
-    const result = /result="([^"]*)"/.exec(labels)?.[1] ?? 'unknown'
-    const value = Number(line.slice(line.indexOf('}') + 1).trim().split(/\s+/)[0])
-    if (!hash) continue
-    const entry = issuers.get(hash) ?? {hash, results: {}}
-    entry.results[result] = value
-    issuers.set(hash, entry)
+    if (line.startsWith(JWT_LATENCY_COUNT + '{')) {
+      const l = labels(line, JWT_LATENCY_COUNT)
+      const hash = /jwt_issuer_hash="([^"]*)"/.exec(l)?.[1]
+      if (!hash) continue
+      const result = /result="([^"]*)"/.exec(l)?.[1] ?? 'unknown'
+      const entry = issuers.get(hash) ?? {}
+      entry[result] = Number(line.slice(line.indexOf('}') + 1).trim().split(/\s+/)[0])
+      issuers.set(hash, entry)
+    } else if (line.startsWith(CONFIG_INFO + '{')) {
+      const hash = /(?:^|,)hash="([^"]*)"/.exec(labels(line, CONFIG_INFO))?.[1]
+      if (hash) configHashes.push(hash)
+    }
   }
-  return issuers
+  return {issuers, configHashes}
 }
 
-export async function readJwksMetrics(admin: KubeClient): Promise<MetricsRead> {
+export async function readAuthnMetrics(admin: KubeClient): Promise<MetricsRead> {
   try {
     const res = await admin.request('GET', '/metrics', undefined, {accept: 'text/plain'})
     if (res.status !== 200) return {readable: false, why: `GET /metrics on the target: HTTP ${res.status}`}
-    return {readable: true, issuers: parseJwksMetrics(res.body)}
+    return {readable: true, ...parseAuthnMetrics(res.body)}
   } catch (error) {
     return {readable: false, why: `GET /metrics on the target: ${(error as Error).message}`}
   }
 }
 
-/** Spellings of an issuer URL that people confuse with it, to name the one the target has. */
-export function issuerVariants(iss: string): Array<{url: string; how: string}> {
-  const out: Array<{url: string; how: string}> = []
-  if (iss.endsWith('/')) out.push({url: iss.replace(/\/+$/, ''), how: 'without the trailing slash'})
-  else out.push({url: iss + '/', how: 'with a trailing slash'})
-  try {
-    const u = new URL(iss)
-    if (u.protocol === 'https:' && u.port === '') {
-      out.push({url: `${u.protocol}//${u.hostname}:443${u.pathname === '/' && !iss.endsWith('/') ? '' : u.pathname}`, how: 'with an explicit :443'})
-    }
-    if (/^https:\/\/[^/]+:443(\/|$)/.test(iss)) out.push({url: iss.replace(':443', ''), how: 'without :443'})
-  } catch {
-    // Not a URL: nothing else to try.
-  }
-  return out
+/** How many authentications of each result happened for this issuer between two reads. */
+export function delta(before: MetricsRead, after: MetricsRead, hash: string): Record<string, number> | undefined {
+  if (!after.readable) return undefined
+  const now = after.issuers.get(hash)
+  if (!now) return undefined
+  const then = (before.readable ? before.issuers.get(hash) : undefined) ?? {}
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (then[k] ?? 0)]))
 }

@@ -20,7 +20,7 @@ export interface Probe {
   /** A token the user already has (`--token-file`), diagnosed instead of a new one. */
   token?: {value: string; file: string}
   /** The target's AuthenticationConfiguration, if the user has it (`--authentication-config`). */
-  authConfig?: {file: string; config: AuthenticationConfiguration}
+  authConfig?: {file: string; raw: string; config: AuthenticationConfiguration}
   options: ConnectOptions
 }
 
@@ -81,7 +81,7 @@ export interface ProbeSettings {
   expectUser?: string
   canI: CanIQuestion[]
   token?: {value: string; file: string}
-  authConfig?: {file: string; config: AuthenticationConfiguration}
+  authConfig?: {file: string; raw: string; config: AuthenticationConfiguration}
   options: ConnectOptions
 }
 

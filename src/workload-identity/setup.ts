@@ -99,8 +99,17 @@ export const describeObject = (o: KubeObject): string => `${o.kind} ${o.metadata
 
 /** The fields fleet sets, compared with what is there (labels and server-set fields do not matter). */
 function sameContent(want: KubeObject, have: Record<string, unknown>): boolean {
-  const pick = (o: Record<string, unknown>) => JSON.stringify({roleRef: o.roleRef, subjects: o.subjects, data: o.data})
+  const pick = (o: Record<string, unknown>) => canonical({roleRef: o.roleRef, subjects: o.subjects, data: o.data})
   return pick(want) === pick(have)
+}
+
+/** JSON with object keys sorted: the API server does not keep the order fields were sent in. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`
+  }
+  return JSON.stringify(v)
 }
 
 function slug(value: string, max = 40): string {
@@ -189,7 +198,7 @@ async function planned(cluster: Cluster, side: 'hub' | 'target', object: KubeObj
   if (res.status !== 200) throw httpError(res.status, res.body, `read ${describeObject(object)} on ${cluster.name}`)
   const have = JSON.parse(res.body) as Record<string, unknown>
   const roleRef = (have as {roleRef?: unknown}).roleRef
-  if ((object as {roleRef?: unknown}).roleRef && roleRef && JSON.stringify(roleRef) !== JSON.stringify((object as {roleRef?: unknown}).roleRef)) {
+  if ((object as {roleRef?: unknown}).roleRef && roleRef && canonical(roleRef) !== canonical((object as {roleRef?: unknown}).roleRef)) {
     throw new ConfigError(`${describeObject(object)} on ${cluster.name} already grants ${(roleRef as {name?: string}).name}; its roleRef cannot change: delete it or choose that role`)
   }
   return {side, cluster: cluster.name, object, action: sameContent(object, have) ? 'unchanged' : 'update'}

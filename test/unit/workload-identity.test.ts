@@ -13,7 +13,7 @@ import {
   usernameFor,
 } from '../../src/workload-identity/auth-config.js'
 import {discoveryUrl, verifySignature} from '../../src/workload-identity/discovery.js'
-import {issuerHash, issuerVariants, parseJwksMetrics} from '../../src/workload-identity/metrics.js'
+import {delta, issuerHash, parseAuthnMetrics} from '../../src/workload-identity/metrics.js'
 import {mappedUsername, parseServiceAccount} from '../../src/workload-identity/service-account.js'
 import {defaultFluxConfigMapName} from '../../src/workload-identity/setup.js'
 import {parseCanI} from '../../src/workload-identity/target.js'
@@ -30,23 +30,26 @@ describe('workload identity: audiences and issuers', () => {
     assert.equal(normaliseUrl('HTTPS://Host:443/x/'), 'https://host/x')
   })
 
-  it('discovery URL and issuer spellings follow the API server (trailing slash trimmed before the well-known path)', () => {
+  it('discovery URL follows the API server (trailing slash trimmed before the well-known path)', () => {
     assert.equal(discoveryUrl('https://h:1/'), 'https://h:1/.well-known/openid-configuration')
-    assert.deepEqual(issuerVariants('https://h:6443').map((v) => v.url), ['https://h:6443/'])
-    assert.deepEqual(issuerVariants('https://h/').map((v) => v.url), ['https://h', 'https://h:443/'])
+    assert.equal(discoveryUrl('https://h:1'), 'https://h:1/.well-known/openid-configuration')
   })
 
-  it('reads the JWKS fetch metric per issuer hash', () => {
+  it('reads the JWT authenticator counts per issuer hash and the configuration hash, and their change', () => {
     const h = issuerHash('https://hub:1')
     assert.match(h, /^sha256:[0-9a-f]{64}$/)
-    const text = [
-      '# TYPE apiserver_authentication_jwt_authenticator_jwks_fetch_last_timestamp_seconds gauge',
-      `apiserver_authentication_jwt_authenticator_jwks_fetch_last_timestamp_seconds{jwt_issuer_hash="${h}",result="success"} 1.7e+09`,
-      `apiserver_authentication_jwt_authenticator_jwks_fetch_last_timestamp_seconds{jwt_issuer_hash="sha256:00",result="failure"} 5`,
+    const text = (n: number) => [
+      '# TYPE apiserver_authentication_jwt_authenticator_latency_seconds histogram',
+      `apiserver_authentication_jwt_authenticator_latency_seconds_bucket{jwt_issuer_hash="${h}",result="failure",le="0.001"} 0`,
+      `apiserver_authentication_jwt_authenticator_latency_seconds_count{jwt_issuer_hash="${h}",result="failure"} ${n}`,
+      `apiserver_authentication_jwt_authenticator_latency_seconds_count{jwt_issuer_hash="${h}",result="success"} 3`,
+      'apiserver_authentication_config_controller_last_config_info{apiserver_id_hash="sha256:aa",hash="sha256:bb"} 1',
     ].join('\n')
-    const m = parseJwksMetrics(text)
-    assert.deepEqual(m.get(h)?.results, {success: 1.7e9})
-    assert.deepEqual(m.get('sha256:00')?.results, {failure: 5})
+    const m = parseAuthnMetrics(text(1))
+    assert.deepEqual(m.issuers.get(h), {failure: 1, success: 3})
+    assert.deepEqual(m.configHashes, ['sha256:bb'])
+    assert.deepEqual(delta({readable: true, ...m}, {readable: true, ...parseAuthnMetrics(text(2))}, h), {failure: 1, success: 0})
+    assert.equal(delta({readable: true, ...m}, {readable: true, ...m}, issuerHash('https://other')), undefined)
   })
 })
 
