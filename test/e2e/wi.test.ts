@@ -10,7 +10,7 @@ import {SignJWT, importPKCS8} from 'jose'
 
 import {runFleet, type CliResult} from '../support/cli.js'
 import {type ExtraApiserver, hubSigningKeyPem, startExtraApiserver} from '../support/extra-apiserver.js'
-import {apiRequest, applyYaml, createServiceAccountToken, kubectl, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {apiRequest, applyYaml, createServiceAccountToken, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
@@ -149,6 +149,35 @@ describe('fleet wi (live)', () => {
       assert.match(r.stderr, msg)
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
     }
+  })
+
+  it('wi setup: --dry-run saves nothing; a step the user may not do stops the run before anything is created; cluster-admin is refused', async () => {
+    const ns3 = uniqueName('wi-setup')
+    await ensureNamespace(cp.hub, ns3)
+    await ensureNamespace(member, ns3)
+    const exists = async (ref: any, args: string[]) => (await kubectlResult(ref, ['get', ...args])).code === 0
+    const dry = await wi(['setup', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns3}/dry`, '--role', 'view', '--namespace', ns3, '--apply', '--dry-run', '-o', 'json'])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.equal(dry.json().dryRun, true)
+    assert.ok(dry.json().objects.filter((o: any) => o.object.kind !== 'ClusterRoleBinding').every((o: any) => o.result === 'dry-run'))
+    assert.equal(await exists(cp.hub, ['serviceaccount', '-n', ns3, 'dry']), false)
+    assert.equal(await exists(member, ['rolebinding', '-n', ns3, `fleet-wi:hub:${ns3}:dry`]), false)
+
+    // bob may read RBAC on the target (so the plan is made) but not create bindings: the dry run of the target's
+    // RoleBinding fails, and the hub's ServiceAccount and ConfigMap, which came first, are not created either.
+    await grant(member, {name: uniqueName('bob-reads-rbac'), subject: {kind: 'User', name: 'bob'}, rules: [{apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings', 'clusterroles'], verbs: ['get', 'list']}]})
+    const bob = tokenUser(member, 'bob')
+    const half = await runFleet(['wi', 'setup', '--hub', 'hub', '--target', 'bob@member-1', '--service-account', `${ns3}/half`, '--role', 'view', '--namespace', ns3, '--apply', '--kubeconfig', [cp.hub.kubeconfig, bob.kubeconfigPath].join(':')])
+    assert.equal(half.code, 1, half.stderr)
+    assert.match(half.stderr, /^error: .*bob@member-1: apply RoleBinding .*forbidden.*\(nothing was changed\)\n$/)
+    assert.equal(await exists(cp.hub, ['serviceaccount', '-n', ns3, 'half']), false)
+    assert.equal(await exists(cp.hub, ['configmap', '-n', ns3, 'fleet-wi-bob-member-1']), false)
+    assertNoToken(half, 'wi setup as bob', [bob.token])
+
+    const risky = await wi(['setup', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns3}/root`, '--cluster-role', 'cluster-admin', '--apply'])
+    assert.equal(risky.code, 2)
+    assert.match(risky.stderr, /^error: ClusterRole cluster-admin on .* is too powerful for a cross-cluster identity \(cluster-admin\); pass --allow-risky to bind it anyway\n$/)
+    assert.equal(await exists(cp.hub, ['serviceaccount', '-n', ns3, 'root']), false)
   })
 
   it('a FRESH member configured with the AuthenticationConfiguration wi setup prints accepts the hub token; wi test passes', async () => {
