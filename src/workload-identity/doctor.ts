@@ -362,7 +362,7 @@ async function rbacCheck(p: Probe, username: string | undefined, auth: Authentic
   const authed = auth.outcome === 'authenticated'
   return {
     name, status: 'fail',
-    message: `no RoleBinding or ClusterRoleBinding on the target names User ${username}${authed ? ': it authenticates (no 401) but every request it makes is forbidden (403)' : ''}${near ? `; ${near}` : ''}`,
+    message: `no RoleBinding or ClusterRoleBinding on the target names User ${username}${authed ? ': it authenticates (no 401), but beyond what every authenticated user may do its requests are forbidden (403)' : ''}${near ? `; ${near}` : ''}`,
     fix: `bind a role to kind User, name "${username}" (prefix included): fleet wi setup --hub ${p.hub.name} --target ${p.target.name} --service-account ${p.serviceAccount.namespace}/${p.serviceAccount.name} --role view --apply`,
   }
 }

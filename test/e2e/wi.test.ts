@@ -338,7 +338,7 @@ describe('fleet wi (live)', () => {
       assert.equal(check(item.checks, 'target-response').status, 'pass')
       assert.match(check(item.checks, 'target-response').message, new RegExp(`authenticated the token as ${user(ns, lonely)}`))
       const rbac = check(item.checks, 'target-rbac')
-      assert.match(rbac.message, new RegExp(`no RoleBinding or ClusterRoleBinding on the target names User ${user(ns, lonely)}: it authenticates \\(no 401\\) but every request it makes is forbidden \\(403\\)`))
+      assert.match(rbac.message, new RegExp(`no RoleBinding or ClusterRoleBinding on the target names User ${user(ns, lonely)}: it authenticates \\(no 401\\), but beyond what every authenticated user may do its requests are forbidden \\(403\\)`))
       assert.match(rbac.message, /names ServiceAccount .* \(the target's own ServiceAccount, not the hub's\)/)
       assert.match(check(item.checks, 'can-i').message, /authenticated but not allowed/)
       // The 401 case reads differently: wrong audience gives a can-i that says 401, not 403.
