@@ -4,7 +4,7 @@
 // what `fleet wi setup` prints, a member trusting a misspelt issuer, a second hub whose discovery is private.
 // It is recorded in the control plane's processes.json, so `sandbox down` and the test run's teardown stop it even if
 // the test that started it dies; stop() ends it earlier.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
@@ -25,8 +25,10 @@ export interface ExtraApiserverOptions {
 }
 
 export interface ExtraApiserver extends ServerState {
-  /** Replaces the AuthenticationConfiguration file in place (kube-apiserver 1.30+ reloads it on change). */
+  /** Replaces the AuthenticationConfiguration file (kube-apiserver 1.30+ reloads it at its next check, about a minute). */
   writeAuthenticationConfig(config: string | object): void;
+  /** Stops the server, replaces the file and starts it again on the same port and etcd prefix (seconds, not a minute). */
+  restartWithAuthenticationConfig(config: string | object): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -62,11 +64,8 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     user: { certFile: cp.admin.certFile, keyFile: cp.admin.keyFile },
   });
   const authFile = join(dir, 'authentication-config.yaml');
-  const writeAuth = (c: string | object) => {
-    const tmp = `${authFile}.tmp`;
-    writeFileSync(tmp, asYaml(c));
-    renameSync(tmp, authFile);
-  };
+  // kube-apiserver 1.34 notices a changed file at its next periodic check: measured 57-62 s (bench/wi-extra-apiserver.ts).
+  const writeAuth = (c: string | object) => writeFileSync(authFile, asYaml(c));
   const config = typeof o.authenticationConfig === 'function' ? o.authenticationConfig({ url }) : o.authenticationConfig;
   if (config !== undefined) writeAuth(config);
 
@@ -86,47 +85,62 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     ...(config !== undefined ? [`--authentication-config=${authFile}`] : []),
   ];
   const bin = cp.binaries.kubeApiserver;
+  const pids: number[] = [];
   let record: ProcessRecord | undefined;
-  const started = await spawnDetached(bin, args, logFile, (pid) => {
-    record = { name: `${name}-apiserver`, pid, bin, log: logFile };
-    const book = readProcesses(cp.dir) ?? { ownerPid: null, processes: [] };
-    book.processes.push(record);
-    writeJsonAtomic(processesFile(cp.dir), book);
-  });
   let exited: string | undefined;
-  void started.exited.then(({ code, signal }) => (exited = signal ?? `code ${code}`));
 
   const stop = async () => {
     if (!record) return;
-    await killGroups([record]);
-    await waitReaped([record.pid]);
+    const r = record;
+    record = undefined;
+    await killGroups([r]);
+    await waitReaped([r.pid]);
     const book = readProcesses(cp.dir);
     if (book) {
-      book.processes = book.processes.filter((p) => p.pid !== record!.pid);
+      book.processes = book.processes.filter((p) => p.pid !== r.pid);
       writeJsonAtomic(processesFile(cp.dir), book);
     }
-    record = undefined;
   };
 
-  const deadline = Date.now() + (o.readyTimeoutMs ?? 90_000);
-  for (;;) {
-    if (exited) throw new Error(`extra apiserver ${name} exited during start-up (${exited}); last lines of ${logFile}:\n${tail(logFile)}`);
-    const r = await apiRequest({ url, path: '/readyz', caFile: serverCa.certFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile, timeoutMs: 3000 }).catch(() => undefined);
-    if (r?.status === 200) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`extra apiserver ${name} not ready in time; last lines of ${logFile}:\n${tail(logFile)}`);
+  const launch = async () => {
+    exited = undefined;
+    const started = await spawnDetached(bin, args, logFile, (pid) => {
+      record = { name: `${name}-apiserver`, pid, bin, log: logFile };
+      const book = readProcesses(cp.dir) ?? { ownerPid: null, processes: [] };
+      book.processes.push(record);
+      writeJsonAtomic(processesFile(cp.dir), book);
+    });
+    pids.splice(0, pids.length, started.pid);
+    void started.exited.then(({ code, signal }) => {
+      if (record?.pid === started.pid) exited = signal ?? `code ${code}`;
+    });
+    const deadline = Date.now() + (o.readyTimeoutMs ?? 90_000);
+    for (;;) {
+      if (exited) throw new Error(`extra apiserver ${name} exited during start-up (${exited}); last lines of ${logFile}:\n${tail(logFile)}`);
+      const r = await apiRequest({ url, path: '/readyz', caFile: serverCa.certFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile, timeoutMs: 3000 }).catch(() => undefined);
+      if (r?.status === 200) return;
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`extra apiserver ${name} not ready in time; last lines of ${logFile}:\n${tail(logFile)}`);
+      }
+      await sleep(250);
     }
-    await sleep(250);
-  }
+  };
+  await launch();
 
   return {
     name, role: 'member', url, port, issuer: url, kubeconfig, context: name, caFile: serverCa.certFile, etcdPrefix: `/extra-${name}`,
     serviceAccountPublicKeyFile: sa.publicKeyFile, ...(config !== undefined ? { authenticationConfigFile: authFile } : {}),
-    pids: [started.pid], logs: { apiserver: logFile, controllerManager: '' }, tokenUsers: [],
+    pids, logs: { apiserver: logFile, controllerManager: '' }, tokenUsers: [],
     writeAuthenticationConfig: (c) => {
       if (config === undefined) throw new Error(`${name} was started without --authentication-config; it cannot load one later`);
       writeAuth(c);
+    },
+    restartWithAuthenticationConfig: async (c) => {
+      if (config === undefined) throw new Error(`${name} was started without --authentication-config`);
+      await stop();
+      writeAuth(c);
+      await launch();
     },
     stop,
   };
