@@ -70,7 +70,7 @@ export async function obtainToken(p: Probe): Promise<Credential> {
         : e.kind === 'forbidden' || e.kind === 'unauthorized'
           ? `your credentials for ${p.hub.name} need "create" on serviceaccounts/token in namespace ${p.serviceAccount.namespace}`
           : `check that hub ${p.hub.name} is reachable`
-    return {check: {name: 'token-request', status: 'fail', message: `TokenRequest for ${sa} on hub ${p.hub.name}: ${e.message}`, fix}}
+    return {check: {name: 'token-request', status: 'fail', message: `hub ${p.hub.name}: ${e.message}`, fix}}
   }
 }
 

@@ -48,6 +48,7 @@ export async function testWorkloadIdentity(p: Probe): Promise<ProbeResult> {
     checks,
     passed,
   }
-  if (!passed) result.diagnosis = (await diagnose(p, cred)).checks
+  // The token step is already the first row; the diagnosis adds what the doctor finds beyond it.
+  if (!passed) result.diagnosis = (await diagnose(p, cred)).checks.filter((c) => c !== cred.check)
   return result
 }
