@@ -218,7 +218,7 @@ describe('fleet wi (live)', () => {
       const doc = await wi(['doctor', '--hub', 'hub', '--target', fresh.name, '--service-account', `${ns}/${sa}`, '--authentication-config', file, '-o', 'json'], [fresh.kubeconfig])
       assert.equal(doc.code, 0, doc.stdout)
       const [dItem] = items(doc)
-      for (const name of ['config-issuer', 'config-audience', 'config-ca', 'config-username', 'signature', 'discovery-anonymous', 'target-rbac']) {
+      for (const name of ['config-issuer', 'config-audience', 'config-ca', 'config-username', 'config-in-use', 'signature', 'discovery-anonymous', 'target-rbac']) {
         assert.equal(check(dItem.checks, name).status, 'pass', name)
       }
       assertNoToken(doc, 'wi doctor on the fresh member')
