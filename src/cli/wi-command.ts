@@ -1,0 +1,88 @@
+import type {Command} from '@oclif/core'
+
+import {parseDuration} from '../base/duration.js'
+import {UsageError} from '../base/errors.js'
+import {type ClusterItem, toItem} from '../fleet/items.js'
+import type {ClusterRef} from '../providers/types.js'
+import {connectRef} from '../workload-identity/connect.js'
+import {expirationSeconds, readAuthenticationConfig, readTokenFile} from '../workload-identity/inputs.js'
+import {type Probe, type ProbeResult, probeFor} from '../workload-identity/probe.js'
+import {parseServiceAccount} from '../workload-identity/service-account.js'
+import {parseCanI} from '../workload-identity/target.js'
+import {BaseCommand} from './base-command.js'
+import {checkColumns, checkRows, fixNotes} from './wi-format.js'
+
+/** The stable JSON shape of `wi test` and `wi doctor` (docs/workload-identity.md). */
+export interface WorkloadIdentityReport {
+  kind: 'WorkloadIdentityTest' | 'WorkloadIdentityDiagnosis'
+  hub: string
+  serviceAccount: string
+  items: Array<ClusterItem<ProbeResult>>
+}
+
+/**
+ * `wi test` and `wi doctor` differ only in what they run per target: both resolve --hub and the targets through fleet's
+ * providers, build one probe per target and render its checks.
+ */
+export abstract class WiProbeCommand<T extends typeof Command> extends BaseCommand<T> {
+  private targets?: ClusterRef[]
+
+  protected abstract readonly reportKind: WorkloadIdentityReport['kind']
+  protected abstract probe(p: Probe): Promise<ProbeResult>
+
+  /** The targets: --target (repeatable), or --all = every cluster but the hub. Never an empty selection. */
+  protected async selectedClusters(): Promise<ClusterRef[]> {
+    if (this.targets) return this.targets
+    const f = this.flags as Record<string, unknown>
+    const provider = this.provider()
+    const hub = await provider.get(f.hub as string)
+    let refs: ClusterRef[]
+    if (f.all) refs = (await provider.list()).filter((r) => r.name !== hub.name)
+    else {
+      const names = (f.target as string[] | undefined) ?? []
+      if (names.length === 0) throw new UsageError('name the cluster that should accept the token with --target, or use --all')
+      refs = []
+      for (const n of names) {
+        const r = await provider.get(n)
+        if (r.name === hub.name) throw new UsageError(`--target ${n} is the hub itself; a cluster does not trust its own issuer through --authentication-config`)
+        if (!refs.includes(r)) refs.push(r)
+      }
+    }
+    if (refs.length === 0) throw new UsageError(`--all: fleet knows no cluster besides the hub ${hub.name}`)
+    this.targets = refs
+    return refs
+  }
+
+  protected async report(authenticationConfig?: string): Promise<WorkloadIdentityReport> {
+    const f = this.flags as Record<string, any>
+    const sa = parseServiceAccount(f['service-account'])
+    const canI = ((f['can-i'] as string[] | undefined) ?? []).map(parseCanI)
+    const seconds = expirationSeconds(parseDuration(f.expiration, '--expiration'))
+    const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
+    const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
+    const options = {timeoutMs: this.requestTimeoutMs, exec: this.execRunner}
+    // Targets first: a bad --target is a usage error before anything is asked of the hub.
+    await this.selectedClusters()
+    const hub = await connectRef(await this.provider().get(f.hub), options)
+    const results = await this.overClusters(({ref, client, signal}) =>
+      this.probe(
+        probeFor(hub, {name: ref.name, context: client.context, client}, {
+          serviceAccount: sa, audience: f.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
+          options: {...options, signal},
+        }),
+      ),
+    )
+    const items = results.map((r) => toItem(r, (v: ProbeResult) => v))
+    if (items.some((i) => !i.ok || !i.passed)) this.markFailed()
+    const report: WorkloadIdentityReport = {kind: this.reportKind, hub: hub.name, serviceAccount: `${sa.namespace}/${sa.name}`, items}
+    const rows = checkRows(items)
+    this.render(report, {
+      // -o name: the targets where everything passed, for scripts.
+      rows: this.format === 'name' ? rows.filter((r, i) => items.find((x) => x.cluster === r.cluster)?.passed && rows.findIndex((o) => o.cluster === r.cluster) === i) : rows,
+      columns: checkColumns,
+      name: (r) => r.cluster,
+      notes: fixNotes(rows),
+    })
+    return report
+  }
+}

@@ -1,0 +1,55 @@
+import {Flags} from '@oclif/core'
+
+import type {Check} from '../base/checks.js'
+import type {ClusterItem} from '../fleet/items.js'
+import type {ProbeResult} from '../workload-identity/probe.js'
+import type {Column} from './table.js'
+
+/** Flags and table shapes shared by the `wi` commands; their logic lives in src/workload-identity/. */
+export const wiFlags = {
+  hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (a cluster name fleet knows).', required: true}),
+  'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME.', required: true}),
+  target: Flags.string({description: 'The cluster that should accept the token (repeatable).', multiple: true}),
+  all: Flags.boolean({char: 'A', description: 'Every cluster fleet knows except the hub.', exclusive: ['target']}),
+  audience: Flags.string({description: 'Audience to request (default: the target\'s server URL exactly as written in its kubeconfig, as Flux does).'}),
+  'expect-user': Flags.string({description: 'The username the target must map the token to, e.g. hub:system:serviceaccount:NS:NAME.'}),
+  'can-i': Flags.string({description: 'Something the identity must be allowed on the target: "VERB RESOURCE [NAME] [-n NAMESPACE]" (repeatable).', multiple: true}),
+  expiration: Flags.string({description: 'Lifetime of the requested token (the API server\'s minimum is 10m).', default: '10m'}),
+  'token-file': Flags.string({description: 'Use the token in this file (e.g. one a workload has) instead of requesting one.'}),
+}
+
+/** One table row: a check of one target, from the test itself or from the diagnosis that follows a failure. */
+export interface CheckRow {
+  cluster: string
+  check: Check
+  diagnosis?: boolean
+}
+
+export function checkRows(items: Array<ClusterItem<ProbeResult>>): CheckRow[] {
+  const rows: CheckRow[] = []
+  for (const item of items) {
+    if (item.error) rows.push({cluster: item.cluster, check: {name: 'connect', status: 'fail', message: item.error.message}})
+    for (const c of item.checks ?? []) rows.push({cluster: item.cluster, check: c})
+    for (const c of item.diagnosis ?? []) rows.push({cluster: item.cluster, check: c, diagnosis: true})
+  }
+  return rows
+}
+
+export const checkColumns: Column<CheckRow>[] = [
+  {header: 'target', get: (r) => r.cluster},
+  {header: 'check', get: (r) => (r.diagnosis ? `doctor/${r.check.name}` : r.check.name)},
+  {
+    header: 'status',
+    get: (r) => r.check.status,
+    color: (r, k) => (r.check.status === 'pass' ? k.green : r.check.status === 'fail' ? k.red : r.check.status === 'warn' ? k.yellow : undefined),
+  },
+  {header: 'message', get: (r) => r.check.message},
+  {header: 'fix', get: (r) => r.check.fix ?? '', wide: true},
+]
+
+/** The fixes of failed and warned checks, one line each, printed after the table. */
+export function fixNotes(rows: CheckRow[]): string[] {
+  return rows
+    .filter((r) => r.check.fix && (r.check.status === 'fail' || r.check.status === 'warn'))
+    .map((r) => `fix: ${r.cluster}: ${r.diagnosis ? 'doctor/' : ''}${r.check.name}: ${r.check.fix}`)
+}

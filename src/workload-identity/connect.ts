@@ -1,0 +1,79 @@
+import {readFile} from 'node:fs/promises'
+
+import {ConfigError} from '../base/errors.js'
+import {KubeClient} from '../kube/client.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import {registerSecret} from '../kubeconfig/redact.js'
+import type {ClusterEntry} from '../kubeconfig/types.js'
+import type {ClusterRef} from '../providers/types.js'
+
+/**
+ * Connections workload identity needs besides the user's own: the target as the hub token (the kubeconfig's cluster
+ * entry, the token as the only credential), and an issuer URL with no credentials at all, as the target's API server
+ * fetches discovery and keys.
+ */
+export interface ConnectOptions {
+  timeoutMs: number
+  /** The command's one exec credential runner (required: a second runner would run a plugin again). */
+  exec: ExecCredentialRunner
+  signal?: AbortSignal
+}
+
+/** A cluster fleet knows, with the user's credentials. */
+export interface Cluster {
+  name: string
+  context: ResolvedContext
+  client: KubeClient
+}
+
+export async function connectRef(ref: ClusterRef, options: ConnectOptions): Promise<Cluster> {
+  const context = await ref.resolve()
+  const client = await KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: ref.name, exec: options.exec, signal: options.signal})
+  return {name: ref.name, context, client}
+}
+
+/** The same cluster, presenting `token` and nothing else. */
+export function connectWithToken(cluster: Cluster, token: string, options: ConnectOptions): Promise<KubeClient> {
+  registerSecret(token)
+  const context: ResolvedContext = {...cluster.context, userName: 'workload-identity-token', user: {token}}
+  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: cluster.name, exec: options.exec, signal: options.signal})
+}
+
+/** An anonymous client for `url` (scheme, host, port and base path), trusting `caPem` or, without it, the system roots. */
+export function connectAnonymous(url: string, caPem: string | undefined, options: ConnectOptions & {tlsServerName?: string}): Promise<KubeClient> {
+  const cluster: ClusterEntry = {server: url}
+  if (caPem) cluster['certificate-authority-data'] = Buffer.from(caPem).toString('base64')
+  if (options.tlsServerName) cluster['tls-server-name'] = options.tlsServerName
+  const context: ResolvedContext = {
+    contextName: 'anonymous',
+    clusterName: url,
+    cluster,
+    user: {},
+    contextFile: '(none)',
+    clusterFile: '(none)',
+  }
+  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: url, exec: options.exec, signal: options.signal})
+}
+
+/** The PEM of the CA a kubeconfig cluster entry trusts; undefined when it relies on the system roots. */
+export async function caPemOf(cluster: ClusterEntry, where: string): Promise<string | undefined> {
+  if (cluster['certificate-authority-data']) return Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8')
+  const file = cluster['certificate-authority']
+  if (!file) return undefined
+  try {
+    return await readFile(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new ConfigError(`${where}: certificate-authority ${file}: ${code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
+  }
+}
+
+/** `origin` of a URL, or undefined when it is not one. */
+export function originOf(value: string): string | undefined {
+  try {
+    return new URL(value).origin
+  } catch {
+    return undefined
+  }
+}

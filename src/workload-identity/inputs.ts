@@ -1,0 +1,34 @@
+import {readFile} from 'node:fs/promises'
+
+import {ConfigError, UsageError} from '../base/errors.js'
+import {registerSecret} from '../kubeconfig/redact.js'
+import {type AuthenticationConfiguration, parseAuthenticationConfiguration} from './auth-config.js'
+import {MIN_EXPIRATION_SECONDS} from './token.js'
+
+/** Files and values the `wi` commands read from the user, each failing with one line naming the file or flag. */
+async function readUserFile(file: string, flag: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new ConfigError(`${flag} ${file}: ${code === 'ENOENT' ? 'file not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`)
+  }
+}
+
+export async function readTokenFile(file: string): Promise<{value: string; file: string}> {
+  const value = (await readUserFile(file, '--token-file')).trim()
+  registerSecret(value)
+  if (value === '') throw new ConfigError(`--token-file ${file}: the file is empty`)
+  return {value, file}
+}
+
+export async function readAuthenticationConfig(file: string): Promise<{file: string; raw: string; config: AuthenticationConfiguration}> {
+  const raw = await readUserFile(file, '--authentication-config')
+  return {file, raw, config: parseAuthenticationConfiguration(raw, file)}
+}
+
+export function expirationSeconds(ms: number): number {
+  const s = Math.round(ms / 1000)
+  if (s < MIN_EXPIRATION_SECONDS) throw new UsageError(`--expiration: at least 10m (the API server refuses shorter tokens), got ${s}s`)
+  return s
+}

@@ -1,0 +1,242 @@
+import {type RiskFinding, assessRules} from '../access/risk.js'
+import {ConfigError, FleetError} from '../base/errors.js'
+import type {KubeClient} from '../kube/client.js'
+import {httpError} from '../kube/errors.js'
+import {
+  type AuthenticationConfiguration,
+  authenticationConfigApiVersion,
+  authenticationConfiguration,
+  jwtEntry,
+  parseVersion,
+  toYaml,
+} from './auth-config.js'
+import {type Cluster, type ConnectOptions, caPemOf, originOf} from './connect.js'
+import {type ServiceAccountRef, mappedUsername} from './service-account.js'
+import {serverVersion} from './target.js'
+
+/**
+ * `wi setup`: what makes a hub ServiceAccount's token work on a target, as a plan of objects (applied with server-side
+ * apply, field manager `fleet`, where fleet has access) plus the target's AuthenticationConfiguration, which only the
+ * target's operator can install (it is a file read by the API server, not an object).
+ */
+export const FIELD_MANAGER = 'fleet'
+export const MANAGED_BY = {'app.kubernetes.io/managed-by': 'fleet'}
+export const DISCOVERY_BINDING = 'fleet:service-account-issuer-discovery'
+export const ROLE_PRESETS = ['view', 'edit', 'admin'] as const
+
+export interface KubeObject {
+  apiVersion: string
+  kind: string
+  metadata: {name: string; namespace?: string; labels?: Record<string, string>}
+  [key: string]: unknown
+}
+
+export type Action = 'create' | 'update' | 'unchanged'
+
+export interface PlannedObject {
+  /** `hub` or `target`, and the cluster's name. */
+  side: 'hub' | 'target'
+  cluster: string
+  object: KubeObject
+  action: Action
+  /** After --apply: what the API server did (dry-run: what it would do). */
+  result?: 'created' | 'configured' | 'unchanged' | 'dry-run'
+}
+
+export interface SetupInput {
+  hub: Cluster
+  target: Cluster
+  /** A short name for the target, for the Flux ConfigMap's name. */
+  targetShortName: string
+  serviceAccount: ServiceAccountRef
+  prefix: string
+  audience?: string
+  /** ClusterRole to bind to the mapped user on the target; none: identity only. */
+  clusterRole?: string
+  /** RoleBindings in these namespaces; none: one ClusterRoleBinding. */
+  namespaces: string[]
+  /** Name of the Flux ConfigMap on the hub; undefined: none. */
+  fluxConfigMap?: string
+  allowRisky: boolean
+  options: ConnectOptions
+}
+
+export interface SetupPlan {
+  hub: string
+  target: string
+  serviceAccount: string
+  /** The user the target will see: prefix + system:serviceaccount:NS:NAME. */
+  username: string
+  issuer: string
+  audience: string
+  targetVersion: string
+  objects: PlannedObject[]
+  /** What the bound role may do that is dangerous (rules of the ClusterRole on the target). */
+  risks: RiskFinding[]
+  authenticationConfiguration: AuthenticationConfiguration
+}
+
+const RBAC = 'rbac.authorization.k8s.io/v1'
+
+export function pathOf(o: KubeObject): string {
+  const ns = o.metadata.namespace ? `/namespaces/${encodeURIComponent(o.metadata.namespace)}` : ''
+  const name = encodeURIComponent(o.metadata.name)
+  switch (o.kind) {
+    case 'ServiceAccount':
+      return `/api/v1${ns}/serviceaccounts/${name}`
+    case 'ConfigMap':
+      return `/api/v1${ns}/configmaps/${name}`
+    case 'ClusterRoleBinding':
+      return `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`
+    case 'RoleBinding':
+      return `/apis/rbac.authorization.k8s.io/v1${ns}/rolebindings/${name}`
+    default:
+      throw new FleetError('internal', `no path for kind ${o.kind}`)
+  }
+}
+
+export const describeObject = (o: KubeObject): string => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`
+
+/** The fields fleet sets, compared with what is there (labels and server-set fields do not matter). */
+function sameContent(want: KubeObject, have: Record<string, unknown>): boolean {
+  const pick = (o: Record<string, unknown>) => canonical({roleRef: o.roleRef, subjects: o.subjects, data: o.data})
+  return pick(want) === pick(have)
+}
+
+/** JSON with object keys sorted: the API server does not keep the order fields were sent in. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`
+  }
+  return JSON.stringify(v)
+}
+
+function slug(value: string, max = 40): string {
+  const s = value.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '')
+  return s.slice(Math.max(0, s.length - max)).replace(/^-+/, '') || 'target'
+}
+
+export function defaultFluxConfigMapName(targetShortName: string): string {
+  return `fleet-wi-${slug(targetShortName)}`
+}
+
+/** The hub's --service-account-issuer, from its discovery document (with the user's credentials, then without). */
+async function hubIssuer(hub: KubeClient): Promise<string> {
+  const res = await hub.request('GET', '/.well-known/openid-configuration')
+  if (res.status !== 200) throw httpError(res.status, res.body, "read the hub's /.well-known/openid-configuration")
+  const doc = JSON.parse(res.body) as {issuer?: unknown}
+  if (typeof doc.issuer !== 'string' || doc.issuer === '') throw new FleetError('server', "the hub's discovery document has no issuer")
+  return doc.issuer
+}
+
+export async function planSetup(i: SetupInput): Promise<SetupPlan> {
+  const sa = i.serviceAccount
+  const username = mappedUsername(sa, i.prefix)
+  const audience = i.audience ?? i.target.context.cluster.server ?? ''
+  const [issuer, version] = await Promise.all([hubIssuer(i.hub.client), serverVersion(i.target.client).then(parseVersion)])
+  const apiVersion = authenticationConfigApiVersion(version)
+  const hubCa = await caPemOf(i.hub.context.cluster, `hub ${i.hub.name}`)
+  const targetCa = await caPemOf(i.target.context.cluster, `target ${i.target.name}`)
+  // The hub kubeconfig's CA is the right one only when the hub's API server serves its own issuer URL.
+  const issuerCa = originOf(issuer) === originOf(i.hub.context.cluster.server ?? '') ? hubCa : undefined
+  const config = authenticationConfiguration(apiVersion, [jwtEntry({issuer, audiences: [audience], caPem: issuerCa, prefix: i.prefix})])
+
+  const hubObjects: KubeObject[] = [
+    {
+      apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name: DISCOVERY_BINDING, labels: MANAGED_BY},
+      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:service-account-issuer-discovery'},
+      subjects: [{apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated'}],
+    },
+    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa.name, namespace: sa.namespace, labels: MANAGED_BY}},
+  ]
+  if (i.fluxConfigMap) {
+    hubObjects.push({
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: i.fluxConfigMap, namespace: sa.namespace, labels: MANAGED_BY},
+      // Flux's generic provider (spec.kubeConfig.configMapRef): audiences is spelled out, so it cannot drift from address.
+      data: {provider: 'generic', address: i.target.context.cluster.server ?? '', audiences: audience, serviceAccountName: sa.name, ...(targetCa ? {'ca.crt': targetCa} : {})},
+    })
+  }
+  const targetObjects: KubeObject[] = []
+  let risks: RiskFinding[] = []
+  if (i.clusterRole) {
+    risks = await roleRisks(i.target, i.clusterRole)
+    const critical = risks.filter((r) => r.severity === 'critical')
+    if (critical.length > 0 && !i.allowRisky) {
+      throw new ConfigError(`ClusterRole ${i.clusterRole} on ${i.target.name} is too powerful for a cross-cluster identity (${critical.map((r) => r.code).join(', ')}); pass --allow-risky to bind it anyway`)
+    }
+    const subject = {apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: username}
+    const roleRef = {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: i.clusterRole}
+    const name = `fleet-wi:${i.prefix}${sa.namespace}:${sa.name}`
+    if (i.namespaces.length === 0) targetObjects.push({apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name, labels: MANAGED_BY}, roleRef, subjects: [subject]})
+    for (const ns of i.namespaces) targetObjects.push({apiVersion: RBAC, kind: 'RoleBinding', metadata: {name, namespace: ns, labels: MANAGED_BY}, roleRef, subjects: [subject]})
+  }
+
+  const objects: PlannedObject[] = [
+    ...(await Promise.all(hubObjects.map((o) => planned(i.hub, 'hub', o)))),
+    ...(await Promise.all(targetObjects.map((o) => planned(i.target, 'target', o)))),
+  ]
+  return {
+    hub: i.hub.name, target: i.target.name, serviceAccount: `${sa.namespace}/${sa.name}`, username, issuer, audience,
+    targetVersion: version.gitVersion, objects, risks, authenticationConfiguration: config,
+  }
+}
+
+async function roleRisks(target: Cluster, role: string): Promise<RiskFinding[]> {
+  const res = await target.client.request('GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(role)}`)
+  if (res.status === 404) throw new ConfigError(`ClusterRole ${role} not found on ${target.name}`)
+  if (res.status !== 200) throw httpError(res.status, res.body, `read ClusterRole ${role} on ${target.name}`)
+  const rules = ((JSON.parse(res.body) as {rules?: Array<Record<string, string[] | undefined>>}).rules ?? []).map((r) => ({
+    verbs: r.verbs ?? [], apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], resourceNames: r.resourceNames ?? [],
+  }))
+  return assessRules(rules)
+}
+
+async function planned(cluster: Cluster, side: 'hub' | 'target', object: KubeObject): Promise<PlannedObject> {
+  const res = await cluster.client.request('GET', pathOf(object))
+  if (res.status === 404) return {side, cluster: cluster.name, object, action: 'create'}
+  if (res.status !== 200) throw httpError(res.status, res.body, `read ${describeObject(object)} on ${cluster.name}`)
+  const have = JSON.parse(res.body) as Record<string, unknown>
+  const roleRef = (have as {roleRef?: unknown}).roleRef
+  if ((object as {roleRef?: unknown}).roleRef && roleRef && canonical(roleRef) !== canonical((object as {roleRef?: unknown}).roleRef)) {
+    throw new ConfigError(`${describeObject(object)} on ${cluster.name} already grants ${(roleRef as {name?: string}).name}; its roleRef cannot change: delete it or choose that role`)
+  }
+  return {side, cluster: cluster.name, object, action: sameContent(object, have) ? 'unchanged' : 'update'}
+}
+
+/** Server-side apply of one object (field manager fleet; conflicts with other managers are reported, not forced). */
+async function apply(client: KubeClient, o: KubeObject, dryRun: boolean): Promise<Record<string, unknown>> {
+  const query = `?fieldManager=${FIELD_MANAGER}${dryRun ? '&dryRun=All' : ''}`
+  const res = await client.request('PATCH', pathOf(o) + query, o, {contentType: 'application/apply-patch+yaml'})
+  if (res.status !== 200 && res.status !== 201) throw httpError(res.status, res.body, `apply ${describeObject(o)}`)
+  return JSON.parse(res.body) as Record<string, unknown>
+}
+
+/**
+ * Applies the plan. Every object is first applied as a server-side dry run on its cluster, so a missing permission or
+ * a conflict stops the run before anything changed; then for real, hub first; then each is read back and compared.
+ */
+export async function applySetup(plan: SetupPlan, hub: Cluster, target: Cluster, o: {dryRun: boolean}): Promise<SetupPlan> {
+  const clientOf = (p: PlannedObject) => (p.side === 'hub' ? hub : target)
+  const todo = plan.objects.filter((p) => p.action !== 'unchanged')
+  for (const p of todo) {
+    try {
+      await apply(clientOf(p).client, p.object, true)
+    } catch (error) {
+      throw new FleetError((error as FleetError).kind ?? 'server', `${p.cluster}: ${(error as Error).message} (nothing was changed)`)
+    }
+  }
+  const objects: PlannedObject[] = plan.objects.map((p) => ({...p, result: p.action === 'unchanged' ? 'unchanged' : o.dryRun ? 'dry-run' : undefined}))
+  if (o.dryRun) return {...plan, objects}
+  for (const p of objects.filter((x) => x.action !== 'unchanged')) {
+    await apply(clientOf(p).client, p.object, false)
+    const res = await clientOf(p).client.request('GET', pathOf(p.object))
+    if (res.status !== 200 || !sameContent(p.object, JSON.parse(res.body))) {
+      throw new FleetError('server', `${p.cluster}: ${describeObject(p.object)} does not read back as applied (HTTP ${res.status})`)
+    }
+    p.result = p.action === 'create' ? 'created' : 'configured'
+  }
+  return {...plan, objects}
+}
+
+export {toYaml}

@@ -1,0 +1,76 @@
+import {decodeJwt, decodeProtectedHeader} from 'jose'
+
+import {FleetError} from '../base/errors.js'
+import type {KubeClient} from '../kube/client.js'
+import {httpError} from '../kube/errors.js'
+import {isoSeconds} from '../kubeconfig/credentials.js'
+import {registerSecret} from '../kubeconfig/redact.js'
+import type {ServiceAccountRef} from './service-account.js'
+
+/** What fleet shows of a token: its claims, never the token. */
+export interface TokenClaims {
+  iss?: string
+  aud: string[]
+  sub?: string
+  /** RFC 3339. */
+  exp?: string
+  iat?: string
+  nbf?: string
+  /** Header fields: the key id and algorithm the signature claims. */
+  kid?: string
+  alg?: string
+}
+
+/** The TokenRequest minimum: the API server refuses less than 10 minutes. */
+export const MIN_EXPIRATION_SECONDS = 600
+
+export interface MintedToken {
+  token: string
+  expirationTimestamp?: string
+}
+
+/** TokenRequest on the hub for `sa`, with these audiences; the token is registered with the scrubber at once. */
+export async function requestToken(hub: KubeClient, sa: ServiceAccountRef, audiences: string[], expirationSeconds: number): Promise<MintedToken> {
+  const path = `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}/token`
+  const res = await hub.request('POST', path, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: {audiences, expirationSeconds},
+  })
+  if (res.status !== 201 && res.status !== 200) throw httpError(res.status, res.body, `TokenRequest for ${sa.namespace}/${sa.name}`)
+  let body: {status?: {token?: string; expirationTimestamp?: string}}
+  try {
+    body = JSON.parse(res.body)
+  } catch {
+    throw new FleetError('server', 'TokenRequest: the answer is not JSON')
+  }
+  const token = body.status?.token
+  if (!token) throw new FleetError('server', 'TokenRequest: the answer holds no token')
+  registerSecret(token)
+  return {token, expirationTimestamp: body.status?.expirationTimestamp}
+}
+
+const seconds = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v * 1000)) : undefined)
+
+/** Decodes (without verifying) the claims fleet reasons about; throws a FleetError when the token is not a JWT. */
+export function readClaims(token: string): TokenClaims {
+  let payload: Record<string, unknown>
+  let header: Record<string, unknown>
+  try {
+    payload = decodeJwt(token)
+    header = decodeProtectedHeader(token)
+  } catch {
+    throw new FleetError('config', 'the token is not a JWT (three base64url parts with JSON header and claims)')
+  }
+  const aud = typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud.filter((a): a is string => typeof a === 'string') : []
+  const claims: TokenClaims = {aud}
+  if (typeof payload.iss === 'string') claims.iss = payload.iss
+  if (typeof payload.sub === 'string') claims.sub = payload.sub
+  for (const k of ['exp', 'iat', 'nbf'] as const) {
+    const v = seconds(payload[k])
+    if (v) claims[k] = v
+  }
+  if (typeof header.kid === 'string') claims.kid = header.kid
+  if (typeof header.alg === 'string') claims.alg = header.alg
+  return claims
+}
