@@ -34,6 +34,12 @@ export interface ClientOptions {
   signal?: AbortSignal
 }
 
+export interface RequestOptions {
+  accept?: string
+  /** Body content type; server-side apply sends JSON as `application/apply-patch+yaml` (JSON is YAML). */
+  contentType?: string
+}
+
 interface Credentials {
   headers: Record<string, string>
   cert?: string | Buffer
@@ -130,7 +136,7 @@ export class KubeClient {
   }
 
   /** One HTTP exchange. Transport failures throw classified errors; any HTTP status is returned. */
-  async request(method: string, path: string, body?: unknown, options: {accept?: string} = {}): Promise<KubeResponse> {
+  async request(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<KubeResponse> {
     const creds = await this.credentials()
     const response = await this.once(method, path, body, options, creds)
     // Like client-go: an exec credential the server rejects is refreshed once (shared with concurrent requests).
@@ -138,7 +144,7 @@ export class KubeClient {
     return response
   }
 
-  private async once(method: string, path: string, body: unknown, options: {accept?: string}, creds: Credentials): Promise<KubeResponse> {
+  private async once(method: string, path: string, body: unknown, options: RequestOptions, creds: Credentials): Promise<KubeResponse> {
     const insecure = this.context.cluster['insecure-skip-tls-verify'] === true
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
     const base = this.server.pathname.replace(/\/$/, '')
@@ -166,7 +172,7 @@ export class KubeClient {
             accept: options.accept ?? 'application/json',
             'user-agent': 'fleet',
             ...creds.headers,
-            ...(payload ? {'content-type': 'application/json', 'content-length': String(payload.length)} : {}),
+            ...(payload ? {'content-type': options.contentType ?? 'application/json', 'content-length': String(payload.length)} : {}),
           },
         },
         (res) => {
