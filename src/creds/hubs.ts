@@ -10,6 +10,8 @@ export interface HubFlags {
   fleetConfig?: string
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** With nothing configured, use the loading rules' current context (generate) or no hub at all (list). */
+  fallbackToCurrent?: boolean
 }
 
 export async function configuredHubs(f: HubFlags): Promise<HubSpec[]> {
@@ -23,6 +25,6 @@ export async function configuredHubs(f: HubFlags): Promise<HubSpec[]> {
   }
   add(config?.hub)
   for (const p of config?.providers ?? []) if ('hub' in p && p.type !== 'namespace') add(p.hub ?? config?.hub)
-  if (hubs.length === 0) hubs.push({})
+  if (hubs.length === 0 && f.fallbackToCurrent) hubs.push({})
   return hubs
 }

@@ -79,7 +79,7 @@ consumer Secret on the hub. On failure, what this run created is removed. Preset
       if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
       destination = {kind: 'secret', ...nsName(f.secret, '--secret'), format: f.format as SecretFormat, consumer: f.consumer, profile: f.profile}
     } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
-    const hubs = f.secret ? await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config']}) : []
+    const hubs = f.secret ? await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config'], fallbackToCurrent: true}) : []
 
     const {result, kubeconfig} = await generateCredential(
       {
