@@ -206,12 +206,19 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
   // Namespaces must exist: a typo must not create a namespace, and a Role in a missing namespace would fail halfway.
   const id = r.identity
   const wantNamespaces = [...new Set([...(id.kind === 'ServiceAccount' ? [id.namespace] : []), ...r.namespaces])]
+  await preflight(target, r, cluster)
   const missing: string[] = []
-  for (const n of wantNamespaces) if (!(await getObject(target, 'Namespace', n))) missing.push(n)
+  for (const n of wantNamespaces) {
+    // A credential that may create RBAC in a namespace but not read Namespaces is possible: then the apply itself tells.
+    const found = await getObject(target, 'Namespace', n).catch((error) => {
+      if (error instanceof FleetError && error.kind === 'forbidden') return true
+      throw error
+    })
+    if (!found) missing.push(n)
+  }
   if (missing.length > 0 && !r.createNamespace) {
     throw new ConfigError(`cluster "${cluster}": namespace${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist; pass --create-namespace to create ${missing.length > 1 ? 'them' : 'it'}`)
   }
-  await preflight(target, r, cluster)
 
   // The hub and the destination Secret are checked before anything is made.
   let hub: KubeClient | undefined
