@@ -317,7 +317,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
       cluster: cl,
       user: issued.user,
       namespace: r.namespaces[0],
-      facts,
+      facts: r.destination.kind === 'secret' ? undefined : facts,
     })
     result.fingerprint = `sha256:${kubeconfigSha256(kubeconfig)}`
 

@@ -36,8 +36,11 @@ export interface KubeconfigParts {
   cluster: ClusterEntry
   user: UserEntry
   namespace?: string
-  /** Non-secret facts recorded in the file's extensions. */
-  facts: Record<string, string>
+  /**
+   * Non-secret facts recorded in the file's extensions, for files only: cluster-inventory-api's kubeconfig-secretreader
+   * plugin refuses a kubeconfig with extensions, and a Secret is marked by its labels and annotations instead.
+   */
+  facts?: Record<string, string>
 }
 
 /** A one-context kubeconfig. */
@@ -49,7 +52,7 @@ export function buildKubeconfig(p: KubeconfigParts): string {
     users: [{name: p.userName, user: p.user}],
     contexts: [{name: p.name, context: {cluster: p.name, user: p.userName, ...(p.namespace ? {namespace: p.namespace} : {})}}],
     'current-context': p.name,
-    extensions: [{name: KUBECONFIG_EXTENSION, extension: p.facts}],
+    ...(p.facts ? {extensions: [{name: KUBECONFIG_EXTENSION, extension: p.facts}]} : {}),
   }
   return yaml.dump(doc, {noRefs: true, lineWidth: -1})
 }

@@ -5,13 +5,16 @@
 // here appears in any captured output.
 import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
+import {execFileSync} from 'node:child_process'
 import {readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
-import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {fileURLToPath} from 'node:url'
+
+import {applyYaml, kubeconfigFor, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -30,6 +33,8 @@ const secrets: string[] = []
 
 let dir: string
 let fleetYaml: string
+const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', import.meta.url))
+const healthy = {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}]}
 
 async function fleet(args: string[], o: {keepStdoutOut?: boolean} = {}): Promise<CliResult> {
   const res = await runFleet(args, {timeoutMs: 90_000})
@@ -88,6 +93,22 @@ const within = (iso: string, seconds: number, slack = 120) => {
 before(async () => {
   dir = scratchDir()
   await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
+  // cluster-inventory-api's reference kubeconfig-secretreader plugin, built from upstream; it finds the hub through
+  // KUBECONFIG and the Secret's namespace through the exec extension fleet writes into the profile.
+  const pluginsDir = execFileSync('bash', [PLUGINS_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  const pluginHub = kubeconfigFor(hub, {certFile: cp.admin.certFile, keyFile: cp.admin.keyFile}, {name: `${run}-plugin-hub`, namespace: hubNs})
+  const accessFile = join(dir, `${run}-access.json`)
+  writeFileSync(
+    accessFile,
+    JSON.stringify({
+      providers: [
+        {
+          name: 'kubeconfig-secretreader',
+          execConfig: {apiVersion: 'client.authentication.k8s.io/v1', command: join(pluginsDir, 'kubeconfig-secretreader'), args: [], env: [{name: 'KUBECONFIG', value: pluginHub}], provideClusterInfo: true},
+        },
+      ],
+    }),
+  )
   fleetYaml = join(dir, `${run}-fleet.yaml`)
   writeFileSync(
     fleetYaml,
@@ -97,6 +118,7 @@ before(async () => {
       `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`,
       `  - {name: capi, type: cluster-api, namespace: ${hubNs}}`,
       `  - {name: inv, type: cluster-inventory, namespace: ${hubNs}, consumer: ${consumer}}`,
+      `  - {name: access, type: cluster-inventory, namespace: ${hubNs}, providerFile: ${accessFile}}`,
       '',
     ].join('\n'),
   )
@@ -230,6 +252,44 @@ describe('fleet creds generate (live)', () => {
     assert.equal(s.metadata.labels['x-k8s.io/cluster-inventory-consumer'], consumer)
     assert.equal(s.metadata.labels['x-k8s.io/cluster-profile'], 'm1')
     assert.equal((await whoamiVia(['--fleet-config', fleetYaml, '--cluster', `inv#${hubNs}/m1`])).username, `system:serviceaccount:${nsSys}:inv`)
+  })
+
+  it('kubeconfig-secretreader: the Secret and the ClusterProfile access provider, read by the upstream plugin', async () => {
+    await applyYaml(hub, JSON.stringify({apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: {name: 'kcsr', namespace: hubNs}, spec: {clusterManager: {name: 'fleet-e2e'}}}))
+    await kubectl(hub, ['patch', 'clusterprofiles', 'kcsr', '-n', hubNs, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: healthy})])
+    const res = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/kcsr`, '--role', 'view', '-n', nsA, '--duration', '1h', '--create-namespace', '--secret', `${hubNs}/kcsr-cred`, '--format', 'kubeconfig-secretreader', '--update-profile', `${hubNs}/kcsr`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    remember(decode((await hubSecret('kcsr-cred')).data.kubeconfig))
+    const entry = res.json().accessProvider
+    assert.equal(entry.name, 'kubeconfig-secretreader')
+    assert.deepEqual(entry.cluster.extensions, [{name: 'client.authentication.k8s.io/exec', extension: {name: 'kcsr-cred', namespace: hubNs, key: 'kubeconfig'}}])
+    const profile = JSON.parse(await kubectl(hub, ['get', 'clusterprofiles', 'kcsr', '-n', hubNs, '-o', 'json']))
+    assert.deepEqual(profile.status.accessProviders, [entry])
+    assert.equal(profile.status.conditions[0].type, 'ControlPlaneHealthy')
+    assert.equal((await whoamiVia(['--fleet-config', fleetYaml, '--cluster', `access#${hubNs}/kcsr`])).username, `system:serviceaccount:${nsSys}:kcsr`)
+  })
+
+  it('argocd and flux Secrets: the keys their consumers read, used by creds list --live', async () => {
+    for (const format of ['argocd', 'flux']) {
+      const res = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${format}`, '--role', 'deployer', '-n', nsA, '--duration', '1h', '--create-namespace', '--secret', `${hubNs}/${format}-m1`, '--format', format])
+      assert.equal(res.code, 0, res.stderr)
+    }
+    const argo = await hubSecret('argocd-m1')
+    assert.equal(argo.metadata.labels['argocd.argoproj.io/secret-type'], 'cluster')
+    assert.equal(decode(argo.data.server), m1.url)
+    const config = JSON.parse(decode(argo.data.config))
+    secrets.push(config.bearerToken)
+    assert.equal(config.tlsClientConfig.caData, readFileSync(m1.caFile).toString('base64'))
+    const flux = await hubSecret('flux-m1')
+    remember(decode(flux.data.value))
+    const list = await fleet(['creds', 'list', ...HUB, '--live', '-o', 'json'])
+    const items = list.json().items as any[]
+    for (const [name, format] of [['argocd-m1', 'argocd'], ['flux-m1', 'flux']]) {
+      const item = items.find((i) => i.location === `secret ${hub.context}:${hubNs}/${name}`)
+      assert.ok(item, `${name} not listed`)
+      assert.equal(item.format, format)
+      assert.deepEqual(item.live, {ok: true, username: `system:serviceaccount:${nsSys}:${format}`})
+    }
   })
 
   it('--out - prints the kubeconfig on stdout and nothing secret on stderr', async () => {
