@@ -19,12 +19,13 @@ export interface WizardAnswers {
   out?: string
   secret?: string
   format?: string
+  'create-namespace'?: boolean
 }
 
 const quote = (s: string) => (/^[\w./:@+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
 
 export async function credsWizard(provider: ClusterProvider, given: WizardAnswers & Record<string, unknown>): Promise<WizardAnswers> {
-  const {input, select} = await import('@inquirer/prompts')
+  const {confirm, input, select} = await import('@inquirer/prompts')
   const a: WizardAnswers = {}
   const nonEmpty = (v: string) => (v.trim() === '' ? 'required' : true)
   if (!given.cluster) {
@@ -50,6 +51,7 @@ export async function credsWizard(provider: ClusterProvider, given: WizardAnswer
     const ns = await input({message: 'Namespaces (comma-separated; empty for cluster-wide)'})
     a.namespace = ns.split(',').map((x) => x.trim()).filter(Boolean)
   }
+  if (!given['create-namespace']) a['create-namespace'] = await confirm({message: 'Create namespaces that do not exist?', default: false})
   if (a.method !== 'legacy-token') a.duration = await input({message: 'Duration (at least 10m)', default: (given.duration as string | undefined) ?? '24h'})
   if (!given.out && !given.secret) {
     const where = await select({message: 'Destination', choices: [{name: 'kubeconfig file', value: 'file'}, {name: 'Secret on the hub', value: 'secret'}]})
@@ -61,12 +63,13 @@ export async function credsWizard(provider: ClusterProvider, given: WizardAnswer
   }
   const all = {...given, ...a} as Record<string, unknown>
   const parts = ['fleet creds generate']
-  for (const key of ['cluster', 'service-account', 'user', 'role', 'rules', 'cluster-role', 'method', 'duration', 'out', 'secret', 'format', 'consumer']) {
+  for (const key of ['kubeconfig', 'context', 'fleet-config', 'provider', 'cluster', 'service-account', 'user', 'role', 'rules', 'cluster-role', 'method', 'duration', 'out', 'secret', 'format', 'consumer']) {
     const v = all[key]
     if (typeof v === 'string' && v !== '') parts.push(`--${key} ${quote(v)}`)
   }
   for (const g of (all.group as string[] | undefined) ?? []) parts.push(`--group ${quote(g)}`)
   for (const n of (all.namespace as string[] | undefined) ?? []) parts.push(`-n ${quote(n)}`)
+  if (all['create-namespace']) parts.push('--create-namespace')
   process.stderr.write(`\nEquivalent command:\n  ${parts.join(' ')}\n\n`)
   return a
 }
