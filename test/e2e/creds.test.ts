@@ -14,7 +14,8 @@ import yaml from 'js-yaml'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {fileURLToPath} from 'node:url'
 
-import {applyYaml, kubeconfigFor, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {grant} from '../support/rbac.js'
+import {applyYaml, createCertUser, kubeconfigFor, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -348,6 +349,21 @@ describe('fleet creds generate (live)', () => {
       2,
       /may not create roles\.rbac\.authorization\.k8s\.io in namespace default/,
     )
+    // May create RBAC and CSRs but not approve them: named before anything is made.
+    const rbacOnly = await createCertUser(m1, {user: `${run}-rbac-only`})
+    await grant(m1, {
+      name: `${run}-rbac-only`,
+      subject: {kind: 'User', name: `${run}-rbac-only`},
+      rules: [
+        {apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['create', 'get', 'patch']},
+        {apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get']},
+      ],
+    })
+    assertOneLineError(
+      await fleet(['creds', 'generate', '--kubeconfig', rbacOnly.kubeconfigPath, '--cluster', `${run}-rbac-only@${m1.name}`, '--method', 'client-cert', '--user', `${run}-x`, '--role', 'view', '-n', 'default', ...out]),
+      2,
+      /may not update certificatesigningrequests\.certificates\.k8s\.io\/approval/,
+    )
     assertOneLineError(await fleet(['creds', 'generate', ...MEMBER, '--role', 'view', ...out]), 2, /missing --service-account/)
     assert.equal(await exists(m1, ['serviceaccount', `${run}-bad`, '-n', 'default']), false)
     assert.equal(decode((await hubSecret('theirs')).data.kubeconfig), 'x')
@@ -382,6 +398,10 @@ describe('fleet creds list (live)', () => {
     assert.deepEqual([legacy.method, legacy.expires, legacy.managedByFleet], ['legacy-token', undefined, true])
     const foreign = at(`secret ${hub.context}:${hubNs}/theirs`)
     assert.equal(foreign.managedByFleet, false)
+    // The hubs of the fleet configuration are read without --hub-kubeconfig.
+    const viaConfig = await fleet(['creds', 'list', '--fleet-config', fleetYaml, '-o', 'json'])
+    assert.equal(viaConfig.code, 0, viaConfig.stderr)
+    assert.ok(viaConfig.json().items.some((i: any) => i.location === `secret ${hub.context}:${hubNs}/member-1`))
   })
 
   it('--expiring-within: exit 1 when a credential expires within the window, 0 otherwise; --live sees a revoked token', async () => {
