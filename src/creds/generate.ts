@@ -260,19 +260,23 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     method: r.method,
     access: describeAccess(access),
     scope: {clusterWide: r.namespaces.length === 0, namespaces: r.namespaces},
+    // Set once issued; declared here so that they come in this order in JSON and YAML.
+    expires: undefined,
+    fingerprint: undefined,
     destination:
       r.destination.kind === 'secret'
         ? {kind: 'secret', hub: hub!.context.contextName, namespace: r.destination.namespace, name: secretName(r.destination), format: r.destination.format}
         : r.destination.kind === 'file'
           ? {kind: 'file', path: resolve(r.destination.path)}
           : {kind: 'stdout'},
+    anchor: undefined,
     objects: [],
     verification: [],
     risks: verdict.findings,
     warnings: [],
   }
   if (r.method === 'legacy-token') result.warnings.push('a legacy ServiceAccount token never expires: it works until its Secret or the ServiceAccount is deleted')
-  if (r.method === 'token') result.warnings.push(`deleting the anchor Secret ${id.kind === 'ServiceAccount' ? `${id.namespace}/` : ''}${credentialObject?.metadata.name} revokes the token`)
+  for (const f of r.allowRisky ? verdict.blocking : []) result.warnings.push(`granted despite risk rule "${f.code}" (--allow-risky): ${f.message}`)
   if (r.destination.kind === 'secret' && r.destination.format === 'kubeconfig-secretreader') {
     result.accessProvider = secretreaderAccessProvider(r.destination, cl) as GeneratedCredential['accessProvider']
   }

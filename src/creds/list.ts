@@ -36,6 +36,8 @@ export interface CredentialItem {
   method: CredentialMethod
   identity?: string
   issued?: string
+  /** Seconds since `issued`, when known. */
+  ageSeconds?: number
   expires?: string
   managedByFleet: boolean
   /** Whether it expires within --expiring-within (or has expired). */
@@ -292,6 +294,8 @@ export async function listCredentials(refs: ClusterRef[], hubs: HubSpec[], o: Li
       errors.push({hub: spec.context ?? spec.kubeconfig?.join(':') ?? 'current context', error: toErrorInfo(error)})
     }
   }
+  const now = Date.now()
+  for (const item of items) if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000))
   if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs)
   if (o.live) await checkLive(items, o)
   return {kind: 'CredentialList', items, errors}

@@ -390,6 +390,8 @@ describe('fleet creds list (live)', () => {
     assert.equal(mcr.identity, `system:serviceaccount:${nsSys}:mcr`)
     assert.equal(mcr.managedByFleet, true)
     assert.equal(mcr.expires, (await hubSecret('member-1')).metadata.annotations['fleet.dev/credential-expires'])
+    assert.ok(mcr.ageSeconds >= 0 && mcr.ageSeconds < 600, `age ${mcr.ageSeconds}`)
+    assert.equal(Date.parse(mcr.expires) - Date.parse(mcr.issued), 7200_000)
     const capi = at(`secret ${hub.context}:${hubNs}/work-kubeconfig`)
     assert.deepEqual([capi.format, capi.method, capi.identity], ['cluster-api', 'client-cert', `${run}-ci (groups ci)`])
     const inv = at(`secret ${hub.context}:${hubNs}/m1-${consumer}`)
