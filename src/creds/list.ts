@@ -1,6 +1,6 @@
 import {whoami} from '../access/whoami.js'
 import {mapLimit} from '../base/concurrency.js'
-import {type ErrorInfo, toErrorInfo} from '../base/errors.js'
+import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
@@ -15,7 +15,7 @@ import {CONSUMER_LABEL} from '../providers/hub/cluster-inventory.js'
 import {KUBECONFIG_SECRET_LABEL} from '../providers/hub/kubeconfig-secret.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
-import {ARGOCD_SECRET_TYPE_LABEL, type SecretFormat, kubeconfigKey} from './formats.js'
+import {ARGOCD_SECRET_TYPE_LABEL, EXEC_EXTENSION, type SecretFormat, kubeconfigKey} from './formats.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 
@@ -173,9 +173,9 @@ export function secretFormat(s: Secret): SecretFormat | 'unknown' {
   return 'unknown'
 }
 
-async function describeSecret(s: Secret, hub: string): Promise<CredentialItem> {
+async function describeSecret(s: Secret, hub: string, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
   const {namespace = '', name} = s.metadata
-  const format = secretFormat(s)
+  const format = referenced?.format ?? secretFormat(s)
   const annotations = (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
   const base = {
     location: `secret ${hub}:${namespace}/${name}`,
@@ -211,7 +211,7 @@ async function describeSecret(s: Secret, hub: string): Promise<CredentialItem> {
       return {...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, method: 'none', problems: [`config: ${(error as Error).message}`]}
     }
   }
-  const key = format === 'unknown' ? undefined : kubeconfigKey(format)
+  const key = referenced?.key ?? (format === 'unknown' ? undefined : kubeconfigKey(format))
   const text = key ? secretText(s, key) : undefined
   const source = {kind: 'secret' as const, hub, namespace, name, key}
   if (!text) return {...base, source, method: 'none', problems: [key ? `no data key "${key}"` : 'format not recognised']}
@@ -241,7 +241,43 @@ export async function hubCredentials(spec: HubSpec, o: {timeoutMs: number; exec:
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig.
   const consumers = [...found.values()].filter((s) => secretFormat(s) !== 'unknown')
   const items = await Promise.all(consumers.map((s) => describeSecret(s, name)))
+  // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
+  for (const ref of await secretreaderRefs(hub)) {
+    const id = `${ref.namespace}/${ref.name}`
+    if (found.has(id) && secretFormat(found.get(id)!) !== 'unknown') continue
+    const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
+    if (secret) items.push(await describeSecret(secret, name, {format: 'kubeconfig-secretreader', key: ref.key}))
+  }
   return items.sort((a, b) => a.location.localeCompare(b.location))
+}
+
+interface ProfileList {
+  metadata: {namespace?: string}
+  status?: {accessProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>; credentialProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>}
+}
+
+/** Secrets that ClusterProfiles' access providers hand to kubeconfig-secretreader (`{name, key, namespace?}` in the exec extension). */
+async function secretreaderRefs(hub: Hub): Promise<Array<{namespace: string; name: string; key: string}>> {
+  let profiles: ProfileList[]
+  try {
+    profiles = await hub.list<ProfileList>('/apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles', 'list ClusterProfiles')
+  } catch (error) {
+    // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
+    if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) return []
+    throw error
+  }
+  const refs = new Map<string, {namespace: string; name: string; key: string}>()
+  for (const p of profiles) {
+    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {
+      for (const e of a.cluster?.extensions ?? []) {
+        const c = e.extension as {name?: unknown; key?: unknown; namespace?: unknown} | undefined
+        if (e.name !== EXEC_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string') continue
+        const namespace = typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default')
+        refs.set(`${namespace}/${c.name}/${c.key}`, {namespace, name: c.name, key: c.key})
+      }
+    }
+  }
+  return [...refs.values()]
 }
 
 export function markExpiring(items: CredentialItem[], withinMs: number, now = Date.now()): number {

@@ -400,6 +400,15 @@ describe('fleet creds list (live)', () => {
     assert.deepEqual([legacy.method, legacy.expires, legacy.managedByFleet], ['legacy-token', undefined, true])
     const foreign = at(`secret ${hub.context}:${hubNs}/theirs`)
     assert.equal(foreign.managedByFleet, false)
+    // A kubeconfig-secretreader Secret fleet did not write has no label: it is found through the profile naming it.
+    const text = decode((await hubSecret('member-1')).data.kubeconfig)
+    await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Secret', metadata: {name: 'foreign-kcsr', namespace: hubNs}, data: {cfg: Buffer.from(text).toString('base64')}}))
+    await applyYaml(hub, JSON.stringify({apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: {name: 'foreign', namespace: hubNs}, spec: {clusterManager: {name: 'other'}}}))
+    const accessProviders = [{name: 'kubeconfig-secretreader', cluster: {server: m1.url, extensions: [{name: 'client.authentication.k8s.io/exec', extension: {name: 'foreign-kcsr', key: 'cfg'}}]}}]
+    await kubectl(hub, ['patch', 'clusterprofiles', 'foreign', '-n', hubNs, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: {accessProviders}})])
+    const again = (await fleet(['creds', 'list', ...HUB, '-o', 'json'])).json().items as any[]
+    const kcsr = again.find((i) => i.location === `secret ${hub.context}:${hubNs}/foreign-kcsr`)
+    assert.deepEqual([kcsr?.format, kcsr?.source.key, kcsr?.method, kcsr?.managedByFleet], ['kubeconfig-secretreader', 'cfg', 'bound-token', false])
     // The hubs of the fleet configuration are read without --hub-kubeconfig.
     const viaConfig = await fleet(['creds', 'list', '--fleet-config', fleetYaml, '-o', 'json'])
     assert.equal(viaConfig.code, 0, viaConfig.stderr)
