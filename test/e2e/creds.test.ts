@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
 import {execFileSync} from 'node:child_process'
-import {readFileSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
@@ -367,6 +367,19 @@ describe('fleet creds generate (live)', () => {
     assertOneLineError(await fleet(['creds', 'generate', ...MEMBER, '--role', 'view', ...out]), 2, /missing --service-account/)
     assert.equal(await exists(m1, ['serviceaccount', `${run}-bad`, '-n', 'default']), false)
     assert.equal(decode((await hubSecret('theirs')).data.kubeconfig), 'x')
+  })
+
+  it('a grant that does not work fails verification (exit 1) and everything this run created is removed', async () => {
+    // RBAC accepts "pods/" but it matches no request: the granted-permission check catches it.
+    const typo = join(dir, `${run}-typo.yaml`)
+    writeFileSync(typo, '- apiGroups: [""]\n  resources: ["pods/"]\n  verbs: ["get"]\n')
+    const res = await fleet(['creds', 'generate', ...MEMBER, '--service-account', `${run}-verify/bot`, '--create-namespace', '--rules', typo, '-n', `${run}-verify`, '--duration', '15m', '--out', join(dir, 'verify.kubeconfig')])
+    assertOneLineError(res, 1, /failed verification \(granted: may not get pods in .*\); what this run created was removed/)
+    // Namespace deletion is asynchronous: gone or terminating.
+    const ns = await kubectlResult(m1, ['get', 'namespace', `${run}-verify`, '-o', 'jsonpath={.status.phase}'])
+    assert.ok(ns.code !== 0 || ns.stdout === 'Terminating', `namespace still ${ns.stdout}`)
+    assert.equal((await kubectl(m1, ['get', 'clusterroles,clusterrolebindings', '-l', 'app.kubernetes.io/managed-by=fleet', '-o', 'name'])).includes(`${run}-verify`), false)
+    assert.equal(existsSync(join(dir, 'verify.kubeconfig')), false)
   })
 
   it('a failure after objects were made rolls back what this run created', async () => {
