@@ -365,6 +365,10 @@ describe('fleet creds generate (live)', () => {
       /may not update certificatesigningrequests\.certificates\.k8s\.io\/approval/,
     )
     assertOneLineError(await fleet(['creds', 'generate', ...MEMBER, '--role', 'view', ...out]), 2, /missing --service-account/)
+    const someonesKubeconfig = join(dir, `${run}-someones.kubeconfig`)
+    writeFileSync(someonesKubeconfig, readFileSync(m1.kubeconfig))
+    assertOneLineError(await fleet(['creds', 'generate', ...MEMBER, ...sa, '--role', 'view', '-n', 'default', '--out', someonesKubeconfig]), 2, /the file exists and was not written by fleet; pass --force/)
+    assert.equal(readFileSync(someonesKubeconfig, 'utf8'), readFileSync(m1.kubeconfig, 'utf8'))
     assert.equal(await exists(m1, ['serviceaccount', `${run}-bad`, '-n', 'default']), false)
     assert.equal(decode((await hubSecret('theirs')).data.kubeconfig), 'x')
   })
