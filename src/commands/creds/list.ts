@@ -1,0 +1,71 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import {formatAge, parseDuration} from '../../base/duration.js'
+
+import {configuredHubs} from '../../creds/hubs.js'
+import {type CredentialItem, type CredentialList, listCredentials} from '../../creds/list.js'
+
+export default class CredsList extends BaseCommand<typeof CredsList> {
+  static summary = 'List every credential fleet can see, with its method, identity and expiry.'
+  static description = `Reads the users of the kubeconfig files fleet uses and the consumer Secrets on the hubs of the fleet configuration
+(multicluster-runtime, Cluster API, cluster-inventory, Argo CD, and every Secret fleet wrote), and describes each from
+the credential itself: JWT iat/exp, certificate NotBefore/NotAfter. Nothing secret is printed. With --expiring-within,
+exit 1 when any credential expires within that time (for a CI cron). --live checks that each still authenticates.`
+
+  static examples = [
+    '<%= config.bin %> creds list',
+    '<%= config.bin %> creds list --expiring-within 72h',
+    '<%= config.bin %> creds list --hub-kubeconfig hub.kubeconfig --live -o json',
+  ]
+
+  static flags = {
+    'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30m).'}),
+    live: Flags.boolean({description: 'Check that each credential still authenticates (SelfSubjectReview).'}),
+    'hub-kubeconfig': Flags.string({description: 'Hub whose Secrets are listed (default: the hubs of the fleet configuration).'}),
+    'hub-context': Flags.string({description: 'Hub context.'}),
+  }
+
+  async run(): Promise<CredentialList> {
+    const f = this.flags
+    const within = f['expiring-within'] === undefined ? undefined : parseDuration(f['expiring-within'], '--expiring-within')
+    const hubs = await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config']})
+    const refs = await this.provider().list()
+    const result = await listCredentials(refs, hubs, {
+      timeoutMs: this.requestTimeoutMs,
+      exec: this.execRunner,
+      expiringWithinMs: within,
+      live: f.live,
+      concurrency: this.flags.concurrency,
+    })
+    if (within !== undefined) result.expiringWithin = f['expiring-within']
+    const expiring = result.items.filter((i) => i.expiring)
+    const notes = result.errors.map((e) => `error: hub ${e.hub}: ${e.error.message}`)
+    if (result.items.length === 0) notes.push('no credentials found (kubeconfig files, hub Secrets)')
+    if (expiring.length > 0) notes.push(`${expiring.length} credential${expiring.length > 1 ? 's' : ''} expire${expiring.length > 1 ? '' : 's'} within ${f['expiring-within']}`)
+    const liveFailed = result.items.filter((i) => i.live && !i.live.ok)
+    if (liveFailed.length > 0) notes.push(`${liveFailed.length} credential${liveFailed.length > 1 ? 's' : ''} no longer authenticate${liveFailed.length > 1 ? '' : 's'}`)
+    // Never a silent success: nothing found, an unreadable hub, an expiring or dead credential all fail the run.
+    if (result.items.length === 0 || result.errors.length > 0 || expiring.length > 0 || liveFailed.length > 0) this.markFailed()
+    this.render(result, {
+      rows: result.items,
+      columns: [
+        {header: 'location', get: (i: CredentialItem) => i.location},
+        {header: 'format', get: (i) => i.format},
+        {header: 'method', get: (i) => i.method},
+        {header: 'identity', get: (i) => i.identity ?? ''},
+        {header: 'age', get: (i) => (i.issued ? formatAge(i.issued).replace(/^expired (.*) ago$/, '$1') : '')},
+        {header: 'expires', get: (i) => (i.expires ? `${i.expires} (${formatAge(i.expires)})` : i.method === 'legacy-token' ? 'never' : ''), color: (i, k) => (i.expiring ? k.red : undefined)},
+        {header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '')},
+        {header: 'cluster', get: (i) => i.cluster ?? '', wide: true},
+        {header: 'server', get: (i) => i.server ?? '', wide: true},
+        ...(f.live ? [{header: 'live', get: (i: CredentialItem) => (i.live ? (i.live.ok ? `ok ${i.live.username}` : `${i.live.error?.kind}: ${i.live.error?.message}`) : '')}] : []),
+        {header: 'problems', get: (i) => i.problems.join('; '), wide: true},
+      ],
+      name: (i) => i.location,
+      notes,
+    })
+    return result
+  }
+}
+

@@ -1,0 +1,381 @@
+import {createHash} from 'node:crypto'
+import {readFile} from 'node:fs/promises'
+import {resolve} from 'node:path'
+import yaml from 'js-yaml'
+
+import {accessReview} from '../access/access-review.js'
+import type {RiskFinding} from '../access/risk.js'
+import {type Check, worstStatus} from '../base/checks.js'
+import {ConfigError, EXIT_USAGE, FleetError, UsageError} from '../base/errors.js'
+import type {HubSpec} from '../config/fleet-config.js'
+import {KubeClient} from '../kube/client.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {httpError} from '../kube/errors.js'
+import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
+import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
+import {resolveHubContext} from '../providers/hub/client.js'
+import type {ClusterRef} from '../providers/types.js'
+import {
+  type SecretDestination,
+  type SecretFormat,
+  checkDestination,
+  destinationSecret,
+  secretName,
+  secretreaderAccessProvider,
+} from './formats.js'
+import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
+import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
+import {ANNOTATIONS, isFleetManaged} from './labels.js'
+import {
+  type Issued,
+  MIN_DURATION_SECONDS,
+  type Method,
+  anchorName,
+  anchorObject,
+  awaitLegacyToken,
+  issueBoundToken,
+  issueClientCert,
+  legacySecretName,
+  legacyTokenObject,
+} from './methods.js'
+import {findPreset} from './presets.js'
+import {type Access, type Identity, describeAccess, describeAnnotations, describeScope, fleetLabels, rbacObjects, safeName, username} from './rbac.js'
+import {assessGrant, refuseRisky} from './risk-gate.js'
+import {type PolicyRule, loadRulesFile} from './rules-file.js'
+import {verifyCredential} from './verify.js'
+
+export type AccessRequest = {preset: string} | {rulesFile: string} | {clusterRole: string}
+
+export type Destination = {kind: 'file'; path: string} | {kind: 'stdout'} | ({kind: 'secret'} & SecretDestination)
+
+export interface GenerateRequest {
+  ref: ClusterRef
+  identity: Identity
+  access: AccessRequest
+  /** Empty: cluster-wide. */
+  namespaces: string[]
+  method: Method
+  durationSeconds: number
+  destination: Destination
+  /** The hub that receives a destination Secret (the fleet configuration's hub, or the loading rules' current context). */
+  hub?: HubSpec
+  allowRisky?: boolean
+  createNamespace?: boolean
+  force?: boolean
+  dryRun?: boolean
+  /** kubeconfig-secretreader: the ClusterProfile (namespace/name) whose status.accessProviders gets the entry. */
+  updateProfile?: {namespace: string; name: string}
+}
+
+export interface GenerateEnv {
+  timeoutMs: number
+  exec: ExecCredentialRunner
+  env?: NodeJS.ProcessEnv
+}
+
+/** The stable JSON shape of `creds generate` (documented in docs/creds.md). */
+export interface GeneratedCredential {
+  kind: 'GeneratedCredential'
+  dryRun: boolean
+  cluster: string
+  server?: string
+  identity: {kind: 'ServiceAccount' | 'User'; username: string; namespace?: string; name: string; groups?: string[]}
+  method: Method
+  access: string
+  scope: {clusterWide: boolean; namespaces: string[]}
+  /** When the credential stops working, as the server granted it; absent for a legacy token, which never expires. */
+  expires?: string
+  /** SHA-256 of the kubeconfig bytes (never the kubeconfig). */
+  fingerprint?: string
+  destination: {kind: 'file'; path: string} | {kind: 'stdout'} | {kind: 'secret'; hub: string; namespace: string; name: string; format: SecretFormat}
+  anchor?: {namespace: string; name: string; uid?: string}
+  objects: AppliedObject[]
+  verification: Check[]
+  /** Risky grants that were allowed (per-namespace Secrets, or anything with --allow-risky). */
+  risks: RiskFinding[]
+  /** kubeconfig-secretreader: the ClusterProfile status.accessProviders entry pointing at the Secret. */
+  accessProvider?: {name: string; cluster: Record<string, unknown>}
+  warnings: string[]
+  /** --dry-run: the objects that would be applied (destination Secret without its data). */
+  plan?: KubeObject[]
+}
+
+export interface GenerateOutcome {
+  result: GeneratedCredential
+  /** Only for `--out -`: the kubeconfig to print (the one way fleet ever prints a secret). */
+  kubeconfig?: string
+}
+
+const b64sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8)
+
+function destinationKey(d: Destination): string {
+  if (d.kind === 'file') return b64sha(`file:${resolve(d.path)}`)
+  if (d.kind === 'stdout') return b64sha('stdout')
+  return b64sha(`secret:${d.namespace}/${secretName(d)}:${d.format}`)
+}
+
+async function resolveAccess(req: AccessRequest, target: KubeClient | undefined): Promise<Access> {
+  if ('preset' in req) {
+    const p = findPreset(req.preset)
+    return {kind: 'preset', name: p.name, rules: p.rules}
+  }
+  if ('rulesFile' in req) return {kind: 'rules', file: req.rulesFile, rules: await loadRulesFile(req.rulesFile)}
+  const role = target ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', req.clusterRole) : undefined
+  if (!role) throw new ConfigError(`--cluster-role: ClusterRole "${req.clusterRole}" not found on the cluster`)
+  return {kind: 'cluster-role', name: req.clusterRole, rules: role.rules ?? []}
+}
+
+/** Permission to do what generate will do, asked of the cluster before anything is made (exit 2, naming it). */
+async function preflight(client: KubeClient, r: GenerateRequest, cluster: string): Promise<void> {
+  const need: Array<{verb: string; group: string; resource: string; namespace: string; subresource?: string; name?: string}> = []
+  const ns = r.namespaces
+  if (ns.length === 0) {
+    if (!('clusterRole' in r.access)) need.push({verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespace: ''})
+    need.push({verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', namespace: ''})
+  }
+  for (const n of ns) {
+    if (!('clusterRole' in r.access)) need.push({verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'roles', namespace: n})
+    need.push({verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'rolebindings', namespace: n})
+  }
+  if (r.identity.kind === 'ServiceAccount') {
+    need.push({verb: 'create', group: '', resource: 'secrets', namespace: r.identity.namespace})
+    if (r.method === 'token') need.push({verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', namespace: r.identity.namespace})
+  } else {
+    need.push({verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', namespace: ''})
+    need.push({verb: 'update', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource: 'approval', namespace: ''})
+    need.push({verb: 'approve', group: 'certificates.k8s.io', resource: 'signers', name: 'kubernetes.io/kube-apiserver-client', namespace: ''})
+  }
+  for (const a of need) {
+    const d = await accessReview(client, {resource: a})
+    if (!d.allowed) {
+      const what = `${a.verb} ${a.group ? `${a.resource}.${a.group}` : a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.name ? ` ${a.name}` : ''}${a.namespace ? ` in namespace ${a.namespace}` : ''}`
+      throw new FleetError('forbidden', `cluster "${cluster}": your credential may not ${what}, which creds generate needs`, {exitCode: EXIT_USAGE})
+    }
+  }
+}
+
+async function connectHub(spec: HubSpec | undefined, env: GenerateEnv): Promise<KubeClient> {
+  const ctx = await resolveHubContext(spec, env.env)
+  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec})
+}
+
+/** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
+async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw new ConfigError(`--out ${path}: ${(error as Error).message}`)
+  }
+  if (force) return
+  let ours = false
+  try {
+    const doc = yaml.load(text) as {extensions?: Array<{name?: string}>} | undefined
+    ours = Boolean(doc?.extensions?.some((e) => e?.name === KUBECONFIG_EXTENSION))
+  } catch {
+    ours = false
+  }
+  if (!ours) throw new ConfigError(`--out ${path}: the file exists and was not written by fleet; pass --force to replace it`)
+}
+
+export async function generateCredential(r: GenerateRequest, env: GenerateEnv): Promise<GenerateOutcome> {
+  const cluster = r.ref.name
+  if (r.method !== 'legacy-token' && r.durationSeconds < MIN_DURATION_SECONDS) {
+    throw new UsageError(`--duration: at least 10m (the API server refuses shorter ${r.method === 'token' ? 'tokens' : 'certificates'})`)
+  }
+  if (r.method === 'client-cert' && r.identity.kind !== 'User') throw new UsageError('--method client-cert needs --user NAME (and optionally --group)')
+  if (r.method !== 'client-cert' && r.identity.kind !== 'ServiceAccount') throw new UsageError(`--method ${r.method} needs --service-account NAMESPACE/NAME`)
+  if (r.destination.kind === 'secret') checkDestination(r.destination)
+  if (r.updateProfile && !(r.destination.kind === 'secret' && r.destination.format === 'kubeconfig-secretreader')) {
+    throw new UsageError('--update-profile needs --secret with --format kubeconfig-secretreader')
+  }
+  // Offline checks first: a bad preset or rules file is reported without contacting anything.
+  if (!('clusterRole' in r.access)) {
+    const access = await resolveAccess(r.access, undefined)
+    refuseRisky(assessGrant(access.rules, r.namespaces.length === 0), `to grant ${describeAccess(access)} ${describeScope(r.namespaces)}`)
+  }
+  if (r.destination.kind === 'file') await checkOutFile(r.destination.path, r.force)
+
+  const ctx = await r.ref.resolve()
+  const target = await KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec})
+  const access = await resolveAccess(r.access, target)
+  const verdict = assessGrant(access.rules, r.namespaces.length === 0)
+  if (!r.allowRisky) refuseRisky(verdict, `to grant ${describeAccess(access)} ${describeScope(r.namespaces)}`)
+
+  // Namespaces must exist: a typo must not create a namespace, and a Role in a missing namespace would fail halfway.
+  const id = r.identity
+  const wantNamespaces = [...new Set([...(id.kind === 'ServiceAccount' ? [id.namespace] : []), ...r.namespaces])]
+  await preflight(target, r, cluster)
+  const missing: string[] = []
+  for (const n of wantNamespaces) {
+    // A credential that may create RBAC in a namespace but not read Namespaces is possible: then the apply itself tells.
+    const found = await getObject(target, 'Namespace', n).catch((error) => {
+      if (error instanceof FleetError && error.kind === 'forbidden') return true
+      throw error
+    })
+    if (!found) missing.push(n)
+  }
+  if (missing.length > 0 && !r.createNamespace) {
+    throw new ConfigError(`cluster "${cluster}": namespace${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist; pass --create-namespace to create ${missing.length > 1 ? 'them' : 'it'}`)
+  }
+
+  // The hub and the destination Secret are checked before anything is made.
+  let hub: KubeClient | undefined
+  if (r.destination.kind === 'secret') {
+    hub = await connectHub(r.hub, env)
+    const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
+    if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
+      throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
+    }
+    if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
+      throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist`)
+    }
+  }
+
+  const dkey = destinationKey(r.destination)
+  const annotations = describeAnnotations(id, access, r.namespaces, r.method)
+  const plan: KubeObject[] = []
+  for (const n of missing) plan.push({apiVersion: 'v1', kind: 'Namespace', metadata: {name: n, labels: fleetLabels(id)}})
+  if (id.kind === 'ServiceAccount' && !(await getObject(target, 'ServiceAccount', id.name, id.namespace))) {
+    plan.push({apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: id.name, namespace: id.namespace, labels: fleetLabels(id), annotations}})
+  }
+  plan.push(...rbacObjects(id, access, r.namespaces, r.method))
+  let credentialObject: KubeObject | undefined
+  if (id.kind === 'ServiceAccount') {
+    credentialObject = r.method === 'token' ? anchorObject(id, anchorName(id.name, dkey), annotations) : legacyTokenObject(id, legacySecretName(id.name, dkey), annotations)
+    plan.push(credentialObject)
+  }
+
+  const cl = await portableCluster(ctx)
+  const result: GeneratedCredential = {
+    kind: 'GeneratedCredential',
+    dryRun: Boolean(r.dryRun),
+    cluster,
+    server: cl.server,
+    identity:
+      id.kind === 'ServiceAccount'
+        ? {kind: id.kind, username: username(id), namespace: id.namespace, name: id.name}
+        : {kind: id.kind, username: id.name, name: id.name, groups: id.groups},
+    method: r.method,
+    access: describeAccess(access),
+    scope: {clusterWide: r.namespaces.length === 0, namespaces: r.namespaces},
+    // Set once issued; declared here so that they come in this order in JSON and YAML.
+    expires: undefined,
+    fingerprint: undefined,
+    destination:
+      r.destination.kind === 'secret'
+        ? {kind: 'secret', hub: hub!.context.contextName, namespace: r.destination.namespace, name: secretName(r.destination), format: r.destination.format}
+        : r.destination.kind === 'file'
+          ? {kind: 'file', path: resolve(r.destination.path)}
+          : {kind: 'stdout'},
+    anchor: undefined,
+    objects: [],
+    verification: [],
+    risks: verdict.findings,
+    warnings: [],
+  }
+  if (r.method === 'legacy-token') result.warnings.push('a legacy ServiceAccount token never expires: it works until its Secret or the ServiceAccount is deleted')
+  for (const f of r.allowRisky ? verdict.blocking : []) result.warnings.push(`granted despite risk rule "${f.code}" (--allow-risky): ${f.message}`)
+  if (r.destination.kind === 'secret' && r.destination.format === 'kubeconfig-secretreader') {
+    result.accessProvider = secretreaderAccessProvider(r.destination, cl) as GeneratedCredential['accessProvider']
+  }
+
+  if (r.dryRun) {
+    if (r.destination.kind === 'secret') {
+      const preview = destinationSecret(r.destination, {kubeconfig: '', cluster: cl, user: {}, clusterName: cluster, annotations})
+      preview.data = Object.fromEntries(Object.keys(preview.data as object).map((k) => [k, '(credential, made when run without --dry-run)']))
+      plan.push(preview)
+    }
+    result.plan = plan
+    if (id.kind === 'ServiceAccount' && credentialObject) result.anchor = r.method === 'token' ? {namespace: id.namespace, name: credentialObject.metadata.name} : undefined
+    return {result}
+  }
+
+  const log = new ApplyLog()
+  try {
+    let issued: Issued
+    for (const obj of plan) {
+      const applied = await log.apply(target, obj, 'cluster')
+      if (obj === credentialObject && r.method === 'token') credentialObject = applied
+    }
+    if (id.kind === 'ServiceAccount' && r.method === 'token') {
+      issued = await issueBoundToken(target, id, {name: credentialObject!.metadata.name, uid: credentialObject!.metadata.uid!}, r.durationSeconds)
+    } else if (id.kind === 'ServiceAccount') {
+      issued = await awaitLegacyToken(target, id.namespace, credentialObject!.metadata.name)
+    } else {
+      issued = await issueClientCert(target, id, r.durationSeconds, log, annotations)
+    }
+    result.expires = issued.expires
+    result.anchor = issued.anchor
+
+    const facts: Record<string, string> = {
+      method: r.method,
+      identity: username(id),
+      cluster,
+      ...(issued.expires ? {expires: issued.expires} : {}),
+    }
+    const kubeconfig = buildKubeconfig({
+      name: safeName(r.ref.source.context ?? cluster) || 'cluster',
+      userName: safeName(username(id)) || 'user',
+      cluster: cl,
+      user: issued.user,
+      namespace: r.namespaces[0],
+      facts: r.destination.kind === 'secret' ? undefined : facts,
+    })
+    result.fingerprint = `sha256:${kubeconfigSha256(kubeconfig)}`
+
+    // Proved with the credential itself before it is handed anywhere.
+    const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec})
+    result.verification = await verifyCredential(fresh, {username: username(id), rules: access.rules, namespaces: r.namespaces})
+    if (worstStatus(result.verification) === 'fail') {
+      const failed = result.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
+      throw new FleetError('server', `cluster "${cluster}": the new credential failed verification (${failed.join('; ')}); what this run created was removed`)
+    }
+
+    const outcome: GenerateOutcome = {result}
+    const destAnnotations: Record<string, string> = {
+      ...annotations,
+      [ANNOTATIONS.cluster]: cluster,
+      [ANNOTATIONS.expires]: issued.expires ?? 'never',
+      [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
+      ...(result.anchor ? {[ANNOTATIONS.anchor]: `${result.anchor.namespace}/${result.anchor.name}`} : {}),
+    }
+    if (r.destination.kind === 'file') {
+      await writeFileAtomic(resolve(r.destination.path), kubeconfig, {mode: 0o600})
+    } else if (r.destination.kind === 'stdout') {
+      outcome.kubeconfig = kubeconfig
+    } else {
+      const secret = destinationSecret(r.destination, {
+        kubeconfig,
+        cluster: cl,
+        user: issued.user,
+        clusterName: cluster,
+        annotations: {...destAnnotations, [ANNOTATIONS.format]: r.destination.format},
+      })
+      await log.apply(hub!, secret, 'hub')
+      if (r.updateProfile) await updateProfile(hub!, r.updateProfile, result.accessProvider!)
+    }
+    // The CSR has served its purpose; the certificate carries everything (and a second run must not pile them up).
+    if (issued.csr) await deleteObject(target, 'CertificateSigningRequest', issued.csr).catch(() => undefined)
+    result.objects = log.applied.filter((o) => o.kind !== 'CertificateSigningRequest')
+    return outcome
+  } catch (error) {
+    const failed = await log.rollback()
+    if (failed.length > 0 && error instanceof Error) error.message += `; could not remove: ${failed.join('; ')}`
+    throw error
+  }
+}
+
+/** Puts the access-provider entry into a ClusterProfile's status (replacing one of the same name), with a resourceVersion precondition. */
+async function updateProfile(hub: KubeClient, p: {namespace: string; name: string}, entry: {name: string; cluster: Record<string, unknown>}): Promise<void> {
+  const profile = await getObject<KubeObject & {status?: {accessProviders?: Array<{name: string}>}}>(hub, 'ClusterProfile', p.name, p.namespace)
+  if (!profile) throw new ConfigError(`--update-profile: ClusterProfile ${p.namespace}/${p.name} not found on hub ${hub.context.contextName}`)
+  const list = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
+  profile.status = {...profile.status, accessProviders: [...list, entry]}
+  const path = `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}/status`
+  const res = await hub.request('PUT', path, profile)
+  if (res.status < 200 || res.status >= 300) {
+    throw httpError(res.status, res.body, `update ${describeObject(profile)} status`)
+  }
+}

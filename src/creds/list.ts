@@ -1,0 +1,338 @@
+import {whoami} from '../access/whoami.js'
+import {mapLimit} from '../base/concurrency.js'
+import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
+import type {HubSpec} from '../config/fleet-config.js'
+import {KubeClient} from '../kube/client.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {bearerToken, describeCertificate, clientCertificatePem} from '../kubeconfig/credentials.js'
+import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
+import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import {registerSecret} from '../kubeconfig/redact.js'
+import type {UserEntry} from '../kubeconfig/types.js'
+import {Hub} from '../providers/hub/client.js'
+import {CAPI_SECRET_TYPE} from '../providers/hub/cluster-api.js'
+import {CONSUMER_LABEL} from '../providers/hub/cluster-inventory.js'
+import {KUBECONFIG_SECRET_LABEL} from '../providers/hub/kubeconfig-secret.js'
+import {type Secret, secretText} from '../providers/hub/objects.js'
+import type {ClusterRef} from '../providers/types.js'
+import {ARGOCD_SECRET_TYPE_LABEL, EXEC_EXTENSION, type SecretFormat, kubeconfigKey} from './formats.js'
+import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
+import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
+
+/**
+ * Every credential fleet can see: the users of kubeconfig files, and the consumer Secrets of each known format on the
+ * hubs. Each is described (method, identity, issued, expires) from the credential itself, offline: JWT claims
+ * `iat`/`exp`, a certificate's NotBefore/NotAfter. Nothing secret is returned.
+ */
+export type CredentialMethod = 'bound-token' | 'token' | 'legacy-token' | 'static-token' | 'client-cert' | 'exec' | 'auth-provider' | 'basic' | 'none'
+
+export interface CredentialItem {
+  /** Where it is: `<file>` (context, user) or `secret <hub>:<namespace>/<name>`. */
+  location: string
+  source: {kind: 'kubeconfig'; path: string; context: string; user?: string} | {kind: 'secret'; hub: string; namespace: string; name: string; key?: string}
+  format: 'kubeconfig' | SecretFormat | 'unknown'
+  cluster?: string
+  server?: string
+  method: CredentialMethod
+  identity?: string
+  issued?: string
+  /** Seconds since `issued`, when known. */
+  ageSeconds?: number
+  expires?: string
+  managedByFleet: boolean
+  /** Whether it expires within --expiring-within (or has expired). */
+  expiring?: boolean
+  live?: {ok: boolean; username?: string; error?: ErrorInfo}
+  problems: string[]
+}
+
+export interface CredentialList {
+  kind: 'CredentialList'
+  items: CredentialItem[]
+  /** Hubs that could not be read (the listing is incomplete). */
+  errors: Array<{hub: string; error: ErrorInfo}>
+  expiringWithin?: string
+}
+
+function claims(token: string): Record<string, unknown> | undefined {
+  const parts = token.split('.')
+  if (parts.length !== 3) return undefined
+  try {
+    const v = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'))
+    return v && typeof v === 'object' ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const iso = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined)
+
+/** Method, identity and validity of one kubeconfig user, from the credential itself. */
+export async function describeUser(user: UserEntry): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
+  const problems: string[] = []
+  if (user.exec) return {method: 'exec', identity: user.exec.command, problems}
+  if (user['auth-provider']) return {method: 'auth-provider', identity: user['auth-provider'].name, problems}
+  if (user['client-certificate'] || user['client-certificate-data']) {
+    try {
+      const pem = await clientCertificatePem(user)
+      registerSecret(user['client-key-data'])
+      const c = describeCertificate(pem!)
+      const groups = c.organizations.length ? ` (groups ${c.organizations.join(',')})` : ''
+      return {method: 'client-cert', identity: `${c.commonName ?? c.subject}${groups}`, issued: c.notBefore, expires: c.notAfter, problems}
+    } catch (error) {
+      problems.push(`client certificate: ${(error as Error).message}`)
+      return {method: 'client-cert', problems}
+    }
+  }
+  if (user.token || user.tokenFile) {
+    let token: string | undefined
+    try {
+      token = await bearerToken(user)
+    } catch (error) {
+      problems.push(`tokenFile ${user.tokenFile}: ${(error as Error).message}`)
+    }
+    const c = token ? claims(token) : undefined
+    if (!c) return {method: 'static-token', problems}
+    const k8s = c['kubernetes.io'] as {secret?: unknown; pod?: unknown; node?: unknown} | undefined
+    const legacy = c.iss === 'kubernetes/serviceaccount'
+    const method: CredentialMethod = legacy ? 'legacy-token' : k8s?.secret || k8s?.pod || k8s?.node ? 'bound-token' : 'token'
+    const sub = typeof c.sub === 'string' ? c.sub : (c['kubernetes.io/serviceaccount/service-account.name'] as string | undefined)
+    const identity = legacy && !c.sub ? `system:serviceaccount:${c['kubernetes.io/serviceaccount/namespace']}:${sub}` : sub
+    return {method, identity, issued: iso(c.iat), expires: iso(c.exp), problems}
+  }
+  if (user.username || user.password) return {method: 'basic', identity: user.username, problems}
+  return {method: 'none', problems}
+}
+
+/** The context each credential connects with, kept out of the item so it never reaches output. */
+const contexts = new WeakMap<CredentialItem, ResolvedContext>()
+
+function remember(item: CredentialItem, ctx: ResolvedContext | undefined): CredentialItem {
+  if (ctx) contexts.set(item, ctx)
+  return item
+}
+
+function fleetMadeKubeconfig(text: string | undefined): boolean {
+  return Boolean(text && text.includes(KUBECONFIG_EXTENSION))
+}
+
+/** Kubeconfig users reachable through the file-backed providers (one row per context). */
+export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<CredentialItem[]> {
+  const items: CredentialItem[] = []
+  const seen = new Set<string>()
+  for (const ref of refs) {
+    if (ref.source.kind !== 'kubeconfig-file' && ref.source.kind !== 'kind') continue
+    let ctx: ResolvedContext
+    try {
+      ctx = await ref.resolve()
+    } catch (error) {
+      items.push({
+        location: ref.name,
+        source: {kind: 'kubeconfig', path: ref.source.path ?? '', context: ref.source.context ?? ''},
+        format: 'kubeconfig',
+        cluster: ref.name,
+        method: 'none',
+        managedByFleet: false,
+        problems: [toErrorInfo(error).message],
+      })
+      continue
+    }
+    const key = `${ctx.userFile ?? ''}\u0000${ctx.userName ?? ''}\u0000${ctx.cluster.server}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    const path = ref.source.path ?? ctx.contextFile ?? ''
+    let text: string | undefined
+    try {
+      const {readFile} = await import('node:fs/promises')
+      text = await readFile(ctx.userFile ?? path, 'utf8')
+    } catch {
+      text = undefined
+    }
+    items.push(remember({
+      location: `${path} (context ${ctx.contextName}${ctx.userName ? `, user ${ctx.userName}` : ''})`,
+      source: {kind: 'kubeconfig', path, context: ctx.contextName, user: ctx.userName},
+      format: 'kubeconfig',
+      cluster: ref.name,
+      server: ctx.cluster.server,
+      ...(await describeUser(ctx.user)),
+      managedByFleet: fleetMadeKubeconfig(text),
+    }, ctx))
+  }
+  return items
+}
+
+/** Which format a hub Secret is in, from its labels and type (fleet's own annotation first). */
+export function secretFormat(s: Secret): SecretFormat | 'unknown' {
+  const labels = s.metadata.labels ?? {}
+  const annotated = (s.metadata as {annotations?: Record<string, string>}).annotations?.[ANNOTATIONS.format]
+  if (annotated) return annotated as SecretFormat
+  if (labels[KUBECONFIG_SECRET_LABEL] === 'true') return 'multicluster-runtime'
+  if (s.type === CAPI_SECRET_TYPE) return 'cluster-api'
+  if (labels[CONSUMER_LABEL]) return 'cluster-inventory'
+  if (labels[ARGOCD_SECRET_TYPE_LABEL] === 'cluster') return 'argocd'
+  return 'unknown'
+}
+
+async function describeSecret(s: Secret, hub: string, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
+  const {namespace = '', name} = s.metadata
+  const format = referenced?.format ?? secretFormat(s)
+  const annotations = (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
+  const base = {
+    location: `secret ${hub}:${namespace}/${name}`,
+    format,
+    managedByFleet: isFleetManaged(s.metadata.labels),
+    cluster: annotations[ANNOTATIONS.cluster],
+  }
+  if (format === 'argocd') {
+    const server = secretText(s, 'server')
+    const cluster = secretText(s, 'name') ?? base.cluster
+    try {
+      const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {certData?: string; keyData?: string}; execProviderConfig?: {command?: string}}
+      const user: UserEntry = {}
+      if (config.bearerToken) user.token = config.bearerToken
+      if (config.tlsClientConfig?.certData) {
+        user['client-certificate-data'] = config.tlsClientConfig.certData
+        user['client-key-data'] = config.tlsClientConfig.keyData
+      }
+      if (config.execProviderConfig) user.exec = {command: config.execProviderConfig.command}
+      const caData = (config.tlsClientConfig as {caData?: string} | undefined)?.caData
+      const ctx: ResolvedContext = {
+        contextName: name,
+        clusterName: name,
+        userName: name,
+        cluster: {server, ...(caData ? {'certificate-authority-data': caData} : {})},
+        user,
+        contextFile: `secret ${namespace}/${name}`,
+        clusterFile: `secret ${namespace}/${name}`,
+        userFile: `secret ${namespace}/${name}`,
+      } as ResolvedContext
+      return remember({...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, ...(await describeUser(user))}, ctx)
+    } catch (error) {
+      return {...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, method: 'none', problems: [`config: ${(error as Error).message}`]}
+    }
+  }
+  const key = referenced?.key ?? (format === 'unknown' ? undefined : kubeconfigKey(format))
+  const text = key ? secretText(s, key) : undefined
+  const source = {kind: 'secret' as const, hub, namespace, name, key}
+  if (!text) return {...base, source, method: 'none', problems: [key ? `no data key "${key}"` : 'format not recognised']}
+  try {
+    const ctx = contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`)
+    return remember({...base, source, server: ctx.cluster.server, ...(await describeUser(ctx.user)), managedByFleet: base.managedByFleet || fleetMadeKubeconfig(text)}, ctx)
+  } catch (error) {
+    return {...base, source, method: 'none', problems: [toErrorInfo(error).message]}
+  }
+}
+
+/** Consumer Secrets of every known format on one hub (each found once). */
+export async function hubCredentials(spec: HubSpec, o: {timeoutMs: number; exec: ExecCredentialRunner; env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
+  const hub = new Hub(spec, {requestTimeoutMs: o.timeoutMs, exec: o.exec, env: o.env}, 'hub')
+  const name = await hub.name()
+  const queries: Array<Record<string, string>> = [
+    {labelSelector: `${KUBECONFIG_SECRET_LABEL}=true`},
+    {fieldSelector: `type=${CAPI_SECRET_TYPE}`},
+    {labelSelector: CONSUMER_LABEL},
+    {labelSelector: `${ARGOCD_SECRET_TYPE_LABEL}=cluster`},
+    {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`},
+  ]
+  const found = new Map<string, Secret>()
+  for (const q of queries) {
+    for (const s of await hub.list<Secret>('/api/v1/secrets', 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
+  }
+  // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig.
+  const consumers = [...found.values()].filter((s) => secretFormat(s) !== 'unknown')
+  const items = await Promise.all(consumers.map((s) => describeSecret(s, name)))
+  // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
+  for (const ref of await secretreaderRefs(hub)) {
+    const id = `${ref.namespace}/${ref.name}`
+    if (found.has(id) && secretFormat(found.get(id)!) !== 'unknown') continue
+    const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
+    if (secret) items.push(await describeSecret(secret, name, {format: 'kubeconfig-secretreader', key: ref.key}))
+  }
+  return items.sort((a, b) => a.location.localeCompare(b.location))
+}
+
+interface ProfileList {
+  metadata: {namespace?: string}
+  status?: {accessProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>; credentialProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>}
+}
+
+/** Secrets that ClusterProfiles' access providers hand to kubeconfig-secretreader (`{name, key, namespace?}` in the exec extension). */
+async function secretreaderRefs(hub: Hub): Promise<Array<{namespace: string; name: string; key: string}>> {
+  let profiles: ProfileList[]
+  try {
+    profiles = await hub.list<ProfileList>('/apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles', 'list ClusterProfiles')
+  } catch (error) {
+    // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
+    if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) return []
+    throw error
+  }
+  const refs = new Map<string, {namespace: string; name: string; key: string}>()
+  for (const p of profiles) {
+    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {
+      for (const e of a.cluster?.extensions ?? []) {
+        const c = e.extension as {name?: unknown; key?: unknown; namespace?: unknown} | undefined
+        if (e.name !== EXEC_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string') continue
+        const namespace = typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default')
+        refs.set(`${namespace}/${c.name}/${c.key}`, {namespace, name: c.name, key: c.key})
+      }
+    }
+  }
+  return [...refs.values()]
+}
+
+export function markExpiring(items: CredentialItem[], withinMs: number, now = Date.now()): number {
+  let n = 0
+  for (const item of items) {
+    item.expiring = item.expires !== undefined && Date.parse(item.expires) - now <= withinMs
+    if (item.expiring) n++
+  }
+  return n
+}
+
+/** --live: each credential asked who it is, with its own kubeconfig. */
+export async function checkLive(
+  items: CredentialItem[],
+  o: {timeoutMs: number; exec: ExecCredentialRunner; concurrency: number},
+): Promise<void> {
+  await mapLimit(items, o.concurrency, async (item) => {
+    const ctx = contexts.get(item)
+    if (!ctx) {
+      item.live = {ok: false, error: {kind: 'config', message: 'no usable credential to check'}}
+      return
+    }
+    try {
+      const client = await KubeClient.connect(ctx, {timeoutMs: o.timeoutMs, clusterName: item.location, exec: o.exec})
+      item.live = {ok: true, username: (await whoami(client)).user.username}
+    } catch (error) {
+      item.live = {ok: false, error: toErrorInfo(error)}
+    }
+  })
+}
+
+
+export interface ListOptions {
+  timeoutMs: number
+  exec: ExecCredentialRunner
+  env?: NodeJS.ProcessEnv
+  /** ms; mark (and count) credentials expiring within it. */
+  expiringWithinMs?: number
+  live?: boolean
+  concurrency: number
+}
+
+export async function listCredentials(refs: ClusterRef[], hubs: HubSpec[], o: ListOptions): Promise<CredentialList> {
+  const items = await kubeconfigCredentials(refs)
+  const errors: CredentialList['errors'] = []
+  for (const spec of hubs) {
+    try {
+      items.push(...(await hubCredentials(spec, o)))
+    } catch (error) {
+      errors.push({hub: spec.context ?? spec.kubeconfig?.join(':') ?? 'current context', error: toErrorInfo(error)})
+    }
+  }
+  const now = Date.now()
+  for (const item of items) if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000))
+  if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs)
+  if (o.live) await checkLive(items, o)
+  return {kind: 'CredentialList', items, errors}
+}
