@@ -3,7 +3,7 @@ import {createHash} from 'node:crypto'
 import {readFile} from 'node:fs/promises'
 
 import {ConfigError, FleetError} from '../base/errors.js'
-import {registerSecret, scrub} from '../kubeconfig/redact.js'
+import {ScrubbedLines, registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
 
 /**
@@ -173,22 +173,28 @@ function runPlugin(
       settle(() => reject(new FleetError('plugin', `exec plugin ${command}: no answer within ${formatSeconds(o.timeoutMs)}`)))
     }, o.timeoutMs)
     const out: Buffer[] = []
-    let errText = ''
+    // The plugin talks to the user on stderr (a login hint, a device code): passed through as client-go does, but
+    // scrubbed a whole line at a time so a secret split across two reads is still recognised. It never goes into an
+    // error message, so it never reaches JSON or YAML output.
+    const errLines = new ScrubbedLines((line) => o.stderr.write(line))
+    let wroteStderr = false
     child.stdout!.on('data', (d: Buffer) => out.push(d))
     child.stderr!.on('data', (d: Buffer) => {
-      errText += d.toString()
-      if (!settled) o.stderr.write(scrub(d.toString()))
+      if (settled) return
+      wroteStderr ||= d.length > 0
+      errLines.write(d)
     })
+    child.stderr!.on('end', () => errLines.end())
     child.on('error', (error: NodeJS.ErrnoException) => {
       const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
       const why = error.code === 'ENOENT' ? 'executable not found' : error.code === 'EACCES' ? 'permission denied' : error.message
       settle(() => reject(new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`)))
     })
     child.on('close', (code, signal) => {
+      errLines.end()
       settle(() => {
         if (code === 0) return resolve(Buffer.concat(out).toString('utf8'))
-        const last = errText.trim().split('\n').pop()
-        reject(new FleetError('plugin', `exec plugin ${command} exited with ${code ?? signal}${last ? `: ${scrub(last)}` : ''}`))
+        reject(new FleetError('plugin', `exec plugin ${command} exited with ${code ?? signal}${wroteStderr ? ' (its messages are on stderr)' : ''}`))
       })
     })
   })

@@ -4,6 +4,7 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge} from '../../base/duration.js'
 import {toErrorInfo} from '../../base/errors.js'
 import {KubeClient} from '../../kube/client.js'
+import {scrub} from '../../kubeconfig/redact.js'
 import {type ProbeResult, probe} from '../../clusters/probe.js'
 import {type ClusterDetails, describeRef} from '../../clusters/summary.js'
 
@@ -53,7 +54,7 @@ Without NAME, the current context (or --context) is inspected.`
       if (!result.live.ok) this.markFailed()
     }
     this.render(result, {rows: fields(result), columns: [{header: 'field', get: (f) => f.field}, {header: 'value', get: (f) => f.value}], name: () => result.name})
-    if (result.live?.error && !this.machineOutput) process.stderr.write(`error: ${ref.name}: ${result.live.error.message}\n`)
+    if (result.live?.error && !this.machineOutput) process.stderr.write(scrub(`error: ${ref.name}: ${result.live.error.message}\n`))
     return result
   }
 }
