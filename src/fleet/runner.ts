@@ -1,6 +1,8 @@
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
+import {cursorControlAllowed} from '../base/terminal.js'
 import {KubeClient} from '../kube/client.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {RequestLog} from '../kube/request-log.js'
 import type {ClusterRef} from '../providers/types.js'
 
 /** One cluster's outcome. Results come back in input order; a failure never stops the others. */
@@ -18,11 +20,13 @@ export interface RunOptions {
   requestTimeoutMs: number
   /** Time limit for all the work on one cluster (0: none). */
   clusterTimeoutMs: number
-  /** Show a progress line on stderr (only when stderr is a TTY). */
+  /** Show a progress line on stderr (only when stderr is a terminal that is not TERM=dumb). */
   progress?: boolean
   /** Whether exec plugins may talk to the user. */
   interactive?: boolean
   exec?: ExecCredentialRunner
+  /** Request logging (-v 6 and up) for every cluster's client. */
+  log?: RequestLog
 }
 
 export interface ClusterTask {
@@ -46,7 +50,7 @@ export async function runOverClusters<T>(
   // One exec runner for the whole run, so concurrent requests to clusters sharing a plugin config share its output.
   const exec = options.exec ?? new ExecCredentialRunner({interactiveAvailable: options.interactive ?? false})
   const results: ClusterResult<T>[] = new Array(refs.length)
-  const showProgress = options.progress === true && process.stderr.isTTY && refs.length > 1
+  const showProgress = options.progress === true && cursorControlAllowed(process.stderr) && refs.length > 1
   let next = 0
   let done = 0
   let failed = 0
@@ -64,6 +68,7 @@ export async function runOverClusters<T>(
           clusterName: ref.name,
           exec,
           signal: abort.signal,
+          log: options.log,
         })
         return work({ref, client, signal: abort.signal})
       })()

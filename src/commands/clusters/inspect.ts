@@ -17,14 +17,13 @@ type Field = {field: string; value: string}
 
 export default class ClustersInspect extends BaseCommand<typeof ClustersInspect> {
   static summary = 'Show everything fleet knows about one cluster, and check it live.'
-  static description = `Shows the cluster's source, server, credentials (certificate subject and validity, token issuer and expiry, exec
-plugin; never the secret itself) and, unless --offline, contacts the API server: /version, /readyz, the TLS outcome and
-the round-trip time. Failures are classified as unreachable, tls, unauthorized, forbidden or timeout.
+  static description = `Shows the cluster's source, server, credentials (certificate subject and validity, token issuer and expiry, exec plugin; never the secret itself) and, unless --offline, contacts the API server: /version, /readyz, the TLS outcome and the round-trip time. Failures are classified as unreachable, tls, unauthorized, forbidden or timeout.
+
 Without NAME, the current context (or --context) is inspected.`
 
   static examples = [
-    '<%= config.bin %> clusters inspect prod',
-    '<%= config.bin %> clusters inspect examples/fleet/prod.kubeconfig+prod --offline -o yaml',
+    '<%= config.bin %> clusters inspect',
+    '<%= config.bin %> clusters inspect prod-eu --kubeconfig examples/fleet --offline -o yaml',
   ]
 
   static args = {
@@ -44,7 +43,7 @@ Without NAME, the current context (or --context) is inspected.`
     const result: ClusterInspection = {kind: 'ClusterInspection', ...details}
     if (!this.flags.offline) {
       try {
-        const client = await KubeClient.connect(context, {timeoutMs: this.requestTimeoutMs, clusterName: ref.name, exec: this.execRunner})
+        const client = await KubeClient.connect(context, {timeoutMs: this.requestTimeoutMs, clusterName: ref.name, exec: this.execRunner, log: this.requestLog})
         result.live = await probe(client)
       } catch (error) {
         const info = toErrorInfo(error)

@@ -2,6 +2,7 @@ import {ConfigError, FleetError} from '../../base/errors.js'
 import type {HubSpec} from '../../config/fleet-config.js'
 import {KubeClient} from '../../kube/client.js'
 import {ExecCredentialRunner} from '../../kube/exec-credential.js'
+import type {RequestLog} from '../../kube/request-log.js'
 import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../../kubeconfig/loading-rules.js'
 
 /**
@@ -12,6 +13,7 @@ export interface HubOptions {
   requestTimeoutMs: number
   env?: NodeJS.ProcessEnv
   exec?: ExecCredentialRunner
+  log?: RequestLog
 }
 
 interface ListPage<T> {
@@ -61,6 +63,7 @@ export class Hub {
         timeoutMs: this.options.requestTimeoutMs,
         clusterName: `hub ${ctx.contextName}`,
         exec: this.options.exec ?? new ExecCredentialRunner({env: this.options.env}),
+        log: this.options.log,
       }).catch((error) => {
         throw this.wrap(error)
       }),
