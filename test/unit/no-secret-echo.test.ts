@@ -132,3 +132,36 @@ describe('scrub: echoed schemes and URL credentials', () => {
     assert.equal(maskUrlCredentials('https://api.example:6443'), 'https://api.example:6443')
   })
 })
+
+describe('-v levels log requests without credentials', () => {
+  it('-v 6: method, URL and status of each request on stderr; nothing on stdout; no headers', async () => {
+    const path = await kubeconfig('log6', {username: USER, password: PASSWORD})
+    const res = await runFleet(['clusters', 'inspect', '--kubeconfig', path, '-v', '6', '-o', 'json'])
+    assert.equal(res.code, 1)
+    assert.equal(res.json().kind, 'ClusterInspection', 'the log stays off stdout')
+    const port = new URL(url).port
+    assert.match(res.stderr, new RegExp(`^GET https://127\\.0\\.0\\.1:${port}/version 500 Internal Server Error in \\d+ milliseconds$`, 'm'))
+    assert.doesNotMatch(res.stderr, /Request headers:/)
+    assertClean(res, [BASIC, PASSWORD], '-v 6')
+  })
+
+  it('-v 8: request and response headers too, Authorization masked, echoes redacted', async () => {
+    const path = await kubeconfig('log8', {username: USER, password: PASSWORD}, url.replace('https://', `https://admin:${PASSWORD}x@`))
+    const res = await runFleet(['clusters', 'inspect', '--kubeconfig', path, '-v', '8'])
+    assert.equal(res.code, 1)
+    assert.match(res.stderr, /^Request headers:$/m)
+    assert.match(res.stderr, /^ {4}authorization: Basic <masked>$/m)
+    assert.match(res.stderr, /^ {4}user-agent: fleet$/m)
+    assert.match(res.stderr, /^Response headers:$/m)
+    assert.match(res.stderr, /^ {4}x-echo-authorization: Basic REDACTED$/m)
+    assertClean(res, [BASIC, PASSWORD], '-v 8')
+  })
+
+  it('without -v (or below 6) nothing is logged', async () => {
+    const path = await kubeconfig('log0', {token: TOKEN})
+    for (const v of [[], ['-v'], ['-v', '5']]) {
+      const res = await runFleet(['clusters', 'inspect', '--kubeconfig', path, ...v, '-o', 'json'])
+      assert.doesNotMatch(res.stderr, /^GET /m, v.join(' '))
+    }
+  })
+})
