@@ -36,8 +36,11 @@ function authValue(match: string, scheme: string, value: string): string {
 }
 /** `scheme://user:password@host`: the password part (client-go and Go's url.Redacted hide it too). */
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi
-/** Query parameters whose name says they carry a credential (`?access_token=`, `&sig=`, `X-Amz-Signature=`). */
-const SECRET_QUERY = /([?&;](?:[^\s=&#]*?(?:token|secret|password|passwd|pwd|key|credential|signature|sig|auth)[^\s=&#]*))=([^\s&#"'<>]+)/gi
+/**
+ * Query parameters whose name says they carry a credential (`?access_token=`, `&sig=`, `X-Amz-Signature=`). A value ends
+ * at punctuation that follows a URL in prose (`url: message`); inside a URL those characters are percent-encoded.
+ */
+const SECRET_QUERY = /([?&;](?:[^\s=&#]*?(?:token|secret|password|passwd|pwd|key|credential|signature|sig|auth)[^\s=&#]*))=([^\s&#"'<>:,;)]+)/gi
 
 export function scrub(text: string): string {
   let out = text

@@ -130,6 +130,10 @@ describe('scrub: echoed schemes and URL credentials', () => {
       'https://u:REDACTED@api.example:6443/base?x=1&token=REDACTED&X-Amz-Signature=REDACTED',
     )
     assert.equal(maskUrlCredentials('https://api.example:6443'), 'https://api.example:6443')
+    // Masking twice changes nothing, and the text after a URL in a message stays.
+    const once = scrub('https://u:pw-123456@h:1/?token=abc: connection refused')
+    assert.equal(once, 'https://u:REDACTED@h:1/?token=REDACTED: connection refused')
+    assert.equal(scrub(once), once)
   })
 })
 
