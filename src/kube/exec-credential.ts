@@ -176,7 +176,8 @@ function runPlugin(
     // The plugin talks to the user on stderr (a login hint, a device code): passed through as client-go does, but
     // scrubbed a whole line at a time so a secret split across two reads is still recognised. It never goes into an
     // error message, so it never reaches JSON or YAML output.
-    const errLines = new ScrubbedLines((line) => o.stderr.write(line))
+    // An interactive plugin may prompt without a newline: a partial line that sits idle is shown.
+    const errLines = new ScrubbedLines((line) => o.stderr.write(line), {idleFlushMs: o.interactive ? 150 : undefined})
     let wroteStderr = false
     child.stdout!.on('data', (d: Buffer) => out.push(d))
     child.stderr!.on('data', (d: Buffer) => {

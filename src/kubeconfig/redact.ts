@@ -88,30 +88,44 @@ export function registerUrlSecrets(url: string | undefined): void {
 export class ScrubbedLines {
   private pending = ''
   private ended = false
+  private idle?: NodeJS.Timeout
 
+  /**
+   * `idleFlushMs`: pass on a partial line once nothing more has arrived for that long. For a program that may prompt
+   * ("Password: " with no newline, then waiting for input), which would otherwise never be shown.
+   */
   constructor(
     private readonly emit: (text: string) => void,
-    private readonly maxLine = 64 * 1024,
+    private readonly options: {maxLine?: number; idleFlushMs?: number} = {},
   ) {}
 
   write(chunk: Buffer | string): void {
     if (this.ended) return
+    if (this.idle) clearTimeout(this.idle)
     this.pending += chunk.toString()
     let nl: number
     while ((nl = this.pending.indexOf('\n')) !== -1) {
       this.emit(scrub(this.pending.slice(0, nl + 1)))
       this.pending = this.pending.slice(nl + 1)
     }
-    if (this.pending.length > this.maxLine) {
-      this.emit(scrub(this.pending))
-      this.pending = ''
+    if (this.pending.length > (this.options.maxLine ?? 64 * 1024)) this.flushPartial()
+    if (this.pending !== '' && this.options.idleFlushMs !== undefined) {
+      this.idle = setTimeout(() => this.flushPartial(), this.options.idleFlushMs)
+      this.idle.unref()
     }
+  }
+
+  private flushPartial(): void {
+    if (this.pending === '') return
+    this.emit(scrub(this.pending))
+    this.pending = ''
   }
 
   /** Flushes a last line that had no newline. Idempotent. */
   end(): void {
     if (this.ended) return
     this.ended = true
+    if (this.idle) clearTimeout(this.idle)
     if (this.pending !== '') this.emit(scrub(this.pending) + '\n')
     this.pending = ''
   }

@@ -102,4 +102,10 @@ describe('-v levels (real member)', () => {
     assertClean(six, [token], '-v 6')
     assertClean(eight, [token], '-v 8')
   })
+
+  it('hub requests are logged too (the log is passed down to providers)', async () => {
+    const res = await runFleet(['clusters', 'list', '--provider', 'cluster-api', '--kubeconfig', cp.hub.kubeconfig, '-v', '6'])
+    const url = cp.hub.url.replace(/[.]/g, '\\.')
+    assert.match(res.stderr, new RegExp(`^GET ${url}/apis/cluster\\.x-k8s\\.io/v1beta2/clusters\\?limit=500 200 OK in \\d+ milliseconds$`, 'm'))
+  })
 })

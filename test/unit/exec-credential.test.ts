@@ -206,6 +206,22 @@ describe('exec credential runner', () => {
     assert.equal(sink.text, 'token is REDACTED ok\nlast line without newline REDACTED\n')
   })
 
+  it('an interactive plugin\'s prompt (no newline) is shown while the plugin waits', async () => {
+    const script = [
+      `process.stderr.write('Password for corp-login: ')`,
+      `setTimeout(() => process.stdout.write(JSON.stringify({apiVersion: '${V1}', kind: 'ExecCredential', status: {token: 'tok-prompt-aaaaaaaa'}})), 4000)`,
+    ].join('\n')
+    const sink = new Sink()
+    const got = runner({stderr: sink, interactiveAvailable: true}).get({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'IfAvailable'}, CLUSTER)
+    let answered = false
+    void got.then(() => (answered = true))
+    for (let i = 0; i < 50 && sink.text === '' && !answered; i++) await new Promise((r) => setTimeout(r, 50))
+    assert.equal(answered, false, 'the plugin waits for its answer (the prompt must show before it)')
+    assert.equal(sink.text, 'Password for corp-login: ', 'the prompt is on the terminal before the plugin answers')
+    await got
+    assert.equal(sink.text, 'Password for corp-login: ')
+  })
+
   it('a missing executable is a plugin error with the install hint', async () => {
     const exec: ExecConfig = {apiVersion: V1, command: join(dir, 'no-such-plugin'), interactiveMode: 'Never', installHint: 'Install it with: brew install corp-login\nMore text.'}
     await rejectsWith(runner().get(exec, CLUSTER), 'plugin', /no-such-plugin: executable not found; Install it with: brew install corp-login$/)
