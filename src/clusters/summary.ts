@@ -1,4 +1,5 @@
 import {type CaKind, type CredentialDescription, caKind, describeCredentials} from '../kubeconfig/credentials.js'
+import {maskUrlCredentials} from '../kubeconfig/redact.js'
 import type {ClusterRef, ClusterSource} from '../providers/types.js'
 
 /** The source of the row `clusters list` shows for a provider that could not list its clusters. */
@@ -36,7 +37,8 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
     provider: ref.provider,
     context: ref.source.context,
     current: ref.current === true,
-    server: ref.server,
+    // Shown in tables and JSON: a password or token in the URL is masked, the rest kept as written.
+    server: ref.server === undefined ? undefined : maskUrlCredentials(ref.server),
     auth: ref.auth,
     ready: ref.ready,
     reason: ref.reason,

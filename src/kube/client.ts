@@ -5,9 +5,10 @@ import {fileError, readRequired} from '../base/files.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import {registerUserSecrets} from '../kubeconfig/redact.js'
+import {maskUrlCredentials, registerSecret, registerUrlSecrets, registerUserSecrets} from '../kubeconfig/redact.js'
 import {classifyTransportError, httpError} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
+import {type RequestLog, logExchange} from './request-log.js'
 
 /**
  * One cluster's connection: TLS trust, credentials (certificate, token, basic, exec plugin, impersonation), a time limit
@@ -33,6 +34,8 @@ export interface ClientOptions {
   exec: ExecCredentialRunner
   /** Ends every request of this client (the fleet runner aborts a cluster's work when its time limit passes). */
   signal?: AbortSignal
+  /** kubectl-style request logging (-v 6 and up); nothing is logged without it. */
+  log?: RequestLog
 }
 
 interface Credentials {
@@ -59,21 +62,24 @@ export class KubeClient {
   static async connect(context: ResolvedContext, options: ClientOptions): Promise<KubeClient> {
     const where = `cluster "${options.clusterName}"`
     const server = context.cluster.server
+    // A password or token in the server URL is a credential like any other: never printed, even inside a Node message.
+    registerUrlSecrets(server)
     if (!server) throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}" has no server`)
     let url: URL
     try {
       url = new URL(server)
     } catch {
-      throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}" has an invalid server URL "${server}"`)
+      throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}" has an invalid server URL "${maskUrlCredentials(server)}"`)
     }
-    if (url.protocol !== 'https:') throw new ConfigError(`${where}: only https servers are supported (got ${server})`)
+    if (url.protocol !== 'https:') throw new ConfigError(`${where}: only https servers are supported (got ${maskUrlCredentials(server)})`)
     if (context.cluster['proxy-url']) throw new ConfigError(`${where}: proxy-url is not supported yet`)
     const ca = await fileOrData(context.cluster['certificate-authority'], context.cluster['certificate-authority-data'], 'certificate-authority')
     return new KubeClient(context, options, url, ca)
   }
 
+  /** The server as it may be shown: a password or token-like query value in the URL is masked. */
   get serverUrl(): string {
-    return this.context.cluster.server!
+    return maskUrlCredentials(this.context.cluster.server!)
   }
 
   private async credentials(rejected?: ExecCredential): Promise<Credentials> {
@@ -112,7 +118,11 @@ export class KubeClient {
       })
       if (token) headers.authorization = `Bearer ${token}`
       else if (user.username && user.password) {
-        headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`
+        // The password is registered with the user's other secrets above.
+        const basic = Buffer.from(`${user.username}:${user.password}`).toString('base64')
+        // The encoded form too: a server that echoes the header back must not print the password in base64.
+        registerSecret(basic)
+        headers.authorization = `Basic ${basic}`
       }
     }
     if (user.as) headers['impersonate-user'] = user.as
@@ -136,7 +146,20 @@ export class KubeClient {
     const signals = [this.options.timeoutMs > 0 ? AbortSignal.timeout(this.options.timeoutMs) : undefined, this.options.signal]
     const active = signals.filter((s): s is AbortSignal => s !== undefined)
     const signal = active.length > 1 ? AbortSignal.any(active) : active[0]
+    const headers: Record<string, string> = {
+      accept: options.accept ?? 'application/json',
+      'user-agent': 'fleet',
+      ...creds.headers,
+      ...(payload ? {'content-type': 'application/json', 'content-length': String(payload.length)} : {}),
+    }
+    const log = this.options.log
+    const url = `${this.server.origin}${base}${path}`
     return new Promise<KubeResponse>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        const classified = classifyTransportError(abortReason(error), this.serverUrl)
+        logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
+        reject(classified)
+      }
       const req = https.request(
         {
           protocol: 'https:',
@@ -152,23 +175,20 @@ export class KubeClient {
           rejectUnauthorized: false,
           agent: false,
           signal,
-          headers: {
-            accept: options.accept ?? 'application/json',
-            'user-agent': 'fleet',
-            ...creds.headers,
-            ...(payload ? {'content-type': 'application/json', 'content-length': String(payload.length)} : {}),
-          },
+          headers,
         },
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
+          res.on('error', fail)
           res.on('end', () => {
+            const elapsedMs = performance.now() - started
+            logExchange(log, {method, url, requestHeaders: headers, status: res.statusCode, statusText: res.statusMessage, responseHeaders: res.headers, elapsedMs})
             resolve({
               status: res.statusCode ?? 0,
               body: Buffer.concat(chunks).toString('utf8'),
               headers: res.headers,
-              elapsedMs: performance.now() - started,
+              elapsedMs,
               tlsAuthorized: tlsState.authorized,
               tlsError: tlsState.error,
             })
@@ -192,7 +212,7 @@ export class KubeClient {
           }
         })
       })
-      req.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
+      req.on('error', fail)
       if (payload) req.write(payload)
       req.end()
     })

@@ -4,7 +4,7 @@ import {readRequired} from '../base/files.js'
 import {formatDuration} from '../base/duration.js'
 import {FleetError} from '../base/errors.js'
 import {ProcessStartError, ProcessTimeout, runProcess} from '../base/subprocess.js'
-import {registerSecret, scrub} from '../kubeconfig/redact.js'
+import {ScrubbedLines, registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
 
 /**
@@ -145,6 +145,11 @@ async function runPlugin(
   env: NodeJS.ProcessEnv,
   o: {interactive: boolean; timeoutMs: number; stderr: NodeJS.WritableStream},
 ): Promise<string> {
+  // The plugin talks to the user on stderr (a login hint, a device code): passed through as client-go does, but
+  // scrubbed a whole line at a time so a secret split across two reads is still recognised. It never goes into an
+  // error message, so it never reaches JSON or YAML output. An interactive plugin may prompt without a newline: a
+  // partial line that sits idle is shown.
+  const errLines = new ScrubbedLines((line) => o.stderr.write(line), {idleFlushMs: o.interactive ? 150 : undefined})
   let result
   try {
     result = await runProcess(command, {
@@ -152,19 +157,20 @@ async function runPlugin(
       env,
       timeoutMs: o.timeoutMs,
       interactive: o.interactive,
-      // client-go passes a plugin's stderr through to the user; scrubbed, since a plugin may log what it returns.
-      onStderr: (chunk) => o.stderr.write(scrub(chunk)),
+      onStderr: (chunk) => errLines.write(chunk),
     })
   } catch (error) {
+    errLines.end()
     if (error instanceof ProcessTimeout) throw new FleetError('plugin', `exec plugin ${command}: no answer within ${formatDuration(o.timeoutMs)}`)
     const code = error instanceof ProcessStartError ? error.code : undefined
     const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
     const why = code === 'ENOENT' ? 'executable not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message
     throw new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`)
   }
+  errLines.end()
   if (result.code === 0) return result.stdout
-  const last = result.stderr.trim().split('\n').pop()
-  throw new FleetError('plugin', `exec plugin ${command} exited with ${result.code ?? result.signal}${last ? `: ${scrub(last)}` : ''}`)
+  const said = result.stderr.length > 0 ? ' (its messages are on stderr)' : ''
+  throw new FleetError('plugin', `exec plugin ${command} exited with ${result.code ?? result.signal}${said}`)
 }
 
 function sameCredential(a: ExecCredential, b: ExecCredential): boolean {

@@ -11,6 +11,7 @@ import {
   normaliseType,
 } from '../config/fleet-config.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {RequestLog} from '../kube/request-log.js'
 import {ClusterApiProvider} from './hub/cluster-api.js'
 import {ClusterInventoryProvider} from './hub/cluster-inventory.js'
 import {FileProvider} from './file.js'
@@ -31,6 +32,8 @@ export interface ProviderFlags {
   requestTimeoutMs?: number
   /** The command's exec credential runner (required: one per command), so a plugin shared by a hub and its members runs once. */
   exec: ExecCredentialRunner
+  /** Request logging (-v 6 and up) for the hub clients. */
+  log?: RequestLog
   env?: NodeJS.ProcessEnv
   cwd?: string
 }
@@ -81,7 +84,7 @@ function defaultEntry(type: string, cwd: string): ProviderConfig {
 export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
   const env = flags.env ?? process.env
   const cwd = flags.cwd ?? process.cwd()
-  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec}
+  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec, log: flags.log}
   // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
   const kubectlView = flags.kubeconfig !== undefined && !flags.provider
   if (kubectlView && flags.fleetConfig !== undefined) {

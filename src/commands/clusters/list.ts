@@ -14,17 +14,17 @@ export interface ClusterList {
 
 export default class ClustersList extends BaseCommand<typeof ClustersList> {
   static summary = 'List the clusters fleet can reach and how each is reached.'
-  static description = `Lists the clusters of every provider in the fleet configuration (--fleet-config, ./fleet.yaml, or
-$XDG_CONFIG_HOME/fleet/config.yaml), or of one with --provider, named as multicluster-runtime names them
-(<provider>#<name> when several providers are configured). Without a fleet configuration, or with --kubeconfig, reads
-kubeconfig files with kubectl's loading rules; each context is a cluster named <path>+<context>.
-Hub-backed providers read their hub; member clusters are contacted only with --live, which reads each cluster's id
-(ClusterProperty cluster.clusterset.k8s.io, else the kube-system namespace UID) and marks clusters it cannot reach
-not ready. A cluster that is not ready is listed with the reason; --strict makes that exit 1.`
+  static description = `Lists the clusters of every provider in the fleet configuration (--fleet-config, ./fleet.yaml, or $XDG_CONFIG_HOME/fleet/config.yaml), or of one with --provider, named as multicluster-runtime names them (<provider>#<name> when several providers are configured).
+
+Without a fleet configuration, or with --kubeconfig, reads kubeconfig files with kubectl's loading rules; each context is a cluster named <path>+<context>.
+
+Hub-backed providers read their hub; member clusters are contacted only with --live, which reads each cluster's id (ClusterProperty cluster.clusterset.k8s.io, else the kube-system namespace UID) and marks clusters it cannot reach not ready.
+
+A cluster that is not ready is listed with the reason; --strict makes that exit 1.`
 
   static examples = [
     '<%= config.bin %> clusters list',
-    '<%= config.bin %> clusters list --provider capi -o wide',
+    '<%= config.bin %> clusters list --provider cluster-api -o wide',
     '<%= config.bin %> clusters list --fleet-config fleet.yaml --live --strict',
     '<%= config.bin %> clusters list --kubeconfig examples/fleet -o wide',
   ]
