@@ -195,6 +195,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       fleetConfig: this.flags['fleet-config'],
       requestTimeoutMs: this.requestTimeoutMs,
       exec: this.execRunner,
+      note: this.flags.verbose ? (message) => process.stderr.write(scrub(`note: ${message}`) + '\n') : undefined,
     })
     return this.providerCache
   }

@@ -6,7 +6,7 @@ import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn, failureNotes} from '../../cli/access-format.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
-import {type RulesReview, qualifiedResources, rulesReview} from '../../access/rules.js'
+import {type RulesReview, failsRiskCheck, qualifiedResources, rulesReview} from '../../access/rules.js'
 
 /** The stable JSON shape of `auth rules` (documented in docs/access.md). */
 export interface RulesItem extends Partial<RulesReview> {
@@ -58,7 +58,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       items: results.map((r) => ({cluster: r.cluster, ok: r.ok, ...(r.value ?? {}), ...(r.error ? {error: r.error} : {})})),
     }
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
-    if (this.flags['fail-on-risk'] && risky.length > 0) this.markFailed()
+    if (this.flags['fail-on-risk'] && failsRiskCheck(result.items)) this.markFailed()
 
     const rows = result.items.flatMap(toRows)
     const columns: Column<Row>[] = [

@@ -4,6 +4,7 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge} from '../../base/duration.js'
 import type {Column} from '../../cli/table.js'
 import {runOverClusters} from '../../fleet/runner.js'
+import {listClusters} from '../../fleet/select.js'
 import {scrub} from '../../kubeconfig/redact.js'
 import {readClusterId} from '../../clusters/ids.js'
 import {type ClusterSummary, describeRef, sourceText} from '../../clusters/summary.js'
@@ -34,12 +35,12 @@ not ready. A cluster that is not ready is listed with the reason; --strict makes
   static flags = {
     live: Flags.boolean({description: 'Contact each cluster: read its id and mark the clusters that cannot be reached not ready.'}),
     strict: Flags.boolean({description: 'Exit 1 when any cluster is not ready.'}),
+    selector: Flags.string({char: 'l', description: 'Only clusters whose labels match this selector (e.g. env=prod, fleet.dev/namespace=team-a).'}),
   }
 
   async run(): Promise<ClusterList> {
-    let refs = await this.provider().list()
-    // --context picks kubeconfig contexts; for hub-backed providers it named the hub and selects nothing here.
-    if (this.flags.context) refs = refs.filter((r) => r.source.kind !== 'kubeconfig-file' || r.source.context === this.flags.context)
+    // -l or --context that match nothing are usage errors; no clusters at all, unasked, is an empty list (as kubectl).
+    const refs = await listClusters(this.provider(), {selector: this.flags.selector, context: this.flags.context})
     const items = await Promise.all(refs.map(async (r) => {
       const {credentials: _c, ...summary} = await describeRef(r)
       return summary
@@ -54,6 +55,7 @@ not ready. A cluster that is not ready is listed with the reason; --strict makes
       {header: 'provider', get: (c) => c.provider},
       {header: 'server', get: (c) => c.server ?? '<none>'},
       {header: 'auth', get: (c) => c.auth},
+      {header: 'namespace', get: (c) => c.namespace ?? '', wide: true},
       {header: 'ready', get: (c) => (c.ready ? 'True' : 'False'), color: (c, k) => (c.ready ? undefined : k.red)},
       ...(items.some((c) => c.clusterId) ? [{header: 'id', get: (c: ClusterSummary) => c.clusterId ?? ''}] : []),
       {header: 'reason', get: (c) => c.reason ?? '', wide: !anyNotReady},
@@ -65,7 +67,7 @@ not ready. A cluster that is not ready is listed with the reason; --strict makes
     // A provider that could not list its clusters is a failure even without --strict.
     const failedProviders = items.filter((c) => c.source.kind === 'provider')
     if (failedProviders.length > 0 || (this.flags.strict && anyNotReady)) this.markFailed()
-    this.render(result, {rows: items, columns, name: (c) => c.name})
+    this.render(result, {rows: items, columns, name: (c) => c.name, notes: items.length === 0 ? [`No clusters found in ${this.provider().describe()}.`] : []})
     if (this.format !== 'json' && this.format !== 'yaml') {
       for (const p of failedProviders) process.stderr.write(scrub(`error: ${p.reason}\n`))
     }
