@@ -100,9 +100,9 @@ export interface ResolvedContext {
   userFile?: string
 }
 
+/** Relative to the file that names it, as client-go resolves it: `~` is not expanded (kubectl does not either). */
 function absolutize(value: string | undefined, base: string): string | undefined {
   if (!value || isAbsolute(value)) return value
-  if (value.startsWith('~' + sep)) return join(homedir(), value.slice(2))
   return resolve(dirname(base), value)
 }
 

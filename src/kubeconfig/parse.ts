@@ -44,7 +44,8 @@ function index<T>(doc: KubeconfigDoc, section: Section, where: string): Map<stri
 export function parseKubeconfig(text: string, where: string): KubeconfigFile {
   let loaded: unknown
   try {
-    loaded = yaml.load(text, {filename: where})
+    // client-go reads the first document of a multi-document file and ignores the rest.
+    loaded = yaml.loadAll(text, undefined, {filename: where})[0]
   } catch (error) {
     const reason = error instanceof yaml.YAMLException ? error.reason : String(error)
     const line = error instanceof yaml.YAMLException && error.mark ? ` (line ${error.mark.line + 1})` : ''
