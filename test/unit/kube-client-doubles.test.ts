@@ -134,3 +134,14 @@ describe('TLS configuration errors are config errors in plain words', () => {
     assert.deepEqual([classified.kind, classified.message], ['config', 'cluster "x": client-key does not match client-certificate'])
   })
 })
+
+describe('failure kinds', () => {
+  it('every kind fleet can print is one the README lists', async () => {
+    const {ERROR_KINDS} = await import('../../src/base/errors.js')
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const sentence = /Failure kinds:([^.]*(?:\([^)]*\)[^.]*)*)\./.exec(readme.replace(/\n/g, ' '))
+    assert.ok(sentence, 'README names the failure kinds')
+    const listed = [...sentence[1].replace(/\([^)]*\)/g, '').matchAll(/`([a-z-]+)`/g)].map((m) => m[1])
+    assert.deepEqual([...listed].sort(), [...ERROR_KINDS].sort())
+  })
+})
