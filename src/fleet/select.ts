@@ -38,7 +38,7 @@ export async function selectClusters(provider: ClusterProvider, selection: Selec
 
 /** What `clusters list` shows: every cluster, or those matching -l and --context; an empty listing is fine only unasked. */
 export async function listClusters(provider: ClusterProvider, selection: {selector?: string; context?: string}): Promise<ClusterRef[]> {
-  let refs = await provider.list()
+  let refs = sortedByName(await provider.list())
   if (selection.context) {
     // --context picks kubeconfig contexts; for hub-backed providers it named the hub and selects nothing here.
     const files = refs.filter((r) => r.source.kind === 'kubeconfig-file')
@@ -57,6 +57,17 @@ export async function listClusters(provider: ClusterProvider, selection: {select
     refs = bySelector(refs, selection.selector)
   }
   return refs
+}
+
+/**
+ * The listing order: kubeconfig contexts by name, as kubectl sorts them; other providers keep their own order (their
+ * hub's or tool's), providers in their configured order. Commands over clusters keep the provider's order.
+ */
+function sortedByName(refs: ClusterRef[]): ClusterRef[] {
+  const groups = new Map<string, ClusterRef[]>()
+  for (const r of refs) groups.set(r.provider, [...(groups.get(r.provider) ?? []), r])
+  const byName = (a: ClusterRef, b: ClusterRef) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  return [...groups.values()].flatMap((g) => (g.every((r) => r.source.kind === 'kubeconfig-file') ? [...g].sort(byName) : g))
 }
 
 function bySelector(refs: ClusterRef[], selector: string, among?: string): ClusterRef[] {

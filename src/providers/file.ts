@@ -155,8 +155,7 @@ export class FileProvider extends CachedProvider {
         refs.push(ref)
       }
     }
-    // Sorted by name, as kubectl sorts contexts.
-    return refs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return refs
   }
 
   /** The cluster of the current context of the loading rules, or of `--context`. */
