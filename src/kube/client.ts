@@ -103,7 +103,9 @@ export class KubeClient {
       throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}": ${(error as Error).message}`)
     }
     // client-go talks to an http server too; the credential then crosses the network in clear, which deserves a word.
-    if (url.protocol === 'http:') warnOnce(`${where}: server ${server} is plain http: the credential is sent in clear`)
+    // The URL is shown without userinfo or query, which may hold credentials; a password in it is registered regardless.
+    if (url.password) registerSecret(decodeURIComponent(url.password))
+    if (url.protocol === 'http:') warnOnce(`${where}: server ${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')} is plain http: the credential is sent in clear`)
     const ca = await fileOrData(context.cluster['certificate-authority'], context.cluster['certificate-authority-data'], 'certificate-authority')
     let agent: http.Agent | undefined
     const proxy = context.cluster['proxy-url']

@@ -129,7 +129,9 @@ export async function checkContext(ctx: ResolvedContext, now = Date.now()): Prom
   if (!cluster.server) problems.push(`cluster "${ctx.clusterName}" has no server`)
   else {
     try {
-      if (serverUrl(cluster.server).protocol === 'http:') warnings.push(`server ${cluster.server} is plain http: the credential is sent in clear`)
+      const url = serverUrl(cluster.server)
+      if (url.password) registerSecret(decodeURIComponent(url.password))
+      if (url.protocol === 'http:') warnings.push(`server ${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')} is plain http: the credential is sent in clear`)
     } catch (error) {
       problems.push((error as Error).message)
     }
