@@ -5,6 +5,7 @@ import yaml from 'js-yaml'
 import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
 import {parseDuration} from '../base/duration.js'
+import {setWarningSink} from '../base/warnings.js'
 import {EXIT_FAILED, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
@@ -146,6 +147,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   public async init(): Promise<void> {
     await super.init()
+    // Warnings found below the command layer (a plain-http server) reach stderr the one way, scrubbed.
+    setWarningSink((line) => this.logStderr(line))
     this.argv = normalizeArgv(this.argv)
     const {args, flags} = await this.parse({
       flags: this.ctor.flags,
@@ -247,6 +250,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       requestTimeoutMs: this.requestTimeoutMs,
       exec: this.execRunner,
       log: this.requestLog,
+      note: this.flags.verbose ? (message) => this.logStderr(`note: ${message}`) : undefined,
     })
     return this.providerCache
   }

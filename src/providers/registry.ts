@@ -36,6 +36,8 @@ export interface ProviderFlags {
   log?: RequestLog
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** Where to say things only --verbose shows (a ./fleet.yaml that is not ours, ignored). */
+  note?: (message: string) => void
 }
 
 /** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
@@ -51,7 +53,7 @@ export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): 
 export function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): ClusterProvider {
   switch (entry.type) {
     case 'file':
-      return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env})
+      return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env, labels: entry.labels})
     case 'kubeconfig':
       return new KubeconfigSecretProvider({...entry, hub}, options)
     case 'cluster-api':
@@ -91,7 +93,7 @@ export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvid
     throw new UsageError('--kubeconfig and --fleet-config select different clusters; use one, or name a provider with --provider')
   }
   if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd})
-  const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd})
+  const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd, note: flags.note})
   const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
 
   if (flags.provider) {
@@ -120,9 +122,17 @@ export class DeferredProvider implements ClusterProvider {
 
   constructor(private readonly load: () => Promise<ClusterProvider>) {}
 
+  private loaded?: ClusterProvider
+
   provider(): Promise<ClusterProvider> {
-    this.inner ??= this.load()
+    this.inner ??= this.load().then((p) => (this.loaded = p))
     return this.inner
+  }
+
+  /** Where the clusters come from, once known (messages are written after a first look). */
+  describe(): string {
+    if (!this.loaded) return 'the fleet'
+    return this.loaded.describe?.() ?? `provider "${this.loaded.name}"`
   }
 
   async list(): Promise<ClusterRef[]> {

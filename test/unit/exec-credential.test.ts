@@ -222,6 +222,32 @@ describe('exec credential runner', () => {
     assert.equal(sink.text, 'Password for corp-login: ')
   })
 
+  it('a plugin that logs its own raw (non-JWT) token on stderr: registered before the stderr is passed on', async () => {
+    const token = 'tok-raw-' + 'q'.repeat(24)
+    const p = plugin(['--tokens', token, '--stderr', `obtained token ${token} from the vault`])
+    const sink = new Sink()
+    await runner({stderr: sink}).get(p.exec, CLUSTER)
+    assert.equal(sink.text, 'obtained token REDACTED from the vault\n')
+  })
+
+  it('a hang is bounded by the caller\'s time limit too, reported as a timeout, and the plugin is ended', async () => {
+    const pidFile = join(dir, 'grandchild-signal.pid')
+    const p = plugin(['--hang', pidFile])
+    const started = Date.now()
+    const error = await rejectsWith(runner().get(p.exec, CLUSTER, {signal: AbortSignal.timeout(2000)}), 'timeout', /exec plugin .*: stopped waiting/)
+    assert.ok(Date.now() - started < 6000, `took ${Date.now() - started} ms (the plugin's own limit is 60 s)`)
+    assert.doesNotMatch(error.message, /JSON/)
+    const grandchild = Number(await readFile(pidFile, 'utf8'))
+    for (let i = 0; i < 20 && running(grandchild); i++) await new Promise((r) => setTimeout(r, 100))
+    assert.equal(running(grandchild), false, 'the plugin\'s child is still running')
+  })
+
+  it('exec v1 without interactiveMode is refused as client-go refuses it', async () => {
+    const p = plugin([], {interactiveMode: undefined})
+    await rejectsWith(runner().get(p.exec, CLUSTER), 'config', /interactiveMode must be specified/)
+    assert.equal(p.runs(), 0)
+  })
+
   it('a missing executable is a plugin error with the install hint', async () => {
     const exec: ExecConfig = {apiVersion: V1, command: join(dir, 'no-such-plugin'), interactiveMode: 'Never', installHint: 'Install it with: brew install corp-login\nMore text.'}
     await rejectsWith(runner().get(exec, CLUSTER), 'plugin', /no-such-plugin: executable not found; Install it with: brew install corp-login$/)
@@ -248,7 +274,8 @@ describe('exec credential runner', () => {
     const pidFile = join(dir, 'grandchild.pid')
     const p = plugin(['--hang', pidFile])
     const started = Date.now()
-    await rejectsWith(runner({timeoutMs: 700}).get(p.exec, CLUSTER), 'plugin', /no answer within 700ms/)
+    // A hang is a timeout, whatever the plugin printed so far.
+    await rejectsWith(runner({timeoutMs: 700}).get(p.exec, CLUSTER), 'timeout', /no answer within 700ms/)
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`)
     const grandchild = Number(await readFile(pidFile, 'utf8'))
     for (let i = 0; i < 20 && running(grandchild); i++) await new Promise((r) => setTimeout(r, 100))

@@ -69,7 +69,8 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       warnings: queryWarnings(query),
       items,
     }
-    if (items.some((i) => !i.allowed)) this.markFailed()
+    // Yes only when every cluster said yes, and at least one was asked: never a vacuous yes.
+    if (items.length === 0 || items.some((i) => !i.allowed)) this.markFailed()
     if (flags.quiet) return undefined
 
     const columns: Column<AccessReviewItem>[] = [

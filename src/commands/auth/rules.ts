@@ -6,7 +6,7 @@ import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
-import {type RulesReview, qualifiedResources, rulesReview} from '../../access/rules.js'
+import {type RulesReview, failsRiskCheck, qualifiedResources, rulesReview} from '../../access/rules.js'
 
 /** The stable JSON shape of `auth rules` (documented in docs/access.md). */
 export type RulesItem = ClusterItem<RulesReview>
@@ -53,7 +53,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       items: results.map((r) => toItem(r, (v) => v)),
     }
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
-    if (this.flags['fail-on-risk'] && risky.length > 0) this.markFailed()
+    if (this.flags['fail-on-risk'] && failsRiskCheck(result.items)) this.markFailed()
 
     const rows = result.items.flatMap(toRows)
     const columns: Column<Row>[] = [

@@ -32,11 +32,13 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
   static flags = {
     live: Flags.boolean({description: 'Contact each cluster: read its id and mark the clusters that cannot be reached not ready.'}),
     strict: Flags.boolean({description: 'Exit 1 when any cluster is not ready.'}),
+    selector: Flags.string({char: 'l', description: 'Only clusters whose labels match this selector (e.g. env=prod, fleet.dev/namespace=team-a).'}),
   }
 
   async run(): Promise<ClusterList> {
     const listing = await listClusters(this.provider(), {
       context: this.flags.context,
+      selector: this.flags.selector,
       live: this.flags.live ? this.runOptions('0') : undefined,
     })
     const items = listing.items
@@ -49,6 +51,7 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
       {header: 'provider', get: (c) => c.provider},
       {header: 'server', get: (c) => c.server ?? '<none>'},
       {header: 'auth', get: (c) => c.auth},
+      {header: 'namespace', get: (c) => c.namespace ?? '', wide: true},
       {header: 'ready', get: (c) => (c.ready ? 'True' : 'False'), color: (c, k) => (c.ready ? undefined : k.red)},
       ...(items.some((c) => c.clusterId) ? [{header: 'id', get: (c: ClusterSummary) => c.clusterId ?? ''}] : []),
       {header: 'reason', get: (c) => c.reason ?? '', wide: !anyNotReady},
@@ -65,6 +68,7 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
       // -o name: the clusters only; a provider that could not list is an error line, not a name.
       names: listing.clusters.map((c) => c.name),
       failures: listing.failures.map((f) => ({error: toErrorInfo(f.error)})),
+      notes: items.length === 0 ? [`No clusters found in ${this.provider().describe()}.`] : [],
     })
     return result
   }
