@@ -1,7 +1,7 @@
 import {UsageError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {type AccessDecision, type NonResourceAttributes, type ResourceAttributes, accessReview} from './access-review.js'
-import {discoverResources, matchResource} from './discovery.js'
+import {discoverResources, matchTyped} from './discovery.js'
 
 /** One question, as typed: `VERB RESOURCE[.GROUP][/NAME] [NAME] [--subresource S]` or `VERB /non/resource/url`. */
 export interface AccessQuery {
@@ -81,11 +81,13 @@ export async function canI(client: KubeClient, q: AccessQuery, namespace: string
     // "*" on its own means every group too; kubectl sends the core group, which would ask a narrower question.
     attrs.group = q.group ?? '*'
   } else {
-    const found = matchResource(await discoverResources(client), q.resource!, q.group)
+    const found = matchTyped(await discoverResources(client), q.resource!, q.group)
     if (found) {
       attrs.group = found.group
       attrs.resource = found.resource
-      if (!found.namespaced) attrs.namespace = ''
+      // The API server files a request for one namespace object under that namespace (GET /api/v1/namespaces/x has
+      // namespace x), so a RoleBinding there can allow it; kubectl asks the same way.
+      if (!found.namespaced) attrs.namespace = found.group === '' && found.resource === 'namespaces' && q.name ? q.name : ''
     } else {
       warnings.push(`the server has no resource type "${q.resource}"${q.group === undefined ? '' : ` in group "${q.group}"`}`)
     }

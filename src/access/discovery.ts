@@ -14,6 +14,8 @@ export interface DiscoveredResource {
   kind: string
   shortNames: string[]
   namespaced: boolean
+  /** The versions that serve it (legacy discovery knows only the preferred one). */
+  versions: string[]
 }
 
 const AGGREGATED = [
@@ -50,26 +52,32 @@ function fromAggregated(list: AggregatedList): DiscoveredResource[] {
   for (const item of list.items ?? []) {
     const group = item.metadata?.name ?? ''
     // Versions come in preference order; a resource served by several versions is the same resource.
-    const seen = new Set<string>()
+    const seen = new Map<string, DiscoveredResource>()
     for (const version of item.versions ?? []) {
       for (const r of version.resources ?? []) {
-        if (seen.has(r.resource)) continue
-        seen.add(r.resource)
-        out.push({
+        const known = seen.get(r.resource)
+        if (known) {
+          if (version.version) known.versions.push(version.version)
+          continue
+        }
+        const entry: DiscoveredResource = {
           group,
           resource: r.resource,
           singular: r.singularResource ?? '',
           kind: r.responseKind?.kind ?? '',
           shortNames: r.shortNames ?? [],
           namespaced: r.scope !== 'Cluster',
-        })
+          versions: version.version ? [version.version] : [],
+        }
+        seen.set(r.resource, entry)
+        out.push(entry)
       }
     }
   }
   return out
 }
 
-function fromLegacy(group: string, list: LegacyResourceList): DiscoveredResource[] {
+function fromLegacy(group: string, version: string, list: LegacyResourceList): DiscoveredResource[] {
   return (list.resources ?? [])
     .filter((r) => !r.name.includes('/'))
     .map((r) => ({
@@ -79,6 +87,7 @@ function fromLegacy(group: string, list: LegacyResourceList): DiscoveredResource
       kind: r.kind ?? '',
       shortNames: r.shortNames ?? [],
       namespaced: r.namespaced !== false,
+      versions: [version],
     }))
 }
 
@@ -92,11 +101,11 @@ export async function discoverResources(client: KubeClient): Promise<DiscoveredR
     return [...fromAggregated(core), ...fromAggregated(groups)]
   }
   const legacy = await Promise.all([
-    getJson<LegacyResourceList>(client, '/api/v1').then((l) => fromLegacy('', l)),
+    getJson<LegacyResourceList>(client, '/api/v1').then((l) => fromLegacy('', 'v1', l)),
     ...(groups.groups ?? []).map((g) =>
       g.preferredVersion?.groupVersion
         ? getJson<LegacyResourceList>(client, `/apis/${g.preferredVersion.groupVersion}`)
-            .then((l) => fromLegacy(g.name, l))
+            .then((l) => fromLegacy(g.name, g.preferredVersion!.groupVersion!.split('/').pop()!, l))
             // One broken aggregated API (a 503 from a dead extension server) must not hide all the others.
             .catch(() => [] as DiscoveredResource[])
         : Promise.resolve([] as DiscoveredResource[]),
@@ -106,12 +115,27 @@ export async function discoverResources(client: KubeClient): Promise<DiscoveredR
 }
 
 /**
+ * What `RESOURCE.REST` means, as kubectl reads it: with two dots or more, first `resource.version.group`
+ * (deployments.v1.apps), then `resource.group` with the whole rest as the group (a group may contain dots).
+ */
+export function matchTyped(resources: DiscoveredResource[], typed: string, rest: string | undefined): DiscoveredResource | undefined {
+  if (rest !== undefined && rest.includes('.')) {
+    const dot = rest.indexOf('.')
+    const exact = matchResource(resources, typed, rest.slice(dot + 1), rest.slice(0, dot))
+    if (exact) return exact
+  }
+  return matchResource(resources, typed, rest)
+}
+
+/**
  * Finds what a typed name means, like kubectl's REST mapper: plural, singular, short name or kind, case-insensitive;
  * restricted to `group` when one was typed; the first match in priority order (core first) wins.
  */
-export function matchResource(resources: DiscoveredResource[], typed: string, group?: string): DiscoveredResource | undefined {
+export function matchResource(resources: DiscoveredResource[], typed: string, group?: string, version?: string): DiscoveredResource | undefined {
   const name = typed.toLowerCase()
-  const candidates = group === undefined ? resources : resources.filter((r) => r.group === group)
+  const candidates = (group === undefined ? resources : resources.filter((r) => r.group === group)).filter(
+    (r) => version === undefined || r.versions.includes(version),
+  )
   const tests: Array<(r: DiscoveredResource) => boolean> = [
     (r) => r.resource === name,
     (r) => r.singular === name,

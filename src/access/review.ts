@@ -31,11 +31,16 @@ export async function createReview<S>(client: KubeClient, r: ReviewRequest): Pro
     })
     if (res.status === 404) continue
     if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create ${r.resource}.${r.group}`)
-    let body: {status?: S}
+    let body: {kind?: unknown; status?: S}
     try {
       body = JSON.parse(res.body)
     } catch {
       throw new FleetError('server', `create ${r.resource}.${r.group}: the answer is not JSON`)
+    }
+    // A 200 that is not the object asked for (a proxy's page, another API) answers nothing: never read it as "no".
+    if (!body || typeof body !== 'object' || body.kind !== r.kind) {
+      const got = body && typeof body === 'object' && typeof body.kind === 'string' ? `a ${body.kind}` : 'no kind'
+      throw new FleetError('server', `create ${r.resource}.${r.group}: the server answered ${res.status} with ${got}, not a ${r.kind}`)
     }
     return {apiVersion, status: (body.status ?? {}) as S}
   }

@@ -66,3 +66,11 @@ export function qualifiedResources(rule: ResourceRule): string[] {
   }
   return out
 }
+
+/**
+ * `--fail-on-risk` passes only when every cluster's rules were read in full and none is risky: an incomplete review
+ * (an authorizer that cannot list its rules) cannot rule a risk out, so it fails rather than pass vacuously.
+ */
+export function failsRiskCheck(items: Array<{risks?: unknown[]; incomplete?: boolean}>): boolean {
+  return items.length === 0 || items.some((i) => (i.risks?.length ?? 0) > 0 || i.incomplete === true)
+}

@@ -2,19 +2,22 @@
  * One error model for the whole CLI. Every failure a user can see is a FleetError with a kind (what went wrong, in the
  * vocabulary of the per-cluster results) and an exit code (2 for usage and configuration, 1 for a failed check or cluster).
  */
-export type ErrorKind =
-  | 'unreachable'
-  | 'tls'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'timeout'
-  | 'not-found'
-  | 'api-missing'
-  | 'plugin'
-  | 'config'
-  | 'usage'
-  | 'server'
-  | 'internal'
+export const ERROR_KINDS = [
+  'unreachable',
+  'tls',
+  'unauthorized',
+  'forbidden',
+  'timeout',
+  'not-found',
+  'api-missing',
+  'plugin',
+  'config',
+  'usage',
+  'server',
+  'internal',
+] as const
+/** Every kind is listed in README "Exit codes and errors" (a unit test keeps the two in step). */
+export type ErrorKind = (typeof ERROR_KINDS)[number]
 
 export const EXIT_FAILED = 1
 export const EXIT_USAGE = 2

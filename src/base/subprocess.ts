@@ -16,6 +16,8 @@ export interface RunProcessOptions {
   interactive?: boolean
   /** Each piece of the child's stderr as it arrives, until the run is settled (e.g. passed on to the user). */
   onStderr?: (chunk: string) => void
+  /** Ends the child (and its group) early, as the time limit does: the caller no longer wants its answer. */
+  signal?: AbortSignal
 }
 
 export interface ProcessResult {
@@ -30,6 +32,14 @@ export class ProcessTimeout extends Error {
   constructor(readonly command: string, readonly timeoutMs: number) {
     super(`${command}: no answer within ${timeoutMs}ms`)
     this.name = 'ProcessTimeout'
+  }
+}
+
+/** The child was ended because `signal` aborted (and was killed). */
+export class ProcessStopped extends Error {
+  constructor(readonly command: string) {
+    super(`${command}: stopped`)
+    this.name = 'ProcessStopped'
   }
 }
 
@@ -49,6 +59,7 @@ export function runProcess(command: string, options: RunProcessOptions): Promise
       if (settled) return
       settled = true
       clearTimeout(timer)
+      options.signal?.removeEventListener('abort', onStop)
       fn()
     }
     const child = spawn(command, options.args ?? [], {
@@ -56,13 +67,17 @@ export function runProcess(command: string, options: RunProcessOptions): Promise
       stdio: [options.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
       detached: group,
     })
-    // Our own timer: spawn's `timeout` option neither kills the group nor fires when the command does not exist.
-    const timer = setTimeout(() => {
+    const end = (error: Error) => {
       kill(child.pid, group)
       child.stdout?.destroy()
       child.stderr?.destroy()
-      settle(() => reject(new ProcessTimeout(command, options.timeoutMs)))
-    }, options.timeoutMs)
+      settle(() => reject(error))
+    }
+    // Our own timer: spawn's `timeout` option neither kills the group nor fires when the command does not exist.
+    const timer = setTimeout(() => end(new ProcessTimeout(command, options.timeoutMs)), options.timeoutMs)
+    const onStop = () => end(new ProcessStopped(command))
+    if (options.signal?.aborted) onStop()
+    else options.signal?.addEventListener('abort', onStop, {once: true})
     const out: Buffer[] = []
     let err = ''
     child.stdout!.on('data', (d: Buffer) => out.push(d))

@@ -6,9 +6,10 @@ import {ConfigError} from './errors.js'
  * YAML text parsed with one error wording for every file fleet reads: `<where>: not valid YAML (line N): <reason>`,
  * where `where` is a path, or a Secret and its key.
  */
-export function loadYaml(text: string, where: string): unknown {
+export function loadYaml(text: string, where: string, options: {firstDocument?: boolean} = {}): unknown {
   try {
-    return yaml.load(text, {filename: where})
+    // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
+    return options.firstDocument ? yaml.loadAll(text, undefined, {filename: where})[0] : yaml.load(text, {filename: where})
   } catch (error) {
     const e = error instanceof yaml.YAMLException ? error : undefined
     const line = e?.mark ? ` (line ${e.mark.line + 1})` : ''

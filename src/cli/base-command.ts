@@ -5,10 +5,14 @@ import yaml from 'js-yaml'
 import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
 import {parseDuration} from '../base/duration.js'
+import {setWarningSink} from '../base/warnings.js'
 import {EXIT_FAILED, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
+import {normalizeArgv, plainParseMessage, verboseInArgv} from './argv.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {ConnectionSettings} from '../kube/client.js'
+import type {RequestLog} from '../kube/request-log.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
 import {type Selection, selectClusters} from '../fleet/select.js'
@@ -48,7 +52,7 @@ export function oneLine(err: Error & {args?: Array<{name?: string}>}): string {
     const names = err.args.map((a) => (a.name ?? '').toUpperCase()).filter(Boolean)
     return `missing argument${names.length === 1 ? '' : 's'} ${names.join(', ')} (see --help)`
   }
-  return err.message
+  return plainParseMessage(err.message)
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !/^(See more help|Note:|Alternatively)/.test(l))
@@ -116,7 +120,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     color: Flags.boolean({
       allowNo: true,
-      description: 'Colour the output (default: when stdout is a terminal and NO_COLOR is unset).',
+      description: 'Colour the output: --color, --no-color, --color=true|false (default: when stdout is a terminal and NO_COLOR is unset; FORCE_COLOR=0 turns it off).',
       helpGroup: 'GLOBAL',
     }),
     'request-timeout': Flags.string({
@@ -130,7 +134,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       min: 1,
       helpGroup: 'GLOBAL',
     }),
-    verbose: Flags.boolean({char: 'v', description: 'Print more detail, and stack traces on errors.', helpGroup: 'GLOBAL'}),
+    verbose: Flags.boolean({char: 'v', description: 'Print more detail, and stack traces on errors. -v N also sets --verbosity N, as kubectl.', helpGroup: 'GLOBAL'}),
+    verbosity: Flags.integer({
+      description: 'Log level like kubectl -v: 6 logs each request (method, URL, status, time) on stderr, 7 adds request headers, 8 response headers; credentials are masked.',
+      min: 0,
+      helpGroup: 'GLOBAL',
+    }),
   }
 
   protected flags!: BaseFlags<T>
@@ -139,6 +148,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   public async init(): Promise<void> {
     await super.init()
+    // Warnings found below the command layer (a plain-http server) reach stderr the one way, scrubbed.
+    setWarningSink((line) => this.logStderr(line))
+    this.argv = normalizeArgv(this.argv)
     const {args, flags} = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
@@ -169,6 +181,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected get requestTimeoutMs(): number {
     return parseDuration(this.flags['request-timeout'])
+  }
+
+  /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
+  /** How this command's services connect to clusters: one time limit, one exec runner, one request log. */
+  protected get connection(): ConnectionSettings {
+    return {timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog}
+  }
+
+  protected get requestLog(): RequestLog | undefined {
+    const level = this.flags?.verbosity ?? 0
+    if (level < 6) return undefined
+    return {level, write: (line) => this.logStderr(line)}
   }
 
   /** `--kubeconfig` split like KUBECONFIG (path or list). */
@@ -231,6 +255,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       fleetConfig: this.flags['fleet-config'],
       requestTimeoutMs: this.requestTimeoutMs,
       exec: this.execRunner,
+      log: this.requestLog,
+      note: this.flags.verbose ? (message) => this.logStderr(`note: ${message}`) : undefined,
     })
     return this.providerCache
   }
@@ -275,6 +301,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       clusterTimeoutMs: parseDuration(clusterTimeout, '--cluster-timeout'),
       onProgress: this.machineOutput ? undefined : progressLine(),
       exec: this.execRunner,
+      log: this.requestLog,
     }
   }
 
@@ -306,7 +333,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const message = scrub(isFleet ? info.message.split('\n')[0] : oneLine(err))
     if (this.jsonEnabled()) this.logJson({error: {kind: info.kind, message}})
     else if (outputInArgv(this.argv) === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
-    const verbose = this.argv.includes('-v') || this.argv.includes('--verbose')
+    const verbose = verboseInArgv(this.argv)
     process.stderr.write(`${'error'}: ${message}\n`)
     if (verbose && err.stack) process.stderr.write(scrub(err.stack) + '\n')
     if (!isFleet && !err.oclif && !verbose) process.stderr.write('(run with --verbose for details)\n')

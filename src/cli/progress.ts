@@ -1,11 +1,20 @@
 import type {Progress} from '../fleet/runner.js'
 
 /**
- * The progress line of a run over several clusters, on stderr, only for a person at a terminal: `[3/12] clusters,
- * 1 failed`, rewritten in place and erased when the last cluster is done so it never mixes with the output.
+ * Whether a stream may receive cursor control (the `\r` + erase-line of a progress line): a terminal that is not
+ * `TERM=dumb`. A dumb terminal (Emacs shell buffers, some CI consoles) prints escape codes as garbage.
  */
-export function progressLine(stream: NodeJS.WriteStream = process.stderr): ((p: Progress) => void) | undefined {
-  if (!stream.isTTY) return undefined
+export function cursorControlAllowed(stream: {isTTY?: boolean}, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(stream.isTTY) && env.TERM !== 'dumb'
+}
+
+/**
+ * The progress line of a run over several clusters, on stderr, only for a person at a terminal that takes cursor
+ * control: `[3/12] clusters, 1 failed`, rewritten in place and erased when the last cluster is done so it never mixes
+ * with the output.
+ */
+export function progressLine(stream: NodeJS.WriteStream = process.stderr, env: NodeJS.ProcessEnv = process.env): ((p: Progress) => void) | undefined {
+  if (!cursorControlAllowed(stream, env)) return undefined
   return ({done, total, failed}) => {
     if (total <= 1) return
     stream.write(done >= total ? '\r\u001B[2K' : `\r\u001B[2K[${done}/${total}] clusters${failed > 0 ? `, ${failed} failed` : ''}`)

@@ -60,7 +60,7 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     const seconds = expirationSeconds(parseDuration(f.expiration, '--expiration'))
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
     const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
-    const options = {timeoutMs: this.requestTimeoutMs, exec: this.execRunner}
+    const options = this.connection
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
     await this.selectedClusters()
     const hub = await connectRef(await this.provider().get(f.hub), options)

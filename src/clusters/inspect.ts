@@ -1,6 +1,7 @@
 import {UsageError, toErrorInfo} from '../base/errors.js'
 import {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {RequestLog} from '../kube/request-log.js'
 import type {ClusterProvider} from '../providers/types.js'
 import {type ProbeResult, probe} from './probe.js'
 import {type ClusterDetails, describeRef} from './summary.js'
@@ -21,6 +22,8 @@ export interface InspectOptions {
   requestTimeoutMs: number
   /** The command's one exec credential runner. */
   exec: ExecCredentialRunner
+  /** Request logging (-v 6 and up). */
+  log?: RequestLog
 }
 
 /**
@@ -38,7 +41,7 @@ export async function inspectCluster(provider: ClusterProvider, options: Inspect
   const result: ClusterInspection = {kind: 'ClusterInspection', ...(await describeRef(ref))}
   if (options.offline) return result
   try {
-    const client = await KubeClient.connect(context, {timeoutMs: options.requestTimeoutMs, clusterName: ref.name, exec: options.exec})
+    const client = await KubeClient.connect(context, {timeoutMs: options.requestTimeoutMs, clusterName: ref.name, exec: options.exec, log: options.log})
     result.live = await probe(client)
   } catch (error) {
     const info = toErrorInfo(error)

@@ -1,6 +1,7 @@
 import type {ClusterProvider, ClusterRef, ProviderFailure} from '../providers/types.js'
 import {placeFailures} from '../fleet/failures.js'
 import {type RunOptions, runOverClusters} from '../fleet/runner.js'
+import {selectForListing} from '../fleet/select.js'
 import {readClusterId} from './ids.js'
 import {type ClusterSummary, describeRef} from './summary.js'
 
@@ -8,6 +9,8 @@ import {type ClusterSummary, describeRef} from './summary.js'
 export interface ListOptions {
   /** --context: only that context among kubeconfig-file clusters (for hub-backed providers it named the hub instead). */
   context?: string
+  /** -l: only clusters whose labels match (a selector that matches nothing is a usage error naming the keys in use). */
+  selector?: string
   /** --live: read each reachable cluster's id through the fleet runner (the command's options, its exec runner included). */
   live?: RunOptions
 }
@@ -24,7 +27,9 @@ export interface ClusterListing {
 export async function listClusters(provider: ClusterProvider, options: ListOptions = {}): Promise<ClusterListing> {
   const all = await provider.list()
   const failures = (await provider.failures?.()) ?? []
-  const refs = options.context ? all.filter((r) => r.source.kind !== 'kubeconfig-file' || r.source.context === options.context) : all
+  // -l or --context that match nothing are usage errors; no clusters at all, unasked, is an empty list (as kubectl).
+  // Kubeconfig contexts come sorted by name, as kubectl get-contexts lists them.
+  const refs = await selectForListing(provider, {selector: options.selector, context: options.context})
   const clusters = await Promise.all(refs.map(async (r) => {
     const {credentials: _c, ...summary} = await describeRef(r)
     return summary

@@ -1,4 +1,6 @@
 import {type CaKind, type CredentialDescription, caKind, describeCredentials} from '../kubeconfig/credentials.js'
+import {checkContext} from '../kubeconfig/readiness.js'
+import {maskUrlCredentials} from '../kubeconfig/redact.js'
 import type {ClusterRef, ClusterSource} from '../providers/types.js'
 
 /** The source of the row `clusters list` shows for a provider that could not list its clusters. */
@@ -11,6 +13,8 @@ export interface ClusterSummary {
   name: string
   provider: string
   context?: string
+  /** The context's namespace (kubectl's NAMESPACE column). */
+  namespace?: string
   current: boolean
   server?: string
   auth: string
@@ -36,7 +40,8 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
     provider: ref.provider,
     context: ref.source.context,
     current: ref.current === true,
-    server: ref.server,
+    // Shown in tables and JSON: a password or token in the URL is masked, the rest kept as written.
+    server: ref.server === undefined ? undefined : maskUrlCredentials(ref.server),
     auth: ref.auth,
     ready: ref.ready,
     reason: ref.reason,
@@ -48,11 +53,18 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
   if (!ref.ready && !ref.server) return out
   try {
     const ctx = await ref.resolve()
+    out.namespace = ctx.namespace
     const {auth, ca, expires, ...rest} = await describeCredentials(ctx.cluster, ctx.user)
     out.auth = auth
     out.ca = ca ?? caKind(ctx.cluster)
     out.expires = expires
     out.credentials = rest
+    // READY means usable: what kubectl would refuse before sending a request makes the cluster not ready, with why.
+    const {problems} = await checkContext(ctx)
+    if (problems.length > 0 && out.ready) {
+      out.ready = false
+      out.reason = problems[0]
+    }
   } catch (error) {
     out.ready = false
     out.reason ??= (error as Error).message

@@ -33,6 +33,8 @@ interface Common {
 export interface FileProviderConfig extends Common {
   type: 'file'
   kubeconfig?: string[]
+  /** Labels per file or context pattern, in order (a later rule overrides an earlier one's value). */
+  labels?: Array<{file?: string; context?: string; labels: Record<string, string>}>
 }
 export interface KubeconfigSecretProviderConfig extends Common {
   type: 'kubeconfig'
@@ -110,7 +112,7 @@ const readText = (path: string) => readOptional(path, 'a fleet configuration fil
  * is used, and none is not an error (fleet then works over kubeconfig files as kubectl does).
  */
 export async function loadFleetConfig(
-  options: {path?: string; env?: NodeJS.ProcessEnv; cwd?: string} = {},
+  options: {path?: string; env?: NodeJS.ProcessEnv; cwd?: string; note?: (message: string) => void} = {},
 ): Promise<FleetConfig | undefined> {
   const env = options.env ?? process.env
   if (options.path !== undefined) {
@@ -118,11 +120,28 @@ export async function loadFleetConfig(
     if (text === undefined) throw new ConfigError(`--fleet-config: ${options.path}: no such file`)
     return parseFleetConfig(text, options.path, env, options.cwd)
   }
-  for (const candidate of defaultConfigPaths(env, options.cwd)) {
+  const [inWorkingDir, ...others] = defaultConfigPaths(env, options.cwd)
+  const local = await readText(inWorkingDir)
+  if (local !== undefined) {
+    // ./fleet.yaml is also Rancher Fleet's bundle file: only one that says it is ours is read.
+    if (declaresFleetConfig(local)) return parseFleetConfig(local, inWorkingDir, env, options.cwd)
+    options.note?.(`ignoring ${inWorkingDir}: it does not say "kind: FleetConfig" (a Rancher Fleet bundle file?)`)
+  }
+  for (const candidate of others) {
     const text = await readText(candidate)
     if (text !== undefined) return parseFleetConfig(text, candidate, env, options.cwd)
   }
   return undefined
+}
+
+/** Whether a file's first document is a mapping with `kind: FleetConfig`; anything unreadable is not ours. */
+export function declaresFleetConfig(text: string): boolean {
+  try {
+    const first = loadYaml(text, 'fleet.yaml', {firstDocument: true}) as {kind?: unknown} | null | undefined
+    return typeof first === 'object' && first !== null && !Array.isArray(first) && first.kind === 'FleetConfig'
+  } catch {
+    return false
+  }
 }
 
 export function parseFleetConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): FleetConfig {
@@ -158,12 +177,39 @@ function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv): HubSpec | und
 }
 
 const FIELDS: Record<ProviderType, string[]> = {
-  file: ['kubeconfig'],
+  file: ['kubeconfig', 'labels'],
   kubeconfig: ['hub', 'namespace', 'label', 'key'],
   'cluster-api': ['hub', 'namespace', 'apiVersion'],
   'cluster-inventory': ['hub', 'namespace', 'providerFile', 'consumer'],
   namespace: ['hub', 'selector'],
   kind: ['prefix', 'command'],
+}
+
+/**
+ * `labels:` of a file provider: a mapping (labels for every cluster) or a list of rules
+ * `{file: GLOB, context: GLOB, labels: {k: v}}` (either glob may be left out).
+ */
+function readLabelRules(f: Fields): FileProviderConfig['labels'] {
+  if (!f.has('labels')) return undefined
+  if (!Array.isArray(f.value.labels)) return [{labels: readLabelMap(f, 'labels')}]
+  return f.list('labels').map((rule) => {
+    rule.only(['file', 'context', 'labels'])
+    if (!rule.has('labels')) throw rule.error('labels', 'is required (the labels this rule gives)')
+    return {file: rule.string('file'), context: rule.string('context'), labels: readLabelMap(rule, 'labels')}
+  })
+}
+
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/
+
+function readLabelMap(f: Fields, key: string): Record<string, string> {
+  const m = f.mapping(key)!
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(m.value)) {
+    if (!LABEL_KEY.test(k)) throw m.error(k, 'is not a valid label key')
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw m.error(k, 'label values must be strings')
+    out[k] = String(v)
+  }
+  return out
 }
 
 function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): ProviderConfig {
@@ -179,7 +225,10 @@ function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): Provider
   const path = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, file, env))
   switch (type) {
     case 'file':
-      return {type, name, origin, kubeconfig: f.strings('kubeconfig')?.map((p) => expandPath(p, file, env))}
+    {
+      const labels = readLabelRules(f)
+      return {type, name, origin, kubeconfig: f.strings('kubeconfig')?.map((p) => expandPath(p, file, env)), ...(labels ? {labels} : {})}
+    }
     case 'kubeconfig':
       return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), label: f.string('label'), key: f.string('key')}
     case 'cluster-api':

@@ -8,8 +8,7 @@ import type {RiskFinding} from '../access/risk.js'
 import {type Check, worstStatus} from '../base/checks.js'
 import {ConfigError, EXIT_USAGE, FleetError, UsageError} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
-import {KubeClient} from '../kube/client.js'
-import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
@@ -67,9 +66,7 @@ export interface GenerateRequest {
   updateProfile?: {namespace: string; name: string}
 }
 
-export interface GenerateEnv {
-  timeoutMs: number
-  exec: ExecCredentialRunner
+export interface GenerateEnv extends ConnectionSettings {
   env?: NodeJS.ProcessEnv
 }
 
@@ -156,7 +153,7 @@ async function preflight(client: KubeClient, r: GenerateRequest, cluster: string
 
 async function connectHub(spec: HubSpec | undefined, env: GenerateEnv): Promise<KubeClient> {
   const ctx = await resolveHubContext(spec, env.env)
-  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec})
+  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
 }
 
 /** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
@@ -198,7 +195,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
   if (r.destination.kind === 'file') await checkOutFile(r.destination.path, r.force)
 
   const ctx = await r.ref.resolve()
-  const target = await KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec})
+  const target = await KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec, log: env.log})
   const access = await resolveAccess(r.access, target)
   const verdict = assessGrant(access.rules, r.namespaces.length === 0)
   if (!r.allowRisky) refuseRisky(verdict, `to grant ${describeAccess(access)} ${describeScope(r.namespaces)}`)
@@ -326,7 +323,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     result.fingerprint = `sha256:${kubeconfigSha256(kubeconfig)}`
 
     // Proved with the credential itself before it is handed anywhere.
-    const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec})
+    const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec, log: env.log})
     result.verification = await verifyCredential(fresh, {username: username(id), rules: access.rules, namespaces: r.namespaces})
     if (worstStatus(result.verification) === 'fail') {
       const failed = result.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)

@@ -2,8 +2,7 @@ import {whoami} from '../access/whoami.js'
 import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
-import {KubeClient} from '../kube/client.js'
-import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {bearerToken, describeCertificate, clientCertificatePem} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
@@ -224,8 +223,8 @@ async function describeSecret(s: Secret, hub: string, referenced?: {format: Secr
 }
 
 /** Consumer Secrets of every known format on one hub (each found once). */
-export async function hubCredentials(spec: HubSpec, o: {timeoutMs: number; exec: ExecCredentialRunner; env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
-  const hub = new Hub(spec, {requestTimeoutMs: o.timeoutMs, exec: o.exec, env: o.env}, 'hub')
+export async function hubCredentials(spec: HubSpec, o: ConnectionSettings & {env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
+  const hub = new Hub(spec, {requestTimeoutMs: o.timeoutMs, exec: o.exec, log: o.log, env: o.env}, 'hub')
   const name = await hub.name()
   const queries: Array<Record<string, string>> = [
     {labelSelector: `${KUBECONFIG_SECRET_LABEL}=true`},
@@ -292,7 +291,7 @@ export function markExpiring(items: CredentialItem[], withinMs: number, now = Da
 /** --live: each credential asked who it is, with its own kubeconfig. */
 export async function checkLive(
   items: CredentialItem[],
-  o: {timeoutMs: number; exec: ExecCredentialRunner; concurrency: number},
+  o: ConnectionSettings & {concurrency: number},
 ): Promise<void> {
   await mapLimit(items, o.concurrency, async (item) => {
     const ctx = contexts.get(item)
@@ -301,7 +300,7 @@ export async function checkLive(
       return
     }
     try {
-      const client = await KubeClient.connect(ctx, {timeoutMs: o.timeoutMs, clusterName: item.location, exec: o.exec})
+      const client = await KubeClient.connect(ctx, {timeoutMs: o.timeoutMs, clusterName: item.location, exec: o.exec, log: o.log})
       item.live = {ok: true, username: (await whoami(client)).user.username}
     } catch (error) {
       item.live = {ok: false, error: toErrorInfo(error)}
@@ -310,9 +309,7 @@ export async function checkLive(
 }
 
 
-export interface ListOptions {
-  timeoutMs: number
-  exec: ExecCredentialRunner
+export interface ListOptions extends ConnectionSettings {
   env?: NodeJS.ProcessEnv
   /** ms; mark (and count) credentials expiring within it. */
   expiringWithinMs?: number

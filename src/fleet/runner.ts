@@ -3,6 +3,7 @@ import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {RequestLog} from '../kube/request-log.js'
 import type {ClusterRef} from '../providers/types.js'
 
 /** One cluster's outcome. Results come back in input order; a failure never stops the others. */
@@ -24,6 +25,8 @@ export interface RunOptions {
   onProgress?: (progress: Progress) => void
   /** The command's one exec credential runner (required: a second runner would run each plugin again). */
   exec: ExecCredentialRunner
+  /** Request logging (-v 6 and up) for every cluster's client. */
+  log?: RequestLog
 }
 
 export interface ClusterTask {
@@ -62,6 +65,7 @@ export async function runOverClusters<T>(
           clusterName: ref.name,
           exec,
           signal: abort.signal,
+          log: options.log,
         })
         return work({ref, client, signal: abort.signal})
       })()

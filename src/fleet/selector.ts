@@ -26,7 +26,8 @@ export function parseSelector(text: string): Requirement[] {
   return splitTopLevel(text).map((part): Requirement => {
     let m = /^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part)
     if (m) return {key: m[1], op: m[2] as 'in' | 'notin', values: m[3].split(',').map((v) => v.trim()).filter(Boolean)}
-    m = /^([\w./-]+)\s*(==|=|!=)\s*([\w./-]*)$/.exec(part)
+    // Values may be anything but separators: fleet's own fields carry kubeconfig names verbatim (jane@prod-eu).
+    m = /^([\w./-]+)\s*(==|=|!=)\s*([^\s,()!=]*)$/.exec(part)
     if (m) return {key: m[1], op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]]}
     m = /^(!?)([\w./-]+)$/.exec(part)
     if (m) return {key: m[2], op: m[1] ? 'notexists' : 'exists'}

@@ -4,14 +4,22 @@ import {canInteract} from '../cli/tty.js'
 import {editDistance} from '../base/text.js'
 
 /**
- * Unknown commands. At a terminal, @oclif/plugin-not-found offers the closest command and runs it if confirmed. Anywhere
+ * Unknown commands. At a terminal, @oclif/plugin-not-found offers the closest command and runs it if confirmed (a "no"
+ * exits 2 like any usage error, not the plugin's 127). Anywhere
  * else (CI, pipes, scripts) it must not prompt, so fleet prints one line with the suggestion and exits 2 like every
  * other usage error (the plugin would exit 127 with colour codes in the log).
  */
 const hook: Hook<'command_not_found'> = async function (opts) {
   if (canInteract({machineOutput: opts.argv?.includes('--json') ?? false})) {
     const notFound = (await import('@oclif/plugin-not-found')).default as Hook<'command_not_found'>
-    return notFound.call(this, opts)
+    try {
+      return await notFound.call(this, opts)
+    } catch (error) {
+      // Answering "no" (or Ctrl-C) is the plugin's exit 127; for fleet an unknown command is a usage error, exit 2.
+      if ((error as {oclif?: {exit?: number}}).oclif?.exit !== 127) throw error
+      process.stderr.write(`error: "${toConfiguredId(opts.id, opts.config)}" is not a ${opts.config.bin} command; run "${opts.config.bin} help"\n`)
+      process.exit(2)
+    }
   }
   const visible = opts.config.commands.filter((c) => !c.hidden).flatMap((c) => [c.id, ...c.aliases])
   const best = visible

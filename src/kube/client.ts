@@ -1,3 +1,5 @@
+import {X509Certificate, createPrivateKey} from 'node:crypto'
+import http from 'node:http'
 import https from 'node:https'
 import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
@@ -5,9 +7,14 @@ import {fileError, readRequired} from '../base/files.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import {registerUserSecrets} from '../kubeconfig/redact.js'
-import {classifyTransportError, httpError} from './errors.js'
+import {decodeBase64, proxyUrl, serverUrl} from '../kubeconfig/readiness.js'
+import {maskUrlCredentials, registerSecret, registerUrlSecrets, registerUserSecrets} from '../kubeconfig/redact.js'
+import {warnOnce} from '../base/warnings.js'
+import {classifyOpenSslError, classifyTransportError, httpError} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
+import {proxyAgent} from './proxy.js'
+import {type RequestLog, logExchange} from './request-log.js'
+import {retryDelayMs} from './retry.js'
 
 /**
  * One cluster's connection: TLS trust, credentials (certificate, token, basic, exec plugin, impersonation), a time limit
@@ -25,6 +32,9 @@ export interface KubeResponse {
   tlsError?: string
 }
 
+/** What every client of one command shares: its time limit, its one exec runner, its request log. */
+export type ConnectionSettings = Pick<ClientOptions, 'timeoutMs' | 'exec' | 'log'>
+
 export interface ClientOptions {
   timeoutMs: number
   /** Names the cluster in error messages. */
@@ -33,6 +43,8 @@ export interface ClientOptions {
   exec: ExecCredentialRunner
   /** Ends every request of this client (the fleet runner aborts a cluster's work when its time limit passes). */
   signal?: AbortSignal
+  /** kubectl-style request logging (-v 6 and up); nothing is logged without it. */
+  log?: RequestLog
 }
 
 export interface RequestOptions {
@@ -50,8 +62,31 @@ interface Credentials {
 }
 
 async function fileOrData(file: string | undefined, data: string | undefined, what: string): Promise<Buffer | undefined> {
-  if (data) return Buffer.from(data, 'base64')
+  if (data) {
+    try {
+      return decodeBase64(data, `${what}-data`)
+    } catch (error) {
+      throw new ConfigError((error as Error).message)
+    }
+  }
   return file ? readRequired(file, `${what} ${file}`) : undefined
+}
+
+/** A key that does not belong to its certificate fails deep in OpenSSL; say it plainly before any request. */
+function checkKeyPair(cert: string | Buffer, key: string | Buffer, user: string): void {
+  let x509: X509Certificate
+  try {
+    x509 = new X509Certificate(cert)
+  } catch {
+    throw new ConfigError(`user "${user}": client-certificate is not a valid PEM certificate`)
+  }
+  let privateKey
+  try {
+    privateKey = createPrivateKey(key)
+  } catch {
+    throw new ConfigError(`user "${user}": client-key is not a valid PEM private key`)
+  }
+  if (!x509.checkPrivateKey(privateKey)) throw new ConfigError(`user "${user}": client-key does not match client-certificate`)
 }
 
 export class KubeClient {
@@ -60,26 +95,43 @@ export class KubeClient {
     private readonly options: ClientOptions,
     private readonly server: URL,
     private readonly ca: Buffer | undefined,
+    /** Set when the cluster names a proxy-url: every request tunnels through it. */
+    private readonly agent: http.Agent | undefined,
   ) {}
 
   static async connect(context: ResolvedContext, options: ClientOptions): Promise<KubeClient> {
     const where = `cluster "${options.clusterName}"`
     const server = context.cluster.server
+    // A password or token in the server URL is a credential like any other: never printed, even inside a Node message.
+    registerUrlSecrets(server)
     if (!server) throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}" has no server`)
     let url: URL
     try {
-      url = new URL(server)
-    } catch {
-      throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}" has an invalid server URL "${server}"`)
+      url = serverUrl(server)
+    } catch (error) {
+      throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}": ${(error as Error).message}`)
     }
-    if (url.protocol !== 'https:') throw new ConfigError(`${where}: only https servers are supported (got ${server})`)
-    if (context.cluster['proxy-url']) throw new ConfigError(`${where}: proxy-url is not supported yet`)
+    // client-go talks to an http server too; the credential then crosses the network in clear, which deserves a word.
+    // The URL is shown without userinfo or query, which may hold credentials (registered above by registerUrlSecrets).
+    if (url.protocol === 'http:') warnOnce(`${where}: server ${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')} is plain http: the credential is sent in clear`)
     const ca = await fileOrData(context.cluster['certificate-authority'], context.cluster['certificate-authority-data'], 'certificate-authority')
-    return new KubeClient(context, options, url, ca)
+    let agent: http.Agent | undefined
+    const proxy = context.cluster['proxy-url']
+    if (proxy) {
+      let proxyTarget: URL
+      try {
+        proxyTarget = proxyUrl(proxy)
+      } catch (error) {
+        throw new ConfigError(`${context.clusterFile}: cluster "${context.clusterName}": ${(error as Error).message}`)
+      }
+      agent = await proxyAgent(proxyTarget, url, {ca, insecure: context.cluster['insecure-skip-tls-verify'] === true})
+    }
+    return new KubeClient(context, options, url, ca, agent)
   }
 
+  /** The server as it may be shown: a password or token-like query value in the URL is masked. */
   get serverUrl(): string {
-    return this.context.cluster.server!
+    return maskUrlCredentials(this.context.cluster.server!)
   }
 
   private async credentials(rejected?: ExecCredential): Promise<Credentials> {
@@ -91,7 +143,7 @@ export class KubeClient {
     let key: string | Buffer | undefined
     let cred: ExecCredential | undefined
     if (user.exec) {
-      cred = await this.options.exec.get(user.exec, this.context.cluster, {rejected})
+      cred = await this.options.exec.get(user.exec, this.context.cluster, {rejected, signal: this.options.signal})
       if (cred.token) headers.authorization = `Bearer ${cred.token}`
       if (cred.clientCertificateData) {
         cert = cred.clientCertificateData
@@ -111,6 +163,7 @@ export class KubeClient {
       if (Boolean(cert) !== Boolean(key)) {
         throw new ConfigError(`user "${this.context.userName}": a client certificate needs both certificate and key`)
       }
+      if (cert && key) checkKeyPair(cert, key, this.context.userName ?? '')
     }
     if (!headers.authorization) {
       const token = await bearerToken(user).catch((error) => {
@@ -118,7 +171,11 @@ export class KubeClient {
       })
       if (token) headers.authorization = `Bearer ${token}`
       else if (user.username && user.password) {
-        headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`
+        // The password is registered with the user's other secrets above.
+        const basic = Buffer.from(`${user.username}:${user.password}`).toString('base64')
+        // The encoded form too: a server that echoes the header back must not print the password in base64.
+        registerSecret(basic)
+        headers.authorization = `Basic ${basic}`
       }
     }
     if (user.as) headers['impersonate-user'] = user.as
@@ -128,26 +185,59 @@ export class KubeClient {
   /** One HTTP exchange. Transport failures throw classified errors; any HTTP status is returned. */
   async request(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<KubeResponse> {
     const creds = await this.credentials()
-    const response = await this.once(method, path, body, options, creds)
+    // One deadline for the request and its retries, as client-go's request timeout covers them all.
+    const deadline = this.options.timeoutMs > 0 ? performance.now() + this.options.timeoutMs : Infinity
+    let response = await this.once(method, path, body, options, creds, deadline)
     // Like client-go: an exec credential the server rejects is refreshed once (shared with concurrent requests).
-    if (response.status === 401 && creds.exec) return this.once(method, path, body, options, await this.credentials(creds.exec))
+    if (response.status === 401 && creds.exec) response = await this.once(method, path, body, options, await this.credentials(creds.exec), deadline)
+    // Like client-go: a 429 (or 5xx) with Retry-After is retried after that wait, up to 10 times, within the time limits.
+    for (let retries = 0; retries < 10; retries++) {
+      const wait = retryDelayMs(response.status, response.headers['retry-after'])
+      if (wait === undefined || performance.now() + wait >= deadline) break
+      await sleep(wait, this.options.signal)
+      response = await this.once(method, path, body, options, creds, deadline)
+    }
     return response
   }
 
-  private async once(method: string, path: string, body: unknown, options: RequestOptions, creds: Credentials): Promise<KubeResponse> {
+  private async once(
+    method: string,
+    path: string,
+    body: unknown,
+    options: RequestOptions,
+    creds: Credentials,
+    deadline = Infinity,
+  ): Promise<KubeResponse> {
     const insecure = this.context.cluster['insecure-skip-tls-verify'] === true
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
     const base = this.server.pathname.replace(/\/$/, '')
     const started = performance.now()
-    const signals = [this.options.timeoutMs > 0 ? AbortSignal.timeout(this.options.timeoutMs) : undefined, this.options.signal]
+    const left = Number.isFinite(deadline) ? Math.max(1, Math.round(deadline - started)) : 0
+    const signals = [left > 0 ? AbortSignal.timeout(left) : undefined, this.options.signal]
     const active = signals.filter((s): s is AbortSignal => s !== undefined)
     const signal = active.length > 1 ? AbortSignal.any(active) : active[0]
+    const secure = this.server.protocol === 'https:'
+    const headers: Record<string, string> = {
+      accept: options.accept ?? 'application/json',
+      'user-agent': 'fleet',
+      ...creds.headers,
+      ...(payload ? {'content-type': options.contentType ?? 'application/json', 'content-length': String(payload.length)} : {}),
+    }
+    const log = this.options.log
+    const url = `${this.server.origin}${base}${path}`
     return new Promise<KubeResponse>((resolve, reject) => {
-      const req = https.request(
+      const fail = (error: unknown) => {
+        const classified = classifyTransportError(abortReason(error), this.serverUrl)
+        logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
+        reject(classified)
+      }
+      let req: http.ClientRequest
+      try {
+        req = (secure ? https : http).request(
         {
-          protocol: 'https:',
+          protocol: this.server.protocol,
           hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
-          port: this.server.port || 443,
+          port: this.server.port || (secure ? 443 : 80),
           path: base + path,
           method,
           ca: this.ca,
@@ -156,34 +246,37 @@ export class KubeClient {
           servername: this.context.cluster['tls-server-name'] || undefined,
           // Verification happens by hand below so that the outcome can be reported even when it is skipped.
           rejectUnauthorized: false,
-          agent: false,
+          agent: this.agent ?? false,
           signal,
-          headers: {
-            accept: options.accept ?? 'application/json',
-            'user-agent': 'fleet',
-            ...creds.headers,
-            ...(payload ? {'content-type': options.contentType ?? 'application/json', 'content-length': String(payload.length)} : {}),
-          },
+          headers,
         },
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
+          res.on('error', fail)
           res.on('end', () => {
+            const elapsedMs = performance.now() - started
+            logExchange(log, {method, url, requestHeaders: headers, status: res.statusCode, statusText: res.statusMessage, responseHeaders: res.headers, elapsedMs})
             resolve({
               status: res.statusCode ?? 0,
               body: Buffer.concat(chunks).toString('utf8'),
               headers: res.headers,
-              elapsedMs: performance.now() - started,
+              elapsedMs,
               tlsAuthorized: tlsState.authorized,
               tlsError: tlsState.error,
             })
           })
         },
       )
+      } catch (error) {
+        // OpenSSL refuses the client certificate or key while building the TLS context: a configuration problem.
+        reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
+        return
+      }
       const tlsState: {authorized: boolean; error?: string} = {authorized: false}
       req.on('socket', (socket) => {
-        socket.once('secureConnect', () => {
+        if (!secure) return
+        whenSecure(socket as TLSSocket, () => {
           const tls = socket as TLSSocket
           tlsState.authorized = tls.authorized
           const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
@@ -198,7 +291,7 @@ export class KubeClient {
           }
         })
       })
-      req.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
+      req.on('error', fail)
       if (payload) req.write(payload)
       req.end()
     })
@@ -223,6 +316,27 @@ export class KubeClient {
 function abortReason(error: unknown): unknown {
   const e = error as {name?: string; cause?: unknown}
   return e?.name === 'AbortError' && e.cause !== undefined ? e.cause : error
+}
+
+/** Through a proxy agent the socket may arrive with its handshake already done; otherwise wait for it. */
+function whenSecure(socket: TLSSocket, fn: () => void): void {
+  if ((socket as TLSSocket & {_secureEstablished?: boolean})._secureEstablished) fn()
+  else socket.once('secureConnect', fn)
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal!.reason)
+    }
+    signal?.addEventListener('abort', onAbort, {once: true})
+  })
 }
 
 function checkServerName(socket: TLSSocket, host: string): Error | undefined {

@@ -16,10 +16,38 @@ export function classifyTransportError(error: unknown, server: string): FleetErr
   if (UNREACHABLE.has(code)) {
     return new FleetError('unreachable', `${server}: ${code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : code === 'ECONNRESET' ? 'connection reset' : e.message}`, {cause: error})
   }
+  // An https request answered in plain HTTP: OpenSSL's "wrong version number", said as Go says it.
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || /wrong version number|packet length too long/.test(e.message ?? '')) {
+    return new FleetError('tls', `${server}: server gave an HTTP response to an HTTPS client`, {cause: error})
+  }
   if (TLS_CODES.test(code)) {
     return new FleetError('tls', `${server}: TLS verification failed: ${tlsReason(code, e.message)}`, {cause: error})
   }
   return new FleetError('unreachable', `${server}: ${e.message || String(error)}`, {cause: error})
+}
+
+/**
+ * OpenSSL errors raised while building the TLS context (a key that does not match its certificate, a PEM it cannot
+ * read) are configuration errors, said in plain words instead of "error:05800074:x509 certificate routines::...".
+ */
+export function classifyOpenSslError(error: unknown, where: string): FleetError {
+  if (error instanceof FleetError) return error
+  const e = error as NodeJS.ErrnoException & {library?: string; reason?: string}
+  const message = e?.message ?? String(error)
+  if (!/^ERR_OSSL|^ERR_SSL|^ERR_CRYPTO/.test(e?.code ?? '') && !e?.library && !/routines:/.test(message)) {
+    return new FleetError('internal', `${where}: ${oneLineText(message)}`, {cause: error})
+  }
+  const reason = (e.reason ?? message.split(':').pop() ?? '').trim()
+  let plain: string
+  if (/key values mismatch/i.test(reason)) plain = 'client-key does not match client-certificate'
+  else if (/no start line|unsupported|bad base64|decode|asn1|PEM/i.test(reason)) plain = 'the client certificate or key is not valid PEM'
+  else if (/bad decrypt|bad password/i.test(reason)) plain = 'the client key is encrypted (kubeconfig keys must not have a passphrase)'
+  else plain = `TLS configuration rejected: ${reason || oneLineText(message)}`
+  return new FleetError('config', `${where}: ${plain}`, {cause: error})
+}
+
+function oneLineText(text: string): string {
+  return text.split('\n').map((l) => l.trim()).filter(Boolean).join(': ')
 }
 
 function tlsReason(code: string, message: string): string {
@@ -34,7 +62,7 @@ function tlsReason(code: string, message: string): string {
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return message
     default:
-      return `${message} (${code})`
+      return `${oneLineText(message)} (${code})`
   }
 }
 

@@ -2,9 +2,10 @@ import {createHash} from 'node:crypto'
 
 import {readRequired} from '../base/files.js'
 import {formatDuration} from '../base/duration.js'
-import {FleetError} from '../base/errors.js'
-import {ProcessStartError, ProcessTimeout, runProcess} from '../base/subprocess.js'
-import {registerSecret, scrub} from '../kubeconfig/redact.js'
+import {ConfigError, FleetError} from '../base/errors.js'
+import {ProcessStartError, ProcessStopped, ProcessTimeout, runProcess} from '../base/subprocess.js'
+import {execConfigProblem} from '../kubeconfig/readiness.js'
+import {ScrubbedLines, registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
 
 /**
@@ -42,11 +43,19 @@ export interface GetOptions {
    * when another caller already refreshed it, or is refreshing it, that result is shared instead.
    */
   rejected?: ExecCredential
+  /**
+   * The caller's time limit (the fleet runner's --cluster-timeout). The caller stops waiting when it aborts; the plugin
+   * itself is ended once every caller waiting for that run has given up, so a hang never outlives the command.
+   */
+  signal?: AbortSignal
 }
 
 interface CacheEntry {
   promise: Promise<ExecCredential>
   credential?: ExecCredential
+  /** Callers still waiting for this run, and how to end it when none is left. */
+  waiters: number
+  stop: AbortController
 }
 
 export class ExecCredentialRunner {
@@ -63,22 +72,57 @@ export class ExecCredentialRunner {
 
   async get(exec: ExecConfig, cluster: ClusterEntry, options: GetOptions = {}): Promise<ExecCredential> {
     const key = ExecCredentialRunner.key(exec, cluster)
-    const cached = this.cache.get(key)
-    if (cached) {
-      // A run in flight is shared, whether it is the first run or a refresh someone else started.
-      if (!cached.credential) return cached.promise
-      const stale = options.rejected !== undefined && sameCredential(cached.credential, options.rejected)
-      if (!stale && !this.expired(cached.credential)) return cached.credential
+    let entry = this.cache.get(key)
+    if (entry?.credential) {
+      const stale = options.rejected !== undefined && sameCredential(entry.credential, options.rejected)
+      if (!stale && !this.expired(entry.credential)) return entry.credential
+      entry = undefined
     }
-    const entry: CacheEntry = {promise: this.run(exec, cluster)}
+    // A run in flight is shared, whether it is the first run or a refresh someone else started.
+    if (!entry) entry = this.start(key, exec, cluster)
+    return this.wait(entry, exec, options.signal)
+  }
+
+  private start(key: string, exec: ExecConfig, cluster: ClusterEntry): CacheEntry {
+    const stop = new AbortController()
+    const entry: CacheEntry = {promise: this.run(exec, cluster, stop.signal), waiters: 0, stop}
     this.cache.set(key, entry)
+    entry.promise.then(
+      (credential) => {
+        entry.credential = credential
+      },
+      () => {
+        // A failure is not cached: the next caller tries again.
+        if (this.cache.get(key) === entry) this.cache.delete(key)
+      },
+    )
+    return entry
+  }
+
+  /** Waits for a run, giving up when the caller's signal aborts; the last caller to give up ends the plugin. */
+  private async wait(entry: CacheEntry, exec: ExecConfig, signal: AbortSignal | undefined): Promise<ExecCredential> {
+    if (!signal) {
+      // A caller without a time limit keeps the run alive however many others give up.
+      entry.waiters++
+      try {
+        return await entry.promise
+      } finally {
+        entry.waiters--
+      }
+    }
+    if (signal.aborted) throw abortError(signal, exec)
+    entry.waiters++
+    let onAbort: (() => void) | undefined
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(abortError(signal, exec))
+      signal.addEventListener('abort', onAbort, {once: true})
+    })
     try {
-      entry.credential = await entry.promise
-      return entry.credential
-    } catch (error) {
-      // A failure is not cached: the next caller tries again.
-      if (this.cache.get(key) === entry) this.cache.delete(key)
-      throw error
+      return await Promise.race([entry.promise, aborted])
+    } finally {
+      signal.removeEventListener('abort', onAbort!)
+      aborted.catch(() => undefined)
+      if (--entry.waiters === 0 && signal.aborted && !entry.credential) entry.stop.abort()
     }
   }
 
@@ -89,7 +133,9 @@ export class ExecCredentialRunner {
   }
 
   private interactive(exec: ExecConfig): boolean {
-    // client-go requires interactiveMode for v1; fleet reads a missing one as IfAvailable, the v1beta1 default.
+    // client-go refuses a v1 exec config without interactiveMode; v1beta1 defaults it to IfAvailable.
+    const missing = execConfigProblem(exec)
+    if (missing) throw new ConfigError(`exec plugin ${exec.command}: ${missing}`)
     const mode = exec.interactiveMode ?? 'IfAvailable'
     const available = this.options.interactiveAvailable ?? false
     if (mode === 'Always' && !available) {
@@ -118,7 +164,7 @@ export class ExecCredentialRunner {
     return JSON.stringify({apiVersion: exec.apiVersion, kind: 'ExecCredential', spec})
   }
 
-  private async run(exec: ExecConfig, cluster: ClusterEntry): Promise<ExecCredential> {
+  private async run(exec: ExecConfig, cluster: ClusterEntry, stop: AbortSignal): Promise<ExecCredential> {
     const command = exec.command
     if (!command) throw new FleetError('plugin', 'exec plugin: no command configured')
     if (!exec.apiVersion || !SUPPORTED.includes(exec.apiVersion)) {
@@ -130,20 +176,50 @@ export class ExecCredentialRunner {
     env.KUBERNETES_EXEC_INFO = await this.execInfo(exec, cluster, interactive)
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS
     this.runs++
-    const stdout = await runPlugin(command, exec, env, {
-      interactive,
-      timeoutMs,
-      stderr: this.options.stderr ?? process.stderr,
-    })
-    return parseExecOutput(stdout, exec.apiVersion, command)
+    const stderr = this.options.stderr ?? process.stderr
+    // The plugin talks to the user on stderr (a login hint, a device code): passed through as client-go does, but
+    // scrubbed a whole line at a time so a secret split across two reads is still recognised, and never put into an
+    // error message (so never into JSON or YAML output). An interactive plugin talks to the user as it runs, and a
+    // prompt without a newline is shown once it sits idle. Without a terminal the stderr is held until the answer is
+    // read, so a token the plugin logs is registered with the scrubber before any of that text is passed on.
+    const lines = new ScrubbedLines((text) => stderr.write(text), {idleFlushMs: interactive ? 150 : undefined})
+    const held: string[] = []
+    const onStderr = interactive ? (text: string) => lines.write(text) : (text: string) => held.push(text)
+    try {
+      const stdout = await runPlugin(command, exec, env, {interactive, timeoutMs, onStderr, stop})
+      registerAnswer(stdout)
+      return parseExecOutput(stdout, exec.apiVersion, command)
+    } finally {
+      for (const text of held.splice(0)) lines.write(text)
+      lines.end()
+    }
   }
+}
+
+/** Best effort, before any validation: the secrets of an answer, even a malformed one, never reach the screen. */
+function registerAnswer(stdout: string): void {
+  try {
+    const status = JSON.parse(stdout)?.status
+    if (status && typeof status === 'object') {
+      if (typeof status.token === 'string') registerSecret(status.token)
+      if (typeof status.clientKeyData === 'string') registerSecret(status.clientKeyData)
+    }
+  } catch {
+    // Not JSON: parseExecOutput says so.
+  }
+}
+
+function abortError(signal: AbortSignal, exec: ExecConfig): FleetError {
+  const reason = signal.reason
+  if (reason instanceof FleetError) return reason
+  return new FleetError('timeout', `exec plugin ${exec.command}: stopped waiting: ${reason instanceof Error ? reason.message : 'time limit reached'}`)
 }
 
 async function runPlugin(
   command: string,
   exec: ExecConfig,
   env: NodeJS.ProcessEnv,
-  o: {interactive: boolean; timeoutMs: number; stderr: NodeJS.WritableStream},
+  o: {interactive: boolean; timeoutMs: number; onStderr: (text: string) => void; stop: AbortSignal},
 ): Promise<string> {
   let result
   try {
@@ -152,19 +228,23 @@ async function runPlugin(
       env,
       timeoutMs: o.timeoutMs,
       interactive: o.interactive,
-      // client-go passes a plugin's stderr through to the user; scrubbed, since a plugin may log what it returns.
-      onStderr: (chunk) => o.stderr.write(scrub(chunk)),
+      onStderr: o.onStderr,
+      signal: o.stop,
     })
   } catch (error) {
-    if (error instanceof ProcessTimeout) throw new FleetError('plugin', `exec plugin ${command}: no answer within ${formatDuration(o.timeoutMs)}`)
+    // A hang is a timeout (its own limit, or every caller's limit passed), never a half-read answer.
+    if (error instanceof ProcessTimeout) throw new FleetError('timeout', `exec plugin ${command}: no answer within ${formatDuration(o.timeoutMs)}`)
+    if (error instanceof ProcessStopped) throw new FleetError('timeout', `exec plugin ${command}: stopped after the time limit`)
     const code = error instanceof ProcessStartError ? error.code : undefined
     const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
     const why = code === 'ENOENT' ? 'executable not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message
     throw new FleetError('plugin', `exec plugin ${command}: ${why}${hint}`)
   }
   if (result.code === 0) return result.stdout
-  const last = result.stderr.trim().split('\n').pop()
-  throw new FleetError('plugin', `exec plugin ${command} exited with ${result.code ?? result.signal}${last ? `: ${scrub(last)}` : ''}`)
+  // Whatever it printed may hold a credential even when it failed: registered before its stderr is shown.
+  registerAnswer(result.stdout)
+  const said = result.stderr.length > 0 ? ' (its messages are on stderr)' : ''
+  throw new FleetError('plugin', `exec plugin ${command} exited with ${result.code ?? result.signal}${said}`)
 }
 
 function sameCredential(a: ExecCredential, b: ExecCredential): boolean {

@@ -1,7 +1,7 @@
 import {delimiter, dirname, isAbsolute, join, resolve, sep} from 'node:path'
 
 import {ConfigError} from '../base/errors.js'
-import {expandHome, homeDir} from '../base/paths.js'
+import {homeDir} from '../base/paths.js'
 import {type KubeconfigFile, readKubeconfig} from './parse.js'
 import type {ClusterEntry, ContextEntry, UserEntry} from './types.js'
 
@@ -105,10 +105,9 @@ export interface ResolvedContext {
   userFile?: string
 }
 
+/** Relative to the file that names it, as client-go resolves it: `~` is not expanded (kubectl does not either). */
 function absolutize(value: string | undefined, base: string): string | undefined {
   if (!value || isAbsolute(value)) return value
-  const home = expandHome(value)
-  if (home !== undefined) return home
   return resolve(dirname(base), value)
 }
 

@@ -43,7 +43,8 @@ function index<T>(doc: KubeconfigDoc, section: Section, where: string): Map<stri
 
 /** Parses kubeconfig text. `where` names the source in errors (a path, or a Secret). An empty document is an empty config. */
 export function parseKubeconfig(text: string, where: string): KubeconfigFile {
-  let loaded = loadYaml(text, where)
+  // client-go reads the first document of a multi-document file and ignores the rest.
+  let loaded = loadYaml(text, where, {firstDocument: true})
   if (loaded === undefined || loaded === null) loaded = {}
   if (!isMapping(loaded)) throw new ConfigError(`${where}: a kubeconfig must be a YAML mapping`)
   const doc = loaded as KubeconfigDoc

@@ -29,13 +29,115 @@ export function registerUserSecrets(user: UserEntry): void {
 
 const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g
 const PRIVATE_KEY_BLOCK = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g
+/**
+ * An Authorization value a server may echo back (in a Status message, an HTML error page, a debug endpoint). Bearer
+ * tokens fleet sent are registered, but an echo of `Basic base64(user:password)` or of a token fleet never saw (a proxy
+ * adding its own) would otherwise pass; the scheme word is matched case-sensitively so prose ("a bearer token") stays.
+ */
+const AUTH_SCHEME_VALUE = /\b(Basic|Bearer) +([A-Za-z0-9+/._~-]{4,}=*)/g
+
+function authValue(match: string, scheme: string, value: string): string {
+  if (value === REDACTED) return match
+  // Basic is base64("user:password"); Bearer is anything token-like (not a lower-case word such as "tokens").
+  const secret =
+    scheme === 'Basic' ? Buffer.from(value, 'base64').toString('utf8').includes(':') : value.length >= 8 && /[^a-z]/.test(value)
+  return secret ? `${scheme} ${REDACTED}` : match
+}
+/** `scheme://user:password@host`: the password part (client-go and Go's url.Redacted hide it too). */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi
+/**
+ * Query parameters whose name says they carry a credential (`?access_token=`, `&sig=`, `X-Amz-Signature=`). A value ends
+ * at punctuation that follows a URL in prose (`url: message`); inside a URL those characters are percent-encoded.
+ */
+const SECRET_QUERY = /([?&;](?:[^\s=&#]*?(?:token|secret|password|passwd|pwd|key|credential|signature|sig|auth)[^\s=&#]*))=([^\s&#"'<>:,;)]+)/gi
 
 export function scrub(text: string): string {
   let out = text
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED)
   }
-  return out.replace(JWT_SHAPE, REDACTED).replace(PRIVATE_KEY_BLOCK, REDACTED)
+  return maskUrlCredentials(
+    out.replace(JWT_SHAPE, REDACTED).replace(PRIVATE_KEY_BLOCK, REDACTED).replace(AUTH_SCHEME_VALUE, authValue),
+  )
+}
+
+/**
+ * Masks the credentials a URL may carry: the password of `user:password@` and the value of token-like query
+ * parameters; everything else (scheme, host, port, path) stays as written, so a masked server still says where it is.
+ * Works on a URL or on any text containing URLs.
+ */
+export function maskUrlCredentials(text: string): string {
+  if (!text.includes('://') && !/[?&;]/.test(text)) return text
+  return text.replace(URL_PASSWORD, `$1:${REDACTED}@`).replace(SECRET_QUERY, `$1=${REDACTED}`)
+}
+
+/** Registers the secret parts of a URL (a password in it, token-like query values), decoded and as written. */
+export function registerUrlSecrets(url: string | undefined): void {
+  if (!url) return
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return
+  }
+  if (parsed.password) {
+    registerSecret(parsed.password)
+    registerSecret(decodeURIComponent(parsed.password))
+  }
+  for (const [name, value] of parsed.searchParams) {
+    if (/token|secret|password|passwd|pwd|key|credential|signature|sig|auth/i.test(name)) registerSecret(value)
+  }
+}
+
+/**
+ * Text from another program (an exec plugin's stderr), passed on one scrubbed line at a time: a chunk boundary can fall
+ * inside a secret, and a secret cut in two matches nothing. A line longer than the limit is passed on in pieces rather
+ * than held forever (nothing fleet registers is that long).
+ */
+export class ScrubbedLines {
+  private pending = ''
+  private ended = false
+  private idle?: NodeJS.Timeout
+
+  /**
+   * `idleFlushMs`: pass on a partial line once nothing more has arrived for that long. For a program that may prompt
+   * ("Password: " with no newline, then waiting for input), which would otherwise never be shown.
+   */
+  constructor(
+    private readonly emit: (text: string) => void,
+    private readonly options: {maxLine?: number; idleFlushMs?: number} = {},
+  ) {}
+
+  write(chunk: Buffer | string): void {
+    if (this.ended) return
+    if (this.idle) clearTimeout(this.idle)
+    this.pending += chunk.toString()
+    let nl: number
+    while ((nl = this.pending.indexOf('\n')) !== -1) {
+      this.emit(scrub(this.pending.slice(0, nl + 1)))
+      this.pending = this.pending.slice(nl + 1)
+    }
+    if (this.pending.length > (this.options.maxLine ?? 64 * 1024)) this.flushPartial()
+    if (this.pending !== '' && this.options.idleFlushMs !== undefined) {
+      this.idle = setTimeout(() => this.flushPartial(), this.options.idleFlushMs)
+      this.idle.unref()
+    }
+  }
+
+  private flushPartial(): void {
+    if (this.pending === '') return
+    this.emit(scrub(this.pending))
+    this.pending = ''
+  }
+
+  /** Flushes a last line that had no newline. Idempotent. */
+  end(): void {
+    if (this.ended) return
+    this.ended = true
+    if (this.idle) clearTimeout(this.idle)
+    if (this.pending !== '') this.emit(scrub(this.pending) + '\n')
+    this.pending = ''
+  }
 }
 
 /** Deep-scrubs every string in a JSON-like value. */

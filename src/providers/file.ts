@@ -14,6 +14,7 @@ import {
 } from '../kubeconfig/loading-rules.js'
 import {readKubeconfig} from '../kubeconfig/parse.js'
 import {CachedProvider} from './cached-provider.js'
+import {type LabelRule, fileClusterLabels} from './file-labels.js'
 import {findCluster} from './not-found.js'
 import type {ClusterRef} from './types.js'
 
@@ -39,6 +40,8 @@ export interface FileProviderOptions {
   name?: string
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** Labels from the fleet configuration, per file or context pattern (docs/providers.md). */
+  labels?: LabelRule[]
 }
 
 /** A set of files seen as one kubeconfig; `display` maps an absolute path to the path as the user wrote it. */
@@ -55,6 +58,14 @@ async function listDir(dir: string): Promise<string[]> {
     .filter((e) => (e.isFile() || e.isSymbolicLink()) && isKubeconfigFileName(e.name))
     .map((e) => join(dir, e.name))
     .sort()
+}
+
+/** What a directory holds instead, for the error that says it holds no kubeconfig file. */
+async function dirSummary(dir: string): Promise<string> {
+  const names = (await readdir(dir)).sort()
+  if (names.length === 0) return 'it is empty'
+  const shown = names.slice(0, 8).join(', ')
+  return `looked for kubeconfig.yaml, kubeconfig.yml, *.kubeconfig, *.kubeconfig.yaml, *.kubeconfig.yml; found ${shown}${names.length > 8 ? ` and ${names.length - 8} more` : ''}`
 }
 
 async function kind(path: string): Promise<'file' | 'dir' | 'missing'> {
@@ -88,7 +99,12 @@ export class FileProvider extends CachedProvider {
         const k = await kind(p)
         if (k === 'missing') throw new ConfigError(`${p}: no such kubeconfig file or directory`)
         if (k === 'file') files.push(p)
-        else groups.push(...(await Promise.all((await listDir(p)).map((f) => standalone(f, f)))))
+        else {
+          const found = await listDir(p)
+          // A directory that holds no kubeconfig file selects nothing: say so rather than list an empty fleet.
+          if (found.length === 0) throw new ConfigError(`${p}: no kubeconfig files in this directory (${await dirSummary(p)})`)
+          groups.push(...(await Promise.all(found.map((f) => standalone(f, f)))))
+        }
       }
       if (files.length > 0) {
         const merged = await loadMerged(files, {explicit: true})
@@ -113,13 +129,14 @@ export class FileProvider extends CachedProvider {
     for (const group of await this.groups) {
       for (const [contextName, {file}] of group.merged.contexts) {
         const displayPath = group.display.get(file.path) ?? file.path
+        const entry = group.merged.contexts.get(contextName)!.entry
         const ref: ClusterRef = {
           name: `${displayPath}+${contextName}`,
           provider: this.name,
           aliases: [contextName],
           auth: 'none',
           source: {kind: 'kubeconfig-file', path: file.path, context: contextName},
-          labels: {},
+          labels: fileClusterLabels({path: file.path, displayPath, context: contextName, entry}, this.options.labels),
           ready: true,
           current: group.primary ? group.merged.currentContext === contextName : undefined,
           resolve: async () => resolveContext(group.merged, contextName),
@@ -153,7 +170,16 @@ export class FileProvider extends CachedProvider {
       return match
     }
     const current = primary.find((r) => r.current)
-    if (!current) throw new ConfigError(`no current-context is set in ${this.describe()}; name a cluster or pass --context`)
+    if (!current) {
+      const groups = await this.groups!
+      const named = groups.find((g) => g.primary)?.merged
+      if (named?.currentContext) {
+        // kubectl's own words for a current-context that names a missing context.
+        const file = named.currentContextFile?.path ?? this.describe()
+        throw new ConfigError(`${file}: context was not found for specified context: ${named.currentContext}`)
+      }
+      throw new ConfigError(`no current-context is set in ${this.describe()}; name a cluster or pass --context`)
+    }
     return current
   }
 

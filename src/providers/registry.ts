@@ -11,6 +11,7 @@ import {
   normaliseType,
 } from '../config/fleet-config.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {RequestLog} from '../kube/request-log.js'
 import {ClusterApiProvider} from './hub/cluster-api.js'
 import {ClusterInventoryProvider} from './hub/cluster-inventory.js'
 import {FileProvider} from './file.js'
@@ -31,8 +32,12 @@ export interface ProviderFlags {
   requestTimeoutMs?: number
   /** The command's exec credential runner (required: one per command), so a plugin shared by a hub and its members runs once. */
   exec: ExecCredentialRunner
+  /** Request logging (-v 6 and up) for the hub clients. */
+  log?: RequestLog
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** Where to say things only --verbose shows (a ./fleet.yaml that is not ours, ignored). */
+  note?: (message: string) => void
 }
 
 /** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
@@ -48,7 +53,7 @@ export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): 
 export function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): ClusterProvider {
   switch (entry.type) {
     case 'file':
-      return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env})
+      return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env, labels: entry.labels})
     case 'kubeconfig':
       return new KubeconfigSecretProvider({...entry, hub}, options)
     case 'cluster-api':
@@ -81,14 +86,14 @@ function defaultEntry(type: string, cwd: string): ProviderConfig {
 export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
   const env = flags.env ?? process.env
   const cwd = flags.cwd ?? process.cwd()
-  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec}
+  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec, log: flags.log}
   // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
   const kubectlView = flags.kubeconfig !== undefined && !flags.provider
   if (kubectlView && flags.fleetConfig !== undefined) {
     throw new UsageError('--kubeconfig and --fleet-config select different clusters; use one, or name a provider with --provider')
   }
   if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd})
-  const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd})
+  const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd, note: flags.note})
   const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
 
   if (flags.provider) {
@@ -117,9 +122,17 @@ export class DeferredProvider implements ClusterProvider {
 
   constructor(private readonly load: () => Promise<ClusterProvider>) {}
 
+  private loaded?: ClusterProvider
+
   provider(): Promise<ClusterProvider> {
-    this.inner ??= this.load()
+    this.inner ??= this.load().then((p) => (this.loaded = p))
     return this.inner
+  }
+
+  /** Where the clusters come from, once known (messages are written after a first look). */
+  describe(): string {
+    if (!this.loaded) return 'the fleet'
+    return this.loaded.describe?.() ?? `provider "${this.loaded.name}"`
   }
 
   async list(): Promise<ClusterRef[]> {

@@ -1,8 +1,7 @@
 import {readFile} from 'node:fs/promises'
 
 import {ConfigError} from '../base/errors.js'
-import {KubeClient} from '../kube/client.js'
-import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry} from '../kubeconfig/types.js'
@@ -13,10 +12,7 @@ import type {ClusterRef} from '../providers/types.js'
  * entry, the token as the only credential), and an issuer URL with no credentials at all, as the target's API server
  * fetches discovery and keys.
  */
-export interface ConnectOptions {
-  timeoutMs: number
-  /** The command's one exec credential runner (required: a second runner would run a plugin again). */
-  exec: ExecCredentialRunner
+export interface ConnectOptions extends ConnectionSettings {
   signal?: AbortSignal
 }
 
@@ -29,7 +25,7 @@ export interface Cluster {
 
 export async function connectRef(ref: ClusterRef, options: ConnectOptions): Promise<Cluster> {
   const context = await ref.resolve()
-  const client = await KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: ref.name, exec: options.exec, signal: options.signal})
+  const client = await KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: ref.name, exec: options.exec, log: options.log, signal: options.signal})
   return {name: ref.name, context, client}
 }
 
@@ -37,7 +33,7 @@ export async function connectRef(ref: ClusterRef, options: ConnectOptions): Prom
 export function connectWithToken(cluster: Cluster, token: string, options: ConnectOptions): Promise<KubeClient> {
   registerSecret(token)
   const context: ResolvedContext = {...cluster.context, userName: 'workload-identity-token', user: {token}}
-  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: cluster.name, exec: options.exec, signal: options.signal})
+  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: cluster.name, exec: options.exec, log: options.log, signal: options.signal})
 }
 
 /** An anonymous client for `url` (scheme, host, port and base path), trusting `caPem` or, without it, the system roots. */
@@ -53,7 +49,7 @@ export function connectAnonymous(url: string, caPem: string | undefined, options
     contextFile: '(none)',
     clusterFile: '(none)',
   }
-  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: url, exec: options.exec, signal: options.signal})
+  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: url, exec: options.exec, log: options.log, signal: options.signal})
 }
 
 /** The PEM of the CA a kubeconfig cluster entry trusts; undefined when it relies on the system roots. */

@@ -167,7 +167,8 @@ describe('fleet auth whoami (live)', () => {
     writeFileSync(path, yaml.dump({...doc, users: [{name: 'plugin', user: {exec: {...exec, provideClusterInfo: false}}}]}), {mode: 0o600})
     const without = await runFleet(['auth', 'whoami', '--kubeconfig', path, '-o', 'json'])
     assert.equal(without.code, 1)
-    assert.match(whoamiJson(without)[0].error!.message, /exited with 4: KUBERNETES_EXEC_INFO has no spec.cluster.server/)
+    assert.match(whoamiJson(without)[0].error!.message, /exited with 4 \(its messages are on stderr\)$/)
+    assert.match(without.stderr, /KUBERNETES_EXEC_INFO has no spec.cluster.server/)
   })
 
   it('a failing plugin is a plugin error naming the command and its message', async () => {
@@ -178,7 +179,10 @@ describe('fleet auth whoami (live)', () => {
     const [item] = whoamiJson(res)
     assert.equal(item.ok, false)
     assert.equal(item.error!.kind, 'plugin')
-    assert.equal(item.error!.message, `exec plugin ${process.execPath} exited with 3: corp-login: session expired, run corp-login`)
+    assert.equal(item.error!.message, `exec plugin ${process.execPath} exited with 3 (its messages are on stderr)`)
+    // As client-go does: the plugin's own words go to the user's stderr, never into the JSON document.
+    assert.ok(!res.stdout.includes('session expired'), res.stdout)
+    assert.match(res.stderr, /^corp-login: session expired, run corp-login$/m)
   })
 
   it('hub and members with --all -o json: each cluster\'s identity', async () => {

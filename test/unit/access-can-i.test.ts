@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
 import {parseAccessQuery, queryWarnings} from '../../src/access/can-i.js'
-import {type DiscoveredResource, matchResource} from '../../src/access/discovery.js'
+import {type DiscoveredResource, matchResource, matchTyped} from '../../src/access/discovery.js'
 import {UsageError} from '../../src/base/errors.js'
 
 describe('can-i arguments', () => {
@@ -36,7 +36,7 @@ describe('can-i arguments', () => {
 })
 
 describe('resource names through discovery', () => {
-  const r = (group: string, resource: string, singular: string, kind: string, shortNames: string[], namespaced = true): DiscoveredResource => ({group, resource, singular, kind, shortNames, namespaced})
+  const r = (group: string, resource: string, singular: string, kind: string, shortNames: string[], namespaced = true): DiscoveredResource => ({group, resource, singular, kind, shortNames, namespaced, versions: ['v1']})
   const RESOURCES = [
     r('', 'pods', 'pod', 'Pod', ['po']),
     r('', 'events', 'event', 'Event', ['ev']),
@@ -59,6 +59,16 @@ describe('resource names through discovery', () => {
     assert.equal(matchResource(RESOURCES, 'deploy', 'example.com')?.resource, 'widgets')
     assert.equal(matchResource(RESOURCES, 'deployments', 'events.k8s.io'), undefined)
     assert.equal(matchResource(RESOURCES, 'gadgets'), undefined)
+  })
+
+  it('resource.version.group as kubectl reads it, then the whole rest as a group (groups may hold dots)', () => {
+    const withVersions = [...RESOURCES, {...r('v2.example.com', 'gizmos', 'gizmo', 'Gizmo', []), versions: ['v1']}]
+    assert.deepEqual([matchTyped(withVersions, 'deployments', 'v1.apps')?.group, matchTyped(withVersions, 'deployments', 'v1.apps')?.resource], ['apps', 'deployments'])
+    assert.equal(matchTyped(withVersions, 'deployments', 'v2.apps'), undefined, 'a version the group does not serve')
+    assert.equal(matchTyped(withVersions, 'events', 'v1.events.k8s.io')?.group, 'events.k8s.io')
+    assert.equal(matchTyped(withVersions, 'events', 'events.k8s.io')?.group, 'events.k8s.io')
+    assert.equal(matchTyped(withVersions, 'gizmos', 'v2.example.com')?.group, 'v2.example.com')
+    assert.equal(matchTyped(withVersions, 'pods', undefined)?.group, '')
   })
 
   it('an exact plural beats another resource\'s short name', () => {

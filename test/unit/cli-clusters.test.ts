@@ -25,16 +25,24 @@ describe('fleet clusters list (no cluster needed)', () => {
     const list = res.json<ClusterList>()
     assert.equal(list.kind, 'ClusterList')
     const byName = Object.fromEntries(list.items.map((i) => [i.name, i]))
+    // Sorted by name, as kubectl sorts contexts.
     assert.deepEqual(Object.keys(byName), [
-      'examples/fleet/dev.kubeconfig.yaml+dev',
       'examples/fleet/dev.kubeconfig.yaml+admin',
+      'examples/fleet/dev.kubeconfig.yaml+dev',
       'examples/fleet/prod.kubeconfig+prod-eu',
       'examples/fleet/prod.kubeconfig+prod-us',
-      'examples/fleet/staging.kubeconfig+staging',
       'examples/fleet/staging.kubeconfig+admin',
+      'examples/fleet/staging.kubeconfig+staging',
     ])
     const eu = byName['examples/fleet/prod.kubeconfig+prod-eu']
-    assert.deepEqual(Object.keys(eu).sort(), ['auth', 'ca', 'context', 'current', 'expires', 'labels', 'name', 'provider', 'ready', 'server', 'source'])
+    assert.deepEqual(Object.keys(eu).sort(), ['auth', 'ca', 'context', 'current', 'expires', 'labels', 'name', 'namespace', 'provider', 'ready', 'reason', 'server', 'source'])
+    // The prod keys were never kept (nothing key-shaped in the repository): kubectl would refuse these contexts, so
+    // they are listed as not ready, on purpose, with the reason.
+    assert.equal(eu.ready, false)
+    assert.equal(eu.reason, `client-key ${join(EXAMPLES, 'keys/jane.key')}: file not found`)
+    assert.equal(eu.namespace, 'platform')
+    assert.equal(eu.labels['fleet.dev/namespace'], 'platform')
+    for (const name of Object.keys(byName).filter((n) => !n.includes('prod'))) assert.equal(byName[name].ready, true, name)
     assert.equal(eu.provider, 'file')
     assert.equal(eu.server, 'https://prod-eu.example.com:6443')
     assert.equal(eu.auth, 'client-cert')
@@ -42,7 +50,7 @@ describe('fleet clusters list (no cluster needed)', () => {
     assert.match(eu.expires ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
     assert.deepEqual(eu.source, {kind: 'kubeconfig-file', path: join(EXAMPLES, 'prod.kubeconfig'), context: 'prod-eu'})
     assert.equal(byName['examples/fleet/staging.kubeconfig+staging'].auth, 'token')
-    assert.equal(byName['examples/fleet/staging.kubeconfig+staging'].expires, '2027-01-01T00:00:00Z')
+    assert.equal(byName['examples/fleet/staging.kubeconfig+staging'].expires, '2036-01-01T00:00:00Z')
     assert.equal(byName['examples/fleet/staging.kubeconfig+staging'].ca, 'insecure')
     assert.equal(byName['examples/fleet/staging.kubeconfig+admin'].auth, 'basic')
     assert.equal(byName['examples/fleet/dev.kubeconfig.yaml+dev'].auth, 'exec')
@@ -70,8 +78,8 @@ describe('fleet clusters list (no cluster needed)', () => {
     assert.equal(names.stdout, 'examples/fleet/prod.kubeconfig+prod-eu\nexamples/fleet/prod.kubeconfig+prod-us\n')
     const table = await runFleet(['clusters', 'list', '--kubeconfig', 'examples/fleet/prod.kubeconfig'], {cwd: REPO})
     const lines = table.stdout.trimEnd().split('\n')
-    assert.match(lines[0], /^CURRENT\s+NAME\s+PROVIDER\s+SERVER\s+AUTH\s+READY$/)
-    assert.match(lines[1], /^\*\s+examples\/fleet\/prod.kubeconfig\+prod-eu\s+file\s+https:\/\/prod-eu.example.com:6443\s+client-cert\s+True$/)
+    assert.match(lines[0], /^CURRENT\s+NAME\s+PROVIDER\s+SERVER\s+AUTH\s+READY\s+REASON$/)
+    assert.match(lines[1], /^\*\s+examples\/fleet\/prod.kubeconfig\+prod-eu\s+file\s+https:\/\/prod-eu.example.com:6443\s+client-cert\s+False\s+client-key \S+jane.key: file not found$/)
     assert.ok(!table.stdout.includes('\u001B['), 'no ANSI codes when piped')
   })
 
@@ -82,7 +90,7 @@ describe('fleet clusters list (no cluster needed)', () => {
     assert.equal(r.kind, 'ClusterInspection')
     assert.equal(r.credentials.token.issuer, 'https://oidc.staging.example.com')
     assert.equal(r.credentials.token.subject, 'system:serviceaccount:ci:deployer')
-    assert.equal(r.credentials.token.expires, '2027-01-01T00:00:00Z')
+    assert.equal(r.credentials.token.expires, '2036-01-01T00:00:00Z')
     assert.equal(r.live, undefined)
     const eu = (await runFleet(['clusters', 'inspect', 'prod-eu', '--kubeconfig', 'examples/fleet', '--offline', '-o', 'json'], {cwd: REPO})).json()
     assert.equal(eu.credentials.certificate.commonName, 'jane')

@@ -35,7 +35,7 @@ before(async () => {
   await writeFile(down, kc('down', 'https://127.0.0.1:1'))
   fleetDir = join(dir, 'fleet')
   await import('node:fs/promises').then((fs) => fs.mkdir(fleetDir))
-  await writeFile(join(fleetDir, 'fleet.yaml'), `providers:\n  - {name: local, type: file, kubeconfig: ${down}}\n  - {name: lab, type: kind}\n`)
+  await writeFile(join(fleetDir, 'fleet.yaml'), `kind: FleetConfig\nproviders:\n  - {name: local, type: file, kubeconfig: ${down}}\n  - {name: lab, type: kind}\n`)
 })
 
 const noSecret = (text: string) => assert.ok(!text.includes(TOKEN), 'no token in output')

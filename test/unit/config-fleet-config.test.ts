@@ -54,7 +54,7 @@ providers:
     rejects('providers: []\n', `${f}: providers: name at least one provider`)
     rejects('provider:\n  - {type: file}\n', `${f}: provider: unknown field (did you mean "providers"?)`)
     rejects('providers:\n  - {type: kubeconfig, namepsace: x}\n', `${f}: providers[0].namepsace: unknown field (did you mean "namespace"?)`)
-    rejects('providers:\n  - {type: file, selector: x}\n', `${f}: providers[0].selector: unknown field (known: name, type, kubeconfig)`)
+    rejects('providers:\n  - {type: file, selector: x}\n', `${f}: providers[0].selector: unknown field (known: name, type, kubeconfig, labels)`)
     rejects('providers:\n  - {type: capi}\n', `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind; got "capi"`)
     rejects('providers:\n  - {name: a}\n', `${f}: providers[0].type: is required`)
     rejects('providers:\n  - {type: file}\n  - {type: file}\n', `${f}: providers[1].name: duplicate provider name "file" (give each entry its own name)`)
@@ -91,7 +91,15 @@ describe('fleet configuration: where it is found', () => {
     await writeFile(join(xdg, 'fleet', 'config.yaml'), 'providers: [{name: from-xdg, type: file}]\n')
     assert.equal((await loadFleetConfig({env: e, cwd}))?.providers[0].name, 'from-xdg')
 
+    // ./fleet.yaml is also Rancher Fleet's bundle file: without kind: FleetConfig it is ignored (a note says so).
+    await writeFile(join(cwd, 'fleet.yaml'), 'defaultNamespace: team-a\nhelm:\n  chart: ./chart\n')
+    const notes: string[] = []
+    assert.equal((await loadFleetConfig({env: e, cwd, note: (m) => notes.push(m)}))?.providers[0].name, 'from-xdg')
+    assert.deepEqual(notes, [`ignoring ${join(cwd, 'fleet.yaml')}: it does not say "kind: FleetConfig" (a Rancher Fleet bundle file?)`])
     await writeFile(join(cwd, 'fleet.yaml'), 'providers: [{name: from-cwd, type: file}]\n')
+    assert.equal((await loadFleetConfig({env: e, cwd}))?.providers[0].name, 'from-xdg')
+
+    await writeFile(join(cwd, 'fleet.yaml'), 'kind: FleetConfig\nproviders: [{name: from-cwd, type: file}]\n')
     const found = await loadFleetConfig({env: e, cwd})
     assert.equal(found?.providers[0].name, 'from-cwd')
     assert.equal(found?.path, join(cwd, 'fleet.yaml'))

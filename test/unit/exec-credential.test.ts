@@ -9,7 +9,7 @@ import {before, describe, it} from 'node:test'
 
 import {FleetError} from '../../src/base/errors.js'
 import {ExecCredentialRunner, parseExecOutput} from '../../src/kube/exec-credential.js'
-import {scrub} from '../../src/kubeconfig/redact.js'
+import {registerSecret, scrub} from '../../src/kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../../src/kubeconfig/types.js'
 
 const PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url))
@@ -172,12 +172,13 @@ describe('exec credential runner', () => {
     assert.equal(always.runs(), 0)
   })
 
-  it('a failing plugin is a plugin error with its last stderr line, and the failure is not cached', async () => {
+  it('a failing plugin is a plugin error; its stderr goes to stderr, never into the error; the failure is not cached', async () => {
     const p = plugin(['--fail', 'login required: run corp-login'])
     const sink = new Sink()
     const r = runner({stderr: sink})
-    await rejectsWith(r.get(p.exec, CLUSTER), 'plugin', /exec plugin .*node exited with 3: login required: run corp-login$/)
-    assert.match(sink.text, /login required/, 'stderr is passed through')
+    const error = await rejectsWith(r.get(p.exec, CLUSTER), 'plugin', /exec plugin .*node exited with 3 \(its messages are on stderr\)$/)
+    assert.doesNotMatch(error.message, /login required/, 'plugin stderr stays out of the error (and so out of JSON)')
+    assert.equal(sink.text, 'login required: run corp-login\n', 'stderr is passed through')
     await assert.rejects(r.get(p.exec, CLUSTER))
     assert.equal(p.runs(), 2)
   })
@@ -189,6 +190,62 @@ describe('exec credential runner', () => {
     await runner({stderr: sink}).get(p.exec, CLUSTER)
     assert.equal(sink.text, 'debug: got REDACTED\n')
     assert.equal(scrub(`Bearer ${token}`), 'Bearer REDACTED')
+  })
+
+  it('scrubs plugin stderr a line at a time: a secret split across two writes is still redacted', async () => {
+    const secret = 'split-secret-' + 'q'.repeat(16)
+    registerSecret(secret)
+    // Half the secret, a pause long enough for the two halves to arrive as separate reads, then the rest.
+    const script = [
+      `process.stderr.write('token is ${secret.slice(0, 10)}')`,
+      `setTimeout(() => { process.stderr.write('${secret.slice(10)} ok\\nlast line without newline ${secret}');`,
+      `process.stdout.write(JSON.stringify({apiVersion: '${V1}', kind: 'ExecCredential', status: {token: 'tok-split-aaaaaaaa'}})) }, 150)`,
+    ].join('\n')
+    const sink = new Sink()
+    await runner({stderr: sink}).get({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'Never'}, CLUSTER)
+    assert.equal(sink.text, 'token is REDACTED ok\nlast line without newline REDACTED\n')
+  })
+
+  it('an interactive plugin\'s prompt (no newline) is shown while the plugin waits', async () => {
+    const script = [
+      `process.stderr.write('Password for corp-login: ')`,
+      `setTimeout(() => process.stdout.write(JSON.stringify({apiVersion: '${V1}', kind: 'ExecCredential', status: {token: 'tok-prompt-aaaaaaaa'}})), 4000)`,
+    ].join('\n')
+    const sink = new Sink()
+    const got = runner({stderr: sink, interactiveAvailable: true}).get({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'IfAvailable'}, CLUSTER)
+    let answered = false
+    void got.then(() => (answered = true))
+    for (let i = 0; i < 50 && sink.text === '' && !answered; i++) await new Promise((r) => setTimeout(r, 50))
+    assert.equal(answered, false, 'the plugin waits for its answer (the prompt must show before it)')
+    assert.equal(sink.text, 'Password for corp-login: ', 'the prompt is on the terminal before the plugin answers')
+    await got
+    assert.equal(sink.text, 'Password for corp-login: ')
+  })
+
+  it('a plugin that logs its own raw (non-JWT) token on stderr: registered before the stderr is passed on', async () => {
+    const token = 'tok-raw-' + 'q'.repeat(24)
+    const p = plugin(['--tokens', token, '--stderr', `obtained token ${token} from the vault`])
+    const sink = new Sink()
+    await runner({stderr: sink}).get(p.exec, CLUSTER)
+    assert.equal(sink.text, 'obtained token REDACTED from the vault\n')
+  })
+
+  it('a hang is bounded by the caller\'s time limit too, reported as a timeout, and the plugin is ended', async () => {
+    const pidFile = join(dir, 'grandchild-signal.pid')
+    const p = plugin(['--hang', pidFile])
+    const started = Date.now()
+    const error = await rejectsWith(runner().get(p.exec, CLUSTER, {signal: AbortSignal.timeout(2000)}), 'timeout', /exec plugin .*: stopped waiting/)
+    assert.ok(Date.now() - started < 6000, `took ${Date.now() - started} ms (the plugin's own limit is 60 s)`)
+    assert.doesNotMatch(error.message, /JSON/)
+    const grandchild = Number(await readFile(pidFile, 'utf8'))
+    for (let i = 0; i < 20 && running(grandchild); i++) await new Promise((r) => setTimeout(r, 100))
+    assert.equal(running(grandchild), false, 'the plugin\'s child is still running')
+  })
+
+  it('exec v1 without interactiveMode is refused as client-go refuses it', async () => {
+    const p = plugin([], {interactiveMode: undefined})
+    await rejectsWith(runner().get(p.exec, CLUSTER), 'config', /interactiveMode must be specified/)
+    assert.equal(p.runs(), 0)
   })
 
   it('a missing executable is a plugin error with the install hint', async () => {
@@ -217,7 +274,8 @@ describe('exec credential runner', () => {
     const pidFile = join(dir, 'grandchild.pid')
     const p = plugin(['--hang', pidFile])
     const started = Date.now()
-    await rejectsWith(runner({timeoutMs: 700}).get(p.exec, CLUSTER), 'plugin', /no answer within 700ms/)
+    // A hang is a timeout, whatever the plugin printed so far.
+    await rejectsWith(runner({timeoutMs: 700}).get(p.exec, CLUSTER), 'timeout', /no answer within 700ms/)
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`)
     const grandchild = Number(await readFile(pidFile, 'utf8'))
     for (let i = 0; i < 20 && running(grandchild); i++) await new Promise((r) => setTimeout(r, 100))

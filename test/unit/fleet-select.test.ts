@@ -56,7 +56,9 @@ describe('cluster selection', () => {
   it('--selector alone selects from all clusters; with --cluster it narrows those', async () => {
     assert.deepEqual(names(await selectClusters(provider, {selector: 'env=prod'})), ['a.kubeconfig+prod-eu', 'a.kubeconfig+prod-us'])
     assert.deepEqual(names(await selectClusters(provider, {selector: 'env=prod', clusters: ['dev', 'prod-us']})), ['a.kubeconfig+prod-us'])
-    assert.deepEqual(names(await selectClusters(provider, {selector: 'env=nowhere'})), [])
+    // Nothing matched is never an empty success: a usage error naming the selector and the label keys that exist.
+    await assert.rejects(selectClusters(provider, {selector: 'env=nowhere'}), (e) =>
+      e instanceof UsageError && e.message === '--selector env=nowhere matched none of the 4 clusters; label keys in use: env, region, tier')
   })
 })
 

@@ -32,7 +32,7 @@ before(async () => {
   await writeFile(join(kindDir, 'lab.kubeconfig'), kc('kind-lab', 'https://127.0.0.1:40100'))
   await writeFile(
     join(dir, 'fleet.yaml'),
-    'providers:\n  - {name: local, type: file, kubeconfig: a.kubeconfig}\n  - {name: lab, type: kind}\n',
+    'kind: FleetConfig\nproviders:\n  - {name: local, type: file, kubeconfig: a.kubeconfig}\n  - {name: lab, type: kind}\n',
   )
   env = {PATH: `${FAKE_KIND}:${process.env.PATH}`, FAKE_KIND_DIR: kindDir, XDG_CONFIG_HOME: join(dir, 'xdg')}
 })
@@ -73,7 +73,7 @@ describe('fleet clusters list with a fleet configuration', () => {
 
   it('a provider that cannot list is a row and exit 1; the rest of the fleet is still listed', async () => {
     const d = await mkdtemp(join(tmpdir(), 'fleet-providers-cli-'))
-    await writeFile(join(d, 'fleet.yaml'), 'providers:\n  - {name: local, type: file, kubeconfig: ' + join(dir, 'a.kubeconfig') + '}\n  - {name: lab, type: kind}\n')
+    await writeFile(join(d, 'fleet.yaml'), 'kind: FleetConfig\nproviders:\n  - {name: local, type: file, kubeconfig: ' + join(dir, 'a.kubeconfig') + '}\n  - {name: lab, type: kind}\n')
     const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: d, env: {...env, PATH: '/usr/bin:/bin'}})
     assert.equal(res.code, 1)
     const [local, lab] = res.json().items
@@ -92,7 +92,7 @@ describe('fleet clusters list with a fleet configuration', () => {
     const viaEnv = await runFleet(['clusters', 'list', '-o', 'name'], {cwd: elsewhere, env: {...env, FLEET_CONFIG: join(dir, 'fleet.yaml')}})
     assert.equal(viaEnv.stdout, viaFlag.stdout)
 
-    await writeFile(join(elsewhere, 'fleet.yaml'), 'providers:\n  - {type: cluster-api, hub: {contxt: x}}\n')
+    await writeFile(join(elsewhere, 'fleet.yaml'), 'kind: FleetConfig\nproviders:\n  - {type: cluster-api, hub: {contxt: x}}\n')
     const bad = await runFleet(['clusters', 'list'], {cwd: elsewhere, env})
     assert.deepEqual([bad.code, bad.stdout, bad.stderr], [2, '', `error: ${join(elsewhere, 'fleet.yaml')}: providers[0].hub.contxt: unknown field (did you mean "context"?)\n`])
     const badJson = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: elsewhere, env})

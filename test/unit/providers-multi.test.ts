@@ -95,7 +95,8 @@ describe('provider selection (flags and fleet configuration)', () => {
     await mkdir(join(d, 'kube'))
     await writeFile(join(d, 'kube', 'a.kubeconfig'), kc(['a1', 'a2'], 'a1'))
     await writeFile(join(d, 'kube', 'b.kubeconfig'), kc(['b1']))
-    if (config) await writeFile(join(d, 'fleet.yaml'), config)
+    // A working-directory fleet.yaml is read only when it says it is ours.
+    if (config) await writeFile(join(d, 'fleet.yaml'), /^kind:/m.test(config) ? config : `kind: FleetConfig\n${config}`)
     const env = {HOME: join(d, 'home'), KUBECONFIG: join(d, 'kube', 'a.kubeconfig')}
     return {d, env, cwd: d}
   }

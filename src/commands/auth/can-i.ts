@@ -23,12 +23,11 @@ export interface AccessReviewList {
 
 export default class AuthCanI extends BaseCommand<typeof AuthCanI> {
   static summary = 'Check whether you may do something, on one cluster or across the fleet.'
-  static description = `Asks each cluster's authorizer (SelfSubjectAccessReview) whether the current identity may perform VERB on RESOURCE,
-like kubectl auth can-i. RESOURCE may carry its group (deployments.apps), a name (pods/web-0), or be a non-resource URL
-(/healthz). Short names, singular names and kinds are resolved through each cluster's discovery, and cluster-scoped
-resources are asked about cluster-wide. The namespace is -n, else each context's namespace, else "default".
-Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q nothing is printed.
-(-A selects all clusters in fleet, so all namespaces is --all-namespaces.)`
+  static description = `Asks each cluster's authorizer (SelfSubjectAccessReview) whether the current identity may perform VERB on RESOURCE, like kubectl auth can-i. RESOURCE may carry its group (deployments.apps), a name (pods/web-0), or be a non-resource URL (/healthz).
+
+Short names, singular names and kinds are resolved through each cluster's discovery, and cluster-scoped resources are asked about cluster-wide. The namespace is -n, else each context's namespace, else "default".
+
+Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q nothing is printed. (-A selects all clusters in fleet, so all namespaces is --all-namespaces.)`
 
   static examples = [
     '<%= config.bin %> auth can-i create deployments -n team-a',
@@ -70,7 +69,8 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       warnings: queryWarnings(query),
       items,
     }
-    if (items.some((i) => !i.allowed)) this.markFailed()
+    // Yes only when every cluster said yes, and at least one was asked: never a vacuous yes.
+    if (items.length === 0 || items.some((i) => !i.allowed)) this.markFailed()
     if (flags.quiet) return undefined
 
     const columns: Column<AccessReviewItem>[] = [

@@ -6,7 +6,7 @@ import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
-import {type RulesReview, qualifiedResources, rulesReview} from '../../access/rules.js'
+import {type RulesReview, failsRiskCheck, qualifiedResources, rulesReview} from '../../access/rules.js'
 
 /** The stable JSON shape of `auth rules` (documented in docs/access.md). */
 export type RulesItem = ClusterItem<RulesReview>
@@ -28,11 +28,10 @@ interface Row {
 
 export default class AuthRules extends BaseCommand<typeof AuthRules> {
   static summary = 'List what you may do in a namespace on each cluster, and name the dangerous grants.'
-  static description = `Asks each cluster for the rules that apply to the current identity in one namespace (SelfSubjectRulesReview;
-cluster-wide grants included) and names the risky ones: wildcards in verbs, resources or API groups, reading Secrets,
-escalate, bind, impersonate, creating ServiceAccount tokens, pods/exec, nodes/proxy, approving certificate requests.
-The namespace is -n, else each context's namespace, else "default". A rules review can be incomplete (some
-authorizers cannot list rules); that is shown, and for decisions use "auth can-i".
+  static description = `Asks each cluster for the rules that apply to the current identity in one namespace (SelfSubjectRulesReview; cluster-wide grants included) and names the risky ones: wildcards in verbs, resources or API groups, reading Secrets, escalate, bind, impersonate, creating ServiceAccount tokens, pods/exec, nodes/proxy, approving certificate requests.
+
+The namespace is -n, else each context's namespace, else "default". A rules review can be incomplete (some authorizers cannot list rules); that is shown, and for decisions use "auth can-i".
+
 Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk was found.`
 
   static examples = [
@@ -54,7 +53,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       items: results.map((r) => toItem(r, (v) => v)),
     }
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
-    if (this.flags['fail-on-risk'] && risky.length > 0) this.markFailed()
+    if (this.flags['fail-on-risk'] && failsRiskCheck(result.items)) this.markFailed()
 
     const rows = result.items.flatMap(toRows)
     const columns: Column<Row>[] = [

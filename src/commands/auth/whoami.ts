@@ -15,10 +15,9 @@ export interface WhoAmIList {
 
 export default class AuthWhoami extends BaseCommand<typeof AuthWhoami> {
   static summary = 'Show who you are on each cluster, and warn about identities with unrestricted power.'
-  static description = `Asks each cluster's API server who the credential is (SelfSubjectReview, authentication.k8s.io v1, falling back to
-v1beta1 and v1alpha1 like kubectl) and whether that identity may do everything: membership of system:masters, or
-permission for every verb on every resource in every API group, cluster-wide. Without --cluster, --all or --selector,
-the current context is used. Exit 1 when any cluster could not answer.`
+  static description = `Asks each cluster's API server who the credential is (SelfSubjectReview, authentication.k8s.io v1, falling back to v1beta1 and v1alpha1 like kubectl) and whether that identity may do everything: membership of system:masters, or permission for every verb on every resource in every API group, cluster-wide.
+
+Without --cluster, --all or --selector, the current context is used. Exit 1 when any cluster could not answer.`
 
   static examples = [
     '<%= config.bin %> auth whoami',

@@ -10,14 +10,13 @@ type Field = {field: string; value: string}
 
 export default class ClustersInspect extends BaseCommand<typeof ClustersInspect> {
   static summary = 'Show everything fleet knows about one cluster, and check it live.'
-  static description = `Shows the cluster's source, server, credentials (certificate subject and validity, token issuer and expiry, exec
-plugin; never the secret itself) and, unless --offline, contacts the API server: /version, /readyz, the TLS outcome and
-the round-trip time. Failures are classified as unreachable, tls, unauthorized, forbidden or timeout.
+  static description = `Shows the cluster's source, server, credentials (certificate subject and validity, token issuer and expiry, exec plugin; never the secret itself) and, unless --offline, contacts the API server: /version, /readyz, the TLS outcome and the round-trip time. Failures are classified as unreachable, tls, unauthorized, forbidden or timeout.
+
 Without NAME, the current context (or --context) is inspected.`
 
   static examples = [
-    '<%= config.bin %> clusters inspect prod',
-    '<%= config.bin %> clusters inspect examples/fleet/prod.kubeconfig+prod --offline -o yaml',
+    '<%= config.bin %> clusters inspect',
+    '<%= config.bin %> clusters inspect prod-eu --kubeconfig examples/fleet --offline -o yaml',
   ]
 
   static args = {
@@ -35,6 +34,7 @@ Without NAME, the current context (or --context) is inspected.`
       offline: this.flags.offline,
       requestTimeoutMs: this.requestTimeoutMs,
       exec: this.execRunner,
+      log: this.requestLog,
     })
     if (result.live && !result.live.ok) this.markFailed()
     this.render(result, {

@@ -16,13 +16,7 @@ import {FleetVerifier, type VerifyItem, type VerifyReport} from '../../verify/re
 
 export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
   static summary = 'Check every selected cluster against a policy: the CI step before a deploy.'
-  static description = `Per cluster: provider readiness, reachable (/readyz, with the failing checks of /readyz?verbose), TLS verified,
-authenticated (SelfSubjectReview), expected identity, required permissions (access reviews), forbidden power
-(system:masters, cluster-admin, risk codes of auth rules), credential lifetime left (certificate, JWT exp, exec plugin
-expirationTimestamp) and server version range. Without --policy: reachable, TLS verified, authenticated, lifetime of
-at least 24h, and a warning for system:masters. Writes JUnit XML with --junit, GitHub Actions annotations when
-GITHUB_ACTIONS=true, and a Markdown summary to $GITHUB_STEP_SUMMARY when it is set.
-Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 for a bad policy or usage. See docs/verify.md.`
+  static description = `Per cluster: provider readiness, reachable (/readyz, with the failing checks of /readyz?verbose), TLS verified, authenticated (SelfSubjectReview), expected identity, required permissions (access reviews), forbidden power (system:masters, cluster-admin, risk codes of auth rules), credential lifetime left (certificate, JWT exp, exec plugin expirationTimestamp) and server version range. Without --policy: reachable, TLS verified, authenticated, lifetime of at least 24h, and a warning for system:masters. Writes JUnit XML with --junit, GitHub Actions annotations when GITHUB_ACTIONS=true, and a Markdown summary to $GITHUB_STEP_SUMMARY when it is set. Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 for a bad policy or usage. See docs/verify.md.`
 
   static examples = [
     '<%= config.bin %> clusters verify --all --policy policy.yaml --junit verify.xml',

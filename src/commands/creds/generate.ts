@@ -19,11 +19,7 @@ function nsName(value: string, flag: string): {namespace: string; name: string} 
 
 export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
   static summary = 'Make a least-privilege credential for one cluster and deliver it as a kubeconfig file or a hub Secret.'
-  static description = `Creates (server-side apply, field manager fleet) a ServiceAccount's or a user's RBAC grant from a preset, a rules
-file or an existing ClusterRole, per namespace or cluster-wide; refuses risky grants unless --allow-risky; issues the
-credential (a TokenRequest bound to an anchor Secret, a legacy token Secret, or a client certificate whose key never
-leaves this machine); proves it (who am I, one granted and one denied access review); then writes it to --out or to a
-consumer Secret on the hub. On failure, what this run created is removed. Presets: ${PRESETS.map((p) => p.name).join(', ')}.`
+  static description = `Creates (server-side apply, field manager fleet) a ServiceAccount's or a user's RBAC grant from a preset, a rules file or an existing ClusterRole, per namespace or cluster-wide; refuses risky grants unless --allow-risky; issues the credential (a TokenRequest bound to an anchor Secret, a legacy token Secret, or a client certificate whose key never leaves this machine); proves it (who am I, one granted and one denied access review); then writes it to --out or to a consumer Secret on the hub. On failure, what this run created is removed. Presets: ${PRESETS.map((p) => p.name).join(', ')}.`
 
   static examples = [
     '<%= config.bin %> creds generate --cluster member-1 --service-account team-a/reader --role view -n team-a --out reader.kubeconfig',
@@ -97,7 +93,7 @@ consumer Secret on the hub. On failure, what this run created is removed. Preset
         dryRun: f['dry-run'],
         updateProfile: f['update-profile'] ? nsName(f['update-profile'], '--update-profile') : undefined,
       },
-      {timeoutMs: this.requestTimeoutMs, exec: this.execRunner},
+      this.connection,
     )
     // The one place fleet prints a secret: asked for with --out -, raw, and nothing else on stdout.
     if (kubeconfig !== undefined) {

@@ -27,13 +27,7 @@ export interface WorkloadIdentitySetup extends SetupPlan {
 
 export default class WiSetup extends BaseCommand<typeof WiSetup> {
   static summary = "Set up workload identity: the hub's discovery RBAC, the target's RBAC, a Flux ConfigMap, and the target's AuthenticationConfiguration."
-  static description = `Plans what makes a hub ServiceAccount's token work on a target cluster and prints it: on the hub, the binding that
-lets anyone read the issuer's discovery document and keys (the target fetches them without credentials), the
-ServiceAccount, and a Flux ConfigMap (provider: generic) for spec.kubeConfig.configMapRef; on the target, a binding of
---role/--cluster-role to the mapped user (prefix + system:serviceaccount:NS:NAME). With --apply these objects are
-applied (server-side apply, field manager fleet; dry-run first, so nothing is half-created; read back afterwards).
-Always printed: the target's AuthenticationConfiguration jwt entry (apiserver.config.k8s.io/v1 for 1.34+, v1beta1 for
-1.30-1.33, as the target reports its version), to be put where the target's API server reads --authentication-config.`
+  static description = `Plans what makes a hub ServiceAccount's token work on a target cluster and prints it: on the hub, the binding that lets anyone read the issuer's discovery document and keys (the target fetches them without credentials), the ServiceAccount, and a Flux ConfigMap (provider: generic) for spec.kubeConfig.configMapRef; on the target, a binding of --role/--cluster-role to the mapped user (prefix + system:serviceaccount:NS:NAME). With --apply these objects are applied (server-side apply, field manager fleet; dry-run first, so nothing is half-created; read back afterwards). Always printed: the target's AuthenticationConfiguration jwt entry (apiserver.config.k8s.io/v1 for 1.34+, v1beta1 for 1.30-1.33, as the target reports its version), to be put where the target's API server reads --authentication-config.`
 
   static examples = [
     '<%= config.bin %> wi setup --hub hub --target prod-eu --service-account flux-system/reconciler --role view',
@@ -67,7 +61,7 @@ Always printed: the target's AuthenticationConfiguration jwt entry (apiserver.co
     const provider = this.provider()
     const [hubRef, targetRef] = [await provider.get(flags.hub), await provider.get(flags.target)]
     if (hubRef.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)
-    const options = {timeoutMs: this.requestTimeoutMs, exec: this.execRunner}
+    const options = this.connection
     const [hub, target] = await Promise.all([connectRef(hubRef, options), connectRef(targetRef, options)])
     const shortName = targetRef.aliases[0] ?? targetRef.name
     let plan = await planSetup({

@@ -5,10 +5,7 @@ import {testWorkloadIdentity} from '../../workload-identity/wi-test.js'
 
 export default class WiTest extends WiProbeCommand<typeof WiTest> {
   static summary = 'Test workload identity: a hub ServiceAccount token presented to a target cluster.'
-  static description = `Requests a token for the hub ServiceAccount with TokenRequest (audience: the target's server URL exactly as
-written in its kubeconfig, unless --audience), presents it to the target, and shows the identity the target maps it
-to (SelfSubjectReview) and the token's claims (never the token). --expect-user and --can-i add expectations. One check
-per step; when a step fails, the checks of \`fleet wi doctor\` follow. Exit 0 only when every step passes.`
+  static description = `Requests a token for the hub ServiceAccount with TokenRequest (audience: the target's server URL exactly as written in its kubeconfig, unless --audience), presents it to the target, and shows the identity the target maps it to (SelfSubjectReview) and the token's claims (never the token). --expect-user and --can-i add expectations. One check per step; when a step fails, the checks of \`fleet wi doctor\` follow. Exit 0 only when every step passes.`
 
   static examples = [
     '<%= config.bin %> wi test --hub hub --service-account flux-system/reconciler --target prod-eu --expect-user hub:system:serviceaccount:flux-system:reconciler',

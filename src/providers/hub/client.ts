@@ -2,6 +2,7 @@ import {ConfigError, FleetError} from '../../base/errors.js'
 import type {HubSpec} from '../../config/fleet-config.js'
 import {KubeClient} from '../../kube/client.js'
 import type {ExecCredentialRunner} from '../../kube/exec-credential.js'
+import type {RequestLog} from '../../kube/request-log.js'
 import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../../kubeconfig/loading-rules.js'
 
 /**
@@ -13,6 +14,8 @@ export interface HubOptions {
   env?: NodeJS.ProcessEnv
   /** The command's one exec credential runner: a plugin shared by the hub and its members runs once. */
   exec: ExecCredentialRunner
+  /** Request logging (-v 6 and up) for the hub's client. */
+  log?: RequestLog
 }
 
 interface ListPage<T> {
@@ -62,6 +65,7 @@ export class Hub {
         timeoutMs: this.options.requestTimeoutMs,
         clusterName: `hub ${ctx.contextName}`,
         exec: this.options.exec,
+        log: this.options.log,
       }).catch((error) => {
         throw this.wrap(error)
       }),

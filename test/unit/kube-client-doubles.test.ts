@@ -1,0 +1,148 @@
+// KubeClient against small local HTTP doubles, for what a real API server cannot be made to do on demand: answer 429
+// with Retry-After, answer 200 with the wrong kind, or not speak TLS at all.
+import assert from 'node:assert/strict'
+import {execFileSync} from 'node:child_process'
+import {mkdtemp, readFile} from 'node:fs/promises'
+import http from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {createSecureContext} from 'node:tls'
+import {after, before, describe, it} from 'node:test'
+
+import {accessReview} from '../../src/access/access-review.js'
+import {FleetError} from '../../src/base/errors.js'
+import {setWarningSink} from '../../src/base/warnings.js'
+import {KubeClient} from '../../src/kube/client.js'
+import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
+import {classifyOpenSslError} from '../../src/kube/errors.js'
+import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
+import type {UserEntry} from '../../src/kubeconfig/types.js'
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void
+let handler: Handler = (_req, res) => res.end()
+let server: http.Server
+let port: number
+let hits = 0
+const warnings: string[] = []
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    hits++
+    handler(req, res)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  port = (server.address() as AddressInfo).port
+  setWarningSink((line) => warnings.push(line))
+})
+after(() => server.close())
+
+function ctx(scheme: 'http' | 'https', user: UserEntry = {token: 'tok-double-aaaaaaaa'}): ResolvedContext {
+  return {contextName: 'c', clusterName: 'double', userName: 'u', cluster: {server: `${scheme}://127.0.0.1:${port}`, 'insecure-skip-tls-verify': scheme === 'https'}, user, contextFile: '/k', clusterFile: '/k'}
+}
+
+const connect = (scheme: 'http' | 'https', timeoutMs = 10_000, user?: UserEntry) => KubeClient.connect(ctx(scheme, user), {timeoutMs, clusterName: 'double', exec: new ExecCredentialRunner()})
+
+async function failure(p: Promise<unknown>): Promise<FleetError> {
+  try {
+    await p
+  } catch (error) {
+    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`)
+    return error
+  }
+  assert.fail('expected a failure')
+}
+
+describe('KubeClient against HTTP doubles', () => {
+  it('an http server is allowed, with a warning that the credential goes in clear', async () => {
+    handler = (_req, res) => res.end('{"gitVersion":"v1.34.0"}')
+    const client = await connect('http')
+    const res = await client.request('GET', '/version')
+    assert.equal(res.status, 200)
+    assert.deepEqual(warnings, [`warning: cluster "double": server http://127.0.0.1:${port} is plain http: the credential is sent in clear`])
+  })
+
+  it('429 with Retry-After is retried after the wait the server names', async () => {
+    hits = 0
+    handler = (_req, res) => {
+      if (hits <= 2) {
+        res.writeHead(429, {'retry-after': '1', 'content-type': 'application/json'})
+        res.end('{"kind":"Status","message":"too many requests"}')
+      } else res.end('{"ok":true}')
+    }
+    const client = await connect('http')
+    const started = Date.now()
+    const res = await client.request('GET', '/api')
+    assert.equal(res.status, 200)
+    assert.equal(hits, 3)
+    assert.ok(Date.now() - started >= 1900, `retried after ${Date.now() - started} ms, not the 2 s asked for`)
+  })
+
+  it('a Retry-After beyond the request time limit is not waited for: the 429 is the answer', async () => {
+    hits = 0
+    handler = (_req, res) => {
+      res.writeHead(429, {'retry-after': '30'})
+      res.end('{"kind":"Status","message":"slow down"}')
+    }
+    const client = await connect('http', 2000)
+    const started = Date.now()
+    const error = await failure(client.json('GET', '/api'))
+    assert.equal(hits, 1)
+    assert.ok(Date.now() - started < 1500)
+    assert.equal(error.kind, 'server')
+    assert.equal(error.message, 'GET /api: slow down')
+  })
+
+  it('a 200 that is not the review asked for is an error, never an answer', async () => {
+    handler = (_req, res) => res.end('{"kind":"Foo","status":{"allowed":true}}')
+    const client = await connect('http')
+    const error = await failure(accessReview(client, {resource: {namespace: 'default', verb: 'get', group: '', resource: 'pods'}}))
+    assert.equal(error.kind, 'server')
+    assert.equal(error.message, 'create selfsubjectaccessreviews.authorization.k8s.io: the server answered 200 with a Foo, not a SelfSubjectAccessReview')
+  })
+
+  it('a server that does not speak TLS is one plain line', async () => {
+    handler = (_req, res) => res.end('hello')
+    const client = await connect('https')
+    const error = await failure(client.request('GET', '/version'))
+    assert.equal(error.kind, 'tls')
+    assert.equal(error.message, `https://127.0.0.1:${port}: server gave an HTTP response to an HTTPS client`)
+  })
+})
+
+describe('TLS configuration errors are config errors in plain words', () => {
+  let dir: string
+  const pair = (name: string) => {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`), '-days', '1', '-subj', `/CN=${name}`], {stdio: 'ignore'})
+    return {cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`)}
+  }
+
+  it('a key that does not match its certificate, and what OpenSSL says when it meets one', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleet-tls-config-'))
+    const a = pair('a')
+    const b = pair('b')
+    const client = await connect('https', 10_000, {'client-certificate': a.cert, 'client-key': b.key})
+    const error = await failure(client.request('GET', '/version'))
+    assert.deepEqual([error.kind, error.message], ['config', 'user "u": client-key does not match client-certificate'])
+
+    let openssl: unknown
+    try {
+      createSecureContext({cert: await readFile(a.cert), key: await readFile(b.key)})
+    } catch (e) {
+      openssl = e
+    }
+    const classified = classifyOpenSslError(openssl, 'cluster "x"')
+    assert.deepEqual([classified.kind, classified.message], ['config', 'cluster "x": client-key does not match client-certificate'])
+  })
+})
+
+describe('failure kinds', () => {
+  it('every kind fleet can print is one the README lists', async () => {
+    const {ERROR_KINDS} = await import('../../src/base/errors.js')
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const sentence = /Failure kinds:([^.]*(?:\([^)]*\)[^.]*)*)\./.exec(readme.replace(/\n/g, ' '))
+    assert.ok(sentence, 'README names the failure kinds')
+    const listed = [...sentence[1].replace(/\([^)]*\)/g, '').matchAll(/`([a-z-]+)`/g)].map((m) => m[1])
+    assert.deepEqual([...listed].sort(), [...ERROR_KINDS].sort())
+  })
+})
