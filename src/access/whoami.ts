@@ -27,7 +27,8 @@ export const SELF_SUBJECT_REVIEW_VERSIONS = ['v1', 'v1beta1', 'v1alpha1']
 
 export const MASTERS_GROUP = 'system:masters'
 
-export async function whoami(client: KubeClient): Promise<WhoAmI> {
+/** Who the API server says the credential is (SelfSubjectReview, newest version the server serves). */
+export async function selfSubjectReview(client: KubeClient): Promise<UserInfo> {
   const review = await createReview<{userInfo?: Partial<UserInfo>}>(client, {
     group: 'authentication.k8s.io',
     versions: SELF_SUBJECT_REVIEW_VERSIONS,
@@ -35,12 +36,11 @@ export async function whoami(client: KubeClient): Promise<WhoAmI> {
     kind: 'SelfSubjectReview',
   })
   const info = review.status.userInfo ?? {}
-  const user: UserInfo = {
-    username: info.username ?? '',
-    uid: info.uid ?? '',
-    groups: info.groups ?? [],
-    extra: info.extra ?? {},
-  }
+  return {username: info.username ?? '', uid: info.uid ?? '', groups: info.groups ?? [], extra: info.extra ?? {}}
+}
+
+export async function whoami(client: KubeClient): Promise<WhoAmI> {
+  const user = await selfSubjectReview(client)
   return {user, warnings: await powerWarnings(client, user)}
 }
 

@@ -8,20 +8,11 @@ import type {CanIQuestion} from './target.js'
 import {type TokenClaims, readClaims, requestToken} from './token.js'
 
 /** Everything `wi test` and `wi doctor` need for one hub → target pair. */
-export interface Probe {
+export type Probe = ProbeSettings & {
   hub: Cluster
   target: Cluster
-  serviceAccount: ServiceAccountRef
   /** The audience to request (default: the target's server URL exactly as written in its kubeconfig, as Flux does). */
   audience: string
-  expirationSeconds: number
-  expectUser?: string
-  canI: CanIQuestion[]
-  /** A token the user already has (`--token-file`), diagnosed instead of a new one. */
-  token?: {value: string; file: string}
-  /** The target's AuthenticationConfiguration, if the user has it (`--authentication-config`). */
-  authConfig?: {file: string; raw: string; config: AuthenticationConfiguration}
-  options: ConnectOptions
 }
 
 /** One target's outcome (the per-cluster item of `wi test` and `wi doctor`). */
@@ -80,7 +71,9 @@ export interface ProbeSettings {
   expirationSeconds: number
   expectUser?: string
   canI: CanIQuestion[]
+  /** A token the user already has (`--token-file`), diagnosed instead of a new one. */
   token?: {value: string; file: string}
+  /** The target's AuthenticationConfiguration, if the user has it (`--authentication-config`). */
   authConfig?: {file: string; raw: string; config: AuthenticationConfiguration}
   options: ConnectOptions
 }

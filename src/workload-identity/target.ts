@@ -1,6 +1,5 @@
 import {type AccessQuery, canI, parseAccessQuery} from '../access/can-i.js'
-import {SELF_SUBJECT_REVIEW_VERSIONS, type UserInfo} from '../access/whoami.js'
-import {createReview} from '../access/review.js'
+import {type UserInfo, selfSubjectReview} from '../access/whoami.js'
 import {FleetError, UsageError, toErrorInfo, type ErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 
@@ -16,14 +15,7 @@ export type Authentication =
 
 export async function authenticate(asToken: KubeClient): Promise<Authentication> {
   try {
-    const review = await createReview<{userInfo?: Partial<UserInfo>}>(asToken, {
-      group: 'authentication.k8s.io',
-      versions: SELF_SUBJECT_REVIEW_VERSIONS,
-      resource: 'selfsubjectreviews',
-      kind: 'SelfSubjectReview',
-    })
-    const u = review.status.userInfo ?? {}
-    return {outcome: 'authenticated', user: {username: u.username ?? '', uid: u.uid ?? '', groups: u.groups ?? [], extra: u.extra ?? {}}}
+    return {outcome: 'authenticated', user: await selfSubjectReview(asToken)}
   } catch (error) {
     if (error instanceof FleetError && error.kind === 'unauthorized') return {outcome: 'unauthorized'}
     return {outcome: 'error', error: toErrorInfo(error)}
