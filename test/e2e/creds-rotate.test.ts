@@ -1,0 +1,275 @@
+// fleet creds rotate against the real control plane: a token credential in a hub Secret is replaced by a new one that
+// was proved first, the consumer reads the new one through the matching fleet provider and it works, the old token is
+// refused, the fingerprint changes; a failed verification leaves the old credential in place and nothing behind; a run
+// killed after every step (the failpoint) is finished by the next run with one anchor and no second mint of an anchor,
+// while a probe sees a working credential in the Secret the whole time; two runs at once end with one valid credential.
+// No secret made here appears in any captured output.
+import assert from 'node:assert/strict'
+import {createHash} from 'node:crypto'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {after, before, describe, it} from 'node:test'
+import yaml from 'js-yaml'
+
+import {type CliResult, runFleet} from '../support/cli.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+
+const cp = loadControlPlane()
+const hub = cp.hub
+const m1 = cp.members[0]
+const run = uniqueName('rot')
+const nsSys = `${run}-sys`
+const hubNs = `${run}-hub`
+const MEMBER = ['--kubeconfig', m1.kubeconfig, '--cluster', m1.context]
+const HUB = ['--hub-kubeconfig', hub.kubeconfig]
+const ROTATE = ['creds', 'rotate', '--kubeconfig', m1.kubeconfig, ...HUB]
+const STEPS = ['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke', 'confirm-revoked', 'finish']
+
+const outputs: Array<{what: string; res: CliResult}> = []
+const secrets = new Set<string>()
+let dir: string
+let fleetYaml: string
+
+async function fleet(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
+  const res = await runFleet(args, {timeoutMs: 120_000, env})
+  outputs.push({what: args.join(' '), res})
+  return res
+}
+
+const decode = (v: string) => Buffer.from(v, 'base64').toString('utf8')
+
+async function hubSecret(name: string): Promise<any> {
+  return JSON.parse(await kubectl(hub, ['get', 'secret', name, '-n', hubNs, '-o', 'json']))
+}
+
+/** The kubeconfig a Secret holds (argocd's config turned into one), remembered as a secret to grep for. */
+function kubeconfigOf(s: any): string {
+  let text: string
+  if (s.data.config) {
+    const c = JSON.parse(decode(s.data.config))
+    text = yaml.dump({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{name: 'c', cluster: {server: decode(s.data.server), 'certificate-authority-data': c.tlsClientConfig.caData}}],
+      users: [{name: 'u', user: {token: c.bearerToken}}],
+      contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
+      'current-context': 'c',
+    })
+  } else text = decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config)
+  const u = (yaml.load(text) as any).users[0].user
+  if (u.token) secrets.add(u.token)
+  return text
+}
+
+let probeFile = 0
+/** Who the credential in a kubeconfig is, or undefined when the server refuses it. */
+async function whoIs(text: string): Promise<string | undefined> {
+  const path = join(dir, `probe-${probeFile++ % 8}.kubeconfig`)
+  writeFileSync(path, text, {mode: 0o600})
+  const r = await kubectlResult(m1, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {kubeconfig: path})
+  return r.code === 0 ? r.stdout.trim() : undefined
+}
+
+async function anchors(sa: string): Promise<string[]> {
+  const out = await kubectl(m1, ['get', 'secrets', '-n', nsSys, '-o', 'json'])
+  return (JSON.parse(out).items as any[]).map((s) => s.metadata.name as string).filter((n) => n.startsWith(`${sa}-fleet-anchor-`)).sort()
+}
+
+async function generate(sa: string, name: string, format = 'multicluster-runtime'): Promise<void> {
+  const res = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', `${hubNs}/${name}`, '--format', format, '-o', 'json'])
+  assert.equal(res.code, 0, res.stderr)
+  kubeconfigOf(await hubSecret(name))
+}
+
+before(async () => {
+  dir = scratchDir()
+  await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
+  fleetYaml = join(dir, `${run}-fleet.yaml`)
+  writeFileSync(fleetYaml, [`hub: {kubeconfig: ${hub.kubeconfig}}`, 'providers:', `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`, ''].join('\n'))
+})
+
+after(async () => {
+  await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'namespace', nsSys, '--wait=false'])
+})
+
+describe('fleet creds rotate (token)', {concurrency: false}, () => {
+  it('rotates a multicluster-runtime Secret: new credential proved and read back by the kubeconfig provider, old token refused, old anchor gone', async () => {
+    await generate('mcr', 'member-1')
+    const before = await hubSecret('member-1')
+    const oldText = kubeconfigOf(before)
+    const oldAnchor = before.metadata.annotations['fleet.dev/credential-anchor']
+    assert.equal(await whoIs(oldText), `system:serviceaccount:${nsSys}:mcr`)
+
+    const dry = await fleet([...ROTATE, `${hubNs}/member-1`, '--dry-run', '-o', 'json'])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.equal(dry.json().items[0].status, 'planned')
+    assert.equal((await hubSecret('member-1')).metadata.resourceVersion, before.metadata.resourceVersion, 'a dry run changed the Secret')
+
+    const res = await fleet([...ROTATE, `${hubNs}/member-1`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'rotated')
+    assert.deepEqual(item.steps.map((s: any) => s.step), STEPS)
+    assert.deepEqual(item.verification.map((c: any) => [c.name, c.status]), [['identity', 'pass'], ['granted', 'pass'], ['denied', 'pass']])
+    assert.equal(item.revoked.done, true)
+    assert.equal(item.old.anchor, oldAnchor)
+
+    const after = await hubSecret('member-1')
+    const newText = kubeconfigOf(after)
+    const a = after.metadata.annotations
+    assert.notEqual(newText, oldText)
+    assert.equal(item.old.fingerprint, `sha256:${createHash('sha256').update(oldText).digest('hex')}`)
+    assert.equal(item.new.fingerprint, `sha256:${createHash('sha256').update(newText).digest('hex')}`)
+    assert.equal(a['fleet.dev/kubeconfig-sha256'], createHash('sha256').update(newText).digest('hex'))
+    assert.equal(a['fleet.dev/credential-anchor'], item.new.anchor)
+    assert.equal(a['fleet.dev/credential-expires'], item.new.expires)
+    assert.ok(!Object.keys(a).some((k) => k.startsWith('fleet.dev/rotation-')), 'rotation annotations left behind')
+    // About the old lifetime again (2h).
+    assert.ok(Math.abs(Date.parse(item.new.expires) - Date.now() - 7200_000) < 300_000, `new expiry ${item.new.expires}`)
+    assert.equal(await whoIs(oldText), undefined, 'the old token still authenticates')
+    assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:mcr`)
+    assert.deepEqual(await anchors('mcr'), [item.new.anchor.split('/')[1]])
+    // The consumer's view: fleet's kubeconfig provider (multicluster-runtime's format) reads the Secret and connects.
+    const who = await fleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', 'mcr#member-1', '-o', 'json'])
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.json().items[0].user.username, `system:serviceaccount:${nsSys}:mcr`)
+  })
+
+  it('rotates an Argo CD cluster Secret (bearerToken in config)', async () => {
+    await generate('argo', 'argo-member', 'argocd')
+    const oldText = kubeconfigOf(await hubSecret('argo-member'))
+    const res = await fleet([...ROTATE, `${hubNs}/argo-member`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    assert.equal(res.json().items[0].status, 'rotated')
+    const s = await hubSecret('argo-member')
+    const newText = kubeconfigOf(s)
+    assert.equal(decode(s.data.name), m1.context)
+    assert.equal(await whoIs(oldText), undefined)
+    assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:argo`)
+  })
+
+  it('a new credential that fails verification is not written: exit 1, the old one still works, its anchor stays, no new anchor', async () => {
+    await generate('broken', 'broken')
+    const s0 = await hubSecret('broken')
+    const oldText = kubeconfigOf(s0)
+    const anchors0 = await anchors('broken')
+    // The grant is gone from the cluster: the new token cannot list pods, so the "granted" check fails.
+    await kubectl(m1, ['delete', 'clusterrolebinding', `fleet-creds-${nsSys}-broken`])
+    const res = await fleet([...ROTATE, `${hubNs}/broken`, '-o', 'json'])
+    assert.equal(res.code, 1, res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'failed')
+    assert.match(item.reason, /failed verification/)
+    const s1 = await hubSecret('broken')
+    assert.equal(s1.data.kubeconfig, s0.data.kubeconfig)
+    assert.ok(!Object.keys(s1.metadata.annotations).some((k) => k.startsWith('fleet.dev/rotation-')), 'the claim was not lifted')
+    assert.deepEqual(await anchors('broken'), anchors0)
+    assert.equal(await whoIs(oldText), `system:serviceaccount:${nsSys}:broken`)
+  })
+
+  it('--all --expiring-within skips credentials that do not expire soon; a Secret fleet did not write is refused', async () => {
+    const res = await fleet([...ROTATE, '--all', '--expiring-within', '1h', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const mine = res.json().items.filter((i: any) => i.secret.namespace === hubNs)
+    assert.ok(mine.length >= 3)
+    for (const i of mine) assert.equal(i.status, 'skipped', JSON.stringify(i))
+    await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Secret', metadata: {name: 'theirs', namespace: hubNs}, data: {kubeconfig: 'eA=='}}))
+    const r2 = await fleet([...ROTATE, `${hubNs}/theirs`, '-o', 'json'])
+    assert.equal(r2.code, 1)
+    assert.match(r2.json().items[0].reason, /not written by fleet/)
+    const r3 = await fleet([...ROTATE])
+    assert.equal(r3.code, 2)
+    assert.match(r3.stderr, /--all/)
+  })
+
+  it('killed after every step and run again: finishes, one anchor, a working credential in the Secret at every instant', async () => {
+    await generate('crash', 'crash')
+    const username = `system:serviceaccount:${nsSys}:crash`
+    // The probe: reads the Secret and uses what it holds, all through the test. A refusal counts only if the Secret
+    // did not change between the read and the refusal (a consumer would re-read a changed Secret).
+    let stop = false
+    let probes = 0
+    const violations: string[] = []
+    const probe = (async () => {
+      while (!stop) {
+        const s = await hubSecret('crash')
+        const ok = (await whoIs(kubeconfigOf(s))) === username
+        probes++
+        if (!ok) {
+          const again = await hubSecret('crash')
+          if (again.metadata.resourceVersion === s.metadata.resourceVersion && (await whoIs(kubeconfigOf(again))) !== username) {
+            violations.push(`resourceVersion ${s.metadata.resourceVersion} (${JSON.stringify(s.metadata.annotations)})`)
+          }
+        }
+      }
+    })()
+    try {
+      for (const step of STEPS) {
+        const before = await hubSecret('crash')
+        const killed = await fleet([...ROTATE, `${hubNs}/crash`, '-o', 'json'], {FLEET_ROTATE_FAILPOINT: `after-${step}`})
+        assert.notEqual(killed.code, 0, `the failpoint after-${step} did not stop the run`)
+        const mid = await hubSecret('crash')
+        const state = mid.metadata.annotations['fleet.dev/rotation-phase']
+        const anchorsMid = await anchors('crash')
+        // At most the old and the claimed new anchor exist, and the Secret names both (no orphan).
+        const named = [mid.metadata.annotations['fleet.dev/credential-anchor'], mid.metadata.annotations['fleet.dev/rotation-new-anchor'], mid.metadata.annotations['fleet.dev/rotation-old-anchor']]
+          .filter(Boolean)
+          .map((r: string) => r.split('/')[1])
+        for (const a of anchorsMid) assert.ok(named.includes(a), `after-${step}: anchor ${a} is not named by the Secret (${state})`)
+        const res = await fleet([...ROTATE, `${hubNs}/crash`, '-o', 'json'])
+        assert.equal(res.code, 0, `after-${step}: ${res.stderr}${res.stdout}`)
+        const item = res.json().items[0]
+        assert.equal(item.status, 'rotated', JSON.stringify(item))
+        const after = await hubSecret('crash')
+        assert.ok(!Object.keys(after.metadata.annotations).some((k) => k.startsWith('fleet.dev/rotation-')), `after-${step}: state left behind`)
+        assert.deepEqual(await anchors('crash'), [after.metadata.annotations['fleet.dev/credential-anchor'].split('/')[1]], `after-${step}: anchors`)
+        assert.equal(await whoIs(kubeconfigOf(after)), username)
+        assert.notEqual(after.data.kubeconfig, before.data.kubeconfig, `after-${step}: not rotated`)
+        // Interrupted after the claim or later: the re-run finished that rotation (same new anchor), not a fresh one.
+        if (state) {
+          assert.equal(item.resumed, state, `after-${step}`)
+          if (state === 'claimed' || state === 'replaced') assert.equal(after.metadata.annotations['fleet.dev/credential-anchor'], mid.metadata.annotations['fleet.dev/rotation-new-anchor'], `after-${step}: a second new anchor`)
+        }
+      }
+    } finally {
+      stop = true
+      await probe
+    }
+    assert.ok(probes > 10, `the probe ran ${probes} times`)
+    assert.deepEqual(violations, [], 'the probe saw the Secret without a working credential')
+  })
+
+  it('two rotations at once (no Lease): one valid credential, no lost update, nothing minted by the loser left', async () => {
+    await generate('race', 'race')
+    const [a, b] = await Promise.all([fleet([...ROTATE, `${hubNs}/race`, '--no-lease', '-o', 'json']), fleet([...ROTATE, `${hubNs}/race`, '--no-lease', '-o', 'json'])])
+    const items = [a.json().items[0], b.json().items[0]]
+    const won = items.filter((i) => i.status === 'rotated')
+    assert.ok(won.length >= 1, JSON.stringify(items))
+    const s = await hubSecret('race')
+    const last = won.find((i) => i.new.anchor === s.metadata.annotations['fleet.dev/credential-anchor'])
+    assert.ok(last, 'the Secret holds a credential no run reported')
+    assert.equal(await whoIs(kubeconfigOf(s)), `system:serviceaccount:${nsSys}:race`)
+    assert.deepEqual(await anchors('race'), [last.new.anchor.split('/')[1]])
+    for (const i of items.filter((x) => x.status === 'failed')) assert.match(i.reason, /changed by someone else|in progress|changed while/)
+  })
+
+  it('two rotations at once with the Lease: both succeed one after the other, one valid credential', async () => {
+    const [a, b] = await Promise.all([fleet([...ROTATE, `${hubNs}/race`, '-o', 'json']), fleet([...ROTATE, `${hubNs}/race`, '-o', 'json'])])
+    assert.equal(a.code, 0, a.stdout)
+    assert.equal(b.code, 0, b.stdout)
+    const s = await hubSecret('race')
+    assert.deepEqual(await anchors('race'), [s.metadata.annotations['fleet.dev/credential-anchor'].split('/')[1]])
+    assert.equal(await whoIs(kubeconfigOf(s)), `system:serviceaccount:${nsSys}:race`)
+    assert.equal((await kubectl(hub, ['get', 'leases', '-n', hubNs, '-o', 'name'])).trim(), '', 'a Lease was left behind')
+  })
+
+  it('no secret made here appears in any output', () => {
+    assert.ok(secrets.size > 5)
+    for (const {what, res} of outputs) {
+      for (const x of secrets) {
+        assert.ok(!res.stdout.includes(x) && !res.stderr.includes(x), `a secret in the output of fleet ${what}`)
+      }
+    }
+  })
+})
