@@ -10,17 +10,19 @@ import {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
+import {describeCertificate} from '../kubeconfig/credentials.js'
+import {inClusterAvailable, inClusterContext} from '../kubeconfig/in-cluster.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import {resolveHubContext} from '../providers/hub/client.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type SecretDestination, type SecretFormat, destinationSecret, kubeconfigKey} from './formats.js'
-import {type KubeObject, applyObject, deleteObject, getObject, objectPath} from './kube-objects.js'
+import {ApplyLog, type KubeObject, applyObject, deleteObject, getObject, objectPath} from './kube-objects.js'
 import {buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 import {acquireLease} from './lease.js'
-import {anchorName, anchorObject, issueBoundToken} from './methods.js'
+import {type Issued, METHODS, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import {findPreset} from './presets.js'
 import {type Identity, roleBaseName} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
@@ -98,8 +100,14 @@ const STALE_CLAIM_MS = 120_000
 /** A Secret changed by someone else since it was read: re-read, never overwrite. */
 class Conflict extends Error {}
 
+/**
+ * The hub: as configured; with nothing configured and no KUBECONFIG, inside a Pod (a CronJob on the hub), the Pod's
+ * own ServiceAccount through the in-cluster configuration.
+ */
 async function connectHub(spec: HubSpec | undefined, env: RotateEnv): Promise<KubeClient> {
-  const ctx = await resolveHubContext(spec, env.env)
+  const e = env.env ?? process.env
+  const unconfigured = !spec || (!spec.kubeconfig && !spec.context)
+  const ctx = unconfigured && !e.KUBECONFIG && inClusterAvailable(e) ? inClusterContext(e) : await resolveHubContext(spec, env.env)
   return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec})
 }
 
@@ -254,16 +262,20 @@ async function rotateLocked(
   if (!isFleetManaged(secret.metadata.labels) || !format || !item.cluster) {
     throw new FleetError('config', `${where} was not written by fleet creds generate (no managed-by label or credential annotations): fleet rotates only what it made`)
   }
-  if (item.method !== 'token') {
-    throw new FleetError('config', `${where}: method ${item.method} is not rotated yet (only token)`)
-  }
-  const id = parseIdentity(item.identity)
-  if (!id) throw new FleetError('config', `${where}: identity annotation "${item.identity}" is not a ServiceAccount`)
-  let state = readState(ann)
+  const method = item.method as Method
+  if (!METHODS.includes(method)) throw new FleetError('config', `${where}: unknown credential method "${item.method}"`)
   const held = heldCredential(secret, format)
   if (!held) throw new FleetError('config', `${where}: no kubeconfig in the ${format} keys`)
   registerSecret(held.user.token)
   registerSecret(held.user['client-key-data'])
+  const id = identityOf(method, item.identity, held.user)
+  if (!id) throw new FleetError('config', `${where}: identity annotation "${item.identity}" does not fit method ${method}`)
+  // generate records no anchor for a legacy token: its Secret's name is derived from the destination, the same way here.
+  if (method === 'legacy-token' && !item.old.anchor && id.kind === 'ServiceAccount') {
+    const key = createHash('sha256').update(`secret:${t.namespace}/${t.name}:${format}`).digest('hex').slice(0, 8)
+    item.old.anchor = `${id.namespace}/${legacySecretName(id.name, key)}`
+  }
+  let state = readState(ann)
 
   if (!state) {
     if (r.expiringWithinMs !== undefined) {
@@ -295,10 +307,11 @@ async function rotateLocked(
 
   // Step 1: claim. The new anchor's name is recorded before it exists, so a re-run makes this same anchor, never a second.
   if (!state) {
-    const oldAnchor = parseRef(ann[ANNOTATIONS.anchor])
+    const oldAnchor = parseRef(item.old.anchor)
+    const key = `${createHash('sha256').update(`${t.namespace}/${t.name}`).digest('hex').slice(0, 8)}-${anchorSuffix()}`
     const fresh: RotationState = {
       phase: 'claimed',
-      newAnchor: {namespace: id.namespace, name: anchorName(id.name, `${(oldAnchor?.name ?? id.name).replace(/^.*-fleet-anchor-/, '').slice(0, 8)}-${anchorSuffix()}`)},
+      newAnchor: id.kind === 'User' ? undefined : {namespace: id.namespace, name: method === 'token' ? anchorName(id.name, key) : legacySecretName(id.name, key)},
       oldAnchor,
       run,
       started: new Date().toISOString(),
@@ -332,25 +345,42 @@ async function rotateLocked(
     const namespaces = parseScope(ann[ANNOTATIONS.scope])
     const rules = await grantedRules(target!, ann[ANNOTATIONS.access], id, namespaces)
     const claimed = state
-    const anchor = await timed('anchor', async () => {
-      const annotations = {
-        [ANNOTATIONS.method]: 'token',
-        [ANNOTATIONS.identity]: item.identity!,
-        [ANNOTATIONS.scope]: ann[ANNOTATIONS.scope] ?? '',
-        [ANNOTATIONS.access]: ann[ANNOTATIONS.access] ?? '',
-      }
-      return applyObject<KubeObject>(target!, anchorObject(id, claimed.newAnchor.name, annotations))
-    }, (a) => `Secret ${a.metadata.namespace}/${a.metadata.name}`)
-    const seconds = r.durationSeconds ?? lifetimeSeconds(held.user.token) ?? 24 * 3600
-    const issued = await timed('mint', () => issueBoundToken(target!, id, {name: anchor.metadata.name, uid: anchor.metadata.uid!}, seconds), (i) => `expires ${i.expires}`)
+    const annotations = {
+      [ANNOTATIONS.method]: method,
+      [ANNOTATIONS.identity]: item.identity!,
+      [ANNOTATIONS.scope]: ann[ANNOTATIONS.scope] ?? '',
+      [ANNOTATIONS.access]: ann[ANNOTATIONS.access] ?? '',
+    }
+    let issued: Issued
+    if (id.kind === 'ServiceAccount') {
+      const sa = id
+      const obj = method === 'token' ? anchorObject(sa, claimed.newAnchor!.name, annotations) : legacyTokenObject(sa, claimed.newAnchor!.name, annotations)
+      const anchor = await timed('anchor', () => applyObject<KubeObject>(target!, obj), (a) => `Secret ${a.metadata.namespace}/${a.metadata.name}`)
+      const seconds = r.durationSeconds ?? lifetimeSeconds(held.user.token) ?? 24 * 3600
+      issued = await timed(
+        'mint',
+        () => (method === 'token' ? issueBoundToken(target!, sa, {name: anchor.metadata.name, uid: anchor.metadata.uid!}, seconds) : awaitLegacyToken(target!, sa.namespace, anchor.metadata.name)),
+        (i) => (i.expires ? `expires ${i.expires}` : 'never expires'),
+      )
+    } else {
+      // A client certificate hangs on nothing: no anchor step. The key is made here, the CSR approved, then deleted.
+      const user = id
+      const seconds = r.durationSeconds ?? certLifetimeSeconds(held.user) ?? 24 * 3600
+      const log = new ApplyLog()
+      issued = await timed('mint', async () => {
+        const i = await issueClientCert(target!, user, seconds, log, annotations)
+        if (i.csr) await deleteObject(target!, 'CertificateSigningRequest', i.csr).catch(() => undefined)
+        return i
+      }, (i) => `certificate valid until ${i.expires}`)
+    }
     const kubeconfig = buildKubeconfig({name: held.names.cluster, userName: held.names.user, cluster: held.cluster, user: issued.user, namespace: held.names.namespace})
     const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: item.cluster, exec: env.exec})
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: item.identity!, rules, namespaces}), (c) => c.map((x) => `${x.name} ${x.status}`).join(', '))
-    const newAnchor = refText(claimed.newAnchor)!
+    const newAnchor = refText(claimed.newAnchor)
     item.new = {fingerprint: fp(kubeconfigSha256(kubeconfig)), expires: issued.expires, anchor: newAnchor}
     if (worstStatus(item.verification) === 'fail') {
       // Nothing was written: the old credential stays; the new anchor (and every token bound to it) goes, and the claim is lifted.
-      await deleteObject(target!, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
+      if (claimed.newAnchor) await deleteObject(target!, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
       await releaseClaim(hub, t, run).catch(() => undefined)
       const failed = item.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
       throw new FleetError('server', `${where}: the new credential failed verification (${failed.join('; ')}); the old one is unchanged and its anchor deleted`)
@@ -366,7 +396,7 @@ async function rotateLocked(
     const replacedState: RotationState = {...claimed, phase: 'replaced'}
     const nextAnnotations = {
       ...annotationsOf(secret),
-      [ANNOTATIONS.anchor]: newAnchor,
+      ...(newAnchor ? {[ANNOTATIONS.anchor]: newAnchor} : {}),
       [ANNOTATIONS.expires]: issued.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
       ...stateAnnotations(replacedState),
@@ -377,8 +407,8 @@ async function rotateLocked(
       if (!(error instanceof Conflict)) throw error
       // Someone else wrote the Secret: re-read it. If it does not hold this run's anchor, this run lost: its credential is revoked.
       const now = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
-      const holds = now && annotationsOf(now)[ANNOTATIONS.anchor] === newAnchor
-      if (!holds) {
+      const holds = now && newAnchor && annotationsOf(now)[ANNOTATIONS.anchor] === newAnchor
+      if (!holds && claimed.newAnchor) {
         await deleteObject(target!, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
         item.revoked = {done: true, reason: `this run's new credential (anchor ${newAnchor}) was revoked: the Secret was changed by another writer first`}
       }
@@ -389,7 +419,10 @@ async function rotateLocked(
 
   // Steps: revoke the old anchor, confirm the old token is dead, finish (clear the rotation annotations).
   const old = state.oldAnchor
-  if (old && target) {
+  if (method === 'client-cert') {
+    const until = certNotAfter(held.user) ?? item.old.expires
+    item.revoked = {done: false, reason: `a client certificate cannot be revoked: the old one stays valid until ${until} (its NotAfter)`}
+  } else if (old && target) {
     await timed('revoke', () => deleteObject(target, 'Secret', old.name, old.namespace), () => `deleted anchor Secret ${old.namespace}/${old.name}`)
     if (oldClient) {
       const dead = await timed('confirm-revoked', () => confirmDead(oldClient!, 30_000), (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'))
@@ -403,12 +436,35 @@ async function rotateLocked(
     item.revoked = {done: false, reason: 'the old credential named no anchor: nothing to delete (it stays valid until it expires)'}
   }
   await timed('finish', () => finishSecret(hub, t))
-  item.status = item.revoked.done ? 'rotated' : 'failed'
-  if (!item.revoked.done) item.reason = item.revoked.reason
+  // A certificate that cannot be revoked is the method's nature, said in `revoked`; a token that survived its anchor is a failure.
+  item.status = item.revoked.done || method === 'client-cert' ? 'rotated' : 'failed'
+  if (item.status === 'failed') item.reason = item.revoked.reason
   if (!item.new) {
     const a = annotationsOf(secret)
     item.new = {fingerprint: fp(a[ANNOTATIONS.fingerprint]), expires: a[ANNOTATIONS.expires], anchor: a[ANNOTATIONS.anchor]}
   }
+}
+
+function identityOf(method: Method, identity: string | undefined, user: UserEntry): Identity | undefined {
+  if (method !== 'client-cert') return parseIdentity(identity)
+  const pem = user['client-certificate-data'] ? Buffer.from(user['client-certificate-data'], 'base64').toString('utf8') : undefined
+  if (!pem || !identity) return undefined
+  // The groups are the old certificate's organizations: the new one says the same.
+  return {kind: 'User', name: identity, groups: describeCertificate(pem).organizations}
+}
+
+function certInfo(user: UserEntry) {
+  const data = user['client-certificate-data']
+  return data ? describeCertificate(Buffer.from(data, 'base64').toString('utf8')) : undefined
+}
+
+const certNotAfter = (user: UserEntry) => certInfo(user)?.notAfter
+
+function certLifetimeSeconds(user: UserEntry): number | undefined {
+  const c = certInfo(user)
+  if (!c?.notBefore || !c.notAfter) return undefined
+  // NotBefore is backdated by the signer (5 minutes by default); the asked lifetime is about NotAfter - NotBefore minus that.
+  return Math.max(600, Math.round((Date.parse(c.notAfter) - Date.parse(c.notBefore)) / 1000) - 300)
 }
 
 async function connectTarget(r: RotateRequest, cluster: string, env: RotateEnv): Promise<KubeClient> {

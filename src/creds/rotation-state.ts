@@ -27,7 +27,8 @@ export type Step = (typeof STEPS)[number]
 
 export interface RotationState {
   phase: Phase
-  newAnchor: {namespace: string; name: string}
+  /** Absent for a client certificate, which hangs on nothing. */
+  newAnchor?: {namespace: string; name: string}
   oldAnchor?: {namespace: string; name: string}
   run: string
   started: string
@@ -43,7 +44,7 @@ export function readState(annotations: Record<string, string> | undefined): Rota
   const a = annotations ?? {}
   const phase = a[ROTATION.phase]
   const newAnchor = ref(a[ROTATION.newAnchor])
-  if ((phase !== 'claimed' && phase !== 'replaced') || !newAnchor) return undefined
+  if (phase !== 'claimed' && phase !== 'replaced') return undefined
   return {phase, newAnchor, oldAnchor: ref(a[ROTATION.oldAnchor]), run: a[ROTATION.run] ?? '', started: a[ROTATION.started] ?? ''}
 }
 
@@ -51,7 +52,7 @@ export function readState(annotations: Record<string, string> | undefined): Rota
 export function stateAnnotations(s: RotationState): Record<string, string> {
   return {
     [ROTATION.phase]: s.phase,
-    [ROTATION.newAnchor]: `${s.newAnchor.namespace}/${s.newAnchor.name}`,
+    ...(s.newAnchor ? {[ROTATION.newAnchor]: `${s.newAnchor.namespace}/${s.newAnchor.name}`} : {}),
     ...(s.oldAnchor ? {[ROTATION.oldAnchor]: `${s.oldAnchor.namespace}/${s.oldAnchor.name}`} : {}),
     [ROTATION.run]: s.run,
     [ROTATION.started]: s.started,

@@ -70,22 +70,23 @@ async function whoIs(text: string): Promise<string | undefined> {
   return r.code === 0 ? r.stdout.trim() : undefined
 }
 
-async function anchors(sa: string): Promise<string[]> {
+async function anchors(sa: string, kind = 'anchor'): Promise<string[]> {
   const out = await kubectl(m1, ['get', 'secrets', '-n', nsSys, '-o', 'json'])
-  return (JSON.parse(out).items as any[]).map((s) => s.metadata.name as string).filter((n) => n.startsWith(`${sa}-fleet-anchor-`)).sort()
+  return (JSON.parse(out).items as any[]).map((s) => s.metadata.name as string).filter((n) => n.startsWith(`${sa}-fleet-${kind}-`)).sort()
 }
 
-async function generate(sa: string, name: string, format = 'multicluster-runtime'): Promise<void> {
-  const res = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', `${hubNs}/${name}`, '--format', format, '-o', 'json'])
+async function generate(sa: string, name: string, format = 'multicluster-runtime', extra: string[] = []): Promise<void> {
+  const who = extra.includes('client-cert') ? [] : ['--service-account', `${nsSys}/${sa}`]
+  const res = await fleet(['creds', 'generate', ...MEMBER, ...HUB, ...who, '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', `${hubNs}/${name}`, '--format', format, ...extra, '-o', 'json'])
   assert.equal(res.code, 0, res.stderr)
-  kubeconfigOf(await hubSecret(name))
+  kubeconfigOf(await hubSecret(format === 'cluster-api' ? `${name}-kubeconfig` : name))
 }
 
 before(async () => {
   dir = scratchDir()
   await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
   fleetYaml = join(dir, `${run}-fleet.yaml`)
-  writeFileSync(fleetYaml, [`hub: {kubeconfig: ${hub.kubeconfig}}`, 'providers:', `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`, ''].join('\n'))
+  writeFileSync(fleetYaml, [`hub: {kubeconfig: ${hub.kubeconfig}}`, 'providers:', `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`, `  - {name: capi, type: cluster-api, namespace: ${hubNs}}`, ''].join('\n'))
 })
 
 after(async () => {
@@ -138,15 +139,56 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
 
   it('rotates an Argo CD cluster Secret (bearerToken in config)', async () => {
     await generate('argo', 'argo-member', 'argocd')
-    const oldText = kubeconfigOf(await hubSecret('argo-member'))
+    const s0 = await hubSecret('argo-member')
+    const oldText = kubeconfigOf(s0)
     const res = await fleet([...ROTATE, `${hubNs}/argo-member`, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr + res.stdout)
     assert.equal(res.json().items[0].status, 'rotated')
     const s = await hubSecret('argo-member')
     const newText = kubeconfigOf(s)
-    assert.equal(decode(s.data.name), m1.context)
+    assert.equal(s.data.name, s0.data.name)
+    assert.equal(s.data.server, s0.data.server)
     assert.equal(await whoIs(oldText), undefined)
     assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:argo`)
+  })
+
+  it('rotates a legacy token (flux Secret): new token Secret, the old one deleted and its token refused', async () => {
+    await generate('legacy', 'legacy-flux', 'flux', ['--method', 'legacy-token'])
+    const oldText = kubeconfigOf(await hubSecret('legacy-flux'))
+    assert.equal((await anchors('legacy', 'token')).length, 1)
+    const res = await fleet([...ROTATE, `${hubNs}/legacy-flux`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'rotated', JSON.stringify(item))
+    assert.equal(item.revoked.done, true)
+    const newText = kubeconfigOf(await hubSecret('legacy-flux'))
+    assert.equal(await whoIs(oldText), undefined, 'the old legacy token still authenticates')
+    assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:legacy`)
+    assert.deepEqual(await anchors('legacy', 'token'), [item.new.anchor.split('/')[1]])
+  })
+
+  it('rotates a client certificate (Cluster API Secret, read back by the cluster-api provider): the old one is reported valid until its NotAfter', async () => {
+    await applyYaml(hub, JSON.stringify({apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: {name: 'work', namespace: hubNs}, spec: {}}))
+    await kubectl(hub, ['patch', 'clusters.cluster.x-k8s.io', 'work', '-n', hubNs, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: {initialization: {controlPlaneInitialized: true}}})])
+    const user = `${run}-ci`
+    await generate('', 'work', 'cluster-api', ['--method', 'client-cert', '--user', user, '--group', 'ci'])
+    const s0 = await hubSecret('work-kubeconfig')
+    const res = await fleet([...ROTATE, `${hubNs}/work-kubeconfig`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'rotated', JSON.stringify(item))
+    assert.equal(item.revoked.done, false)
+    assert.match(item.revoked.reason, new RegExp(`stays valid until ${item.old.expires}`))
+    const s1 = await hubSecret('work-kubeconfig')
+    assert.notEqual(s1.data.value, s0.data.value)
+    const key = (yaml.load(decode(s1.data.value)) as any).users[0].user['client-key-data']
+    secrets.add(key)
+    secrets.add(decode(key).trim())
+    assert.equal((await kubectl(m1, ['get', 'csr', '-l', 'app.kubernetes.io/managed-by=fleet', '-o', 'name'])).trim(), '', 'a CSR was left behind')
+    const who = await fleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', `capi#${hubNs}/work`, '-o', 'json'])
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.json().items[0].user.username, user)
+    assert.ok(who.json().items[0].user.groups.includes('ci'))
   })
 
   it('a new credential that fails verification is not written: exit 1, the old one still works, its anchor stays, no new anchor', async () => {
@@ -172,7 +214,7 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     const res = await fleet([...ROTATE, '--all', '--expiring-within', '1h', '-o', 'json'])
     assert.equal(res.code, 0, res.stderr + res.stdout)
     const mine = res.json().items.filter((i: any) => i.secret.namespace === hubNs)
-    assert.ok(mine.length >= 3)
+    assert.ok(mine.length >= 5)
     for (const i of mine) assert.equal(i.status, 'skipped', JSON.stringify(i))
     await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Secret', metadata: {name: 'theirs', namespace: hubNs}, data: {kubeconfig: 'eA=='}}))
     const r2 = await fleet([...ROTATE, `${hubNs}/theirs`, '-o', 'json'])
