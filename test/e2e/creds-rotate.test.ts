@@ -6,7 +6,7 @@
 // No secret made here appears in any captured output.
 import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
-import {writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
@@ -304,6 +304,40 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     assert.deepEqual(await anchors('race'), [s.metadata.annotations['fleet.dev/credential-anchor'].split('/')[1]])
     assert.equal(await whoIs(kubeconfigOf(s)), `system:serviceaccount:${nsSys}:race`)
     assert.equal((await kubectl(hub, ['get', 'leases', '-n', hubNs, '-o', 'name'])).trim(), '', 'a Lease was left behind')
+  })
+
+  it('in-cluster: the hub is reached with a Pod\'s ServiceAccount token and CA files and the least hub RBAC of docs/rotation.md', async () => {
+    await generate('pod', 'in-pod')
+    const sa = `${run}-rotator`
+    await applyYaml(hub, [
+      {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa, namespace: hubNs}},
+      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name: sa, namespace: hubNs}, rules: [
+        {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
+        {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
+      ]},
+      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {name: sa, namespace: hubNs}, subjects: [{kind: 'ServiceAccount', name: sa, namespace: hubNs}], roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa}},
+    ].map((o) => JSON.stringify(o)).join('\n---\n'))
+    const token = (await kubectl(hub, ['create', 'token', sa, '-n', hubNs, '--duration', '1h'])).trim()
+    secrets.add(token)
+    const hubDoc = yaml.load(readFileSync(hub.kubeconfig, 'utf8')) as any
+    const url = new URL(hubDoc.clusters[0].cluster.server)
+    const podDir = join(dir, 'serviceaccount')
+    mkdirSync(podDir, {recursive: true})
+    writeFileSync(join(podDir, 'token'), token, {mode: 0o600})
+    writeFileSync(join(podDir, 'ca.crt'), decode(hubDoc.clusters[0].cluster['certificate-authority-data']))
+    const podEnv = {KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'token'), FLEET_IN_CLUSTER_CA_FILE: join(podDir, 'ca.crt')}
+    const s0 = await hubSecret('in-pod')
+    const res = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`, '-o', 'json'], podEnv)
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    assert.equal(res.json().hub, 'in-cluster')
+    assert.equal(res.json().items[0].status, 'rotated')
+    const s1 = await hubSecret('in-pod')
+    assert.notEqual(s1.data.kubeconfig, s0.data.kubeconfig)
+    assert.equal(await whoIs(kubeconfigOf(s1)), `system:serviceaccount:${nsSys}:pod`)
+    // Without the token file it is a one-line configuration error naming the path.
+    const bad = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`], {...podEnv, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'missing')})
+    assert.equal(bad.code, 2, bad.stderr)
+    assert.match(bad.stderr.trim(), /^[^\n]*no ServiceAccount token at .*missing[^\n]*$/)
   })
 
   it('no secret made here appears in any output', () => {
