@@ -41,6 +41,8 @@ import {CAPI_CLUSTER_NAME_LABEL} from './formats.js'
 export interface RotateRequest {
   /** NAMESPACE/NAME of hub Secrets; empty with `all`. */
   names: Array<{namespace: string; name: string}>
+  /** Kubeconfig files creds generate wrote (--file). */
+  files?: string[]
   all: boolean
   expiringWithinMs?: number
   /** Lifetime of the new token; default the old token's own lifetime (exp - iat), else 24h. */
@@ -69,7 +71,9 @@ export interface StepRecord {
 
 /** The stable JSON shape of one credential's rotation (docs/rotation.md). */
 export interface RotatedCredential {
-  secret: {hub: string; namespace: string; name: string; format?: string}
+  /** A hub Secret, or (`file`) a kubeconfig file creds generate wrote. */
+  secret?: {hub: string; namespace: string; name: string; format?: string}
+  file?: {path: string}
   cluster?: string
   method?: string
   identity?: string
@@ -125,7 +129,7 @@ function withAnnotations(s: Secret, annotations: Record<string, string>): Secret
   return {...s, metadata: {...s.metadata, annotations} as Secret['metadata']}
 }
 
-function parseIdentity(text: string | undefined): (Identity & {kind: 'ServiceAccount'}) | undefined {
+export function parseIdentity(text: string | undefined): (Identity & {kind: 'ServiceAccount'}) | undefined {
   const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(text ?? '')
   return m ? {kind: 'ServiceAccount', namespace: m[1], name: m[2]} : undefined
 }
@@ -202,6 +206,10 @@ async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
 }
 
 export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promise<RotationReport> {
+  const {rotateFile} = await import('./rotate-file.js')
+  const fileItems: RotatedCredential[] = []
+  for (const path of r.files ?? []) fileItems.push(await rotateFile(path, r, env))
+  if (!r.all && r.names.length === 0) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
   const hub = await connectHub(r.hub, env)
   const hubName = hub.context.contextName
   let targets: Array<{namespace: string; name: string}>
@@ -209,7 +217,7 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   else targets = r.names
   const run = newRunId()
   const items = await mapLimit(targets, Math.max(1, r.concurrency), (t) => rotateOne(hub, hubName, t, r, env, run))
-  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, items}
+  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, items: [...fileItems, ...items]}
 }
 
 async function rotateOne(
@@ -253,7 +261,7 @@ async function rotateLocked(
   if (!secret) throw new FleetError('not-found', `hub ${hub.context.contextName}: Secret ${t.namespace}/${t.name} not found`)
   const ann = annotationsOf(secret)
   const format = ann[ANNOTATIONS.format] as SecretFormat | undefined
-  item.secret.format = format
+  item.secret!.format = format
   item.cluster = ann[ANNOTATIONS.cluster]
   item.method = ann[ANNOTATIONS.method]
   item.identity = ann[ANNOTATIONS.identity]
@@ -445,7 +453,7 @@ async function rotateLocked(
   }
 }
 
-function identityOf(method: Method, identity: string | undefined, user: UserEntry): Identity | undefined {
+export function identityOf(method: Method, identity: string | undefined, user: UserEntry): Identity | undefined {
   if (method !== 'client-cert') return parseIdentity(identity)
   const pem = user['client-certificate-data'] ? Buffer.from(user['client-certificate-data'], 'base64').toString('utf8') : undefined
   if (!pem || !identity) return undefined
@@ -458,23 +466,23 @@ function certInfo(user: UserEntry) {
   return data ? describeCertificate(Buffer.from(data, 'base64').toString('utf8')) : undefined
 }
 
-const certNotAfter = (user: UserEntry) => certInfo(user)?.notAfter
+export const certNotAfter = (user: UserEntry) => certInfo(user)?.notAfter
 
-function certLifetimeSeconds(user: UserEntry): number | undefined {
+export function certLifetimeSeconds(user: UserEntry): number | undefined {
   const c = certInfo(user)
   if (!c?.notBefore || !c.notAfter) return undefined
   // NotBefore is backdated by the signer (5 minutes by default); the asked lifetime is about NotAfter - NotBefore minus that.
   return Math.max(600, Math.round((Date.parse(c.notAfter) - Date.parse(c.notBefore)) / 1000) - 300)
 }
 
-async function connectTarget(r: RotateRequest, cluster: string, env: RotateEnv): Promise<KubeClient> {
+export async function connectTarget(r: RotateRequest, cluster: string, env: RotateEnv): Promise<KubeClient> {
   const ref = await r.cluster(cluster)
   const ctx = await ref.resolve()
   return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec})
 }
 
 /** The old token's own lifetime (exp - iat), so a rotation keeps what generate was asked for. */
-function lifetimeSeconds(token: string | undefined): number | undefined {
+export function lifetimeSeconds(token: string | undefined): number | undefined {
   const parts = token?.split('.') ?? []
   if (parts.length !== 3) return undefined
   try {
@@ -486,7 +494,7 @@ function lifetimeSeconds(token: string | undefined): number | undefined {
 }
 
 /** Polls SelfSubjectReview with the old credential until the server refuses it (401). */
-async function confirmDead(client: KubeClient, timeoutMs: number): Promise<boolean> {
+export async function confirmDead(client: KubeClient, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {

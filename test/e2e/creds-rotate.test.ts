@@ -6,7 +6,7 @@
 // No secret made here appears in any captured output.
 import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
@@ -338,6 +338,38 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     const bad = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`], {...podEnv, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'missing')})
     assert.equal(bad.code, 2, bad.stderr)
     assert.match(bad.stderr.trim(), /^[^\n]*no ServiceAccount token at .*missing[^\n]*$/)
+  })
+
+  it('rotates a kubeconfig file creds generate wrote: atomic, 0600, old token refused; killed after replace and run again', async () => {
+    const path = join(dir, 'file-reader.kubeconfig')
+    const gen = await fleet(['creds', 'generate', ...MEMBER, '--service-account', `${nsSys}/filer`, '--role', 'pod-lister', '--create-namespace', '--duration', '1h', '--out', path, '-o', 'json'])
+    assert.equal(gen.code, 0, gen.stderr)
+    const oldText = readFileSync(path, 'utf8')
+    kubeconfigOf({data: {kubeconfig: Buffer.from(oldText).toString('base64')}})
+    const res = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, '--file', path, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'rotated', JSON.stringify(item))
+    assert.equal(statSync(path).mode & 0o777, 0o600)
+    const newText = readFileSync(path, 'utf8')
+    kubeconfigOf({data: {kubeconfig: Buffer.from(newText).toString('base64')}})
+    assert.equal(item.new.fingerprint, `sha256:${createHash('sha256').update(newText).digest('hex')}`)
+    assert.equal(await whoIs(oldText), undefined)
+    assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:filer`)
+    const facts = (yaml.load(newText) as any).extensions.find((e: any) => e.name === 'fleet.dev/credential').extension
+    assert.equal(facts.anchor, item.new.anchor)
+    assert.ok(!Object.keys(facts).some((k) => k.startsWith('rotation-')))
+    // Killed right after the file got the new credential: the next run deletes the old anchor and clears the state.
+    const killed = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, '--file', path, '-o', 'json'], {FLEET_ROTATE_FAILPOINT: 'after-replace'})
+    assert.notEqual(killed.code, 0)
+    const mid = readFileSync(path, 'utf8')
+    kubeconfigOf({data: {kubeconfig: Buffer.from(mid).toString('base64')}})
+    assert.equal(await whoIs(mid), `system:serviceaccount:${nsSys}:filer`)
+    const again = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, '--file', path, '-o', 'json'])
+    assert.equal(again.code, 0, again.stderr + again.stdout)
+    assert.equal(again.json().items[0].resumed, 'replaced')
+    assert.deepEqual(await anchors('filer'), [again.json().items[0].new.anchor.split('/')[1]])
+    assert.equal(await whoIs(readFileSync(path, 'utf8')), `system:serviceaccount:${nsSys}:filer`)
   })
 
   it('no secret made here appears in any output', () => {

@@ -27,6 +27,7 @@ then still in place and working). See docs/rotation.md.`
 
   static flags = {
     all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
+    file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
     'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h).'}),
     duration: Flags.string({description: 'Lifetime of the new credential (default: the old one\'s lifetime).'}),
     'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context).'}),
@@ -40,7 +41,7 @@ then still in place and working). See docs/rotation.md.`
     // Parsed again for the variadic names (the base command keeps only the first argument); parsing has no side effects.
     const {argv} = await this.parse({flags: CredsRotate.flags, baseFlags: BaseCommand.baseFlags, args: CredsRotate.args, strict: false})
     const names = argv as string[]
-    if (!f.all && names.length === 0) throw new UsageError('name at least one hub Secret NAMESPACE/NAME, or pass --all')
+    if (!f.all && names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file, or pass --all')
     if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
     const targets = names.map((n) => {
       const [namespace, name, extra] = n.split('/')
@@ -54,6 +55,7 @@ then still in place and working). See docs/rotation.md.`
     const report = await rotateCredentials(
       {
         names: targets,
+        files: f.file ?? [],
         all: f.all,
         expiringWithinMs: within,
         durationSeconds: duration,
@@ -76,7 +78,7 @@ then still in place and working). See docs/rotation.md.`
     this.render(report, {
       rows: report.items,
       columns: [
-        {header: 'secret', get: (i: RotatedCredential) => `${i.secret.namespace}/${i.secret.name}`},
+        {header: 'credential', get: (i: RotatedCredential) => where(i)},
         {header: 'status', get: (i) => i.status + (i.resumed ? ` (resumed ${i.resumed})` : ''), color: (i, k) => (i.status === 'failed' ? k.red : undefined)},
         {header: 'method', get: (i) => i.method ?? ''},
         {header: 'new expires', get: (i) => i.new?.expires ?? ''},
@@ -85,9 +87,11 @@ then still in place and working). See docs/rotation.md.`
         {header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true},
         {header: 'reason', get: (i) => (i.status === 'rotated' ? '' : (i.reason ?? ''))},
       ],
-      name: (i) => `secret/${i.secret.namespace}/${i.secret.name}`,
+      name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
       notes,
     })
     return report
   }
 }
+
+const where = (i: RotatedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))
