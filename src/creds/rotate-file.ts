@@ -135,7 +135,8 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
   const phase = f['rotation-phase']
   if (!phase && r.expiringWithinMs !== undefined) {
     const exp = Date.parse(f.expires ?? '')
-    if (!Number.isNaN(exp) && exp - Date.now() > r.expiringWithinMs) {
+    // A legacy token never expires ("never"): it is not expiring, so a scheduled --expiring-within leaves it.
+    if (f.expires === 'never' || (!Number.isNaN(exp) && exp - Date.now() > r.expiringWithinMs)) {
       item.status = 'skipped'
       item.reason = `expires ${f.expires}, not within --expiring-within`
       return

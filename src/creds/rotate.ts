@@ -26,7 +26,7 @@ import {type Issued, METHODS, type Method, anchorName, anchorObject, awaitLegacy
 import {findPreset} from './presets.js'
 import {type Identity, roleBaseName} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
-import {type RotationState, type Step, anchorSuffix, failpoint, newRunId, readState, stateAnnotations, withoutState} from './rotation-state.js'
+import {type RotationState, type Step, anchorSuffix, failpoint, pausepoint, newRunId, readState, stateAnnotations, withoutState} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
 import {CONSUMER_LABEL, PROFILE_LABEL} from '../providers/hub/cluster-inventory.js'
 import {CAPI_CLUSTER_NAME_LABEL} from './formats.js'
@@ -288,7 +288,8 @@ async function rotateLocked(
   if (!state) {
     if (r.expiringWithinMs !== undefined) {
       const exp = Date.parse(item.old.expires ?? '')
-      if (!Number.isNaN(exp) && exp - Date.now() > r.expiringWithinMs) {
+      // A legacy token never expires ("never"): it is not expiring, so a scheduled --expiring-within leaves it.
+      if (item.old.expires === 'never' || (!Number.isNaN(exp) && exp - Date.now() > r.expiringWithinMs)) {
         item.status = 'skipped'
         item.reason = `expires ${item.old.expires}, not within --expiring-within`
         return
@@ -310,6 +311,7 @@ async function rotateLocked(
     const v = await work()
     item.steps.push({step, ms: Date.now() - t0, ...(detail ? {detail: detail(v)} : {})})
     failpoint(step, env.env)
+    await pausepoint(step, env.env)
     return v
   }
 
@@ -389,7 +391,7 @@ async function rotateLocked(
     if (worstStatus(item.verification) === 'fail') {
       // Nothing was written: the old credential stays; the new anchor (and every token bound to it) goes, and the claim is lifted.
       if (claimed.newAnchor) await deleteObject(target!, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
-      await releaseClaim(hub, t, run).catch(() => undefined)
+      await releaseClaim(hub, t, claimed).catch(() => undefined)
       const failed = item.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
       throw new FleetError('server', `${where}: the new credential failed verification (${failed.join('; ')}); the old one is unchanged and its anchor deleted`)
     }
@@ -522,10 +524,10 @@ async function finishSecret(hub: KubeClient, t: {namespace: string; name: string
   throw new FleetError('server', `Secret ${t.namespace}/${t.name}: could not clear the rotation annotations (kept changing)`)
 }
 
-/** Lifts this run's claim after a failed verification (only if it is still this run's). */
-async function releaseClaim(hub: KubeClient, t: {namespace: string; name: string}, run: string): Promise<void> {
+/** Lifts the claim this run worked on after a failed verification (only if the Secret still records that same claim). */
+async function releaseClaim(hub: KubeClient, t: {namespace: string; name: string}, claimed: RotationState): Promise<void> {
   const s = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
   const st = s ? readState(annotationsOf(s)) : undefined
-  if (!s || !st || st.run !== run || st.phase !== 'claimed') return
+  if (!s || !st || st.phase !== 'claimed' || st.run !== claimed.run || refText(st.newAnchor) !== refText(claimed.newAnchor)) return
   await replaceSecret(hub, withAnnotations(s, withoutState(annotationsOf(s))))
 }

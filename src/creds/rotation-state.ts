@@ -79,3 +79,12 @@ export function failpoint(step: Step, env: NodeJS.ProcessEnv = process.env): voi
   if (!want) return
   if (want === `after-${step}`) process.kill(process.pid, 'SIGKILL')
 }
+
+/**
+ * Test hook, off unless set: `FLEET_ROTATE_PAUSE=after-<step>:<ms>` waits that long after the step, so a test can change
+ * the Secret under a running rotation (what a concurrent writer does) at a known moment.
+ */
+export async function pausepoint(step: Step, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const [want, ms] = (env.FLEET_ROTATE_PAUSE ?? '').split(':')
+  if (want === `after-${step}` && Number(ms) > 0) await new Promise((r) => setTimeout(r, Number(ms)))
+}

@@ -296,6 +296,33 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     for (const i of items.filter((x) => x.status === 'failed')) assert.match(i.reason, /changed by someone else|in progress|changed while/)
   })
 
+  it('a writer that changes the Secret between claim and replace wins: this run re-reads, revokes its own new credential, overwrites nothing', async () => {
+    await generate('lost', 'lost')
+    const s0 = await hubSecret('lost')
+    const oldText = kubeconfigOf(s0)
+    const running = fleet([...ROTATE, `${hubNs}/lost`, '-o', 'json'], {FLEET_ROTATE_PAUSE: 'after-verify:4000'})
+    // Wait for the claim, then write the Secret as another writer would (a label change is enough to move resourceVersion).
+    for (let i = 0; i < 100 && !(await hubSecret('lost')).metadata.annotations['fleet.dev/rotation-new-anchor']; i++) await new Promise((r) => setTimeout(r, 100))
+    const claimed = (await hubSecret('lost')).metadata.annotations['fleet.dev/rotation-new-anchor']
+    assert.ok(claimed, 'the run never claimed the Secret')
+    await kubectl(hub, ['label', 'secret', 'lost', '-n', hubNs, 'team=other'])
+    const res = await running
+    assert.equal(res.code, 1, res.stdout + res.stderr)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'failed')
+    assert.match(item.reason, /changed while this run rotated it/)
+    assert.equal(item.revoked.done, true)
+    const s1 = await hubSecret('lost')
+    assert.equal(s1.data.kubeconfig, s0.data.kubeconfig, 'the other write was overwritten')
+    assert.equal(s1.metadata.labels.team, 'other')
+    assert.ok(!(await anchors('lost')).includes(claimed.split('/')[1]), 'the loser\'s anchor is still there')
+    assert.equal(await whoIs(oldText), `system:serviceaccount:${nsSys}:lost`)
+    // The next run finishes cleanly from there.
+    const again = await fleet([...ROTATE, `${hubNs}/lost`, '-o', 'json'])
+    assert.equal(again.code, 0, again.stdout)
+    assert.deepEqual(await anchors('lost'), [(await hubSecret('lost')).metadata.annotations['fleet.dev/credential-anchor'].split('/')[1]])
+  })
+
   it('two rotations at once with the Lease: both succeed one after the other, one valid credential', async () => {
     const [a, b] = await Promise.all([fleet([...ROTATE, `${hubNs}/race`, '-o', 'json']), fleet([...ROTATE, `${hubNs}/race`, '-o', 'json'])])
     assert.equal(a.code, 0, a.stdout)
