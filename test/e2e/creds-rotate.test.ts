@@ -5,6 +5,7 @@
 // while a probe sees a working credential in the Secret the whole time; two runs at once end with one valid credential.
 // No secret made here appears in any captured output.
 import assert from 'node:assert/strict'
+import {execFile} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -62,12 +63,19 @@ function kubeconfigOf(s: any): string {
 }
 
 let probeFile = 0
-/** Who the credential in a kubeconfig is, or undefined when the server refuses it. */
+/**
+ * Who the credential in a kubeconfig is, or undefined when the server refuses it. kubectl is run with stdin closed
+ * (execFile): the probe runs hundreds of times alongside killed fleet runs, and a pipe to a kubectl that already exited
+ * must not fail the test with EPIPE.
+ */
 async function whoIs(text: string): Promise<string | undefined> {
   const path = join(dir, `probe-${probeFile++ % 8}.kubeconfig`)
   writeFileSync(path, text, {mode: 0o600})
-  const r = await kubectlResult(m1, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {kubeconfig: path})
-  return r.code === 0 ? r.stdout.trim() : undefined
+  return new Promise((resolve) => {
+    execFile(cp.binaries.kubectl, ['--kubeconfig', path, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {timeout: 30_000}, (error, stdout) =>
+      resolve(error ? undefined : stdout.trim()),
+    )
+  })
 }
 
 async function anchors(sa: string, kind = 'anchor'): Promise<string[]> {
