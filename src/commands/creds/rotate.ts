@@ -1,0 +1,93 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import {parseDuration} from '../../base/duration.js'
+import {UsageError} from '../../base/errors.js'
+import {configuredHubs} from '../../creds/hubs.js'
+import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
+
+export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
+  static summary = 'Replace fleet-made credentials in hub Secrets with new ones, proved first, and revoke the old ones.'
+  static description = `For each hub Secret written by fleet creds generate (NAMESPACE/NAME, or --all): mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition, deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (the old credential is then still in place and working). See docs/rotation.md.`
+
+  static examples = [
+    '<%= config.bin %> creds rotate fleet-system/member-1',
+    '<%= config.bin %> creds rotate --all --expiring-within 48h -o json',
+  ]
+
+  static strict = false
+
+  static args = {
+    secret: Args.string({description: 'NAMESPACE/NAME of a hub Secret fleet wrote (repeatable).'}),
+  }
+
+  static flags = {
+    all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
+    file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
+    'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h).'}),
+    duration: Flags.string({description: 'Lifetime of the new credential (default: the old one\'s lifetime).'}),
+    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context).'}),
+    'hub-context': Flags.string({description: 'Hub context.'}),
+    'no-lease': Flags.boolean({description: 'Do not take the per-Secret Lease (correctness rests on resourceVersion preconditions alone).', hidden: true}),
+    'dry-run': Flags.boolean({description: 'Say what would be rotated; touch nothing.'}),
+  }
+
+  async run(): Promise<RotationReport> {
+    const f = this.flags
+    // Parsed again for the variadic names (the base command keeps only the first argument); parsing has no side effects.
+    const {argv} = await this.parse({flags: CredsRotate.flags, baseFlags: BaseCommand.baseFlags, args: CredsRotate.args, strict: false})
+    const names = argv as string[]
+    if (!f.all && names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file, or pass --all')
+    if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
+    const targets = names.map((n) => {
+      const [namespace, name, extra] = n.split('/')
+      if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
+      return {namespace, name}
+    })
+    const within = f['expiring-within'] === undefined ? undefined : parseDuration(f['expiring-within'], '--expiring-within')
+    const duration = f.duration === undefined ? undefined : Math.floor(parseDuration(f.duration, '--duration') / 1000)
+    if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
+    const hubs = await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config'], fallbackToCurrent: true})
+    const report = await rotateCredentials(
+      {
+        names: targets,
+        files: f.file ?? [],
+        all: f.all,
+        expiringWithinMs: within,
+        durationSeconds: duration,
+        dryRun: f['dry-run'],
+        hub: hubs[0],
+        cluster: (name) => this.provider().get(name),
+        concurrency: f.concurrency,
+        lease: !f['no-lease'],
+      },
+      this.connection,
+    )
+    const notes: string[] = []
+    const failed = report.items.filter((i) => i.status === 'failed')
+    const acted = report.items.filter((i) => i.status !== 'skipped')
+    // Never a silent success: nothing selected, or nothing to do after the filter, is said; any failure exits 1.
+    if (report.items.length === 0) notes.push(`no fleet-managed credential Secrets found on hub ${report.hub}`)
+    else if (acted.length === 0) notes.push(`none of ${report.items.length} credentials expires within ${f['expiring-within']}: nothing rotated`)
+    if (failed.length > 0) notes.push(`${failed.length} rotation${failed.length > 1 ? 's' : ''} failed; the old credential${failed.length > 1 ? 's are' : ' is'} still in place`)
+    if (report.items.length === 0 || failed.length > 0) this.markFailed()
+    this.render(report, {
+      rows: report.items,
+      columns: [
+        {header: 'credential', get: (i: RotatedCredential) => where(i)},
+        {header: 'status', get: (i) => i.status + (i.resumed ? ` (resumed ${i.resumed})` : ''), color: (i, k) => (i.status === 'failed' ? k.red : undefined)},
+        {header: 'method', get: (i) => i.method ?? ''},
+        {header: 'new expires', get: (i) => i.new?.expires ?? ''},
+        {header: 'revoked', get: (i) => (i.revoked ? `${i.revoked.done ? 'yes' : 'no'}: ${i.revoked.reason}` : '')},
+        {header: 'fingerprint', get: (i) => (i.new?.fingerprint ? `${i.old.fingerprint?.slice(0, 19) ?? '?'} -> ${i.new.fingerprint.slice(0, 19)}` : ''), wide: true},
+        {header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true},
+        {header: 'reason', get: (i) => (i.status === 'rotated' ? '' : (i.reason ?? ''))},
+      ],
+      name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
+      notes,
+    })
+    return report
+  }
+}
+
+const where = (i: RotatedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))

@@ -1,0 +1,100 @@
+import {FleetError} from '../base/errors.js'
+import type {KubeClient} from '../kube/client.js'
+import {httpError} from '../kube/errors.js'
+import {FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
+
+/**
+ * A coordination.k8s.io Lease per rotated Secret, so that two fleet runs do not both mint a credential for the same
+ * Secret (the second waits). It saves work; correctness does not rest on it: every write to the Secret carries a
+ * resourceVersion precondition. Taken and renewed with resourceVersion preconditions too (create, or update an expired one).
+ */
+interface LeaseObject {
+  apiVersion: string
+  kind: string
+  metadata: {name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string>}
+  spec: {holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number}
+}
+
+const path = (ns: string, name?: string) => `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases${name ? `/${encodeURIComponent(name)}` : ''}`
+const micro = (d = new Date()) => d.toISOString().replace(/Z$/, '000Z').replace(/\.(\d{3})000Z$/, '.$1000Z')
+
+function expired(l: LeaseObject, now = Date.now()): boolean {
+  const renew = Date.parse(l.spec.renewTime ?? l.spec.acquireTime ?? '')
+  if (!l.spec.holderIdentity || Number.isNaN(renew)) return true
+  return renew + (l.spec.leaseDurationSeconds ?? 0) * 1000 < now
+}
+
+export interface HeldLease {
+  /** Whether the previous holder's lease had to expire (it died or hung). */
+  takenOver: boolean
+  release(): Promise<void>
+}
+
+async function tryTake(hub: KubeClient, ns: string, name: string, holder: string, seconds: number): Promise<'taken' | 'takenOver' | 'busy'> {
+  const res = await hub.request('GET', path(ns, name))
+  const now = micro()
+  if (res.status === 404) {
+    const body: LeaseObject = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {name, namespace: ns, labels: {[MANAGED_BY_LABEL]: MANAGED_BY}},
+      spec: {holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: 0},
+    }
+    const c = await hub.request('POST', `${path(ns)}?fieldManager=${FIELD_MANAGER}`, body)
+    if (c.status === 409) return 'busy'
+    if (c.status < 200 || c.status >= 300) throw httpError(c.status, c.body, `create Lease ${ns}/${name}`)
+    return 'taken'
+  }
+  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `get Lease ${ns}/${name}`)
+  const lease = JSON.parse(res.body) as LeaseObject
+  if (lease.spec.holderIdentity && lease.spec.holderIdentity !== holder && !expired(lease)) return 'busy'
+  const over = Boolean(lease.spec.holderIdentity) && lease.spec.holderIdentity !== holder
+  lease.spec = {...lease.spec, holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1}
+  const u = await hub.request('PUT', `${path(ns, name)}?fieldManager=${FIELD_MANAGER}`, lease)
+  if (u.status === 409) return 'busy'
+  if (u.status < 200 || u.status >= 300) throw httpError(u.status, u.body, `update Lease ${ns}/${name}`)
+  return over ? 'takenOver' : 'taken'
+}
+
+export async function acquireLease(
+  hub: KubeClient,
+  ns: string,
+  name: string,
+  holder: string,
+  o: {seconds: number; waitMs: number},
+): Promise<HeldLease> {
+  const deadline = Date.now() + o.waitMs
+  let got: 'taken' | 'takenOver' | 'busy'
+  for (;;) {
+    got = await tryTake(hub, ns, name, holder, o.seconds)
+    if (got !== 'busy') break
+    if (Date.now() > deadline) throw new FleetError('timeout', `Lease ${ns}/${name} on the hub is held by another rotation (waited ${Math.round(o.waitMs / 1000)}s)`)
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  // Renewed at a third of its duration; a renewal that fails only shortens the protection (the Secret's preconditions remain).
+  const timer = setInterval(() => {
+    void renew(hub, ns, name, holder).catch(() => undefined)
+  }, Math.max(1000, (o.seconds * 1000) / 3))
+  timer.unref()
+  return {
+    takenOver: got === 'takenOver',
+    async release() {
+      clearInterval(timer)
+      const res = await hub.request('GET', path(ns, name))
+      if (res.status !== 200) return
+      const lease = JSON.parse(res.body) as LeaseObject
+      if (lease.spec.holderIdentity !== holder) return
+      // Deleted with a precondition on its resourceVersion, so a Lease another run has just taken is left alone.
+      await hub.request('DELETE', path(ns, name), {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: lease.metadata.resourceVersion}})
+    },
+  }
+}
+
+async function renew(hub: KubeClient, ns: string, name: string, holder: string): Promise<void> {
+  const res = await hub.request('GET', path(ns, name))
+  if (res.status !== 200) return
+  const lease = JSON.parse(res.body) as LeaseObject
+  if (lease.spec.holderIdentity !== holder) return
+  lease.spec.renewTime = micro()
+  await hub.request('PUT', path(ns, name), lease)
+}

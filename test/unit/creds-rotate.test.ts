@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, it} from 'node:test'
+
+import {inClusterContext} from '../../src/kubeconfig/in-cluster.js'
+import {lifetimeSeconds, parseIdentity} from '../../src/creds/rotate.js'
+import {ROTATION, STEPS, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
+
+const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
+
+describe('creds rotate: state on the Secret', () => {
+  it('round-trips a claimed state and clears every rotation annotation, keeping the others', () => {
+    const s = {phase: 'claimed' as const, newAnchor: {namespace: 'ns', name: 'a-new'}, oldAnchor: {namespace: 'ns', name: 'a-old'}, run: 'r1', started: '2026-11-22T09:00:00.000Z'}
+    const ann = {'fleet.dev/credential-method': 'token', ...stateAnnotations(s)}
+    assert.deepEqual(readState(ann), s)
+    assert.deepEqual(withoutState(ann), {'fleet.dev/credential-method': 'token'})
+    assert.equal(readState({[ROTATION.phase]: 'bogus'}), undefined)
+    assert.equal(readState(undefined), undefined)
+  })
+
+  it('a client certificate rotation has no anchor to record', () => {
+    const ann = stateAnnotations({phase: 'replaced', run: 'r', started: 'x'})
+    assert.equal(ann[ROTATION.newAnchor], undefined)
+    assert.equal(readState(ann)?.phase, 'replaced')
+  })
+
+  it('names the steps the failpoint accepts, in order', () => {
+    assert.deepEqual([...STEPS], ['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke', 'confirm-revoked', 'finish'])
+  })
+
+  it('reads a ServiceAccount identity and the old token lifetime', () => {
+    assert.deepEqual(parseIdentity('system:serviceaccount:team-a:reader'), {kind: 'ServiceAccount', namespace: 'team-a', name: 'reader'})
+    assert.equal(parseIdentity('alice'), undefined)
+    assert.equal(lifetimeSeconds(jwt({iat: 1000, exp: 8200})), 7200)
+    assert.equal(lifetimeSeconds(jwt({iat: 1000, exp: 1100})), 600, 'never below the API minimum')
+    assert.equal(lifetimeSeconds('not-a-jwt'), undefined)
+  })
+})
+
+describe('in-cluster configuration', () => {
+  it('reads host, port, token and CA paths the way client-go does (IPv6 in brackets), with the paths overridable', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-incluster-'))
+    writeFileSync(join(dir, 'token'), 'x')
+    writeFileSync(join(dir, 'ca.crt'), 'x')
+    const env = {KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443', FLEET_IN_CLUSTER_TOKEN_FILE: join(dir, 'token'), FLEET_IN_CLUSTER_CA_FILE: join(dir, 'ca.crt')}
+    const ctx = inClusterContext(env)
+    assert.equal(ctx.cluster.server, 'https://[fd00::1]:443')
+    assert.equal(ctx.user.tokenFile, join(dir, 'token'))
+    assert.equal(ctx.cluster['certificate-authority'], join(dir, 'ca.crt'))
+    assert.throws(() => inClusterContext({...env, FLEET_IN_CLUSTER_TOKEN_FILE: join(dir, 'nope')}), /no ServiceAccount token at .*nope/)
+    assert.throws(() => inClusterContext({}), /KUBERNETES_SERVICE_HOST/)
+  })
+})
