@@ -432,6 +432,56 @@ describe('fleet creds list (live)', () => {
     assert.ok(viaConfig.json().items.some((i: any) => i.location === `secret ${hub.context}:${hubNs}/member-1`))
   })
 
+  it('finds consumer Secrets fleet did not write: Flux ones through the Kustomizations and HelmReleases that use them, Argo CD ones by label', async () => {
+    // The credential inside: the bound token of the multicluster-runtime Secret generated above, put into foreign Secrets.
+    const text = decode((await hubSecret('member-1')).data.kubeconfig)
+    const token = userOf(text).token
+    const b64 = (v: string) => Buffer.from(v).toString('base64')
+    const secret = (name: string, data: Record<string, string>, labels?: Record<string, string>) =>
+      applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Secret', metadata: {name, namespace: hubNs, ...(labels ? {labels} : {})}, data}))
+    await secret('flux-ks', {'kubeconfig-custom': b64(text)}) // referenced with an explicit key
+    await secret('flux-hr', {'value.yaml': b64(text)}) // no key in the references: Flux falls back to value.yaml
+    await secret('flux-orphan', {value: b64(text)}) // referenced by nothing and unlabelled: not a consumer Secret anyone knows of
+    await secret('argo-foreign', {
+      name: b64('member-1-by-hand'), server: b64(m1.url),
+      config: b64(JSON.stringify({bearerToken: token, tlsClientConfig: {insecure: false, caData: Buffer.from(readFileSync(m1.caFile)).toString('base64')}})),
+    }, {'argocd.argoproj.io/secret-type': 'cluster'})
+    const flux = (apiVersion: string, kind: string, name: string, secretRef: Record<string, string>) =>
+      applyYaml(hub, JSON.stringify({apiVersion, kind, metadata: {name, namespace: hubNs}, spec: {interval: '10m', kubeConfig: {secretRef}}}))
+    await flux('kustomize.toolkit.fluxcd.io/v1', 'Kustomization', 'apps', {name: 'flux-ks', key: 'kubeconfig-custom'})
+    await flux('kustomize.toolkit.fluxcd.io/v1', 'Kustomization', 'infra', {name: 'flux-hr'})
+    await flux('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'podinfo', {name: 'flux-hr'})
+    await flux('kustomize.toolkit.fluxcd.io/v1', 'Kustomization', 'fleet-made', {name: 'flux-m1'}) // the Secret generated above
+
+    // --live: each one authenticates. (The exit code is 1 here: tokens revoked by the tests above are on the same hub.)
+    const res = await fleet(['creds', 'list', ...HUB, '--live', '-o', 'json'])
+    const items = res.json().items as any[]
+    const at = (name: string) => items.find((i) => i.location === `secret ${hub.context}:${hubNs}/${name}`)
+    assert.deepEqual(items.filter((i) => !i.live.ok && i.location.startsWith(`secret ${hub.context}:${hubNs}/`) && /^(flux-|argo-)/.test(i.source.name)).map((i) => `${i.location}: ${JSON.stringify(i.live)}`), [])
+    const expires = at('member-1').expires
+    const identity = `system:serviceaccount:${nsSys}:mcr`
+    const ks = at('flux-ks')
+    assert.deepEqual(
+      [ks?.format, ks?.source.key, ks?.method, ks?.identity, ks?.expires, ks?.managedByFleet, ks?.referencedBy, ks?.live?.ok],
+      ['flux', 'kubeconfig-custom', 'bound-token', identity, expires, false, [`Kustomization ${hubNs}/apps`], true],
+    )
+    const hr = at('flux-hr')
+    assert.deepEqual(
+      [hr?.format, hr?.source.key, hr?.method, hr?.server, hr?.managedByFleet, hr?.referencedBy, hr?.live?.ok],
+      ['flux', 'value.yaml', 'bound-token', m1.url, false, [`Kustomization ${hubNs}/infra`, `HelmRelease ${hubNs}/podinfo`], true],
+    )
+    assert.equal(at('flux-orphan'), undefined, 'an unlabelled Secret nothing references is nobody\'s consumer Secret')
+    const argo = at('argo-foreign')
+    assert.deepEqual(
+      [argo?.format, argo?.cluster, argo?.server, argo?.method, argo?.identity, argo?.expires, argo?.managedByFleet, argo?.live?.username],
+      ['argocd', 'member-1-by-hand', m1.url, 'bound-token', identity, expires, false, identity],
+    )
+    // A fleet-made flux Secret that a Kustomization uses is listed once, fleet's, with the object that uses it.
+    const made = items.filter((i) => i.location === `secret ${hub.context}:${hubNs}/flux-m1`)
+    assert.deepEqual(made.map((i) => [i.format, i.managedByFleet, i.referencedBy]), [['flux', true, [`Kustomization ${hubNs}/fleet-made`]]])
+    assert.ok(!res.stdout.includes(token) && !res.stderr.includes(token))
+  })
+
   it('--expiring-within: exit 1 when a credential expires within the window, 0 otherwise; --live sees a revoked token', async () => {
     const file = join(dir, `${run}-reader.kubeconfig`) // 1h token, revoked above
     const soon = await fleet(['creds', 'list', '--kubeconfig', file, '--expiring-within', '2h', '-o', 'json'])
