@@ -393,6 +393,39 @@ describe('fleet creds generate (live)', () => {
     assert.equal(await exists(m1, ['role', 'fleet-creds-' + nsSys + '-rollback', '-n', nsA]), false)
     assert.equal(await exists(hub, ['secret', 'rb', '-n', hubNs]), false)
   })
+
+  it('a failed run puts back what it changed: the Role\'s rules, and the consumer Secret with the credential that worked', async () => {
+    const sa = 'restore'
+    const role = `fleet-creds-${nsSys}-${sa}`
+    const first = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'view', '-n', nsA, '--duration', '1h', '--secret', `${hubNs}/restore`, '--format', 'multicluster-runtime'])
+    assert.equal(first.code, 0, first.stderr)
+    const roleBefore = JSON.parse(await kubectl(m1, ['get', 'role', role, '-n', nsA, '-o', 'json']))
+    const secretBefore = await hubSecret('restore')
+    const working = decode(secretBefore.data.kubeconfig)
+    remember(working)
+    // A second run changes both (another preset; another format into the same Secret), then fails at its last step.
+    const second = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'pod-lister', '-n', nsA, '--duration', '1h', '--secret', `${hubNs}/restore`, '--format', 'kubeconfig-secretreader', '--update-profile', `${hubNs}/no-such-profile`])
+    assertOneLineError(second, 2, /ClusterProfile .*no-such-profile not found/)
+    const roleAfter = JSON.parse(await kubectl(m1, ['get', 'role', role, '-n', nsA, '-o', 'json']))
+    assert.notEqual(roleAfter.metadata.resourceVersion, roleBefore.metadata.resourceVersion, 'the second run did change the Role')
+    assert.deepEqual(roleAfter.rules, roleBefore.rules)
+    assert.deepEqual([roleAfter.metadata.labels, roleAfter.metadata.annotations], [roleBefore.metadata.labels, roleBefore.metadata.annotations])
+    const secretAfter = await hubSecret('restore')
+    assert.notEqual(secretAfter.metadata.resourceVersion, secretBefore.metadata.resourceVersion, 'the second run did change the Secret')
+    assert.deepEqual(secretAfter.data, secretBefore.data)
+    assert.deepEqual([secretAfter.metadata.labels, secretAfter.metadata.annotations], [secretBefore.metadata.labels, secretBefore.metadata.annotations])
+    // The credential the Secret held before still works: its anchor and grant are as they were.
+    const file = join(dir, `${run}-restored.kubeconfig`)
+    writeFileSync(file, working, {mode: 0o600})
+    assert.equal(await kubectl(m1, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {kubeconfig: file}), `system:serviceaccount:${nsSys}:${sa}`)
+    await assertAccess(file, [['list', 'configmaps', '-n', nsA]], [])
+    // Field ownership is back too: running the first arguments again leaves the grant unchanged.
+    const again = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'view', '-n', nsA, '--duration', '1h', '--secret', `${hubNs}/restore`, '--format', 'multicluster-runtime', '-o', 'json'])
+    assert.equal(again.code, 0, again.stderr)
+    remember(decode((await hubSecret('restore')).data.kubeconfig))
+    const actions = Object.fromEntries(again.json().objects.map((o: any) => [o.kind, o.action]))
+    assert.deepEqual([actions.Role, actions.RoleBinding], ['unchanged', 'unchanged'])
+  })
 })
 
 describe('fleet creds list (live)', () => {
