@@ -91,8 +91,26 @@ function fromLegacy(group: string, version: string, list: LegacyResourceList): D
     }))
 }
 
+/**
+ * Discovery once per client: a command asking many questions of one cluster (clusters verify's required permissions,
+ * auth can-i over several namespaces, wi's --can-i) would otherwise fetch the same documents for every question. A
+ * client lives for one command, so the answer cannot go stale in a way that matters; a failed discovery is forgotten
+ * so that the next question tries again.
+ */
+const discovered = new WeakMap<KubeClient, Promise<DiscoveredResource[]>>()
+
 /** Every resource the cluster serves, core group first, then groups in the server's priority order. */
-export async function discoverResources(client: KubeClient): Promise<DiscoveredResource[]> {
+export function discoverResources(client: KubeClient): Promise<DiscoveredResource[]> {
+  let found = discovered.get(client)
+  if (!found) {
+    found = fetchResources(client)
+    discovered.set(client, found)
+    found.catch(() => discovered.delete(client))
+  }
+  return found
+}
+
+async function fetchResources(client: KubeClient): Promise<DiscoveredResource[]> {
   const [core, groups] = await Promise.all([
     getJson<AggregatedList & LegacyResourceList & {versions?: string[]}>(client, '/api', AGGREGATED),
     getJson<AggregatedList & {groups?: Array<{name: string; preferredVersion?: {groupVersion?: string}}>}>(client, '/apis', AGGREGATED),

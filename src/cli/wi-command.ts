@@ -9,8 +9,10 @@ import {expirationSeconds, readAuthenticationConfig, readTokenFile} from '../wor
 import {type Probe, type ProbeResult, probeFor} from '../workload-identity/probe.js'
 import {parseServiceAccount} from '../workload-identity/service-account.js'
 import {parseCanI} from '../workload-identity/target.js'
+import {junitSuites} from '../verify/junit.js'
 import {BaseCommand} from './base-command.js'
-import {checkColumns, checkRows, fixNotes} from './wi-format.js'
+import {checkJunitTarget, writeJunit} from './junit-file.js'
+import {checkColumns, checkRows, fixNotes, junitSuitesOf} from './wi-format.js'
 
 /** The stable JSON shape of `wi test` and `wi doctor` (docs/workload-identity.md). */
 export interface WorkloadIdentityReport {
@@ -60,6 +62,7 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     const seconds = expirationSeconds(parseDuration(f.expiration, '--expiration'))
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
     const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
+    if (f.junit) await checkJunitTarget(f.junit)
     const options = this.connection
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
     await this.selectedClusters()
@@ -75,6 +78,7 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     const items = results.map((r) => toItem(r, (v: ProbeResult) => v))
     if (items.some((i) => !i.ok || !i.passed)) this.markFailed()
     const report: WorkloadIdentityReport = {kind: this.reportKind, hub: hub.name, serviceAccount: `${sa.namespace}/${sa.name}`, items}
+    if (f.junit) await writeJunit(f.junit, junitSuites(junitSuitesOf(report, new Map(results.map((r) => [r.cluster, r.durationMs])))))
     const rows = checkRows(items)
     this.render(report, {
       // -o name: the targets where everything passed, for scripts.

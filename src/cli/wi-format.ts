@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import type {Check} from '../base/checks.js'
 import type {ClusterItem} from '../fleet/items.js'
 import type {ProbeResult} from '../workload-identity/probe.js'
+import type {CheckSuite} from '../verify/junit.js'
 import type {Column} from './table.js'
 
 /** Flags and table shapes shared by the `wi` commands; their logic lives in src/workload-identity/. */
@@ -16,6 +17,7 @@ export const wiFlags = {
   'can-i': Flags.string({description: 'Something the identity must be allowed on the target: "VERB RESOURCE [NAME] [-n NAMESPACE]" (repeatable).', multiple: true}),
   expiration: Flags.string({description: 'Lifetime of the requested token (the API server\'s minimum is 10m).', default: '10m'}),
   'token-file': Flags.string({description: 'Use the token in this file (e.g. one a workload has) instead of requesting one.'}),
+  junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per target, one testcase per check).'}),
 }
 
 /** One table row: a check of one target, from the test itself or from the diagnosis that follows a failure. */
@@ -52,4 +54,31 @@ export function fixNotes(rows: CheckRow[]): string[] {
   return rows
     .filter((r) => r.check.fix && (r.check.status === 'fail' || r.check.status === 'warn'))
     .map((r) => `fix: ${r.cluster}: ${r.diagnosis ? 'doctor/' : ''}${r.check.name}: ${r.check.fix}`)
+}
+
+/**
+ * The JUnit groups of `wi test` / `wi doctor`: one per target, its testcases the table's rows (the diagnosis that follows
+ * a failed `wi test` as `doctor/NAME`, a target fleet could not work on as a failed `connect`).
+ */
+export function junitSuitesOf(
+  report: {hub: string; serviceAccount: string; items: Array<ClusterItem<ProbeResult>>},
+  durations: Map<string, number>,
+): CheckSuite[] {
+  const rows = checkRows(report.items)
+  return report.items.map((item) => ({
+    name: item.cluster,
+    checks: rows.filter((r) => r.cluster === item.cluster).map((r) => (r.diagnosis ? {...r.check, name: `doctor/${r.check.name}`} : r.check)),
+    properties: [
+      ['target', item.cluster],
+      ['hub', report.hub],
+      ['serviceAccount', report.serviceAccount],
+      ['audience', item.audience],
+      ['issuer', item.claims?.iss],
+      ['subject', item.claims?.sub],
+      ['expires', item.claims?.exp],
+      ['username', item.user?.username],
+    ],
+    durationMs: durations.get(item.cluster) ?? 0,
+    ...(item.error ? {error: `${item.error.kind}: ${item.error.message}`} : {}),
+  }))
 }

@@ -327,7 +327,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     result.verification = await verifyCredential(fresh, {username: username(id), rules: access.rules, namespaces: r.namespaces})
     if (worstStatus(result.verification) === 'fail') {
       const failed = result.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
-      throw new FleetError('server', `cluster "${cluster}": the new credential failed verification (${failed.join('; ')}); what this run created was removed`)
+      throw new FleetError('server', `cluster "${cluster}": the new credential failed verification (${failed.join('; ')}); what this run created was removed, what it changed put back`)
     }
 
     const outcome: GenerateOutcome = {result}

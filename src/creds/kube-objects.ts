@@ -71,36 +71,68 @@ export interface AppliedObject {
   action: ObjectAction
 }
 
+/** One step of undoing a run: delete what it created, or put back what it changed. */
+type Undo =
+  | {op: 'delete'; client: KubeClient; kind: string; name: string; namespace?: string}
+  | {op: 'restore'; client: KubeClient; before: KubeObject; afterVersion: string}
+
 /**
- * Applies objects and remembers which ones this run created, so that a failure later (verification, writing the
- * destination) can remove them again: nothing half-made is left behind. Objects that existed before are left as they are.
+ * Applies objects and remembers what this run did to each, so that a failure later (verification, writing the
+ * destination) can undo it: objects it created are deleted, objects it changed are put back as they were (a snapshot
+ * taken just before the apply, written back with the resourceVersion the apply produced, so a change someone else made
+ * in between is not overwritten but reported). Nothing half-made is left behind, and an existing consumer Secret keeps
+ * the credential that worked before the run.
  */
 export class ApplyLog {
   readonly applied: AppliedObject[] = []
-  private readonly created: Array<{client: KubeClient; kind: string; name: string; namespace?: string}> = []
+  private readonly undo: Undo[] = []
 
   async apply<T = KubeObject>(client: KubeClient, obj: KubeObject, on: 'cluster' | 'hub'): Promise<T> {
     const before = await getObject(client, obj.kind, obj.metadata.name, obj.metadata.namespace)
     const after = await applyObject<T & KubeObject>(client, obj)
     const action: ObjectAction = !before ? 'created' : before.metadata.resourceVersion === after.metadata.resourceVersion ? 'unchanged' : 'configured'
-    if (action === 'created') this.created.push({client, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace})
+    if (action === 'created') this.undo.push({op: 'delete', client, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace})
+    if (action === 'configured') this.undo.push({op: 'restore', client, before: before!, afterVersion: after.metadata.resourceVersion!})
     this.applied.push({kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, on, action})
     return after
   }
 
   /** Records an object created some other way (a CSR, which is created with POST). */
   recordCreated(client: KubeClient, kind: string, name: string, on: 'cluster' | 'hub', namespace?: string): void {
-    this.created.push({client, kind, name, namespace})
+    this.undo.push({op: 'delete', client, kind, name, namespace})
     this.applied.push({kind, name, namespace, on, action: 'created'})
   }
 
-  /** Deletes what this run created, newest first; returns what could not be deleted (reported, never thrown). */
+  /** Undoes the run, newest first; returns what could not be undone (reported, never thrown). */
   async rollback(): Promise<string[]> {
     const failed: string[] = []
-    for (const o of [...this.created].reverse()) {
-      await deleteObject(o.client, o.kind, o.name, o.namespace).catch((error) => failed.push(`${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}: ${(error as Error).message}`))
+    for (const u of [...this.undo].reverse()) {
+      if (u.op === 'delete') {
+        await deleteObject(u.client, u.kind, u.name, u.namespace).catch((error) => failed.push(`${u.kind} ${u.namespace ? `${u.namespace}/` : ''}${u.name}: ${(error as Error).message}`))
+      } else {
+        await restoreObject(u.client, u.before, u.afterVersion).catch((error) => failed.push(`${describeObject(u.before)} (not restored): ${(error as Error).message}`))
+      }
     }
-    this.created.length = 0
+    this.undo.length = 0
     return failed
   }
+}
+
+/**
+ * Puts an object back as it was (its managed fields too, so field ownership is as before), with a precondition on the
+ * version fleet's own apply produced: if anyone changed it since, the server answers 409 and it is left alone.
+ */
+async function restoreObject(client: KubeClient, before: KubeObject, afterVersion: string): Promise<void> {
+  const path = objectPath(before.kind, before.metadata.name, before.metadata.namespace)
+  const put = async (resourceVersion: string) => {
+    const res = await client.request('PUT', path, {...before, metadata: {...before.metadata, resourceVersion}})
+    if (res.status < 200 || res.status >= 300) {
+      throw httpError(res.status, res.body, `restore ${describeObject(before)}${res.status === 409 ? ' (changed by someone else since fleet applied it)' : ''}`)
+    }
+    return JSON.parse(res.body) as KubeObject
+  }
+  // The first write puts the content back, but the API server credits the fields it changed to this update's manager;
+  // the second, changing no content, sets the managed fields as they were (so fleet's next apply finds its own fields).
+  const restored = await put(afterVersion)
+  await put(restored.metadata.resourceVersion!)
 }

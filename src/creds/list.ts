@@ -14,6 +14,7 @@ import {CONSUMER_LABEL} from '../providers/hub/cluster-inventory.js'
 import {KUBECONFIG_SECRET_LABEL} from '../providers/hub/kubeconfig-secret.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
+import {fluxKey, fluxSecretRefs} from './flux-refs.js'
 import {ARGOCD_SECRET_TYPE_LABEL, EXEC_EXTENSION, type SecretFormat, kubeconfigKey} from './formats.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
@@ -39,6 +40,8 @@ export interface CredentialItem {
   ageSeconds?: number
   expires?: string
   managedByFleet: boolean
+  /** For a Secret found through the objects that use it (Flux Kustomizations and HelmReleases): those objects. */
+  referencedBy?: string[]
   /** Whether it expires within --expiring-within (or has expired). */
   expiring?: boolean
   live?: {ok: boolean; username?: string; error?: ErrorInfo}
@@ -246,6 +249,21 @@ export async function hubCredentials(spec: HubSpec, o: ConnectionSettings & {env
     if (found.has(id) && secretFormat(found.get(id)!) !== 'unknown') continue
     const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
     if (secret) items.push(await describeSecret(secret, name, {format: 'kubeconfig-secretreader', key: ref.key}))
+  }
+  // Flux Secrets carry no label either: the Kustomizations and HelmReleases that deploy with them name them.
+  for (const ref of await fluxSecretRefs(hub)) {
+    const id = `${ref.namespace}/${ref.name}`
+    const known = items.find((i) => i.source.kind === 'secret' && i.source.namespace === ref.namespace && i.source.name === ref.name)
+    if (known) {
+      known.referencedBy = [...(known.referencedBy ?? []), ...ref.referencedBy]
+      continue
+    }
+    const secret = found.get(id) ?? (await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`))
+    if (!secret) continue
+    // The same object, not a copy: --live finds the credential's context by the item.
+    const item = await describeSecret(secret, name, {format: 'flux', key: fluxKey(ref, secret)})
+    item.referencedBy = ref.referencedBy
+    items.push(item)
   }
   return items.sort((a, b) => a.location.localeCompare(b.location))
 }

@@ -25,6 +25,7 @@ import {
 import {junitCases, junitSchemaErrors} from '../support/junit.js'
 import {kubeconfigObject} from '../support/kubeconfig.js'
 import {closedPort} from '../support/net.js'
+import {startCountingProxy} from '../support/counting-proxy.js'
 import {makeCa, makeLeaf} from '../support/pki.js'
 import {grant} from '../support/rbac.js'
 
@@ -430,6 +431,37 @@ checks:
     // -l narrows the fleet first: the dev cluster alone passes.
     const devOnly = await verify(['--provider', 'kubeconfig', '--kubeconfig', hubInNs, '-l', 'env=dev', '--policy', policyFile(policy)])
     assert.equal(devOnly.res.code, 0, devOnly.res.stderr)
+  })
+
+  it('discovers each cluster once, however many permissions the policy lists (requests counted by a pass-through proxy)', async () => {
+    const proxy = await startCountingProxy(hub)
+    try {
+      // Two clusters (contexts) behind the one proxy, each its own client: discovery once for each, not once per permission.
+      const files = ['one', 'two'].map((context) =>
+        writeKubeconfig({path: join(scratchDir(), `${uniqueName(`counted-${context}`)}.kubeconfig`), server: proxy.url, caFile: proxy.caFile, context, user: {token: ci.token}}))
+      const policy = `apiVersion: fleet/v1alpha1
+kind: VerifyPolicy
+checks:
+  permissions:
+    - {verb: create, resource: deployments.apps, namespace: ${ci.ns}}
+    - {verb: get, resource: deploy, namespace: ${ci.ns}}
+    - {verb: update, resource: configmaps, namespace: ${ci.ns}}
+    - {verb: list, resource: cm, namespace: ${ci.ns}}
+    - {verb: get, nonResourceURL: /version}
+`
+      const {res} = await verify(['--kubeconfig', files.join(':'), '--all', '--policy', policyFile(policy), '-o', 'json'])
+      assert.equal(res.code, 0, res.stderr)
+      const checked = items(res)
+      assert.deepEqual(checked.map((i) => [i.cluster.split('+').pop(), statuses(i).permissions]), [['one', 'pass'], ['two', 'pass']])
+      const count = (key: string) => proxy.counts.get(key) ?? 0
+      // Aggregated discovery: GET /api and GET /apis, once per cluster (before the cache: once per resource permission, 8 each).
+      assert.deepEqual([count('GET /api'), count('GET /apis')], [2, 2], JSON.stringify(Object.fromEntries(proxy.counts)))
+      // The access reviews themselves are still one per permission (4 resource + 1 non-resource) per cluster, plus the
+      // cluster-admin power review: the cache saved requests, not questions.
+      assert.equal(count('POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews'), 2 * (5 + 1), JSON.stringify(Object.fromEntries(proxy.counts)))
+    } finally {
+      await proxy.close()
+    }
   })
 
   describe('an API server that is not ready', () => {

@@ -393,6 +393,39 @@ describe('fleet creds generate (live)', () => {
     assert.equal(await exists(m1, ['role', 'fleet-creds-' + nsSys + '-rollback', '-n', nsA]), false)
     assert.equal(await exists(hub, ['secret', 'rb', '-n', hubNs]), false)
   })
+
+  it('a failed run puts back what it changed: the Role\'s rules, and the consumer Secret with the credential that worked', async () => {
+    const sa = 'restore'
+    const role = `fleet-creds-${nsSys}-${sa}`
+    const first = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'view', '-n', nsA, '--duration', '1h', '--secret', `${hubNs}/restore`, '--format', 'multicluster-runtime'])
+    assert.equal(first.code, 0, first.stderr)
+    const roleBefore = JSON.parse(await kubectl(m1, ['get', 'role', role, '-n', nsA, '-o', 'json']))
+    const secretBefore = await hubSecret('restore')
+    const working = decode(secretBefore.data.kubeconfig)
+    remember(working)
+    // A second run changes both (another preset; another format into the same Secret), then fails at its last step.
+    const second = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'pod-lister', '-n', nsA, '--duration', '1h', '--secret', `${hubNs}/restore`, '--format', 'kubeconfig-secretreader', '--update-profile', `${hubNs}/no-such-profile`])
+    assertOneLineError(second, 2, /ClusterProfile .*no-such-profile not found/)
+    const roleAfter = JSON.parse(await kubectl(m1, ['get', 'role', role, '-n', nsA, '-o', 'json']))
+    assert.notEqual(roleAfter.metadata.resourceVersion, roleBefore.metadata.resourceVersion, 'the second run did change the Role')
+    assert.deepEqual(roleAfter.rules, roleBefore.rules)
+    assert.deepEqual([roleAfter.metadata.labels, roleAfter.metadata.annotations], [roleBefore.metadata.labels, roleBefore.metadata.annotations])
+    const secretAfter = await hubSecret('restore')
+    assert.notEqual(secretAfter.metadata.resourceVersion, secretBefore.metadata.resourceVersion, 'the second run did change the Secret')
+    assert.deepEqual(secretAfter.data, secretBefore.data)
+    assert.deepEqual([secretAfter.metadata.labels, secretAfter.metadata.annotations], [secretBefore.metadata.labels, secretBefore.metadata.annotations])
+    // The credential the Secret held before still works: its anchor and grant are as they were.
+    const file = join(dir, `${run}-restored.kubeconfig`)
+    writeFileSync(file, working, {mode: 0o600})
+    assert.equal(await kubectl(m1, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {kubeconfig: file}), `system:serviceaccount:${nsSys}:${sa}`)
+    await assertAccess(file, [['list', 'configmaps', '-n', nsA]], [])
+    // Field ownership is back too: running the first arguments again leaves the grant unchanged.
+    const again = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--service-account', `${nsSys}/${sa}`, '--role', 'view', '-n', nsA, '--duration', '1h', '--secret', `${hubNs}/restore`, '--format', 'multicluster-runtime', '-o', 'json'])
+    assert.equal(again.code, 0, again.stderr)
+    remember(decode((await hubSecret('restore')).data.kubeconfig))
+    const actions = Object.fromEntries(again.json().objects.map((o: any) => [o.kind, o.action]))
+    assert.deepEqual([actions.Role, actions.RoleBinding], ['unchanged', 'unchanged'])
+  })
 })
 
 describe('fleet creds list (live)', () => {
@@ -430,6 +463,56 @@ describe('fleet creds list (live)', () => {
     const viaConfig = await fleet(['creds', 'list', '--fleet-config', fleetYaml, '-o', 'json'])
     assert.equal(viaConfig.code, 0, viaConfig.stderr)
     assert.ok(viaConfig.json().items.some((i: any) => i.location === `secret ${hub.context}:${hubNs}/member-1`))
+  })
+
+  it('finds consumer Secrets fleet did not write: Flux ones through the Kustomizations and HelmReleases that use them, Argo CD ones by label', async () => {
+    // The credential inside: the bound token of the multicluster-runtime Secret generated above, put into foreign Secrets.
+    const text = decode((await hubSecret('member-1')).data.kubeconfig)
+    const token = userOf(text).token
+    const b64 = (v: string) => Buffer.from(v).toString('base64')
+    const secret = (name: string, data: Record<string, string>, labels?: Record<string, string>) =>
+      applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Secret', metadata: {name, namespace: hubNs, ...(labels ? {labels} : {})}, data}))
+    await secret('flux-ks', {'kubeconfig-custom': b64(text)}) // referenced with an explicit key
+    await secret('flux-hr', {'value.yaml': b64(text)}) // no key in the references: Flux falls back to value.yaml
+    await secret('flux-orphan', {value: b64(text)}) // referenced by nothing and unlabelled: not a consumer Secret anyone knows of
+    await secret('argo-foreign', {
+      name: b64('member-1-by-hand'), server: b64(m1.url),
+      config: b64(JSON.stringify({bearerToken: token, tlsClientConfig: {insecure: false, caData: Buffer.from(readFileSync(m1.caFile)).toString('base64')}})),
+    }, {'argocd.argoproj.io/secret-type': 'cluster'})
+    const flux = (apiVersion: string, kind: string, name: string, secretRef: Record<string, string>) =>
+      applyYaml(hub, JSON.stringify({apiVersion, kind, metadata: {name, namespace: hubNs}, spec: {interval: '10m', kubeConfig: {secretRef}}}))
+    await flux('kustomize.toolkit.fluxcd.io/v1', 'Kustomization', 'apps', {name: 'flux-ks', key: 'kubeconfig-custom'})
+    await flux('kustomize.toolkit.fluxcd.io/v1', 'Kustomization', 'infra', {name: 'flux-hr'})
+    await flux('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'podinfo', {name: 'flux-hr'})
+    await flux('kustomize.toolkit.fluxcd.io/v1', 'Kustomization', 'fleet-made', {name: 'flux-m1'}) // the Secret generated above
+
+    // --live: each one authenticates. (The exit code is 1 here: tokens revoked by the tests above are on the same hub.)
+    const res = await fleet(['creds', 'list', ...HUB, '--live', '-o', 'json'])
+    const items = res.json().items as any[]
+    const at = (name: string) => items.find((i) => i.location === `secret ${hub.context}:${hubNs}/${name}`)
+    assert.deepEqual(items.filter((i) => !i.live.ok && i.location.startsWith(`secret ${hub.context}:${hubNs}/`) && /^(flux-|argo-)/.test(i.source.name)).map((i) => `${i.location}: ${JSON.stringify(i.live)}`), [])
+    const expires = at('member-1').expires
+    const identity = `system:serviceaccount:${nsSys}:mcr`
+    const ks = at('flux-ks')
+    assert.deepEqual(
+      [ks?.format, ks?.source.key, ks?.method, ks?.identity, ks?.expires, ks?.managedByFleet, ks?.referencedBy, ks?.live?.ok],
+      ['flux', 'kubeconfig-custom', 'bound-token', identity, expires, false, [`Kustomization ${hubNs}/apps`], true],
+    )
+    const hr = at('flux-hr')
+    assert.deepEqual(
+      [hr?.format, hr?.source.key, hr?.method, hr?.server, hr?.managedByFleet, hr?.referencedBy, hr?.live?.ok],
+      ['flux', 'value.yaml', 'bound-token', m1.url, false, [`Kustomization ${hubNs}/infra`, `HelmRelease ${hubNs}/podinfo`], true],
+    )
+    assert.equal(at('flux-orphan'), undefined, 'an unlabelled Secret nothing references is nobody\'s consumer Secret')
+    const argo = at('argo-foreign')
+    assert.deepEqual(
+      [argo?.format, argo?.cluster, argo?.server, argo?.method, argo?.identity, argo?.expires, argo?.managedByFleet, argo?.live?.username],
+      ['argocd', 'member-1-by-hand', m1.url, 'bound-token', identity, expires, false, identity],
+    )
+    // A fleet-made flux Secret that a Kustomization uses is listed once, fleet's, with the object that uses it.
+    const made = items.filter((i) => i.location === `secret ${hub.context}:${hubNs}/flux-m1`)
+    assert.deepEqual(made.map((i) => [i.format, i.managedByFleet, i.referencedBy]), [['flux', true, [`Kustomization ${hubNs}/fleet-made`]]])
+    assert.ok(!res.stdout.includes(token) && !res.stderr.includes(token))
   })
 
   it('--expiring-within: exit 1 when a credential expires within the window, 0 otherwise; --live sees a revoked token', async () => {

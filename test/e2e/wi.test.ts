@@ -11,6 +11,7 @@ import {SignJWT, importPKCS8} from 'jose'
 import {runFleet, type CliResult} from '../support/cli.js'
 import {type ExtraApiserver, hubSigningKeyPem, startExtraApiserver} from '../support/extra-apiserver.js'
 import {apiRequest, applyYaml, createServiceAccountToken, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {junitCases, junitSchemaErrors} from '../support/junit.js'
 import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
@@ -116,6 +117,19 @@ describe('fleet wi (live)', () => {
     assert.equal(item.claims.sub, `system:serviceaccount:${ns}:${sa}`)
     assert.equal(item.diagnosis, undefined)
     assertNoToken(res, 'wi test -o json')
+
+    // --junit: one testsuite for the target, one passing testcase per step, valid against the schemas CI systems read.
+    const junitFile = join(scratchDir(), `${uniqueName('wi-junit')}.xml`)
+    const withJunit = await wi(['test', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--expect-user', user(ns, sa), '--can-i', `list configmaps -n ${ns}`, '--can-i', `get configmaps -n ${ns}`, '--junit', junitFile])
+    assert.equal(withJunit.code, 0, withJunit.stderr)
+    const xml = readFileSync(junitFile, 'utf8')
+    assert.deepEqual(await junitSchemaErrors(xml), [])
+    assert.deepEqual(junitCases(xml).map((c) => [c.suite.split('+').pop(), c.name, c.outcome]), [
+      ['member-1', 'token-request', 'passed'], ['member-1', 'target-authenticates', 'passed'], ['member-1', 'expected-user', 'passed'],
+      ['member-1', 'can-i', 'passed'], ['member-1', 'can-i #2', 'passed'],
+    ])
+    assert.match(xml, new RegExp(`<property name="username" value="${user(ns, sa)}"/>`))
+    assertNoToken({stdout: xml, stderr: ''} as CliResult, 'the wi test JUnit file')
 
     // The table names every step; no token there either.
     const table = await wi(['test', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--can-i', `list configmaps -n ${ns}`])
@@ -273,6 +287,26 @@ describe('fleet wi (live)', () => {
       assert.equal(check(ti.diagnosis, 'audience').status, 'fail')
       assertNoToken(res, 'wi doctor (wrong audience)')
       assertNoToken(t, 'wi test (wrong audience)')
+
+      // The same runs with --junit: the failing checks are the failed testcases (wi test's diagnosis as doctor/NAME).
+      for (const [command, expected] of [
+        ['doctor', ['audience', 'target-response']],
+        ['test', ['target-authenticates', 'doctor/audience', 'doctor/target-response']],
+      ] as const) {
+        const file = join(scratchDir(), `${uniqueName(`wi-${command}-junit`)}.xml`)
+        const r = await wi([command, '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--audience', 'https://wrong.example:6443', '--junit', file])
+        assert.equal(r.code, 1, r.stderr)
+        const xml = readFileSync(file, 'utf8')
+        assert.deepEqual(await junitSchemaErrors(xml), [], `wi ${command}`)
+        const cases = junitCases(xml)
+        assert.deepEqual(cases.filter((c) => c.outcome === 'failure').map((c) => c.name), expected, `wi ${command}`)
+        assert.match(cases.find((c) => c.name.endsWith('audience'))!.message!, /is not the target's address/)
+        assertNoToken({stdout: xml, stderr: ''} as CliResult, `the wi ${command} JUnit file`)
+      }
+      // A report that cannot be written is a usage error before anything is asked of the hub.
+      const bad = await wi(['doctor', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--junit', '/nonexistent/dir/r.xml'])
+      assert.equal(bad.code, 2)
+      assert.match(bad.stderr, /--junit \/nonexistent\/dir\/r.xml: directory \/nonexistent\/dir does not exist/)
     })
 
     it('an audience that differs only by :443 or a trailing slash is named as such', async () => {

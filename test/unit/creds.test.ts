@@ -4,6 +4,7 @@ import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {makeClientKeyAndCsr} from '../../src/creds/csr.js'
+import {fluxKey} from '../../src/creds/flux-refs.js'
 import {FORMATS, destinationSecret, secretName, secretreaderAccessProvider} from '../../src/creds/formats.js'
 import {buildKubeconfig, kubeconfigSha256} from '../../src/creds/kubeconfig-out.js'
 import {describeUser, markExpiring, type CredentialItem} from '../../src/creds/list.js'
@@ -130,5 +131,16 @@ describe('creds client certificate request', () => {
     const text = execFileSync('openssl', ['req', '-noout', '-text', '-verify'], {input: csrPem, stdio: ['pipe', 'pipe', 'pipe']}).toString()
     assert.match(text, /Subject: CN\s*=\s*"alice,O=system:masters", O\s*=\s*devs/)
     assert.match(text, /prime256v1|P-256/)
+  })
+})
+
+describe('creds list: Flux references', () => {
+  const ref = (key?: string) => ({namespace: 'flux-system', name: 'prod', ...(key ? {key} : {}), referencedBy: ['Kustomization flux-system/apps']})
+  const secret = (...keys: string[]) => ({metadata: {name: 'prod', namespace: 'flux-system'}, data: Object.fromEntries(keys.map((k) => [k, 'eA==']))})
+  it('reads the key the reference names, else value, else value.yaml (Flux\'s order)', () => {
+    assert.equal(fluxKey(ref('kubeconfig'), secret('value', 'kubeconfig')), 'kubeconfig')
+    assert.equal(fluxKey(ref(), secret('value', 'value.yaml')), 'value')
+    assert.equal(fluxKey(ref(), secret('value.yaml')), 'value.yaml')
+    assert.equal(fluxKey(ref(), secret('other')), 'value', 'neither: value, so the problem names the key Flux wants first')
   })
 })

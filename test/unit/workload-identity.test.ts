@@ -19,6 +19,9 @@ import {defaultFluxConfigMapName} from '../../src/workload-identity/setup.js'
 import {parseCanI} from '../../src/workload-identity/target.js'
 import {readClaims} from '../../src/workload-identity/token.js'
 import {expirationSeconds} from '../../src/workload-identity/inputs.js'
+import {junitSuitesOf} from '../../src/cli/wi-format.js'
+import {junitSuites} from '../../src/verify/junit.js'
+import {junitCases, junitSchemaErrors} from '../support/junit.js'
 
 describe('workload identity: audiences and issuers', () => {
   it('tells exact, normalised and different addresses apart, naming the difference', () => {
@@ -136,5 +139,48 @@ describe('workload identity: tokens', () => {
     const unknownKid = await new SignJWT({sub: 'x'}).setProtectedHeader({alg: 'RS256', kid: 'k2'}).sign(privateKey)
     assert.match((await verifySignature(unknownKid, {keys: [jwk]}) as {reason: string}).reason, /no key in the JWKS/)
     assert.throws(() => readClaims('not-a-jwt'), /not a JWT/)
+  })
+})
+
+describe('workload identity: JUnit report', () => {
+  const report = {
+    hub: 'hub',
+    serviceAccount: 'demo/app',
+    items: [
+      {
+        cluster: 'member-1', ok: true, passed: false, audience: 'https://m1:6443',
+        claims: {iss: 'https://hub', aud: ['https://m1:6443'], sub: 'system:serviceaccount:demo:app', exp: '2026-11-22T10:00:00Z'},
+        checks: [
+          {name: 'token-request', status: 'pass' as const, message: 'ok'},
+          {name: 'target-authenticates', status: 'fail' as const, message: 'member-1 answered 401 Unauthorized', fix: 'see the diagnosis'},
+          {name: 'can-i', status: 'skip' as const, message: 'list pods: not asked'},
+          {name: 'can-i', status: 'skip' as const, message: 'get pods: not asked'},
+        ],
+        diagnosis: [
+          {name: 'audience', status: 'fail' as const, message: 'aud "x" is not the target\'s address', fix: 'request --audience https://m1:6443'},
+          {name: 'clock-skew', status: 'warn' as const, message: '45 s apart', fix: 'NTP'},
+        ],
+      },
+      {cluster: 'member-2 & <"x">', ok: false, error: {kind: 'unreachable', message: 'connect ECONNREFUSED'}},
+    ],
+  }
+
+  it('one testsuite per target: the steps, the diagnosis as doctor/NAME, repeated checks numbered; valid against both schemas', async () => {
+    const xml = junitSuites(junitSuitesOf(report as any, new Map([['member-1', 1500]])), {timestamp: new Date('2026-11-22T08:00:00Z'), host: 'ci'})
+    assert.deepEqual(await junitSchemaErrors(xml), [])
+    const cases = junitCases(xml)
+    assert.deepEqual(cases.map((c) => [c.suite, c.name, c.outcome]), [
+      ['member-1', 'token-request', 'passed'],
+      ['member-1', 'target-authenticates', 'failure'],
+      ['member-1', 'can-i', 'skipped'],
+      ['member-1', 'can-i #2', 'skipped'],
+      ['member-1', 'doctor/audience', 'failure'],
+      ['member-1', 'doctor/clock-skew', 'passed'],
+      ['member-2 & <"x">', 'connect', 'failure'],
+    ])
+    assert.match(xml, /<property name="subject" value="system:serviceaccount:demo:app"\/>/)
+    assert.match(xml, /<system-out>warn doctor\/clock-skew: 45 s apart \(fix: NTP\)<\/system-out>/)
+    assert.match(xml, /<system-err>unreachable: connect ECONNREFUSED<\/system-err>/)
+    assert.match(xml, /name="member-1"[^>]*tests="6" failures="2" errors="0" skipped="2" time="1.500"/)
   })
 })

@@ -1,13 +1,10 @@
-import {stat} from 'node:fs/promises'
-import {dirname} from 'node:path'
-
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
 import {fleetFlags} from '../../cli/flags.js'
 import {ConfigError} from '../../base/errors.js'
-import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
+import {checkJunitTarget, writeJunit} from '../../cli/junit-file.js'
 import {scrub} from '../../kubeconfig/redact.js'
 import {annotations, appendSummary, inGitHubActions, markdownSummary} from '../../verify/github.js'
 import {junitXml} from '../../verify/junit.js'
@@ -33,7 +30,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
   async run(): Promise<VerifyReport> {
     // A bad policy stops the run before any cluster is contacted.
     const policy = this.flags.policy ? await loadPolicy(this.flags.policy) : DEFAULT_POLICY
-    if (this.flags.junit) await checkWritableDir(this.flags.junit)
+    if (this.flags.junit) await checkJunitTarget(this.flags.junit)
     const refs = await this.selectedClusters()
     if (refs.length === 0) throw new ConfigError('no cluster selected: nothing was verified (check --cluster, --all or --selector)')
     const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
@@ -42,11 +39,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
 
-    if (this.flags.junit) {
-      await writeFileAtomic(this.flags.junit, scrub(junitXml(report)), {mode: 0o644}).catch((error: NodeJS.ErrnoException) => {
-        throw new ConfigError(`--junit ${this.flags.junit}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`)
-      })
-    }
+    if (this.flags.junit) await writeJunit(this.flags.junit, junitXml(report))
     if (inGitHubActions()) for (const line of annotations(report)) this.logStderr(line)
     const summaryFile = process.env.GITHUB_STEP_SUMMARY
     if (summaryFile) await appendSummary(summaryFile, scrub(markdownSummary(report)))
@@ -68,11 +61,4 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     })
     return report
   }
-}
-
-/** A report that cannot be written is a usage error found before any cluster is contacted. */
-async function checkWritableDir(file: string): Promise<void> {
-  const dir = dirname(file)
-  const info = await stat(dir).catch(() => undefined)
-  if (!info?.isDirectory()) throw new ConfigError(`--junit ${file}: directory ${dir} does not exist`)
 }
