@@ -6,6 +6,7 @@ import {ConfigError, FleetError} from '../base/errors.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerUserSecrets} from '../kubeconfig/redact.js'
+import {agentFor} from './agents.js'
 import {classifyTransportError, httpError} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 
@@ -156,7 +157,8 @@ export class KubeClient {
           servername: this.context.cluster['tls-server-name'] || undefined,
           // Verification happens by hand below so that the outcome can be reported even when it is skipped.
           rejectUnauthorized: false,
-          agent: false,
+          // Clusters on the same server share its keep-alive connections; checkTls runs on reused sockets too.
+          agent: agentFor(this.server),
           signal,
           headers: {
             accept: options.accept ?? 'application/json',
@@ -182,21 +184,23 @@ export class KubeClient {
         },
       )
       const tlsState: {authorized: boolean; error?: string} = {authorized: false}
+      const checkTls = (tls: TLSSocket) => {
+        tlsState.authorized = tls.authorized
+        const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
+        tlsState.error = verifyError
+        if (!tls.authorized && !insecure) {
+          const err = Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
+          req.destroy(err)
+        } else if (!insecure) {
+          // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
+          const nameError = checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
+          if (nameError) req.destroy(nameError)
+        }
+      }
       req.on('socket', (socket) => {
-        socket.once('secureConnect', () => {
-          const tls = socket as TLSSocket
-          tlsState.authorized = tls.authorized
-          const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
-          tlsState.error = verifyError
-          if (!tls.authorized && !insecure) {
-            const err = Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
-            req.destroy(err)
-          } else if (!insecure) {
-            // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
-            const nameError = checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
-            if (nameError) req.destroy(nameError)
-          }
-        })
+        // A kept-alive socket was verified for whoever opened it (perhaps a cluster that skips verification): check again.
+        if (req.reusedSocket) checkTls(socket as TLSSocket)
+        else socket.once('secureConnect', () => checkTls(socket as TLSSocket))
       })
       req.on('error', (error) => reject(classifyTransportError(abortReason(error), this.serverUrl)))
       if (payload) req.write(payload)
