@@ -229,8 +229,15 @@ function abortReason(error: unknown): unknown {
   return e?.name === 'AbortError' && e.cause !== undefined ? e.cause : error
 }
 
+// A kept-alive socket carries many requests; its certificate is read and checked once per host name, not per request.
+const nameChecks = new WeakMap<TLSSocket, Map<string, Error | undefined>>()
+
 function checkServerName(socket: TLSSocket, host: string): Error | undefined {
+  let checks = nameChecks.get(socket)
+  if (!checks) nameChecks.set(socket, (checks = new Map()))
+  if (checks.has(host)) return checks.get(host)
   const cert = socket.getPeerCertificate()
-  if (!cert || Object.keys(cert).length === 0) return undefined
-  return checkServerIdentity(host.replace(/^\[|\]$/g, ''), cert) ?? undefined
+  const result = !cert || Object.keys(cert).length === 0 ? undefined : (checkServerIdentity(host.replace(/^\[|\]$/g, ''), cert) ?? undefined)
+  checks.set(host, result)
+  return result
 }
