@@ -7,7 +7,8 @@
 // N contexts, each its own ServiceAccount token (some through an exec plugin), for `fleet auth whoami --all -o json`
 // against a sequential shell loop of `kubectl auth whoami --context` and the same through `xargs -P 16`, then
 // `fleet clusters verify --all` and `fleet auth can-i --all`. N = 10 and 100 by default; --heavy (or FLEET_BENCH_HEAVY=1)
-// adds N = 1000, where the kubectl loops run --heavy-kubectl-runs times (default 1 sequential, 3 parallel).
+// adds N = 1000, where the kubectl loops run --heavy-kubectl-runs times (default 1 sequential, 2 parallel) and verify and can-i
+// --heavy-fleet-runs times (default 3).
 // --compare builds GIT-REF (git archive into a scratch directory, sharing node_modules, built by its own `npm run build`)
 // and times it beside this checkout in every fleet case, runs interleaved. --cpu ranks by CPU time (user + sys) instead
 // of wall time. Writes docs/performance.md unless --no-write or --only.
@@ -33,7 +34,9 @@ const CPU = flag('cpu')
 const ONLY = argText('only')
 const HEAVY = flag('heavy') || process.env.FLEET_BENCH_HEAVY === '1'
 const SIZES = (argText('sizes') ?? '10,100').split(',').map(Number).concat(HEAVY ? [1000] : [])
-const HEAVY_KUBECTL_RUNS = (argText('heavy-kubectl-runs') ?? '1,3').split(',').map(Number)
+const HEAVY_KUBECTL_RUNS = (argText('heavy-kubectl-runs') ?? '1,2').split(',').map(Number)
+// At N = 1000, verify and can-i (not compared with kubectl) run fewer times so that a full run fits in half an hour.
+const HEAVY_FLEET_RUNS = Number(argText('heavy-fleet-runs') ?? 3)
 const WRITE = !flag('no-write') && !ONLY
 const sandboxPath = argText('sandbox') ?? process.env.FLEET_TEST_CONTROL_PLANE ?? (existsSync(join(ROOT, '.sandbox/state.json')) ? join(ROOT, '.sandbox/state.json') : undefined)
 const metric = (t: Timing) => (CPU ? t.cpuMs : t.wallMs)
@@ -169,11 +172,11 @@ async function fleetScale(): Promise<void> {
     }
     if (selected('verify')) {
       log('  clusters verify')
-      r.verify = timeAll(fleetCmds(['clusters', 'verify', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), RUNS)
+      r.verify = timeAll(fleetCmds(['clusters', 'verify', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), heavy ? HEAVY_FLEET_RUNS : RUNS)
     }
     if (selected('can-i')) {
       log('  auth can-i')
-      r.canI = timeAll(fleetCmds(['auth', 'can-i', 'create', 'selfsubjectreviews.authentication.k8s.io', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), RUNS)
+      r.canI = timeAll(fleetCmds(['auth', 'can-i', 'create', 'selfsubjectreviews.authentication.k8s.io', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), heavy ? HEAVY_FLEET_RUNS : RUNS)
     }
     results.push(r)
   }
@@ -202,10 +205,10 @@ async function fleetScale(): Promise<void> {
   }
   md.push('', 'Targets (issue 15): N = 100 at least 12x the sequential loop and 8x 16-way kubectl; N = 1000 at least 40x and 25x, under 5 s, peak RSS under 300 MB.', '')
   md.push('### clusters verify --all and auth can-i --all', '')
-  md.push('| N | command | median | CPU | peak RSS | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|')
+  md.push('| N | command | runs | median | CPU | peak RSS | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|---:|')
   for (const r of results) {
-    r.verify.forEach((t, b) => md.push(`| ${r.n} | ${fleetLabel(b)} clusters verify | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | | |`))
-    r.canI.forEach((t, b) => md.push(`| ${r.n} | ${fleetLabel(b)} auth can-i | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${fmtMs(r.floorCanIMs)} | ${x(metric(t) / r.floorCanIMs)} |`))
+    r.verify.forEach((t, b) => md.push(`| ${r.n} | ${fleetLabel(b)} clusters verify | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | | |`))
+    r.canI.forEach((t, b) => md.push(`| ${r.n} | ${fleetLabel(b)} auth can-i | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${fmtMs(r.floorCanIMs)} | ${x(metric(t) / r.floorCanIMs)} |`))
   }
   md.push('')
   if (results.length > 1 && results.every((r) => r.whoami.length > 0)) {
