@@ -37,6 +37,8 @@ const SIZES = (argText('sizes') ?? '10,100').split(',').map(Number).concat(HEAVY
 const HEAVY_KUBECTL_RUNS = (argText('heavy-kubectl-runs') ?? '1,2').split(',').map(Number)
 // At N = 1000, verify and can-i (not compared with kubectl) run fewer times so that a full run fits in half an hour.
 const HEAVY_FLEET_RUNS = Number(argText('heavy-fleet-runs') ?? 3)
+// --no-kubectl: the fleet columns only (comparing builds of fleet with --compare, without the long kubectl loops).
+const KUBECTL_LOOPS = !flag('no-kubectl')
 const WRITE = !flag('no-write') && !ONLY
 const sandboxPath = argText('sandbox') ?? process.env.FLEET_TEST_CONTROL_PLANE ?? (existsSync(join(ROOT, '.sandbox/state.json')) ? join(ROOT, '.sandbox/state.json') : undefined)
 const metric = (t: Timing) => (CPU ? t.cpuMs : t.wallMs)
@@ -165,7 +167,7 @@ async function fleetScale(): Promise<void> {
         {cmd: 'bash', args: ['-c', loop], env},
         {cmd: 'bash', args: ['-c', xargs], env},
       ]
-      const ts = timeAll(cmds, [...builds.map(() => RUNS), seqRuns, parRuns])
+      const ts = timeAll(cmds, [...builds.map(() => RUNS), KUBECTL_LOOPS ? seqRuns : 0, KUBECTL_LOOPS ? parRuns : 0])
       r.whoami = ts.slice(0, builds.length)
       r.seq = ts[builds.length]
       r.par = ts[builds.length + 1]
@@ -197,11 +199,12 @@ async function fleetScale(): Promise<void> {
   md.push('### auth whoami --all', '')
   md.push('| N | command | runs | median | CPU | peak RSS | kubectl sequential ÷ this | kubectl 16-way ÷ this | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of results) {
-    if (!r.seq || !r.par) continue
+    if (r.whoami.length === 0) continue
+    const has = (t?: Timing) => t !== undefined && t.runs > 0
     const row = (name: string, t: Timing, floor?: number) =>
-      `| ${r.n} | ${name} | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${x(metric(r.seq!) / metric(t))} | ${x(metric(r.par!) / metric(t))} | ${floor ? fmtMs(floor) : ''} | ${floor ? x(metric(t) / floor) : ''} |`
+      `| ${r.n} | ${name} | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${has(r.seq) ? x(metric(r.seq!) / metric(t)) : ''} | ${has(r.par) ? x(metric(r.par!) / metric(t)) : ''} | ${floor ? fmtMs(floor) : ''} | ${floor ? x(metric(t) / floor) : ''} |`
     r.whoami.forEach((t, b) => md.push(row(fleetLabel(b), t, r.floorWhoamiMs)))
-    md.push(row('kubectl sequential', r.seq), row('kubectl 16-way', r.par))
+    if (has(r.seq) && has(r.par)) md.push(row('kubectl sequential', r.seq!), row('kubectl 16-way', r.par!))
   }
   md.push('', 'Targets (issue 15): N = 100 at least 12x the sequential loop and 8x 16-way kubectl; N = 1000 at least 40x and 25x, under 5 s, peak RSS under 300 MB.', '')
   md.push('### clusters verify --all and auth can-i --all', '')
