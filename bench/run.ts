@@ -52,6 +52,9 @@ function kubectlPath(): string {
 const kubectl = kubectlPath()
 
 const loadBefore = loadAverage()
+// The revision measured is the one built when the run starts (HEAD may move while a long run goes on).
+const REV = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], {encoding: 'utf8'}).trim()
+const DIRTY = execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'bin', 'package.json'], {encoding: 'utf8'}).trim() ? ' (with uncommitted changes)' : ''
 const builds: Array<{label: string; bin: string}> = [{label: 'this checkout', bin: FLEET}]
 for (const ref of COMPARE) builds.push({label: ref, bin: buildRef(ROOT, ref)})
 const scratch = mkdtempSync(join(tmpdir(), 'fleet-bench-'))
@@ -228,15 +231,13 @@ async function fleetScale(): Promise<void> {
 
 function versions(): string[] {
   const kv = execFileSync(kubectl, ['version', '--client', '-o', 'json'], {encoding: 'utf8'})
-  const rev = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], {encoding: 'utf8'}).trim()
-  const dirty = execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'bin', 'package.json'], {encoding: 'utf8'}).trim() ? ' (with uncommitted changes)' : ''
   const state = sandboxPath ? readSandbox(sandboxPath) : undefined
   return [
     `- machine: ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work`,
     `- load average (1, 5, 15 min): ${loadBefore} at the start, ${loadAverage()} at the end`,
     `- node ${process.version}; kubectl ${(JSON.parse(kv) as {clientVersion: {gitVersion: string}}).clientVersion.gitVersion} (built from the pinned Kubernetes module, test/control-plane)`,
     state ? `- API servers: ${state.servers.length} kube-apiserver ${state.serverVersion} (sandbox), etcd ${state.etcdVersion}` : '- API servers: none (no sandbox)',
-    `- fleet: ${rev}${dirty}${COMPARE.length ? `; compared with ${COMPARE.join(', ')} built the same way` : ''}`,
+    `- fleet: ${REV}${DIRTY}${COMPARE.length ? `; compared with ${COMPARE.join(', ')} built the same way` : ''}`,
     `- metric: ${CPU ? 'CPU time (user + sys)' : 'wall time'}; peak RSS from /usr/bin/time (for shell loops: the largest process)`,
   ]
 }
