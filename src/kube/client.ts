@@ -10,6 +10,7 @@ import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {decodeBase64, proxyUrl, serverUrl} from '../kubeconfig/readiness.js'
 import {maskUrlCredentials, registerSecret, registerUrlSecrets, registerUserSecrets} from '../kubeconfig/redact.js'
 import {warnOnce} from '../base/warnings.js'
+import {agentFor} from './agents.js'
 import {classifyOpenSslError, classifyTransportError, httpError} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 import {proxyAgent} from './proxy.js'
@@ -246,7 +247,9 @@ export class KubeClient {
           servername: this.context.cluster['tls-server-name'] || undefined,
           // Verification happens by hand below so that the outcome can be reported even when it is skipped.
           rejectUnauthorized: false,
-          agent: this.agent ?? false,
+          // Through a proxy its agent; otherwise clusters on the same server share its keep-alive connections (checkTls
+          // runs on reused sockets too).
+          agent: this.agent ?? agentFor(this.server),
           signal,
           headers,
         },
@@ -274,22 +277,24 @@ export class KubeClient {
         return
       }
       const tlsState: {authorized: boolean; error?: string} = {authorized: false}
+      const checkTls = (tls: TLSSocket) => {
+        tlsState.authorized = tls.authorized
+        const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
+        tlsState.error = verifyError
+        if (!tls.authorized && !insecure) {
+          const err = Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
+          req.destroy(err)
+        } else if (!insecure) {
+          // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
+          const nameError = checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
+          if (nameError) req.destroy(nameError)
+        }
+      }
       req.on('socket', (socket) => {
         if (!secure) return
-        whenSecure(socket as TLSSocket, () => {
-          const tls = socket as TLSSocket
-          tlsState.authorized = tls.authorized
-          const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
-          tlsState.error = verifyError
-          if (!tls.authorized && !insecure) {
-            const err = Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
-            req.destroy(err)
-          } else if (!insecure) {
-            // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
-            const nameError = checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
-            if (nameError) req.destroy(nameError)
-          }
-        })
+        // A kept-alive socket was verified for whoever opened it (perhaps a cluster that skips verification): check again.
+        if (req.reusedSocket) checkTls(socket as TLSSocket)
+        else whenSecure(socket as TLSSocket, () => checkTls(socket as TLSSocket))
       })
       req.on('error', fail)
       if (payload) req.write(payload)
@@ -339,8 +344,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   })
 }
 
+// A kept-alive socket carries many requests; its certificate is read and checked once per host name, not per request.
+const nameChecks = new WeakMap<TLSSocket, Map<string, Error | undefined>>()
+
 function checkServerName(socket: TLSSocket, host: string): Error | undefined {
+  let checks = nameChecks.get(socket)
+  if (!checks) nameChecks.set(socket, (checks = new Map()))
+  if (checks.has(host)) return checks.get(host)
   const cert = socket.getPeerCertificate()
-  if (!cert || Object.keys(cert).length === 0) return undefined
-  return checkServerIdentity(host.replace(/^\[|\]$/g, ''), cert) ?? undefined
+  const result = !cert || Object.keys(cert).length === 0 ? undefined : (checkServerIdentity(host.replace(/^\[|\]$/g, ''), cert) ?? undefined)
+  checks.set(host, result)
+  return result
 }

@@ -12,10 +12,36 @@ const SECRET_USER_FIELDS = ['token', 'client-key-data', 'password'] as const
 const SECRET_NAME = /token|secret|password|passwd|key|credential/i
 
 const knownSecrets = new Set<string>()
+// Known secrets by their first MIN_SECRET characters, longest first: one pass over a text finds every one of them, so
+// scrubbing stays linear in the text however many clusters' secrets were read (a loop over the secrets made output
+// over N clusters cost N x N).
+const MIN_SECRET = 8
+const byPrefix = new Map<string, string[]>()
 
 /** Remember a secret so that it is scrubbed from anything fleet prints. Short strings are ignored (too many false hits). */
 export function registerSecret(value: string | undefined | null): void {
-  if (value && value.length >= 8) knownSecrets.add(value)
+  if (!value || value.length < MIN_SECRET || knownSecrets.has(value)) return
+  knownSecrets.add(value)
+  const prefix = value.slice(0, MIN_SECRET)
+  const list = byPrefix.get(prefix) ?? []
+  list.push(value)
+  list.sort((a, b) => b.length - a.length)
+  byPrefix.set(prefix, list)
+}
+
+function scrubKnown(text: string): string {
+  if (knownSecrets.size === 0) return text
+  let out = ''
+  let last = 0
+  for (let i = 0; i + MIN_SECRET <= text.length; i++) {
+    const candidates = byPrefix.get(text.slice(i, i + MIN_SECRET))
+    const hit = candidates?.find((s) => text.startsWith(s, i))
+    if (!hit) continue
+    out += text.slice(last, i) + REDACTED
+    last = i + hit.length
+    i = last - 1
+  }
+  return last === 0 ? text : out + text.slice(last)
 }
 
 /**
@@ -52,12 +78,8 @@ const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi
 const SECRET_QUERY = /([?&;](?:[^\s=&#]*?(?:token|secret|password|passwd|pwd|key|credential|signature|sig|auth)[^\s=&#]*))=([^\s&#"'<>:,;)]+)/gi
 
 export function scrub(text: string): string {
-  let out = text
-  for (const secret of knownSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED)
-  }
   return maskUrlCredentials(
-    out.replace(JWT_SHAPE, REDACTED).replace(PRIVATE_KEY_BLOCK, REDACTED).replace(AUTH_SCHEME_VALUE, authValue),
+    scrubKnown(text).replace(JWT_SHAPE, REDACTED).replace(PRIVATE_KEY_BLOCK, REDACTED).replace(AUTH_SCHEME_VALUE, authValue),
   )
 }
 

@@ -1,0 +1,67 @@
+// The table renderer writes kubectl-style tables itself (linear in rows); cli-table3 laid them out before. Existing e2e
+// tests assert tables byte for byte, and these check the two layouts agree on the inputs commands produce: plain ASCII,
+// empty cells, colour, wide columns; and that text the direct path cannot measure (wide characters, line breaks) still
+// comes out as cli-table3 lays it out.
+import assert from 'node:assert/strict'
+import {describe, it} from 'node:test'
+
+import {type Column, renderTable, withCliTable3} from '../../src/cli/table.js'
+import {makeChalk} from '../../src/cli/color.js'
+
+type Row = string[]
+
+function columns(n: number, coloured: boolean): Column<Row>[] {
+  return Array.from({length: n}, (_, k) => ({
+    header: `col${k}`.repeat(1 + (k % 3)),
+    get: (r: Row) => (r[k] === '' && k % 2 ? undefined : r[k]),
+    wide: k === n - 1 && n > 2,
+    color: coloured ? (r: Row, c) => (r[k].length % 2 ? c.yellow : k % 3 === 0 ? c.red.bold : undefined) : undefined,
+  }))
+}
+
+/** What cli-table3 draws for the same columns and rows, painted the same way. */
+function reference(rows: Row[], cols: Column<Row>[], wide: boolean, chalk: ReturnType<typeof makeChalk>): string {
+  const shown = cols.filter((c) => wide || !c.wide)
+  return withCliTable3(
+    shown.map((c) => c.header.toUpperCase()),
+    rows.map((r) => shown.map((c) => c.get(r) ?? '')),
+    rows.map((r) => shown.map((c) => (chalk.level > 0 ? c.color?.(r, chalk) : undefined))),
+  )
+}
+
+let seed = 42
+const rand = (n: number) => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31
+  return seed % n
+}
+const word = (alphabet: string) => Array.from({length: rand(14)}, () => alphabet[rand(alphabet.length)]).join('')
+const ASCII = 'abcXYZ019-_:./ =,@'
+
+describe('renderTable', () => {
+  it('matches cli-table3 byte for byte on random ASCII tables, with and without colour, wide or not', () => {
+    for (let t = 0; t < 300; t++) {
+      const ncols = 1 + rand(6)
+      const rows = Array.from({length: rand(12)}, () => Array.from({length: ncols}, () => word(ASCII)))
+      const chalk = makeChalk(t % 2 === 0)
+      const cols = columns(ncols, t % 3 !== 0)
+      for (const wide of [false, true]) {
+        assert.equal(renderTable(rows, cols, {wide, chalk}), reference(rows, cols, wide, chalk), `table ${t} wide=${wide}`)
+      }
+    }
+  })
+
+  it('lays out wide characters, line breaks and tabs as cli-table3 does', () => {
+    const chalk = makeChalk(false)
+    for (const odd of ['名前', 'emoji 🚀 here', 'two\nlines', 'tab\there', 'é']) {
+      const rows = [['a', odd], ['bb', 'c']]
+      const cols = columns(2, false)
+      assert.equal(renderTable(rows, cols, {wide: true, chalk}), reference(rows, cols, true, chalk), odd)
+    }
+  })
+
+  it('pads by the width of the text, not of its colour codes, and trims the end of every line', () => {
+    const chalk = makeChalk(true)
+    const out = renderTable([['x', 'y']], [{header: 'a', get: (r: Row) => r[0], color: (_r, c) => c.red}, {header: 'bb', get: (r: Row) => r[1]}], {wide: false, chalk})
+    assert.equal(out, `A   BB\n${chalk.red('x')}   y`)
+  })
+})
