@@ -385,7 +385,9 @@ checks:
   it('a selection that matches nothing verifies nothing and does not pass', async () => {
     const {res} = await verify(['--kubeconfig', ci.kubeconfig, '-l', 'env=nowhere'])
     assert.equal(res.code, 2)
-    assert.match(res.stderr, /^error: no cluster selected: nothing was verified/)
+    // The selection names what matched nothing and what exists (issue 14), on one line.
+    assert.match(res.stderr, /^error: --selector env=nowhere matched none of the \d+ clusters?; label keys in use: [^\n]+\n$/)
+    assert.equal(res.stdout.includes('passed'), false)
   })
 
   it('a provider row that is not ready fails provider-ready with the reason; its ready sibling passes', async () => {
