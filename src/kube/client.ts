@@ -247,9 +247,9 @@ export class KubeClient {
           servername: this.context.cluster['tls-server-name'] || undefined,
           // Verification happens by hand below so that the outcome can be reported even when it is skipped.
           rejectUnauthorized: false,
-          // Through a proxy its agent; otherwise clusters on the same server share its keep-alive connections (checkTls
-          // runs on reused sockets too).
-          agent: this.agent ?? agentFor(this.server),
+          // Through a proxy its agent; otherwise clusters on the same https server share its keep-alive connections
+          // (checkTls runs on reused sockets too). A plain-http server (allowed, with a warning) gets no shared agent.
+          agent: this.agent ?? (secure ? agentFor(this.server) : false),
           signal,
           headers,
         },
