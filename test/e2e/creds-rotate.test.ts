@@ -452,6 +452,14 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     const s1 = await hubSecret('in-pod')
     assert.notEqual(s1.data.kubeconfig, s0.data.kubeconfig)
     assert.equal(await whoIs(kubeconfigOf(s1)), `system:serviceaccount:${nsSys}:pod`)
+    // client-go's order: a kubeconfig the loading rules find (here ~/.kube/config in HOME) wins over the Pod's settings.
+    const home = join(dir, 'home-with-kubeconfig')
+    mkdirSync(join(home, '.kube'), {recursive: true})
+    writeFileSync(join(home, '.kube', 'config'), readFileSync(hub.kubeconfig, 'utf8'), {mode: 0o600})
+    const fromFile = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`, '--dry-run', '-o', 'json'], {...podEnv, HOME: home})
+    assert.equal(fromFile.code, 0, fromFile.stderr + fromFile.stdout)
+    assert.notEqual(fromFile.json().hub, 'in-cluster')
+    assert.equal(fromFile.json().hub, hub.context)
     // Without the token file it is a one-line configuration error naming the path.
     const bad = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`], {...podEnv, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'missing')})
     assert.equal(bad.code, 2, bad.stderr)
