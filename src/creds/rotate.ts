@@ -10,7 +10,7 @@ import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
-import {inClusterAvailable, inClusterContext} from '../kubeconfig/in-cluster.js'
+import {inClusterContext, useInCluster} from '../kubeconfig/in-cluster.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import {resolveHubContext} from '../providers/hub/client.js'
@@ -102,13 +102,13 @@ const STALE_CLAIM_MS = 120_000
 class Conflict extends Error {}
 
 /**
- * The hub: as configured; with nothing configured and no KUBECONFIG, inside a Pod (a CronJob on the hub), the Pod's
- * own ServiceAccount through the in-cluster configuration.
+ * The hub: as configured; with nothing configured, inside a Pod (a CronJob on the hub), the Pod's own ServiceAccount
+ * through the in-cluster configuration, but only when the kubeconfig loading rules find nothing (client-go's order).
  */
 async function connectHub(spec: HubSpec | undefined, env: RotateEnv): Promise<KubeClient> {
   const e = env.env ?? process.env
   const unconfigured = !spec || (!spec.kubeconfig && !spec.context)
-  const ctx = unconfigured && !e.KUBECONFIG && inClusterAvailable(e) ? inClusterContext(e) : await resolveHubContext(spec, env.env)
+  const ctx = unconfigured && (await useInCluster(e)) ? inClusterContext(e) : await resolveHubContext(spec, env.env)
   return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
 }
 

@@ -1,7 +1,7 @@
 import {existsSync} from 'node:fs'
 
 import {ConfigError} from '../base/errors.js'
-import type {ResolvedContext} from './loading-rules.js'
+import {loadMerged, precedence, type ResolvedContext} from './loading-rules.js'
 
 /**
  * The configuration a Pod has, read the way client-go's rest.InClusterConfig reads it: the API server from
@@ -13,6 +13,22 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
 
 export function inClusterAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT)
+}
+
+/**
+ * Whether to use the in-cluster configuration, decided as client-go's deferred loading decides it: only when the
+ * kubeconfig loading rules (KUBECONFIG, else ~/.kube/config) find nothing at all, so a kubeconfig in HOME wins over a
+ * Pod's ServiceAccount. A file that exists but cannot be read is not "nothing": the caller reports it.
+ */
+export async function useInCluster(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  if (!inClusterAvailable(env)) return false
+  let merged
+  try {
+    merged = await loadMerged(precedence(env).paths)
+  } catch {
+    return false
+  }
+  return merged.clusters.size === 0 && merged.users.size === 0 && merged.contexts.size === 0 && !merged.currentContext
 }
 
 export function inClusterContext(env: NodeJS.ProcessEnv = process.env): ResolvedContext {

@@ -5,15 +5,16 @@
 // while a probe sees a working credential in the Secret the whole time; two runs at once end with one valid credential.
 // No secret made here appears in any captured output.
 import assert from 'node:assert/strict'
-import {execFile} from 'node:child_process'
+import {execFile, execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
+import {fileURLToPath} from 'node:url'
 import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
-import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {applyYaml, kubeconfigFor, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -24,6 +25,9 @@ const hubNs = `${run}-hub`
 const MEMBER = ['--kubeconfig', m1.kubeconfig, '--cluster', m1.context]
 const HUB = ['--hub-kubeconfig', hub.kubeconfig]
 const ROTATE = ['creds', 'rotate', '--kubeconfig', m1.kubeconfig, ...HUB]
+const consumer = `${run}-consumer`
+const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', import.meta.url))
+const healthy = {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}]}
 const STEPS = ['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke', 'confirm-revoked', 'finish']
 
 const outputs: Array<{what: string; res: CliResult}> = []
@@ -93,8 +97,25 @@ async function generate(sa: string, name: string, format = 'multicluster-runtime
 before(async () => {
   dir = scratchDir()
   await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
+  // cluster-inventory-api's reference kubeconfig-secretreader plugin, built from upstream (as in creds.test.ts); it finds
+  // the hub through KUBECONFIG and the Secret through the exec extension fleet writes into the ClusterProfile.
+  const pluginsDir = execFileSync('bash', [PLUGINS_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  const pluginHub = kubeconfigFor(hub, {certFile: cp.admin.certFile, keyFile: cp.admin.keyFile}, {name: `${run}-plugin-hub`, namespace: hubNs})
+  const accessFile = join(dir, `${run}-access.json`)
+  writeFileSync(accessFile, JSON.stringify({providers: [{name: 'kubeconfig-secretreader', execConfig: {apiVersion: 'client.authentication.k8s.io/v1', command: join(pluginsDir, 'kubeconfig-secretreader'), args: [], env: [{name: 'KUBECONFIG', value: pluginHub}], provideClusterInfo: true}}]}))
   fleetYaml = join(dir, `${run}-fleet.yaml`)
-  writeFileSync(fleetYaml, [`hub: {kubeconfig: ${hub.kubeconfig}}`, 'providers:', `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`, `  - {name: capi, type: cluster-api, namespace: ${hubNs}}`, ''].join('\n'))
+  writeFileSync(
+    fleetYaml,
+    [
+      `hub: {kubeconfig: ${hub.kubeconfig}}`,
+      'providers:',
+      `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`,
+      `  - {name: capi, type: cluster-api, namespace: ${hubNs}}`,
+      `  - {name: inv, type: cluster-inventory, namespace: ${hubNs}, consumer: ${consumer}}`,
+      `  - {name: access, type: cluster-inventory, namespace: ${hubNs}, providerFile: ${accessFile}}`,
+      '',
+    ].join('\n'),
+  )
 })
 
 after(async () => {
@@ -197,6 +218,68 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     assert.equal(who.code, 0, who.stderr)
     assert.equal(who.json().items[0].user.username, user)
     assert.ok(who.json().items[0].user.groups.includes('ci'))
+  })
+
+  it('rotates a cluster-inventory Secret (Secret strategy): read back by the cluster-inventory provider, old token refused', async () => {
+    await applyYaml(hub, JSON.stringify({apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: {name: 'inv-m1', namespace: hubNs}, spec: {clusterManager: {name: 'fleet-e2e'}}}))
+    await kubectl(hub, ['patch', 'clusterprofiles', 'inv-m1', '-n', hubNs, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: healthy})])
+    const name = `inv-m1-${consumer}`
+    await generate('inv', name, 'cluster-inventory', ['--consumer', consumer, '--profile', 'inv-m1'])
+    const s0 = await hubSecret(name)
+    const oldText = kubeconfigOf(s0)
+    const whoVia = async () => fleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', `inv#${hubNs}/inv-m1`, '-o', 'json'])
+    const before = await whoVia()
+    assert.equal(before.code, 0, before.stderr)
+    assert.equal(before.json().items[0].user.username, `system:serviceaccount:${nsSys}:inv`)
+    const res = await fleet([...ROTATE, `${hubNs}/${name}`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'rotated', JSON.stringify(item))
+    assert.equal(item.revoked.done, true)
+    const s1 = await hubSecret(name)
+    const newText = kubeconfigOf(s1)
+    assert.notEqual(s1.data.Config, s0.data.Config)
+    assert.equal(item.new.fingerprint, `sha256:${createHash('sha256').update(newText).digest('hex')}`)
+    // The labels the cluster-inventory consumer selects the Secret by are kept.
+    assert.equal(s1.metadata.labels['x-k8s.io/cluster-inventory-consumer'], consumer)
+    assert.equal(s1.metadata.labels['x-k8s.io/cluster-profile'], 'inv-m1')
+    assert.equal(await whoIs(oldText), undefined, 'the old token still authenticates')
+    // The consumer's view: fleet's cluster-inventory provider (Secret strategy) reads the new Secret and connects; the
+    // old token is refused, so a success here is the new credential.
+    const who = await whoVia()
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.json().items[0].user.username, `system:serviceaccount:${nsSys}:inv`)
+  })
+
+  it('rotates a kubeconfig-secretreader Secret: read back by the upstream plugin through the ClusterProfile, old token refused', async () => {
+    await applyYaml(hub, JSON.stringify({apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: {name: 'kcsr', namespace: hubNs}, spec: {clusterManager: {name: 'fleet-e2e'}}}))
+    await kubectl(hub, ['patch', 'clusterprofiles', 'kcsr', '-n', hubNs, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: healthy})])
+    await generate('kcsr', 'kcsr-cred', 'kubeconfig-secretreader', ['--update-profile', `${hubNs}/kcsr`])
+    const s0 = await hubSecret('kcsr-cred')
+    const oldText = kubeconfigOf(s0)
+    const profile0 = JSON.parse(await kubectl(hub, ['get', 'clusterprofiles', 'kcsr', '-n', hubNs, '-o', 'json']))
+    const whoVia = async () => fleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', `access#${hubNs}/kcsr`, '-o', 'json'])
+    const before = await whoVia()
+    assert.equal(before.code, 0, before.stderr)
+    assert.equal(before.json().items[0].user.username, `system:serviceaccount:${nsSys}:kcsr`)
+    const res = await fleet([...ROTATE, `${hubNs}/kcsr-cred`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'rotated', JSON.stringify(item))
+    assert.equal(item.revoked.done, true)
+    const s1 = await hubSecret('kcsr-cred')
+    const newText = kubeconfigOf(s1)
+    assert.notEqual(s1.data.kubeconfig, s0.data.kubeconfig)
+    assert.equal(item.new.fingerprint, `sha256:${createHash('sha256').update(newText).digest('hex')}`)
+    // The profile still points the plugin at the same Secret and key.
+    const profile1 = JSON.parse(await kubectl(hub, ['get', 'clusterprofiles', 'kcsr', '-n', hubNs, '-o', 'json']))
+    assert.deepEqual(profile1.status.accessProviders, profile0.status.accessProviders)
+    assert.equal(await whoIs(oldText), undefined, 'the old token still authenticates')
+    // The consumer's view: the ClusterProfile's access provider, the upstream kubeconfig-secretreader plugin reading the
+    // rotated Secret from the hub; the old token is refused, so a success here is the new credential.
+    const who = await whoVia()
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.json().items[0].user.username, `system:serviceaccount:${nsSys}:kcsr`)
   })
 
   it('a new credential that fails verification is not written: exit 1, the old one still works, its anchor stays, no new anchor', async () => {
@@ -369,6 +452,14 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     const s1 = await hubSecret('in-pod')
     assert.notEqual(s1.data.kubeconfig, s0.data.kubeconfig)
     assert.equal(await whoIs(kubeconfigOf(s1)), `system:serviceaccount:${nsSys}:pod`)
+    // client-go's order: a kubeconfig the loading rules find (here ~/.kube/config in HOME) wins over the Pod's settings.
+    const home = join(dir, 'home-with-kubeconfig')
+    mkdirSync(join(home, '.kube'), {recursive: true})
+    writeFileSync(join(home, '.kube', 'config'), readFileSync(hub.kubeconfig, 'utf8'), {mode: 0o600})
+    const fromFile = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`, '--dry-run', '-o', 'json'], {...podEnv, HOME: home})
+    assert.equal(fromFile.code, 0, fromFile.stderr + fromFile.stdout)
+    assert.notEqual(fromFile.json().hub, 'in-cluster')
+    assert.equal(fromFile.json().hub, hub.context)
     // Without the token file it is a one-line configuration error naming the path.
     const bad = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`], {...podEnv, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'missing')})
     assert.equal(bad.code, 2, bad.stderr)

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import {mkdtempSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
-import {inClusterContext} from '../../src/kubeconfig/in-cluster.js'
+import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
 import {lifetimeSeconds, parseIdentity} from '../../src/creds/rotate.js'
 import {ROTATION, STEPS, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
@@ -51,5 +51,22 @@ describe('in-cluster configuration', () => {
     assert.equal(ctx.cluster['certificate-authority'], join(dir, 'ca.crt'))
     assert.throws(() => inClusterContext({...env, FLEET_IN_CLUSTER_TOKEN_FILE: join(dir, 'nope')}), /no ServiceAccount token at .*nope/)
     assert.throws(() => inClusterContext({}), /KUBERNETES_SERVICE_HOST/)
+  })
+
+  it('is used only when the kubeconfig loading rules find nothing, as client-go decides: a kubeconfig in HOME wins', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-incluster-choice-'))
+    const pod = {KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443'}
+    const withKube = join(dir, 'home-with')
+    mkdirSync(join(withKube, '.kube'), {recursive: true})
+    writeFileSync(join(withKube, '.kube', 'config'), 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://h:6443"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n')
+    const without = join(dir, 'home-without')
+    mkdirSync(without)
+    assert.equal(await useInCluster({...pod, HOME: withKube}), false, 'HOME has ~/.kube/config: the file wins')
+    assert.equal(await useInCluster({...pod, HOME: without}), true, 'HOME without a kubeconfig: in-cluster')
+    // KUBECONFIG naming only files that do not exist finds nothing either (client-go skips missing files).
+    assert.equal(await useInCluster({...pod, HOME: withKube, KUBECONFIG: join(dir, 'missing')}), true)
+    assert.equal(await useInCluster({...pod, HOME: without, KUBECONFIG: join(withKube, '.kube', 'config')}), false)
+    // Outside a Pod there is nothing to choose.
+    assert.equal(await useInCluster({HOME: without}), false)
   })
 })
