@@ -1,4 +1,4 @@
-import {webcrypto} from 'node:crypto'
+import {KeyObject, webcrypto} from 'node:crypto'
 import * as x509 from '@peculiar/x509'
 
 /**
@@ -13,7 +13,6 @@ export async function makeClientKeyAndCsr(user: string, groups: string[]): Promi
   // Built as a structured name, so a "," or "=" in a user name cannot add attributes.
   const name = new x509.Name([{CN: [user]}, ...groups.map((g) => ({O: [g]}))])
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({name, keys: keys as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'], signingAlgorithm: ALGORITHM})
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
-  const b64 = Buffer.from(pkcs8).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')
-  return {keyPem: `-----BEGIN PRIVATE KEY-----\n${b64}\n-----END PRIVATE KEY-----\n`, csrPem: csr.toString('pem')}
+  const keyPem = KeyObject.from(keys.privateKey).export({type: 'pkcs8', format: 'pem'}) as string
+  return {keyPem, csrPem: csr.toString('pem')}
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import {execFileSync} from 'node:child_process'
+import {createPrivateKey, createPublicKey} from 'node:crypto'
 import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
@@ -127,7 +128,14 @@ describe('creds list descriptions', () => {
 describe('creds client certificate request', () => {
   it('ECDSA P-256, CN = user, O = groups, self-signature valid; a comma in the name adds no attribute', async () => {
     const {keyPem, csrPem} = await makeClientKeyAndCsr('alice,O=system:masters', ['devs'])
-    assert.match(keyPem, /^-----BEGIN PRIVATE KEY-----/)
+    // The key is a P-256 PKCS#8 key, and it is the key the request was signed for.
+    const key = createPrivateKey(keyPem)
+    assert.equal(key.asymmetricKeyType, 'ec')
+    assert.equal(key.asymmetricKeyDetails?.namedCurve, 'prime256v1')
+    assert.equal(
+      createPublicKey(key).export({type: 'spki', format: 'der'}).toString('base64'),
+      createPublicKey(execFileSync('openssl', ['req', '-noout', '-pubkey'], {input: csrPem}).toString()).export({type: 'spki', format: 'der'}).toString('base64'),
+    )
     const text = execFileSync('openssl', ['req', '-noout', '-text', '-verify'], {input: csrPem, stdio: ['pipe', 'pipe', 'pipe']}).toString()
     assert.match(text, /Subject: CN\s*=\s*"alice,O=system:masters", O\s*=\s*devs/)
     assert.match(text, /prime256v1|P-256/)
