@@ -1,8 +1,9 @@
 import {type Check, type CheckStatus, countByStatus, worstStatus} from '../base/checks.js'
 import type {ClusterResult, ClusterTask} from '../fleet/runner.js'
 import type {ClusterItem} from '../fleet/items.js'
+import {describeRef} from '../clusters/summary.js'
 import type {ClusterRef} from '../providers/types.js'
-import {CheckList, type VerifyFacts, type VerifyOptions, verifyCluster} from './checks.js'
+import {CHECK_NAMES, CheckList, type VerifyFacts, type VerifyOptions, verifyCluster} from './checks.js'
 import {type Policy, effectivePolicy} from './policy.js'
 
 /** The value fields of one cluster in `clusters verify -o json` (inside the shared ClusterItem). */
@@ -39,6 +40,7 @@ export class FleetVerifier {
   private readonly lists = new Map<string, CheckList>()
   private readonly rules = new Map<string, string[]>()
   private readonly refs = new Map<string, ClusterRef>()
+  private readonly unusable = new Set<string>()
 
   constructor(
     readonly policy: Policy,
@@ -51,11 +53,35 @@ export class FleetVerifier {
     return list
   }
 
+  /**
+   * READY as `clusters list` decides it: the provider's word plus what kubectl would refuse before sending a request
+   * (a missing key file, an expired certificate, ...), so provider-ready fails for the same clusters list shows not ready.
+   */
+  async prepare(refs: ClusterRef[]): Promise<void> {
+    await Promise.all(
+      refs.map(async (ref) => {
+        const {ready, reason} = await describeRef(ref)
+        if (ready === ref.ready) return void this.refs.set(ref.name, ref)
+        // Usable by its provider's word, refused by the kubeconfig checks: client-go would not send a request with it.
+        this.refs.set(ref.name, {...ref, ready, reason})
+        this.unusable.add(ref.name)
+      }),
+    )
+  }
+
   work = async (task: ClusterTask): Promise<void> => {
-    const effective = effectivePolicy(this.policy, task.ref.labels)
-    this.rules.set(task.ref.name, effective.rules)
-    this.refs.set(task.ref.name, task.ref)
-    await verifyCluster(task, effective, this.options, this.listFor(task.ref.name))
+    const ref = this.refs.get(task.ref.name) ?? task.ref
+    const effective = effectivePolicy(this.policy, ref.labels)
+    this.rules.set(ref.name, effective.rules)
+    this.refs.set(ref.name, ref)
+    const list = this.listFor(ref.name)
+    if (this.unusable.has(ref.name)) {
+      // One cause fails one check: the rest would only repeat the kubeconfig problem.
+      list.set('provider-ready', 'fail', `not usable: ${ref.reason ?? 'no reason given'}`, 'fix the kubeconfig entry the message names (fleet clusters inspect shows it)')
+      for (const name of CHECK_NAMES) if (!list.has(name)) list.set(name, 'skip', 'the cluster is not usable (provider-ready)')
+      return
+    }
+    await verifyCluster({...task, ref}, effective, this.options, list)
   }
 
   report(results: ClusterResult<void>[], refs: ClusterRef[]): VerifyReport {

@@ -6,6 +6,7 @@ import {fileURLToPath} from 'node:url'
 import {describe, it} from 'node:test'
 
 import type {ClusterList} from '../../src/commands/clusters/list.js'
+import type {VerifyReport} from '../../src/verify/report.js'
 import {runFleet} from '../support/cli.js'
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/fleet', import.meta.url))
@@ -169,5 +170,19 @@ describe('errors: one line on stderr, exit 2, JSON error in JSON mode', () => {
     const res = await runFleet(['clusters', 'inspect', '--kubeconfig', 'examples/fleet'], {cwd: REPO})
     assert.equal(res.code, 2)
     assert.match(res.stderr, /^error: no current-context is set in examples\/fleet; name a cluster or pass --context\n$/)
+  })
+})
+
+describe('fleet clusters verify on a context kubectl would refuse (no cluster needed)', () => {
+  it('fails provider-ready with the reason clusters list gives, and skips the checks that would only repeat it', async () => {
+    const res = await runFleet(['clusters', 'verify', '--kubeconfig', 'examples/fleet', '-c', 'prod-eu', '-o', 'json'], {cwd: REPO})
+    assert.equal(res.code, 1, res.stderr)
+    const report = res.json<VerifyReport>()
+    const checks = report.items[0].checks ?? []
+    const ready = checks.find((c) => c.name === 'provider-ready')!
+    assert.equal(ready.status, 'fail')
+    assert.match(ready.message, /client-key .*jane\.key: file not found/)
+    assert.deepEqual(checks.filter((c) => c.name !== 'provider-ready').map((c) => c.status), Array(8).fill('skip'))
+    for (const secret of await exampleSecrets()) assert.equal(res.stdout.includes(secret) || res.stderr.includes(secret), false)
   })
 })

@@ -33,6 +33,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     if (this.flags.junit) await checkJunitTarget(this.flags.junit)
     const refs = await this.selectedClusters()
     const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
+    await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work)
     const report = verifier.report(results, refs)
     process.exitCode = report.ok ? 0 : 1
