@@ -5,16 +5,16 @@
 // while a probe sees a working credential in the Secret the whole time; two runs at once end with one valid credential.
 // No secret made here appears in any captured output.
 import assert from 'node:assert/strict'
-import {execFile, execFileSync} from 'node:child_process'
+import {execFile} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
-import {fileURLToPath} from 'node:url'
 import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
-import {applyYaml, kubeconfigFor, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {writeConsumerFleet} from '../support/consumer-fleet.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -26,7 +26,6 @@ const MEMBER = ['--kubeconfig', m1.kubeconfig, '--cluster', m1.context]
 const HUB = ['--hub-kubeconfig', hub.kubeconfig]
 const ROTATE = ['creds', 'rotate', '--kubeconfig', m1.kubeconfig, ...HUB]
 const consumer = `${run}-consumer`
-const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', import.meta.url))
 const healthy = {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}]}
 const STEPS = ['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke', 'confirm-revoked', 'finish']
 
@@ -97,25 +96,7 @@ async function generate(sa: string, name: string, format = 'multicluster-runtime
 before(async () => {
   dir = scratchDir()
   await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
-  // cluster-inventory-api's reference kubeconfig-secretreader plugin, built from upstream (as in creds.test.ts); it finds
-  // the hub through KUBECONFIG and the Secret through the exec extension fleet writes into the ClusterProfile.
-  const pluginsDir = execFileSync('bash', [PLUGINS_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
-  const pluginHub = kubeconfigFor(hub, {certFile: cp.admin.certFile, keyFile: cp.admin.keyFile}, {name: `${run}-plugin-hub`, namespace: hubNs})
-  const accessFile = join(dir, `${run}-access.json`)
-  writeFileSync(accessFile, JSON.stringify({providers: [{name: 'kubeconfig-secretreader', execConfig: {apiVersion: 'client.authentication.k8s.io/v1', command: join(pluginsDir, 'kubeconfig-secretreader'), args: [], env: [{name: 'KUBECONFIG', value: pluginHub}], provideClusterInfo: true}}]}))
-  fleetYaml = join(dir, `${run}-fleet.yaml`)
-  writeFileSync(
-    fleetYaml,
-    [
-      `hub: {kubeconfig: ${hub.kubeconfig}}`,
-      'providers:',
-      `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`,
-      `  - {name: capi, type: cluster-api, namespace: ${hubNs}}`,
-      `  - {name: inv, type: cluster-inventory, namespace: ${hubNs}, consumer: ${consumer}}`,
-      `  - {name: access, type: cluster-inventory, namespace: ${hubNs}, providerFile: ${accessFile}}`,
-      '',
-    ].join('\n'),
-  )
+  fleetYaml = writeConsumerFleet({dir, run, hubNs, consumer})
 })
 
 after(async () => {

@@ -5,17 +5,16 @@
 // here appears in any captured output.
 import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
-import {execFileSync} from 'node:child_process'
 import {existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
-import {fileURLToPath} from 'node:url'
+import {writeConsumerFleet} from '../support/consumer-fleet.js'
 
 import {grant} from '../support/rbac.js'
-import {applyYaml, createCertUser, kubeconfigFor, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {applyYaml, createCertUser, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -34,7 +33,6 @@ const secrets: string[] = []
 
 let dir: string
 let fleetYaml: string
-const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', import.meta.url))
 const healthy = {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}]}
 
 async function fleet(args: string[], o: {keepStdoutOut?: boolean} = {}): Promise<CliResult> {
@@ -94,35 +92,7 @@ const within = (iso: string, seconds: number, slack = 120) => {
 before(async () => {
   dir = scratchDir()
   await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
-  // cluster-inventory-api's reference kubeconfig-secretreader plugin, built from upstream; it finds the hub through
-  // KUBECONFIG and the Secret's namespace through the exec extension fleet writes into the profile.
-  const pluginsDir = execFileSync('bash', [PLUGINS_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
-  const pluginHub = kubeconfigFor(hub, {certFile: cp.admin.certFile, keyFile: cp.admin.keyFile}, {name: `${run}-plugin-hub`, namespace: hubNs})
-  const accessFile = join(dir, `${run}-access.json`)
-  writeFileSync(
-    accessFile,
-    JSON.stringify({
-      providers: [
-        {
-          name: 'kubeconfig-secretreader',
-          execConfig: {apiVersion: 'client.authentication.k8s.io/v1', command: join(pluginsDir, 'kubeconfig-secretreader'), args: [], env: [{name: 'KUBECONFIG', value: pluginHub}], provideClusterInfo: true},
-        },
-      ],
-    }),
-  )
-  fleetYaml = join(dir, `${run}-fleet.yaml`)
-  writeFileSync(
-    fleetYaml,
-    [
-      `hub: {kubeconfig: ${hub.kubeconfig}}`,
-      'providers:',
-      `  - {name: mcr, type: kubeconfig, namespace: ${hubNs}}`,
-      `  - {name: capi, type: cluster-api, namespace: ${hubNs}}`,
-      `  - {name: inv, type: cluster-inventory, namespace: ${hubNs}, consumer: ${consumer}}`,
-      `  - {name: access, type: cluster-inventory, namespace: ${hubNs}, providerFile: ${accessFile}}`,
-      '',
-    ].join('\n'),
-  )
+  fleetYaml = writeConsumerFleet({dir, run, hubNs, consumer})
 })
 
 after(async () => {
