@@ -1,4 +1,7 @@
 import type {KubeClient} from '../kube/client.js'
+import {clientCertificatePem, describeCertificate} from '../kubeconfig/credentials.js'
+import type {ClusterSource} from '../providers/types.js'
+import {type IdentityNote, identityNotes} from './front-proxy.js'
 import {accessReview} from './access-review.js'
 import {createReview} from './review.js'
 
@@ -20,6 +23,8 @@ export interface WhoAmIWarning {
 export interface WhoAmI {
   user: UserInfo
   warnings: WhoAmIWarning[]
+  /** Why the answer may not be the whole identity (a kcp front proxy's dropped groups). */
+  notes: IdentityNote[]
 }
 
 /** kubectl's order: GA first, then the older versions still served by 1.26–1.27 clusters. */
@@ -39,9 +44,22 @@ export async function selfSubjectReview(client: KubeClient): Promise<UserInfo> {
   return {username: info.username ?? '', uid: info.uid ?? '', groups: info.groups ?? [], extra: info.extra ?? {}}
 }
 
-export async function whoami(client: KubeClient): Promise<WhoAmI> {
+/** `source`: where the provider found the cluster (a kcp workspace gets the front proxy's notes). */
+export async function whoami(client: KubeClient, source?: ClusterSource): Promise<WhoAmI> {
   const user = await selfSubjectReview(client)
-  return {user, warnings: await powerWarnings(client, user)}
+  const [warnings, certificateGroups] = await Promise.all([powerWarnings(client, user), certificateOrganizations(client)])
+  return {user, warnings, notes: identityNotes(source, user, certificateGroups)}
+}
+
+/** The groups a client certificate asserts (its O fields), as Kubernetes reads them; none when there is no certificate. */
+async function certificateOrganizations(client: KubeClient): Promise<string[]> {
+  try {
+    const pem = await clientCertificatePem(client.context.user)
+    return pem ? describeCertificate(pem).organizations : []
+  } catch {
+    // An unreadable certificate failed the request already; nothing to compare.
+    return []
+  }
 }
 
 /**

@@ -109,7 +109,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'GLOBAL',
     }),
     provider: Flags.string({
-      description: 'Only this provider: a name from the fleet configuration, or a provider type (file, kubeconfig, cluster-api, cluster-inventory, namespace, kind).',
+      description: 'Only this provider: a name from the fleet configuration, or a provider type (file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp).',
       helpGroup: 'GLOBAL',
     }),
     output: Flags.string({

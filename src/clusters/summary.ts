@@ -23,7 +23,8 @@ export interface ClusterSummary {
   ready: boolean
   reason?: string
   clusterId?: string
-  /** `ClusterProfile` (its status.properties), or with --live `ClusterProperty` / `kube-system` (namespace UID). */
+  /** `ClusterProfile` (its status.properties), `Workspace` (kcp: spec.cluster, the logical cluster), or with --live
+   * `ClusterProperty` / `kube-system` (namespace UID). */
   clusterIdSource?: string
   labels: Record<string, string>
   source: ClusterSource | FailedProviderSource
@@ -88,6 +89,10 @@ export function sourceText(source: ClusterSource | FailedProviderSource): string
       return `Namespace ${object}`
     case 'kind':
       return `kind cluster ${object}`
+    case 'kcp-workspace': {
+      const via = source.frontProxy === true ? ', through the front proxy' : source.frontProxy === false ? ', on its shard' : ''
+      return `kcp workspace ${source.workspace ?? source.name ?? ''}${source.logicalCluster ? ` (logical cluster ${source.logicalCluster}${via})` : via ? ` (${via.slice(2)})` : ''}`
+    }
     case 'provider':
       return `provider ${object}`
   }

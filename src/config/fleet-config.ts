@@ -10,11 +10,15 @@ import {Fields} from './fields.js'
  * The fleet configuration file: which providers make up the fleet and their settings, so that `fleet clusters list`
  * with no flags shows the whole fleet. Format documented in docs/providers.md.
  */
-export const PROVIDER_TYPES = ['file', 'kubeconfig', 'cluster-api', 'cluster-inventory', 'namespace', 'kind'] as const
+export const PROVIDER_TYPES = ['file', 'kubeconfig', 'cluster-api', 'cluster-inventory', 'namespace', 'kind', 'kcp'] as const
 export type ProviderType = (typeof PROVIDER_TYPES)[number]
 // Upstream calls it cluster-inventory-api; accept that spelling too.
 const TYPE_ALIASES: Record<string, ProviderType> = {'cluster-inventory-api': 'cluster-inventory'}
 export const CAPI_VERSIONS = ['v1beta2', 'v1beta1'] as const
+/** Where a kcp workspace's URL comes from: the Workspace's spec.URL, or the context's server + /clusters/<path>. */
+export const KCP_SERVER_SOURCES = ['workspace', 'context'] as const
+/** A kcp workspace path: `root`, `root:org:team` (each segment a workspace name). */
+export const KCP_PATH = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 
 /** The cluster a hub-backed provider reads (for `namespace`, the cluster whose namespaces are listed). */
 export interface HubSpec {
@@ -61,6 +65,18 @@ export interface NamespaceProviderConfig extends Common {
   hub?: HubSpec
   selector?: string
 }
+export interface KcpProviderConfig extends Common {
+  type: 'kcp'
+  /** The kcp context (any workspace of the server); its server path picks the default root. */
+  hub?: HubSpec
+  /** Workspace path the tree starts at; default the context's workspace (`/clusters/<path>` of its server), else root. */
+  root?: string
+  /** How many levels below the root are listed; unlimited when absent (0: the root alone). */
+  depth?: number
+  server?: (typeof KCP_SERVER_SOURCES)[number]
+  /** Whether the URLs reach the shards through a kcp front proxy; found from the root's Shards when absent and readable. */
+  frontProxy?: boolean
+}
 export interface KindProviderConfig extends Common {
   type: 'kind'
   prefix?: string
@@ -74,6 +90,7 @@ export type ProviderConfig =
   | ClusterInventoryProviderConfig
   | NamespaceProviderConfig
   | KindProviderConfig
+  | KcpProviderConfig
 
 export interface FleetConfig {
   /** The file as the user named it (or as found). */
@@ -183,6 +200,7 @@ const FIELDS: Record<ProviderType, string[]> = {
   'cluster-inventory': ['hub', 'namespace', 'providerFile', 'consumer'],
   namespace: ['hub', 'selector'],
   kind: ['prefix', 'command'],
+  kcp: ['hub', 'root', 'depth', 'server', 'frontProxy'],
 }
 
 /**
@@ -243,6 +261,18 @@ function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): Provider
     }
     case 'namespace':
       return {type, name, origin, hub: readHub(f, file, env), selector: f.string('selector')}
+    case 'kcp': {
+      const root = f.string('root')
+      if (root !== undefined && !KCP_PATH.test(root)) throw f.error('root', `"${root}" is not a workspace path (like root:org:team)`)
+      const depth = f.value.depth
+      if (depth !== undefined && depth !== null && (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 0)) {
+        throw f.error('depth', 'must be a whole number, 0 or more (levels below the root)')
+      }
+      return {
+        type, name, origin, hub: readHub(f, file, env), root, depth: typeof depth === 'number' ? depth : undefined,
+        server: f.oneOf('server', KCP_SERVER_SOURCES), frontProxy: f.boolean('frontProxy'),
+      }
+    }
     case 'kind': {
       // A command with a path separator is a file relative to the config; a bare name is looked up on PATH.
       const command = f.string('command')

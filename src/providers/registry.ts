@@ -16,6 +16,7 @@ import {ClusterApiProvider} from './hub/cluster-api.js'
 import {ClusterInventoryProvider} from './hub/cluster-inventory.js'
 import {FileProvider} from './file.js'
 import type {HubOptions} from './hub/client.js'
+import {KcpProvider} from './kcp.js'
 import {KindProvider} from './kind.js'
 import {KubeconfigSecretProvider} from './hub/kubeconfig-secret.js'
 import {MultiProvider} from './multi.js'
@@ -64,6 +65,8 @@ export function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, 
       return new NamespaceProvider({...entry, hub}, options)
     case 'kind':
       return new KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env})
+    case 'kcp':
+      return new KcpProvider({...entry, hub}, options)
   }
 }
 

@@ -4,7 +4,7 @@ import type {AuthKind} from '../kubeconfig/credentials.js'
 
 /** Where a provider found a cluster; enough for a person to go and look. */
 export interface ClusterSource {
-  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind'
+  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'kcp-workspace'
   /** Kubeconfig file (absolute path) and context, for file-based sources; for other sources the context used inside. */
   path?: string
   context?: string
@@ -20,6 +20,11 @@ export interface ClusterSource {
   key?: string
   /** cluster-inventory: the access provider used, from the profile's status. */
   accessProvider?: string
+  /** kcp: the workspace path (`root:org:team`), its logical cluster, and whether its URL goes through a front proxy
+   * (absent when unknown: the Shards could not be read). */
+  workspace?: string
+  logicalCluster?: string
+  frontProxy?: boolean
 }
 
 /**

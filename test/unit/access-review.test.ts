@@ -63,7 +63,7 @@ describe('review API versions', () => {
       return notFound
     }
     const me = await whoami(client)
-    assert.deepEqual(me, {user: {username: 'old-timer', uid: '', groups: ['system:authenticated'], extra: {}}, warnings: []})
+    assert.deepEqual(me, {user: {username: 'old-timer', uid: '', groups: ['system:authenticated'], extra: {}}, warnings: [], notes: []})
     assert.equal(sentKind, 'authentication.k8s.io/v1alpha1 SelfSubjectReview')
     assert.deepEqual(seen.slice(0, 3), [
       'POST /apis/authentication.k8s.io/v1/selfsubjectreviews',

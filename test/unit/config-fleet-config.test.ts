@@ -55,7 +55,7 @@ providers:
     rejects('provider:\n  - {type: file}\n', `${f}: provider: unknown field (did you mean "providers"?)`)
     rejects('providers:\n  - {type: kubeconfig, namepsace: x}\n', `${f}: providers[0].namepsace: unknown field (did you mean "namespace"?)`)
     rejects('providers:\n  - {type: file, selector: x}\n', `${f}: providers[0].selector: unknown field (known: name, type, kubeconfig, labels)`)
-    rejects('providers:\n  - {type: capi}\n', `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind; got "capi"`)
+    rejects('providers:\n  - {type: capi}\n', `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp; got "capi"`)
     rejects('providers:\n  - {name: a}\n', `${f}: providers[0].type: is required`)
     rejects('providers:\n  - {type: file}\n  - {type: file}\n', `${f}: providers[1].name: duplicate provider name "file" (give each entry its own name)`)
     rejects('providers:\n  - {type: file, name: "a#b"}\n', `${f}: providers[0].name: "a#b" is not a valid provider name (letters, digits, ".", "_" and "-"; it prefixes cluster names as <provider>#<cluster>)`)

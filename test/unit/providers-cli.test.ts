@@ -102,6 +102,6 @@ describe('fleet clusters list with a fleet configuration', () => {
     assert.deepEqual([missing.code, missing.stderr], [2, 'error: --fleet-config: nope.yaml: no such file\n'])
     const unknown = await runFleet(['clusters', 'list', '--provider', 'prod'], {cwd: dir, env})
     assert.equal(unknown.code, 2)
-    assert.match(unknown.stderr, /^error: --provider: no provider "prod"; .*fleet.yaml names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind\n$/)
+    assert.match(unknown.stderr, /^error: --provider: no provider "prod"; .*fleet.yaml names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp\n$/)
   })
 })

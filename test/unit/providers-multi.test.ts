@@ -140,7 +140,7 @@ describe('provider selection (flags and fleet configuration)', () => {
     const {env, cwd} = await project('providers:\n  - {name: local, type: file}\n  - {name: lab, type: kind}\n')
     assert.equal((await buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), provider: 'kind'})).name, 'kind')
     await assert.rejects(buildProvider({env, cwd, exec: new ExecCredentialRunner({env}), provider: 'capi'}), {
-      message: `--provider: no provider "capi"; ${join(cwd, 'fleet.yaml')} names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind`,
+      message: `--provider: no provider "capi"; ${join(cwd, 'fleet.yaml')} names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp`,
     })
   })
 

@@ -45,6 +45,8 @@ export class Hub {
     private readonly options: HubOptions,
     /** Names the provider in errors. */
     private readonly owner: string,
+    /** The server the client talks to, from the context's (kcp: the server's base, paths then name the workspace). */
+    private readonly serverOf: (server: string) => string = (server) => server,
   ) {}
 
   context(): Promise<ResolvedContext> {
@@ -61,7 +63,7 @@ export class Hub {
 
   private client(): Promise<KubeClient> {
     this.clientPromise ??= this.context().then((ctx) =>
-      KubeClient.connect(ctx, {
+      KubeClient.connect(ctx.cluster.server ? {...ctx, cluster: {...ctx.cluster, server: this.serverOf(ctx.cluster.server)}} : ctx, {
         timeoutMs: this.options.requestTimeoutMs,
         clusterName: `hub ${ctx.contextName}`,
         exec: this.options.exec,
