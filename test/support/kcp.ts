@@ -179,6 +179,9 @@ async function freePorts(n: number): Promise<number[]> {
   }
 }
 
+/** The failing lines of a verbose /readyz answer ("[-]poststarthook/... failed: reason withheld"). */
+const failedChecks = (body: string) => body.split('\n').filter((l) => l.startsWith('[-]')).join(' ').slice(0, 500) || body.slice(0, 200);
+
 // Tokens start with a letter: a token beginning with `-` was once taken for a flag by a credential plugin.
 const newToken = () => `t${randomBytes(24).toString('hex')}`;
 
@@ -331,7 +334,7 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
       const r = await apiRequest({ url, path: '/readyz', caFile: serverCa.certFile, certFile: mastersCert.certFile, keyFile: mastersCert.keyFile, timeoutMs: 3000 }).catch(() => undefined);
       if (r?.status === 200) return;
       if (Date.now() > deadline) {
-        throw new Error(`${label} of kcp ${name} not ready in ${readyTimeoutMs / 1000} s (last /readyz: ${r ? `${r.status} ${r.body.slice(0, 300)}` : 'no answer'}); last lines of ${log}:\n${tail(log)}`);
+        throw new Error(`${label} of kcp ${name} not ready in ${readyTimeoutMs / 1000} s (last /readyz: ${r ? `${r.status} ${failedChecks(r.body)}` : 'no answer'}); last lines of ${log}:\n${tail(log)}`);
       }
       await sleep(500);
     }
