@@ -1,5 +1,6 @@
 import {FleetError} from '../base/errors.js'
 import {mapLimit} from '../base/concurrency.js'
+import {warnOnce} from '../base/warnings.js'
 import type {KcpProviderConfig} from '../config/fleet-config.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {CachedProvider} from './cached-provider.js'
@@ -108,21 +109,27 @@ export class KcpProvider extends CachedProvider {
     const ctx = await this.hub.context()
     const {base, path: contextPath} = splitWorkspaceServer(ctx.cluster.server ?? '')
     const root = this.config.root ?? contextPath ?? 'root'
-    const found = await this.walk(root)
+    const forbidden: string[] = []
+    const found = await this.walk(root, forbidden)
+    if (forbidden.length > 0) {
+      // Not an error (kcp's own tree view does the same), but never silent: part of the tree is not shown.
+      const shown = forbidden.sort(comparePaths)
+      warnOnce(`${this.describe()}: the credential may not list the workspaces inside ${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ` and ${shown.length - 5} more` : ''} (403): the tree below ${shown.length === 1 ? 'it' : 'them'} is not shown`)
+    }
     const shards = this.config.frontProxy === undefined ? await this.shards() : undefined
     return found.sort((a, b) => comparePaths(a.path, b.path)).map((f) => this.ref(ctx, base, f, shards))
   }
 
   /** The root, then each level's Ready workspaces' children, down to `depth`. */
-  private async walk(root: string): Promise<Found[]> {
+  private async walk(root: string, forbidden: string[]): Promise<Found[]> {
     // The root's own listing must work: it is the provider's one question, and its failure is the provider's.
     const out: Found[] = [{path: root}]
-    let level = (await this.children(root, true)).map((ws) => ({path: `${root}:${ws.metadata.name}`, workspace: ws}))
+    let level = (await this.children(root, true, forbidden)).map((ws) => ({path: `${root}:${ws.metadata.name}`, workspace: ws}))
     for (let depth = 1; level.length > 0 && (this.config.depth === undefined || depth <= this.config.depth); depth++) {
       out.push(...level)
       const ready = level.filter((f) => !workspaceNotReady(f.workspace!))
       const next = await mapLimit(ready, CONCURRENCY, async (f) =>
-        (await this.children(f.path, false)).map((ws) => ({path: `${f.path}:${ws.metadata.name}`, workspace: ws})),
+        (await this.children(f.path, false, forbidden)).map((ws) => ({path: `${f.path}:${ws.metadata.name}`, workspace: ws})),
       )
       level = next.flat()
     }
@@ -131,13 +138,17 @@ export class KcpProvider extends CachedProvider {
 
   /**
    * The Workspaces in one workspace. Below the root, a workspace whose content the credential may not read (403) is
-   * listed without children, as kcp's own tree view does; any other failure fails the provider.
+   * listed without children (and recorded in `forbidden` for a warning), as kcp's own tree view does; any other failure
+   * fails the provider.
    */
-  private async children(path: string, isRoot: boolean): Promise<Workspace[]> {
+  private async children(path: string, isRoot: boolean, forbidden: string[]): Promise<Workspace[]> {
     try {
       return await this.hub.list<Workspace>(`/clusters/${path}${TENANCY}/workspaces`, `list Workspaces in ${path}`)
     } catch (error) {
-      if (!isRoot && error instanceof FleetError && error.kind === 'forbidden') return []
+      if (!isRoot && error instanceof FleetError && error.kind === 'forbidden') {
+        forbidden.push(path)
+        return []
+      }
       throw error
     }
   }

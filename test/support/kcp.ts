@@ -257,7 +257,7 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
     const workspace = k.workspace ?? 'root';
     const context = k.context ?? `${as}@${name}-${via}:${workspace}`;
     return writeKubeconfig({
-      path: k.path ?? join(kubeconfigsDir, `${as}@${via}${workspace === 'root' ? '' : `@${workspace}`}.kubeconfig`),
+      path: k.path ?? join(kubeconfigsDir, `${as}@${via}${workspace === 'root' ? '' : `@${workspace.replace(/:/g, '_')}`}.kubeconfig`),
       server: `${baseOf(via)}/clusters/${workspace}`, caFile: serverCa.certFile, context, user: credentialOf(as),
     });
   };
