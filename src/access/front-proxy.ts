@@ -31,15 +31,18 @@ export function identityNotes(source: ClusterSource | undefined, user: UserInfo,
   const notes: IdentityNote[] = []
   const kcp = source?.kind === 'kcp-workspace'
   const dropped = KCP_FRONT_PROXY_DROPPED_GROUPS.join(', ')
-  if (kcp && source.frontProxy === true) {
+  const missing = certificateGroups.filter((g) => !user.groups.includes(g))
+  // A certificate group the proxy drops by default, missing from a kcp workspace's answer, shows the proxy is there
+  // even when the Shards could not be read to tell.
+  const proxied = kcp && (source.frontProxy === true || (source.frontProxy === undefined && missing.some(droppedByKcpFrontProxy)))
+  if (proxied) {
     notes.push({code: 'kcp-front-proxy', message: `reached through the kcp front proxy, which drops the groups ${dropped} before the shard sees the request: they grant nothing at this URL`})
   } else if (kcp && source.frontProxy === undefined) {
     notes.push({code: 'kcp-front-proxy', message: `if this URL is a kcp front proxy (the Shards could not be read to tell), it drops the groups ${dropped} before the shard sees the request`})
   }
-  const missing = certificateGroups.filter((g) => !user.groups.includes(g))
   if (missing.length > 0) {
     const byProxy = missing.every(droppedByKcpFrontProxy)
-    const who = kcp && byProxy ? 'the kcp front proxy dropped them' : byProxy ? 'a kcp front proxy drops exactly these' : 'a proxy in between dropped them'
+    const who = proxied && byProxy ? 'the kcp front proxy dropped them' : byProxy ? 'a kcp front proxy drops exactly these' : 'a proxy in between dropped them'
     notes.push({code: 'groups-dropped', message: `the client certificate names the group(s) ${missing.join(', ')}, but the server answered without them: ${who}`})
   }
   return notes

@@ -211,6 +211,13 @@ describe('kcp: who you are through the front proxy', () => {
       proxied.stderr,
       'warning: kcp provider "kcp": the credential may not list the workspaces inside root:org, root:staging (403): the tree below them is not shown\n',
     )
-    noSecrets(direct, proxied)
+    // Its certificate twin may not read the Shards either; the group missing from the answer shows the proxy anyway.
+    const who = await runFleet(['auth', 'whoami', '--cluster', 'root', '--provider', 'kcp', '--kubeconfig', kcp.users['masters-cert'].kubeconfigs.proxy!, '-o', 'json'])
+    assert.equal(who.code, 0, who.stderr)
+    const [me] = who.json<WhoAmIList>().items
+    assert.deepEqual(me.user?.groups, ['system:authenticated'])
+    assert.deepEqual(me.notes.map((n) => n.code), ['kcp-front-proxy', 'groups-dropped'])
+    assert.match(me.notes[0].message, /^reached through the kcp front proxy/)
+    noSecrets(direct, proxied, who)
   })
 })

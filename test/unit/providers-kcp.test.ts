@@ -112,5 +112,10 @@ describe('identity notes for the kcp front proxy', () => {
     assert.match(plain[0].message, /group\(s\) team-a, .*: a proxy in between dropped them/)
     const unknownProxy = identityNotes({kind: 'kubeconfig-file'}, user([]), ['system:masters'])
     assert.match(unknownProxy[0].message, /a kcp front proxy drops exactly these/)
+    // A kcp workspace whose Shards could not be read: the dropped group itself shows the proxy is there.
+    const inferred = identityNotes(ws(undefined), user(['system:authenticated']), ['system:masters', 'system:authenticated'])
+    assert.deepEqual(inferred.map((n) => n.code), ['kcp-front-proxy', 'groups-dropped'])
+    assert.match(inferred[0].message, /^reached through the kcp front proxy/)
+    assert.match(inferred[1].message, /the kcp front proxy dropped them$/)
   })
 })
