@@ -28,42 +28,45 @@ export function pinnedVersions(): { kubernetes: string; etcd: string } {
   return { kubernetes: find('k8s.io/kubernetes'), etcd: find('go.etcd.io/etcd/server/v3') };
 }
 
-/** Runs build.sh (a no-op when the cache is warm). Its progress goes to `log` (stderr by default). */
-export function ensureBinaries(log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<Binaries> {
+/**
+ * Runs one of the binary build scripts (test/control-plane/build.sh, test/kcp/build.sh): a no-op when its cache is
+ * warm. Progress lines go to `log` with `[label]` in front; resolves to the directory the script prints last.
+ */
+export function runBuildScript(script: string, label: string, log: (line: string) => void): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('bash', [join(controlPlaneDir, 'build.sh')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let errTail = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => {
       const text = c.toString();
       errTail = (errTail + text).slice(-4000);
-      for (const line of text.split('\n')) if (line.trim()) log(`[control-plane build] ${line}`);
+      for (const line of text.split('\n')) if (line.trim()) log(`[${label}] ${line}`);
     });
-    child.on('error', (err) => reject(new Error(`cannot run build.sh: ${err.message}`)));
+    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}`)));
     child.on('close', (code) => {
-      if (code !== 0) {
-        reject(new Error(`test/control-plane/build.sh failed (exit ${code}):\n${errTail.trim()}`));
-        return;
-      }
-      const binDir = out.trim().split('\n').pop() ?? '';
-      const pick = (name: string) => {
-        const p = join(binDir, name);
-        if (!existsSync(p)) throw new Error(`build.sh printed ${binDir} but ${name} is not there`);
-        return p;
-      };
-      try {
-        resolvePromise({
-          binDir,
-          etcd: pick('etcd'),
-          kubeApiserver: pick('kube-apiserver'),
-          kubeControllerManager: pick('kube-controller-manager'),
-          kubectl: pick('kubectl'),
-          external: basename(binDir).startsWith('linked-'),
-        });
-      } catch (err) {
-        reject(err);
-      }
+      if (code !== 0) reject(new Error(`${script} failed (exit ${code}):\n${errTail.trim()}`));
+      else resolvePromise(out.trim().split('\n').pop() ?? '');
     });
   });
+}
+
+/** The file `name` in the directory a build script printed, which must be there. */
+export function builtFile(binDir: string, name: string): string {
+  const p = join(binDir, name);
+  if (!existsSync(p)) throw new Error(`the build script printed ${binDir} but ${name} is not there`);
+  return p;
+}
+
+/** Runs build.sh (a no-op when the cache is warm). Its progress goes to `log` (stderr by default). */
+export async function ensureBinaries(log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<Binaries> {
+  const binDir = await runBuildScript(join(controlPlaneDir, 'build.sh'), 'control-plane build', log);
+  return {
+    binDir,
+    etcd: builtFile(binDir, 'etcd'),
+    kubeApiserver: builtFile(binDir, 'kube-apiserver'),
+    kubeControllerManager: builtFile(binDir, 'kube-controller-manager'),
+    kubectl: builtFile(binDir, 'kubectl'),
+    external: basename(binDir).startsWith('linked-'),
+  };
 }

@@ -11,13 +11,13 @@
 //   viewer       token, no groups; a test grants it RBAC where it needs
 // Processes are recorded in the control plane's processes.json, so the test run's teardown (or `sandbox down`) stops
 // them even if the test that started them dies; stop() ends them earlier.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { repoRoot } from './binaries.js';
+import { builtFile, repoRoot, runBuildScript } from './binaries.js';
 import { loadControlPlane, uniqueName } from './fixture.js';
 import { apiRequest } from './http.js';
 import { writeKubeconfig, type KubeconfigUser } from './kubeconfig.js';
@@ -139,27 +139,11 @@ let located: Promise<KcpBinaries> | undefined;
 
 /** Runs test/kcp/build.sh (a no-op when its cache is warm, honours FLEET_KCP_BIN_DIR) once per process. */
 export function ensureKcpBinaries(log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<KcpBinaries> {
-  located ??= new Promise<KcpBinaries>((resolve, reject) => {
-    const script = join(repoRoot, 'test/kcp/build.sh');
-    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let errTail = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => {
-      const text = c.toString();
-      errTail = (errTail + text).slice(-4000);
-      for (const line of text.split('\n')) if (line.trim()) log(`[kcp build] ${line}`);
-    });
-    child.on('error', (err) => reject(new Error(`cannot run ${script}: ${err.message}`)));
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`test/kcp/build.sh failed (exit ${code}):\n${errTail.trim()}`));
-      const binDir = out.trim().split('\n').pop() ?? '';
-      const kcp = join(binDir, 'kcp');
-      const frontProxy = join(binDir, 'kcp-front-proxy');
-      for (const f of [kcp, frontProxy]) if (!existsSync(f)) return reject(new Error(`test/kcp/build.sh printed ${binDir} but ${f} is not there`));
-      resolve({ binDir, kcp, frontProxy });
-    });
-  });
+  located ??= runBuildScript(join(repoRoot, 'test/kcp/build.sh'), 'kcp build', log).then((binDir) => ({
+    binDir,
+    kcp: builtFile(binDir, 'kcp'),
+    frontProxy: builtFile(binDir, 'kcp-front-proxy'),
+  }));
   located.catch(() => (located = undefined));
   return located;
 }
