@@ -24,6 +24,10 @@ if (!['unit', 'e2e', 'all'].includes(mode)) {
 const inCI = !!process.env.CI && process.env.CI !== 'false' && process.env.CI !== '0';
 const E2E_TEST_TIMEOUT_MS = 5 * 60_000;
 
+// Test files make their scratch directories with mkdtemp in os.tmpdir(); pointing TMPDIR of the test processes at one
+// directory per run lets the run remove them all at the end, instead of leaving hundreds of fleet-* directories behind.
+const runTmp = mkdtempSync(join(tmpdir(), 'fleet-test-run-'));
+
 const totals = { passed: 0, failed: 0 };
 let failedRuns = 0;
 /** Children to stop if we are interrupted. */
@@ -55,7 +59,7 @@ function runNodeTests(label, files, extraArgs, env) {
       ...extraArgs, ...files,
     ];
     console.log(`\n=== ${label}: ${files.length} file${files.length === 1 ? '' : 's'} ===`);
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TMPDIR: runTmp, ...env } });
     live.add(child);
     child.on('exit', (code, signal) => {
       live.delete(child);
@@ -189,6 +193,7 @@ async function onSignal(signal) {
   console.error(`\n${signal}: stopping tests and the control plane...`);
   for (const child of live) child.kill(signal);
   await stopControlPlane();
+  rmSync(runTmp, { recursive: true, force: true });
   process.exit(signal === 'SIGINT' ? 130 : 143);
 }
 process.on('SIGINT', () => void onSignal('SIGINT'));
@@ -200,6 +205,7 @@ try {
   if (mode !== 'unit' && !interrupted) await e2e();
 } finally {
   await stopControlPlane();
+  rmSync(runTmp, { recursive: true, force: true });
 }
 console.log(`\n${totals.passed} passed, ${totals.failed} failed`);
 process.exit(totals.failed > 0 || failedRuns > 0 ? 1 : 0);
