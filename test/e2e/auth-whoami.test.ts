@@ -56,10 +56,11 @@ describe('fleet auth whoami (live)', () => {
     const res = await runFleet(['auth', 'whoami', '--kubeconfig', cp.hub.kubeconfig, '-o', 'json'])
     assert.equal(res.code, 0, res.stderr)
     const [item] = whoamiJson(res)
-    assert.deepEqual(Object.keys(item).sort(), ['cluster', 'ok', 'user', 'warnings'])
+    assert.deepEqual(Object.keys(item).sort(), ['cluster', 'notes', 'ok', 'user', 'warnings'])
     assert.equal(item.cluster, `${cp.hub.kubeconfig}+${cp.hub.context}`)
     assert.deepEqual(item.user, {username: cp.admin.user, uid: '', groups: ['system:masters', 'system:authenticated'], extra: certCredentialId(cp.admin.certFile)})
     assert.deepEqual(item.warnings.map((w) => w.code), ['system-masters', 'cluster-admin'])
+    assert.deepEqual(item.notes, [], 'the certificate groups are all in the answer: nothing dropped on the way')
   })
 
   it('a static token user with a namespaced Role: exact identity, no warning', async () => {
