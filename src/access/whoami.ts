@@ -46,13 +46,9 @@ export async function selfSubjectReview(client: KubeClient): Promise<UserInfo> {
 
 /** `source`: where the provider found the cluster (a kcp workspace gets the front proxy's notes). */
 export async function whoami(client: KubeClient, source?: ClusterSource): Promise<WhoAmI> {
-  // The three questions are independent: asked at once, a cluster costs one round trip instead of two.
-  const [user, mayDoAnything, certificateGroups] = await Promise.all([
-    selfSubjectReview(client),
-    amountsToClusterAdmin(client),
-    certificateOrganizations(client),
-  ])
-  return {user, warnings: powerWarnings(user, mayDoAnything), notes: identityNotes(source, user, certificateGroups)}
+  const user = await selfSubjectReview(client)
+  const [warnings, certificateGroups] = await Promise.all([powerWarnings(client, user), certificateOrganizations(client)])
+  return {user, warnings, notes: identityNotes(source, user, certificateGroups)}
 }
 
 /** The groups a client certificate asserts (its O fields), as Kubernetes reads them; none when there is no certificate. */
@@ -72,18 +68,14 @@ async function certificateOrganizations(client: KubeClient): Promise<string[]> {
  * included) and, unlike a rules review, which is per namespace, does not mistake a namespace admin for a cluster admin.
  * If the question cannot be asked, no warning is invented.
  */
-function powerWarnings(user: UserInfo, mayDoAnything: boolean): WhoAmIWarning[] {
+async function powerWarnings(client: KubeClient, user: UserInfo): Promise<WhoAmIWarning[]> {
   const warnings: WhoAmIWarning[] = []
   if (user.groups.includes(MASTERS_GROUP)) {
     warnings.push({code: 'system-masters', message: `member of ${MASTERS_GROUP}: every request is allowed and RBAC cannot restrict it`})
   }
-  if (mayDoAnything) {
+  const all = await accessReview(client, {resource: {verb: '*', group: '*', resource: '*', namespace: ''}}).catch(() => undefined)
+  if (all?.allowed) {
     warnings.push({code: 'cluster-admin', message: 'may do anything: every verb on every resource in every API group, cluster-wide'})
   }
   return warnings
-}
-
-async function amountsToClusterAdmin(client: KubeClient): Promise<boolean> {
-  const all = await accessReview(client, {resource: {verb: '*', group: '*', resource: '*', namespace: ''}}).catch(() => undefined)
-  return all?.allowed === true
 }
