@@ -37,7 +37,14 @@ interface Shard {
 
 /** The server without its `/clusters/<path>` (and the path, when there is one): kcp kubeconfigs point into a workspace. */
 export function splitWorkspaceServer(server: string): {base: string; path?: string} {
-  const url = new URL(server)
+  let url: URL
+  try {
+    url = new URL(server)
+  } catch {
+    // Not a URL: left as it is for the client, whose error names the kubeconfig and the cluster entry (so below).
+    return {base: server}
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return {base: server}
   const m = url.pathname.match(/^(.*?)\/clusters\/([^/]+)\/?$/)
   if (!m) return {base: server.replace(/\/+$/, '')}
   url.pathname = m[1] || '/'

@@ -51,6 +51,8 @@ describe('kcp workspace URLs', () => {
     assert.deepEqual(splitWorkspaceServer('https://proxy.example/kcp/clusters/root:a'), {base: 'https://proxy.example/kcp', path: 'root:a'})
     assert.deepEqual(splitWorkspaceServer('https://kcp.example:6443/'), {base: 'https://kcp.example:6443'})
     assert.deepEqual(splitWorkspaceServer('https://kcp.example:6443'), {base: 'https://kcp.example:6443'})
+    assert.deepEqual(splitWorkspaceServer('kcp.example:6443/clusters/root'), {base: 'kcp.example:6443/clusters/root'}, 'not a URL: for the client to report')
+    assert.deepEqual(splitWorkspaceServer(''), {base: ''})
   })
 
   it('orders a tree with each workspace right before its children', () => {
