@@ -156,6 +156,11 @@ export class KcpProvider extends CachedProvider {
         forbidden.push(path)
         return []
       }
+      if (isRoot && error instanceof FleetError && error.kind === 'api-missing') {
+        // A plain Kubernetes API server answers 404 under /clusters/: say what that most likely means.
+        const ctx = await this.hub.context()
+        throw new FleetError('api-missing', `${this.describe()}: ${splitWorkspaceServer(ctx.cluster.server ?? '').base} serves no workspace "${path}" (${TENANCY}/workspaces under /clusters/${path} is not found): is it a kcp server, and is the root path right?`)
+      }
       throw error
     }
   }

@@ -9,7 +9,7 @@ import {after, before, describe, it} from 'node:test'
 import type {ClusterList} from '../../src/commands/clusters/list.js'
 import type {WhoAmIList} from '../../src/commands/auth/whoami.js'
 import {type CliResult, runFleet} from '../support/cli.js'
-import {scratchDir} from '../support/fixture.js'
+import {loadControlPlane, scratchDir} from '../support/fixture.js'
 import {type Kcp, type Workspace, startKcp} from '../support/kcp.js'
 import {writeKubeconfig} from '../support/kubeconfig.js'
 import {closedPort} from '../support/net.js'
@@ -154,6 +154,18 @@ describe('kcp provider: the workspace tree', () => {
     assert.notEqual(who.code, 0)
     assert.equal(who.stderr.trim().split('\n').filter((l) => l.startsWith('error:')).length, 1, who.stderr)
     noSecrets(list, who)
+  })
+
+  it('a server that is not kcp, or a root that does not exist, is one line naming the server and the path', async () => {
+    const plain = await runFleet(['clusters', 'list', '--provider', 'kcp', '--kubeconfig', loadControlPlane().hub.kubeconfig])
+    assert.equal(plain.code, 1)
+    assert.match(plain.stderr, /^error: kcp provider "kcp": https:\/\/127\.0\.0\.1:\d+ serves no workspace "root" \(.*\): is it a kcp server, and is the root path right\?\n$/)
+    const cfg = fleetConfig('nope', {hub: {kubeconfig: kcp.users.admin.kubeconfigs.proxy}, root: 'root:nope'})
+    const missing = await runFleet(['clusters', 'list', '--fleet-config', cfg])
+    assert.equal(missing.code, 1, missing.stdout)
+    assert.equal(missing.stderr.trim().split('\n').length, 1, missing.stderr)
+    assert.match(missing.stderr, /^error: kcp provider "kcp": .*root:nope/)
+    noSecrets(plain, missing)
   })
 })
 
