@@ -45,7 +45,7 @@ if ! command -v go >/dev/null; then
   exit 1
 fi
 
-# The checksum database has no entries for kcp's fork pseudo-versions (sum.golang.org lookups answer 404);
+# The checksum database has no entries for kcp's fork pseudo-versions (its lookups answer 404);
 # go.sum, committed beside go.mod, pins every module's hash instead.
 export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/kcp-dev/*
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
