@@ -1,5 +1,5 @@
 import type {KubeClient} from '../kube/client.js'
-import {clientCertificatePem, describeCertificate} from '../kubeconfig/credentials.js'
+import {describeCertificate} from '../kubeconfig/credentials.js'
 import type {ClusterSource} from '../providers/types.js'
 import {type IdentityNote, identityNotes} from './front-proxy.js'
 import {accessReview} from './access-review.js'
@@ -49,17 +49,17 @@ export async function whoami(client: KubeClient, source?: ClusterSource): Promis
   // The cluster-admin review waits for the SelfSubjectReview on purpose: asked at once they took a second connection
   // (a TLS handshake) per cluster, and whoami --all over 100 clusters was slower, 562 ms against 476 ms (bench/run.ts).
   const user = await selfSubjectReview(client)
-  const [warnings, certificateGroups] = await Promise.all([powerWarnings(client, user), certificateOrganizations(client)])
-  return {user, warnings, notes: identityNotes(source, user, certificateGroups)}
+  const warnings = await powerWarnings(client, user)
+  return {user, warnings, notes: identityNotes(source, user, certificateGroups(client))}
 }
 
-/** The groups a client certificate asserts (its O fields), as Kubernetes reads them; none when there is no certificate. */
-async function certificateOrganizations(client: KubeClient): Promise<string[]> {
+/** The groups the client certificate the server just saw asserts (its O fields); none without a certificate. */
+function certificateGroups(client: KubeClient): string[] {
+  const pem = client.presentedCertificate
   try {
-    const pem = await clientCertificatePem(client.context.user)
     return pem ? describeCertificate(pem).organizations : []
   } catch {
-    // An unreadable certificate failed the request already; nothing to compare.
+    // The server accepted it; a certificate Node cannot parse leaves nothing to compare.
     return []
   }
 }

@@ -90,8 +90,11 @@ export function sourceText(source: ClusterSource | FailedProviderSource): string
     case 'kind':
       return `kind cluster ${object}`
     case 'kcp-workspace': {
-      const via = source.frontProxy === true ? ', through the front proxy' : source.frontProxy === false ? ', on its shard' : ''
-      return `kcp workspace ${source.workspace ?? source.name ?? ''}${source.logicalCluster ? ` (logical cluster ${source.logicalCluster}${via})` : via ? ` (${via.slice(2)})` : ''}`
+      const details = [
+        source.logicalCluster && `logical cluster ${source.logicalCluster}`,
+        source.frontProxy === true ? 'through the front proxy' : source.frontProxy === false ? 'on its shard' : undefined,
+      ].filter(Boolean)
+      return `kcp workspace ${source.workspace ?? ''}${details.length ? ` (${details.join(', ')})` : ''}`
     }
     case 'provider':
       return `provider ${object}`

@@ -100,6 +100,13 @@ export class KubeClient {
     private readonly agent: http.Agent | undefined,
   ) {}
 
+  private presented?: string | Buffer
+
+  /** The client certificate sent with the latest request (the kubeconfig's or an exec plugin's), if any. */
+  get presentedCertificate(): string | Buffer | undefined {
+    return this.presented
+  }
+
   static async connect(context: ResolvedContext, options: ClientOptions): Promise<KubeClient> {
     const where = `cluster "${options.clusterName}"`
     const server = context.cluster.server
@@ -166,6 +173,7 @@ export class KubeClient {
       }
       if (cert && key) checkKeyPair(cert, key, this.context.userName ?? '')
     }
+    this.presented = cert
     if (!headers.authorization) {
       const token = await bearerToken(user).catch((error) => {
         throw fileError(`tokenFile ${user.tokenFile}`, error)
