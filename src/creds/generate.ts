@@ -254,6 +254,7 @@ async function pauseAt(step: GenerateStep, env: NodeJS.ProcessEnv | undefined, s
   const e = env ?? process.env
   if (!e.FLEET_TEST_PAUSE_AT || e.FLEET_TEST_PAUSE_AT !== step || !e.FLEET_TEST_PAUSE_FILE) return
   await writeFile(e.FLEET_TEST_PAUSE_FILE, step)
+  if (signal?.aborted) return
   await new Promise<void>((done) => {
     const timer = setTimeout(done, 120_000)
     signal?.addEventListener('abort', () => (clearTimeout(timer), done()), {once: true})

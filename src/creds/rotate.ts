@@ -316,7 +316,7 @@ async function rotateLocked(
     const v = await work()
     item.steps.push({step, ms: Date.now() - t0, ...(detail ? {detail: detail(v)} : {})})
     failpoint(step, env.env)
-    await pausepoint(step, env.env)
+    await pausepoint(step, env.env, env.cancel?.signal)
     env.cancel?.check()
     return v
   }
