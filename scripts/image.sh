@@ -182,7 +182,7 @@ if [[ -e $context && ! -f $context/Containerfile ]] && [[ -n $(ls -A "$context")
 fi
 rm -rf "$context" && mkdir -p "$context/home/fleet"
 cp "$root/Containerfile" "$context/Containerfile"
-cp -al "$base" "$context/base" 2>/dev/null || cp -a "$base" "$context/base"   # hard links: the cache is only read
+cp -al "$base" "$context/base" 2>/dev/null || { rm -rf "$context/base"; cp -a "$base" "$context/base"; }   # hard links: the cache is only read
 mkdir -p "$context/base/usr/local/bin"
 # /usr/local/bin/fleet: the kernel runs the launcher's #! line, and Node, resolving the link, loads it as an ES module.
 ln -s ../lib/fleet/fleet.mjs "$context/base/usr/local/bin/fleet"
