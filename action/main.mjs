@@ -10,8 +10,9 @@
 // GITHUB_STEP_SUMMARY are set, which the child inherits. Nothing secret passes through here: inputs are paths and flags.
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {appendFileSync, existsSync, statSync} from 'node:fs'
-import {resolve} from 'node:path'
+import {appendFileSync, existsSync, mkdirSync, statSync} from 'node:fs'
+import {constants} from 'node:os'
+import {dirname, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {splitArgs} from './args.mjs'
@@ -79,14 +80,22 @@ async function main() {
 
   const env = {...process.env}
   for (const key of Object.keys(env)) if (key.startsWith('INPUT_')) delete env[key]
+  // The report's directory is the action's to make (fleet itself refuses a --junit whose directory does not exist).
+  try {
+    mkdirSync(dirname(junit), {recursive: true})
+  } catch (err) {
+    fail(`input junit: cannot create the directory of ${junit}: ${err.code ?? err.message}`)
+  }
   const before = stamp(junit)
-  process.stdout.write(`fleet ${args.join(' ')}\n`)
+  // On stderr, so that stdout is fleet's alone (clean JSON with -o json).
+  process.stderr.write(`fleet ${args.join(' ')}\n`)
   const child = spawn(process.execPath, [BUNDLE, ...args], {stdio: 'inherit', env})
   // A cancelled job sends SIGINT, then SIGTERM: pass them on, so that fleet stops its work and its exec plugins.
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
   const code = await new Promise((done) => {
     child.on('error', (err) => fail(`could not run ${process.execPath} ${BUNDLE}: ${err.message}`))
-    child.on('exit', (c, signal) => done(c ?? (signal ? 1 : 0)))
+    // Killed by a signal: 128 + its number, as a shell reports it.
+    child.on('exit', (c, signal) => done(c ?? 128 + (constants.signals[signal] ?? 0)))
   })
   // The output names the report only when this run wrote it (not a file left from an earlier step).
   const after = stamp(junit)
