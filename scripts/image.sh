@@ -98,9 +98,11 @@ if [[ -n ${FLEET_IMAGE_BASE:-} ]]; then
 else
   command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null ||
     die "the base is made from Debian packages and needs apt-get and dpkg-deb (or set FLEET_IMAGE_BASE; see --help)"
+  # The versions apt would install (one apt-cache call: each costs seconds on a busy machine).
+  policy=$(apt-cache policy "${DEBIAN_PACKAGES[@]}" | awk '/^[^ ].*:$/ {sub(/:$/, ""); p = $0} /^  Candidate:/ {print p "=" $2}')
   debian_versions=()
   for p in "${DEBIAN_PACKAGES[@]}"; do
-    v=$(apt-cache policy "$p" | awk '/Candidate:/ {print $2}')
+    v=$(awk -F= -v p="$p" '$1 == p || $1 == p ":amd64" {print $2}' <<<"$policy")
     [[ -n $v && $v != '(none)' ]] || die "Debian package $p: apt knows no version of it (apt-get update?)"
     debian_versions+=("$p=$v")
   done

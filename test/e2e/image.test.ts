@@ -147,4 +147,20 @@ describe('the container image', () => {
     assert.equal(lines.length, 1, none.stderr)
     assert.match(lines[0], /^error: .*\/home\/fleet\/\.kube\/config/)
   })
+
+  it('with --shell: a CI job script runs in it as GitLab runs one (sh -c), still as the non-root user', async () => {
+    const tag = `${TAG}-shell`
+    const res = await run('bash', ['scripts/image.sh', '--skip-build', '--shell', '--tag', tag, '--context', join(scratchDir(), 'image-shell')])
+    assert.equal(res.code, 0, `scripts/image.sh --shell failed:\n${res.stdout}\n${res.stderr}`)
+    const from = await buildah(['from', '--name', `fleet-e2e-shell-${process.pid}`, tag])
+    assert.equal(from.code, 0, from.stderr)
+    try {
+      const job = await buildah(['run', '--network', 'host', from.stdout.trim(), '--', 'sh', '-c', 'set -e; mkdir -p "$HOME/job"; cd "$HOME/job"; fleet --version; id -u'])
+      assert.equal(job.code, 0, job.stderr)
+      assert.deepEqual(job.stdout.trim().split('\n'), [`fleet/${VERSION} linux-x64 node-v${NODE_VERSION}`, String(UID)])
+    } finally {
+      await buildah(['rm', from.stdout.trim()])
+      await buildah(['rmi', tag])
+    }
+  })
 })
