@@ -1,10 +1,11 @@
 // The GitHub Action (action.yml) run the way the runner runs a node24 action: `node <runs.main>` in the workspace, with an
 // INPUT_<NAME> variable for every input the step sets and for every input with a default in action.yml, GITHUB_ACTIONS=true,
-// and GITHUB_OUTPUT / GITHUB_STEP_SUMMARY naming files the runner reads afterwards. Against the real control plane: a
+// and GITHUB_OUTPUT / GITHUB_STEP_SUMMARY naming files the runner reads afterwards. The action runs from a copy of what a
+// release tag holds (the repository's tracked files and the bundle, no node_modules), as the runner downloads it. Against the real control plane: a
 // passing verification, a failing one (annotations, summary, exit 1, the JUnit path as output), bad inputs (exit 2, no
 // output), and no credential in anything the action printed or wrote.
 import assert from 'node:assert/strict'
-import {spawn} from 'node:child_process'
+import {execFileSync, spawn} from 'node:child_process'
 import {copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -20,6 +21,23 @@ const action = yaml.load(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
   outputs: Record<string, unknown>
   runs: {using: string; main: string}
 }
+const BUNDLE = 'dist/bundle/fleet.mjs'
+
+/**
+ * What the runner has for `uses: OWNER/fleet@TAG`: the repository's files at the release commit, which adds the bundle
+ * (docs/verify.md, "Releasing the action"), and nothing installed.
+ */
+function releaseCheckout(): string {
+  const dir = join(scratchDir(), uniqueName('action-release'))
+  const tracked = execFileSync('git', ['ls-files', '-z'], {cwd: ROOT, encoding: 'utf8'}).split('\0').filter(Boolean)
+  for (const file of [...tracked, BUNDLE]) {
+    if (!existsSync(join(ROOT, file))) continue // deleted in this working tree
+    mkdirSync(join(dir, file, '..'), {recursive: true})
+    copyFileSync(join(ROOT, file), join(dir, file))
+  }
+  return dir
+}
+
 /** Every credential the tests made: nothing the action prints or writes may contain one. */
 const SECRETS: string[] = []
 
@@ -44,7 +62,9 @@ function workspace(files: Record<string, string> = {}): string {
   return ws
 }
 
-/** One step `uses: ./` with `with: inputs`, as the runner runs it. */
+let actionDir = ''
+
+/** One step `uses: OWNER/fleet@TAG` with `with: inputs`, as the runner runs it. */
 function runAction(inputs: Record<string, string>, ws: string): Promise<ActionRun> {
   const runnerTemp = join(scratchDir(), uniqueName('runner-temp'))
   mkdirSync(runnerTemp)
@@ -70,7 +90,7 @@ function runAction(inputs: Record<string, string>, ws: string): Promise<ActionRu
     if (value !== undefined) env[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] = value
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, action.runs.main)], {cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})
+    const child = spawn(process.execPath, [join(actionDir, action.runs.main)], {cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -101,6 +121,9 @@ describe('the GitHub Action', () => {
   let shortLived = ''
 
   before(async () => {
+    assert.ok(existsSync(join(ROOT, BUNDLE)), `${BUNDLE} is missing: npm run build makes it, and the action runs it`)
+    actionDir = releaseCheckout()
+    assert.ok(!existsSync(join(actionDir, 'node_modules')))
     const bob = tokenUser(cp.hub, 'bob')
     SECRETS.push(bob.token)
     bobKubeconfig = readFileSync(bob.kubeconfigPath, 'utf8')
@@ -112,10 +135,9 @@ describe('the GitHub Action', () => {
 
   it('is a node24 action whose entry point exists, with the inputs and output the docs name', () => {
     assert.equal(action.runs.using, 'node24')
-    assert.ok(existsSync(join(ROOT, action.runs.main)), action.runs.main)
+    assert.ok(existsSync(join(actionDir, action.runs.main)), action.runs.main)
     assert.deepEqual(Object.keys(action.inputs).sort(), ['args', 'junit', 'kubeconfig', 'policy'])
     assert.deepEqual(Object.keys(action.outputs), ['junit'])
-    assert.ok(existsSync(join(ROOT, 'dist/bundle/fleet.mjs')), 'dist/bundle/fleet.mjs is missing: npm run build makes it, and the action runs it')
   })
 
   it('passes: exit 0, the JUnit path as output, a summary, no annotation (paths relative to the workspace)', async () => {
