@@ -5,13 +5,14 @@
 // cluster network. The build's time and the image's size go to the test's diagnostics.
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
-import {chmodSync, chownSync, copyFileSync, readFileSync} from 'node:fs'
+import {chmodSync, chownSync, copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, describe, it} from 'node:test'
 
-import {loadControlPlane, scratchDir, tokenUser} from '../support/fixture.js'
+import {runFleet} from '../support/cli.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -44,6 +45,13 @@ const fleetLines = (stderr: string) =>
   stderr.split('\n').filter((l) => l && !/^(subprocess exited with status \d+|Error: exit status \d+)$/.test(l))
 
 const buildah = (args: string[]) => run('buildah', [...GLOBAL, ...args])
+
+/** A file the image's user can read, as a Secret volume with fsGroup 65532 gives it (0400 files, group-readable). */
+function readableByImageUser(file: string): void {
+  chmodSync(file, 0o600)
+  if (process.getuid?.() === 0) chownSync(file, UID, UID)
+  else chmodSync(file, 0o644) // a rootless buildah maps our uid to root in the container, not to 65532
+}
 
 /** A working container from the image; removed after the tests. */
 let container = ''
@@ -122,9 +130,7 @@ describe('the container image', () => {
     // As a Secret volume with fsGroup would give it: readable by the image's user only.
     const file = join(scratchDir(), 'mounted.kubeconfig')
     copyFileSync(bob.kubeconfigPath, file)
-    chmodSync(file, 0o600)
-    if (process.getuid?.() === 0) chownSync(file, UID, UID)
-    else chmodSync(file, 0o644) // a rootless buildah maps our uid to root in the container, not to 65532
+    readableByImageUser(file)
     const volumes = [`${file}:/etc/fleet/kubeconfig:ro`]
 
     const byFlag = await inImage(['fleet', 'auth', 'whoami', '--kubeconfig', '/etc/fleet/kubeconfig', '-o', 'json'], {volumes})
@@ -146,6 +152,58 @@ describe('the container image', () => {
     const lines = fleetLines(none.stderr)
     assert.equal(lines.length, 1, none.stderr)
     assert.match(lines[0], /^error: .*\/home\/fleet\/\.kube\/config/)
+  })
+
+  it('runs the CronJob of docs/rotation.md: creds rotate with the Pod\'s ServiceAccount token at its real path and the least hub RBAC', async () => {
+    const hub = cp.hub
+    const member = cp.members[0]
+    const run = uniqueName('image-rot')
+    const hubNs = `${run}-hub`
+    const memberNs = `${run}-sys`
+    // The members' kubeconfig, mounted where the Secret volume puts it; fleet names the cluster after the file's path, so
+    // the credential is generated with the same path.
+    const dir = join(scratchDir(), run)
+    mkdirSync(dir)
+    const memberKubeconfig = join(dir, 'member.kubeconfig')
+    copyFileSync(member.kubeconfig, memberKubeconfig)
+    readableByImageUser(memberKubeconfig)
+    await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
+    try {
+      const gen = await runFleet(['creds', 'generate', '--kubeconfig', memberKubeconfig, '--cluster', member.context, '--hub-kubeconfig', hub.kubeconfig,
+        '--service-account', `${memberNs}/app`, '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', `${hubNs}/member-1`,
+        '--format', 'multicluster-runtime', '-o', 'json'])
+      assert.equal(gen.code, 0, gen.stderr)
+      // The CronJob's ServiceAccount with the Role docs/rotation.md gives it, and its token and CA as a Pod has them.
+      await applyYaml(hub, [
+        {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: 'fleet-rotator', namespace: hubNs}},
+        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name: 'fleet-rotator', namespace: hubNs}, rules: [
+          {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
+          {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
+        ]},
+        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {name: 'fleet-rotator', namespace: hubNs},
+          subjects: [{kind: 'ServiceAccount', name: 'fleet-rotator', namespace: hubNs}], roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'fleet-rotator'}},
+      ].map((o) => JSON.stringify(o)).join('\n---\n'))
+      const token = (await kubectl(hub, ['create', 'token', 'fleet-rotator', '-n', hubNs, '--duration', '1h'])).trim()
+      const sa = join(dir, 'serviceaccount')
+      mkdirSync(sa)
+      writeFileSync(join(sa, 'token'), token, {mode: 0o644}) // a projected token volume's default mode
+      copyFileSync(hub.caFile, join(sa, 'ca.crt'))
+      const url = new URL(hub.url)
+
+      const res = await inImage(['fleet', 'creds', 'rotate', '--kubeconfig', memberKubeconfig, `${hubNs}/member-1`, '-o', 'json'], {
+        volumes: [`${sa}:/var/run/secrets/kubernetes.io/serviceaccount:ro`, `${memberKubeconfig}:${memberKubeconfig}:ro`],
+        env: [`KUBERNETES_SERVICE_HOST=${url.hostname}`, `KUBERNETES_SERVICE_PORT=${url.port}`],
+      })
+      assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`)
+      const out = JSON.parse(res.stdout)
+      assert.equal(out.hub, 'in-cluster')
+      assert.equal(out.items.length, 1, res.stdout)
+      assert.equal(out.items[0].status, 'rotated', res.stdout)
+      assert.ok(!res.stdout.includes(token) && !res.stderr.includes(token), 'the ServiceAccount token appears in the output')
+    } finally {
+      await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
+      await kubectlResult(member, ['delete', 'namespace', memberNs, '--wait=false'])
+    }
   })
 
   it('with --shell: a CI job script runs in it as GitLab runs one (sh -c), still as the non-root user', async () => {
