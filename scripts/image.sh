@@ -14,7 +14,8 @@
 #          else the tarball installed into a prefix with its production dependencies; plus fleet.mjs, the launcher that
 #          /usr/local/bin/fleet points to
 # The Node binary and the assembled base are cached under ~/.cache/fleet/image/, keyed by the Node version and the Debian
-# package versions, so only the first build downloads anything (Debian packages through apt-get, Node through npm).
+# package versions, so only the first build downloads anything (Debian packages through apt-get, Node through npm); a
+# new key replaces the old entry.
 #
 # Needs: bash, npm, tar, and apt-get + dpkg-deb (Debian or Ubuntu; elsewhere run this script in a Debian container or
 # set FLEET_IMAGE_BASE to a base/ directory made on such a machine). The engine: buildah (vfs storage and chroot
@@ -88,6 +89,7 @@ if [[ ! -x $node_dir/bin/node ]]; then
   rm -rf "$node_dir.partial" && mkdir -p "$node_dir.partial"
   mv "$tmp/node/package/bin" "$tmp/node/package/LICENSE" "$node_dir.partial/"
   rm -rf "$node_dir" && mv "$node_dir.partial" "$node_dir"   # complete or absent, never half there
+  for old in "$cache"/node-v*; do if [[ $old != "$node_dir" && $old =~ /node-v[0-9.]+$ ]]; then rm -rf "$old"; fi; done
 fi
 [[ $("$node_dir/bin/node" --version) == "v$NODE_VERSION" ]] || die "$node_dir/bin/node is not Node v$NODE_VERSION"
 
@@ -168,6 +170,10 @@ else
     [[ $("$b/lib64/ld-linux-x86-64.so.2" --library-path "$b/$libdir" "$b/usr/local/bin/node" --version) == "v$NODE_VERSION" ]] ||
       die "the assembled base does not run Node v$NODE_VERSION"
     rm -rf "$base.partial" && mv "$b" "$base.partial" && mv "$base.partial" "$base"
+    # Older bases of this variant (an earlier Node or Debian update) are not used again: keep the cache to one each.
+    for old in "$cache"/base-node-v*; do
+      if [[ $old != "$base" && $old =~ /base-node-v[0-9.]+-$variant[0-9a-f]{16}$ ]]; then rm -rf "$old"; fi
+    done
   fi
 fi
 
