@@ -194,7 +194,8 @@ describe('docs/creds.md and docs/rotation.md shell examples, run as written', {c
       const window = /--expiring-within[ =](\S+)/.exec(ex.run)?.[1]
       if (is(ex, 'list') && window && r.code !== 2) {
         // The same command with -o json: every credential the examples wrote that expires within the window is named.
-        const json = await sh(`${ex.run} -o json`)
+        // A trailing comment (a word starting with #, as bash reads it) is dropped so that -o json is an argument.
+        const json = await sh(`${ex.run.replace(/\s#.*$/, '')} -o json`)
         ran.push({ex: {...ex, text: `${ex.text} -o json`}, ...json})
         const items = (() => {
           try {
