@@ -526,7 +526,7 @@ describe('journey (a) laptop and (b) CronJob: generate 30d, list, rotate three w
     assert.equal(dry.code, 0, show(dry))
     assert.equal(dry.json().kind, 'CredentialRevocation')
     assert.equal(dry.json().dryRun, true)
-    assert.deepEqual(dry.json().items.map((i: any) => i.status), names.map(() => 'planned'))
+    assert.deepEqual(dry.json().items.map((i: any) => `${i.secret?.namespace}/${i.secret?.name} ${i.status}`).sort(), names.map((n) => `${n} planned`).sort())
     for (const c of CREDS) assert.ok(await hubSecret(c.secret), `--dry-run deleted ${c.secret}`)
 
     const res = await laptop(['creds', 'revoke', ...names, '--kubeconfig', 'merged.yaml', '-o', 'json'])
