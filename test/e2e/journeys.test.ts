@@ -269,10 +269,28 @@ function mergedKubeconfig(): string {
   }, {lineWidth: -1})
 }
 
+const rotationDoc = () => readFileSync(fileURLToPath(new URL('../../docs/rotation.md', import.meta.url)), 'utf8')
+
+/**
+ * The args of the CronJob in docs/rotation.md, as written there, with two changes: the window is 45d (the journey's
+ * credentials live 30 days; the doc's 48h is for short ones) and /etc/fleet/ is where the test mounted the files.
+ */
+function cronJobArgs(etcFleet: string): string[] {
+  const block = /```yaml\n(kind: CronJob[\s\S]*?|apiVersion: batch\/v1\nkind: CronJob[\s\S]*?)```/.exec(rotationDoc())
+  assert.ok(block, 'docs/rotation.md has no CronJob yaml block')
+  const cronJob = yaml.load(block[1]) as any
+  const args = cronJob?.spec?.jobTemplate?.spec?.template?.spec?.containers?.[0]?.args as unknown[]
+  assert.ok(Array.isArray(args) && args[0] === 'creds' && args[1] === 'rotate', `the CronJob of docs/rotation.md does not run creds rotate: ${JSON.stringify(args)}`)
+  const out = args.map(String)
+  const w = out.indexOf('--expiring-within')
+  assert.ok(w > 0, 'the CronJob of docs/rotation.md has no --expiring-within')
+  out[w + 1] = '45d'
+  return out.map((a) => a.replace(/^\/etc\/fleet\//, `${etcFleet}/`))
+}
+
 /** The hub RBAC of docs/rotation.md "Least RBAC on the hub", as written there (the first yaml block of that section). */
 function leastHubRules(): any[] {
-  const doc = readFileSync(fileURLToPath(new URL('../../docs/rotation.md', import.meta.url)), 'utf8')
-  const section = doc.split(/^### Least RBAC on the hub.*$/m)[1]
+  const section = rotationDoc().split(/^### Least RBAC on the hub.*$/m)[1]
   assert.ok(section, 'docs/rotation.md has no "### Least RBAC on the hub" section')
   const block = /```yaml\n([\s\S]*?)```/.exec(section)
   assert.ok(block, 'docs/rotation.md "Least RBAC on the hub" has no yaml block')
@@ -487,8 +505,11 @@ describe('journey (a) laptop and (b) CronJob: generate 30d, list, rotate three w
       KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port,
       FLEET_IN_CLUSTER_TOKEN_FILE: join(saDir, 'token'), FLEET_IN_CLUSTER_CA_FILE: join(saDir, 'ca.crt'),
     })
-    // The CronJob's args of docs/rotation.md, with the window that selects 30-day credentials.
-    const res = await fleet(['creds', 'rotate', '--all', '--expiring-within', '45d', '-o', 'json', '--fleet-config', fleetYaml], {cwd: at.pod, env: podEnv})
+    // The CronJob's args of docs/rotation.md (creds rotate --all --expiring-within 48h -o json --fleet-config
+    // /etc/fleet/fleet.yaml when this was written), with the window that selects 30-day credentials.
+    const args = cronJobArgs(at.etcFleet)
+    assert.ok(args.includes(fleetYaml), `the CronJob's args name no /etc/fleet/fleet.yaml: ${args.join(' ')}`)
+    const res = await fleet(args, {cwd: at.pod, env: podEnv})
     const report = res.json()
     assert.equal(report.kind, 'CredentialRotation', show(res))
     assert.equal(report.hub, 'in-cluster', show(res))
