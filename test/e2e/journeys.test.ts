@@ -597,9 +597,11 @@ describe('journey (a) laptop and (b) CronJob: generate 30d, list, rotate three w
   })
 
   it('no token or key made in the journeys appears in any output', () => {
-    assert.ok(outputs.length >= 10, `only ${outputs.length} outputs captured`)
-    assert.ok(secrets.size >= 5, `only ${secrets.size} secrets collected`)
     for (const {what, res} of outputs) for (const s of secrets) assert.ok(!res.stdout.includes(s) && !res.stderr.includes(s), `a secret in the output of fleet ${what}`)
+    // Only a journey that ran made the secrets and outputs worth grepping.
+    needs('a1', 'a3', 'b', 'a5')
+    assert.ok(outputs.length >= 20, `only ${outputs.length} outputs captured`)
+    assert.ok(secrets.size >= 15, `only ${secrets.size} secrets collected`)
   })
 })
 
