@@ -18,8 +18,10 @@
 //        drift); the old one cannot be revoked and is reported valid until its NotAfter.
 //     4. The file written with `--kubeconfig merged.yaml` is rotated with `--file` from a shell where
 //        KUBECONFIG=/abs/merged.yaml.
-// (b) The CronJob on the hub, between (a)4 and (a)5: the same Secrets are rotated by `creds rotate --all --expiring-within
-//     45d -o json --fleet-config <etc>/fleet.yaml` with in-cluster configuration only: no kubeconfig for the hub (HOME
+// (b) The CronJob on the hub, between (a)4 and (a)5: the same Secrets are rotated by the args of the CronJob in
+//     docs/rotation.md, read from it at run time (`creds rotate --all --expiring-within 48h -o json --fleet-config
+//     /etc/fleet/fleet.yaml`), with the window 45d and /etc/fleet/ mapped to the test's mount, with in-cluster
+//     configuration only: no kubeconfig for the hub (HOME
 //     empty, KUBECONFIG unset), KUBERNETES_SERVICE_HOST/PORT pointing at the hub, a ServiceAccount token and CA written
 //     where a Pod has them (FLEET_IN_CLUSTER_TOKEN_FILE / FLEET_IN_CLUSTER_CA_FILE), the hub RBAC exactly as
 //     docs/rotation.md "Least RBAC on the hub" writes it (read from the doc at run time) plus the cluster-wide `list
@@ -32,6 +34,10 @@
 //     last credentials are refused.
 // Every output captured is grepped for every token and key made. A separate test measures one 30-day
 // generate -> rotate -> revoke cycle and prints its wall time.
+// The bugs of issue 19 these steps meet, in order: `30d` refused as a duration (a1; `720h` as "longer than ... about 24
+// days"), `--kubeconfig` ignored for the hub (a1, the timed cycle's rotate), `creds list` without a fleet configuration
+// looking at no hub (a2), the cluster recorded as `merged.yaml+member-1` and not found from another spelling (a3, a4,
+// b), a client certificate's lifetime shortened by 5 minutes per rotation (a3, b), and no `creds revoke` (a5).
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
 import {X509Certificate} from 'node:crypto'
