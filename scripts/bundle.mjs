@@ -39,12 +39,12 @@ const table = Object.entries(loaders)
   .sort(([a], [b]) => a.localeCompare(b))
   .map(([id, file]) => `  ${JSON.stringify(id)}: () => import(${JSON.stringify(file)}).then(commandOf),`)
   .join('\n')
-const entry = `import {COMMANDS, COMMAND_NOT_FOUND, PRELOAD, loadAll, run} from ${JSON.stringify(join(root, 'dist/entry/main.js'))}
+const entry = `import {COMMANDS, COMMAND_NOT_FOUND, loadAll, run} from ${JSON.stringify(join(root, 'dist/entry/main.js'))}
 const commandOf = (m) => m.default ?? Object.values(m).find((v) => typeof v === 'function' && typeof v.run === 'function')
 const LOADERS = {
 ${table}
 }
-export {COMMANDS, COMMAND_NOT_FOUND, PRELOAD}
+export {COMMANDS, COMMAND_NOT_FOUND}
 export const main = () => run(LOADERS, import.meta.url)
 export const loadAllCommands = () => loadAll(LOADERS)
 `
@@ -120,10 +120,7 @@ writeFileSync(join(out, 'package.json'), JSON.stringify({
   oclif: {
     ...oclif,
     commands: {strategy: 'explicit', target, identifier: 'COMMANDS'},
-    hooks: {
-      init: {target, identifier: 'PRELOAD'},
-      ...Object.fromEntries(Object.keys(hooks).map((h) => [h, {target, identifier: h === 'command_not_found' ? 'COMMAND_NOT_FOUND' : unknownHook(h)}])),
-    },
+    hooks: Object.fromEntries(Object.keys(hooks).map((h) => [h, {target, identifier: h === 'command_not_found' ? 'COMMAND_NOT_FOUND' : unknownHook(h)}])),
   },
 }, null, 2) + '\n')
 function unknownHook(h) {
