@@ -78,6 +78,22 @@ function keepLazyAndAssets() {
   }
 }
 
+/**
+ * `import ... from 'node:http'` in an ES module makes Node 24 build the module's ESM facade, which reads every export,
+ * including the lazy ones that load its bundled undici (checked: process.moduleLoadList then lists
+ * internal/deps/undici/undici; `require('node:http')` does not): tens of milliseconds at every start of a command that
+ * reaches the HTTP client. Through require() the bundle gets the same object without the facade.
+ */
+function httpThroughRequire() {
+  return {
+    name: 'fleet-http-through-require',
+    setup(b) {
+      b.onResolve({filter: /^(node:)?http$/}, () => ({path: 'node:http', namespace: 'fleet-cjs-builtin'}))
+      b.onLoad({filter: /.*/, namespace: 'fleet-cjs-builtin'}, (args) => ({contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js'}))
+    },
+  }
+}
+
 rmSync(out, {recursive: true, force: true})
 mkdirSync(out, {recursive: true})
 const built = await build({
@@ -93,7 +109,7 @@ const built = await build({
   entryNames: 'cli',
   chunkNames: '[name]-[hash]',
   outExtension: {'.js': '.mjs'},
-  plugins: [keepLazyAndAssets()],
+  plugins: [keepLazyAndAssets(), httpThroughRequire()],
   // The CommonJS packages (oclif, ajv, ...) call require() for Node's built-ins; an ES module has no require of its own.
   banner: {js: "import {createRequire as __fleetCreateRequire} from 'node:module';const require = __fleetCreateRequire(import.meta.url);"},
   // oclif requires typescript only to read a tsconfig.json in development; dist/bundle/ has none.
