@@ -133,7 +133,7 @@ function coldStart(): void {
     const met = ratio === undefined || r.target === undefined ? '' : ratio <= r.target ? 'yes' : '**no**'
     md.push(`| ${r.name} | \`${r.command}\` | ${fmtMs(metric(r.t))} | ${x(metric(r.t) / metric(node))} | ${r.ref ? refName[r.ref] : ''} | ${ratio === undefined ? '' : x(ratio)} | ${r.target ? `${r.target}x` : ''} | ${met} | ${r.t.rssMb.toFixed(0)} MB |`)
   }
-  md.push('')
+  md.push('', 'Where a target is missed, what a CPU profile shows is left: docs/decisions.md, "What is left at start-up".', '')
 }
 
 // ---- fleet scale ------------------------------------------------------------------------------------------------
