@@ -19,6 +19,7 @@ export const FLOORS = [
   ['clusters', 'access', 'creds', 'workload-identity', 'verify'],
   ['cli'],
   ['commands', 'hooks'],
+  ['entry'],
 ]
 const floorOf = new Map(FLOORS.flatMap((folders, i) => folders.map((f) => [f, i])))
 

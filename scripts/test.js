@@ -21,6 +21,12 @@ if (!['unit', 'e2e', 'all'].includes(mode)) {
   console.error(`usage: node scripts/test.js [unit|e2e|all]   (got ${mode})`);
   process.exit(2);
 }
+// fleet supports Node 22 and newer (package.json engines). npm scripts run the `node` devDependency (24); a bare
+// `node scripts/test.js` on an older node would fail in ways that look like fleet's bugs.
+if (Number(process.versions.node.split('.')[0]) < 22) {
+  console.error(`scripts/test.js: node ${process.version} is older than fleet supports (>=22); run it through npm (npm test), which puts node_modules/.bin/node first on PATH`);
+  process.exit(2);
+}
 const inCI = !!process.env.CI && process.env.CI !== 'false' && process.env.CI !== '0';
 const E2E_TEST_TIMEOUT_MS = 5 * 60_000;
 

@@ -1,15 +1,11 @@
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {KubeObject} from '../kube/objects.js'
 import {FIELD_MANAGER} from './labels.js'
 
-/** A Kubernetes object as fleet sends it (plain JSON). */
-export interface KubeObject {
-  apiVersion: string
-  kind: string
-  metadata: {name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; uid?: string; resourceVersion?: string}
-  [key: string]: unknown
-}
+/** A Kubernetes object as fleet sends it (plain JSON; metadata typed by client-node's V1ObjectMeta, see kube/objects.ts). */
+export type {KubeObject} from '../kube/objects.js'
 
 interface Resource {
   prefix: string

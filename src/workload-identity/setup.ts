@@ -1,7 +1,10 @@
+import type {V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1RoleBinding, V1ServiceAccount} from '@kubernetes/client-node'
+
 import {type RiskFinding, assessRules} from '../access/risk.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {KubeObject, Wire} from '../kube/objects.js'
 import {
   type AuthenticationConfiguration,
   authenticationConfigApiVersion,
@@ -24,12 +27,7 @@ export const MANAGED_BY = {'app.kubernetes.io/managed-by': 'fleet'}
 export const DISCOVERY_BINDING = 'fleet:service-account-issuer-discovery'
 export const ROLE_PRESETS = ['view', 'edit', 'admin'] as const
 
-export interface KubeObject {
-  apiVersion: string
-  kind: string
-  metadata: {name: string; namespace?: string; labels?: Record<string, string>}
-  [key: string]: unknown
-}
+export type {KubeObject} from '../kube/objects.js'
 
 export type Action = 'create' | 'update' | 'unchanged'
 
@@ -147,15 +145,15 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
       apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name: DISCOVERY_BINDING, labels: MANAGED_BY},
       roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:service-account-issuer-discovery'},
       subjects: [{apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated'}],
-    },
-    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa.name, namespace: sa.namespace, labels: MANAGED_BY}},
+    } satisfies Wire<V1ClusterRoleBinding>,
+    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa.name, namespace: sa.namespace, labels: MANAGED_BY}} satisfies Wire<V1ServiceAccount>,
   ]
   if (i.fluxConfigMap) {
     hubObjects.push({
       apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: i.fluxConfigMap, namespace: sa.namespace, labels: MANAGED_BY},
       // Flux's generic provider (spec.kubeConfig.configMapRef): audiences is spelled out, so it cannot drift from address.
       data: {provider: 'generic', address: i.target.context.cluster.server ?? '', audiences: audience, serviceAccountName: sa.name, ...(targetCa ? {'ca.crt': targetCa} : {})},
-    })
+    } satisfies Wire<V1ConfigMap>)
   }
   const targetObjects: KubeObject[] = []
   let risks: RiskFinding[] = []
@@ -168,8 +166,8 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
     const subject = {apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: username}
     const roleRef = {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: i.clusterRole}
     const name = `fleet-wi:${i.prefix}${sa.namespace}:${sa.name}`
-    if (i.namespaces.length === 0) targetObjects.push({apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name, labels: MANAGED_BY}, roleRef, subjects: [subject]})
-    for (const ns of i.namespaces) targetObjects.push({apiVersion: RBAC, kind: 'RoleBinding', metadata: {name, namespace: ns, labels: MANAGED_BY}, roleRef, subjects: [subject]})
+    if (i.namespaces.length === 0) targetObjects.push({apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name, labels: MANAGED_BY}, roleRef, subjects: [subject]} satisfies Wire<V1ClusterRoleBinding>)
+    for (const ns of i.namespaces) targetObjects.push({apiVersion: RBAC, kind: 'RoleBinding', metadata: {name, namespace: ns, labels: MANAGED_BY}, roleRef, subjects: [subject]} satisfies Wire<V1RoleBinding>)
   }
 
   const objects: PlannedObject[] = [
@@ -186,7 +184,7 @@ async function roleRisks(target: Cluster, role: string): Promise<RiskFinding[]> 
   const res = await target.client.request('GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(role)}`)
   if (res.status === 404) throw new ConfigError(`ClusterRole ${role} not found on ${target.name}`)
   if (res.status !== 200) throw httpError(res.status, res.body, `read ClusterRole ${role} on ${target.name}`)
-  const rules = ((JSON.parse(res.body) as {rules?: Array<Record<string, string[] | undefined>>}).rules ?? []).map((r) => ({
+  const rules = ((JSON.parse(res.body) as Wire<V1ClusterRole>).rules ?? []).map((r) => ({
     verbs: r.verbs ?? [], apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], resourceNames: r.resourceNames ?? [],
   }))
   return assessRules(rules)

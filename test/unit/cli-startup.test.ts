@@ -1,8 +1,10 @@
 // The start-up path (bin/run.js): `--version` is answered without loading oclif, so it must print exactly what oclif
-// would; `npm run build` writes the oclif manifest so no start-up has to import every command to build it.
+// would; `npm run build` writes the bundle (dist/bundle/) with an oclif manifest, so no start-up has to import every
+// command to build it, and no start-up reads node_modules.
 import assert from 'node:assert/strict'
 import {spawnSync} from 'node:child_process'
-import {readFileSync, readdirSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, it} from 'node:test'
@@ -18,13 +20,33 @@ describe('start-up', () => {
     assert.equal(res.stdout, `${config.userAgent}\n`)
   })
 
-  it('the build wrote an oclif manifest naming every command in dist/commands, with their flags', () => {
-    const manifest = JSON.parse(readFileSync(join(root, 'oclif.manifest.json'), 'utf8')) as {version: string; commands: Record<string, {flags: object}>}
+  it('the build wrote a bundle manifest naming every command in dist/commands and the plugins\' commands, with their flags', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'dist/bundle/oclif.manifest.json'), 'utf8')) as {version: string; commands: Record<string, {flags: object}>}
     const dir = join(root, 'dist/commands')
     const walk = (d: string): string[] => readdirSync(d, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.js') ? [join(d, e.name)] : []))
-    const ids = walk(dir).map((f) => relative(dir, f).replace(/\.js$/, '').split('/').join(':')).sort()
-    assert.deepEqual(Object.keys(manifest.commands).sort(), ids)
+    const ids = walk(dir).map((f) => relative(dir, f).replace(/\.js$/, '').split('/').join(':'))
+    const plugins = ['help', 'autocomplete', 'autocomplete:create', 'autocomplete:script']
+    assert.deepEqual(Object.keys(manifest.commands).sort(), [...ids, ...plugins].sort())
     assert.equal(manifest.version, JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version)
-    assert.ok(Object.values(manifest.commands).every((c) => 'all' in c.flags || Object.keys(c.flags).length > 0))
+    assert.ok(ids.every((id) => 'all' in manifest.commands[id].flags || Object.keys(manifest.commands[id].flags).length > 0))
+  })
+
+  it('the bundle runs with no node_modules: a copy of dist/bundle alone lists clusters and prints help', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'fleet-bundle-'))
+    try {
+      cpSync(join(root, 'dist/bundle'), copy, {recursive: true})
+      const env = {...process.env, KUBECONFIG: '', HOME: copy, NO_COLOR: '1', CI: 'true'}
+      const list = spawnSync(process.execPath, [join(copy, 'fleet.mjs'), 'clusters', 'list', '--kubeconfig', join(root, 'examples/fleet'), '-o', 'json'], {encoding: 'utf8', cwd: copy, env})
+      assert.equal(list.status, 0, list.stderr)
+      assert.ok((JSON.parse(list.stdout) as {items: unknown[]}).items.length > 0)
+      const help = spawnSync(process.execPath, [join(copy, 'fleet.mjs'), 'clusters', 'verify', '--help'], {encoding: 'utf8', cwd: copy, env})
+      assert.equal(help.status, 0, help.stderr)
+      assert.match(help.stdout, /--policy/)
+      const unknown = spawnSync(process.execPath, [join(copy, 'fleet.mjs'), 'clusters', 'lst'], {encoding: 'utf8', cwd: copy, env})
+      assert.equal(unknown.status, 2)
+      assert.match(unknown.stderr, /did you mean "clusters list"/)
+    } finally {
+      rmSync(copy, {recursive: true, force: true})
+    }
   })
 })

@@ -1,21 +1,14 @@
+import type {V1Secret} from '@kubernetes/client-node'
+
 import {contextFromKubeconfigText} from '../../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {asError} from '../../base/errors.js'
+import type {ObjectMeta, Wire} from '../../kube/objects.js'
 
-/** The few Kubernetes object shapes hub-backed providers read, and how a kubeconfig is taken out of a Secret. */
-export interface ObjectMeta {
-  name: string
-  namespace?: string
-  uid?: string
-  labels?: Record<string, string>
-  deletionTimestamp?: string
-}
+/** The Kubernetes object shapes hub-backed providers read (client-node's models, as JSON), and how a kubeconfig is taken out of a Secret. */
+export type {ObjectMeta} from '../../kube/objects.js'
 
-export interface Secret {
-  metadata: ObjectMeta
-  type?: string
-  data?: Record<string, string>
-}
+export type Secret = Wire<V1Secret> & {metadata: ObjectMeta}
 
 /** `/api/v1/namespaces/{ns}/secrets` or `/api/v1/secrets` for every namespace. */
 export function collectionPath(prefix: string, resource: string, namespace?: string): string {
