@@ -12,7 +12,6 @@ import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
-import {resolveHubContext} from '../providers/hub/client.js'
 import type {ClusterRef} from '../providers/types.js'
 import {
   type SecretDestination,
@@ -25,6 +24,8 @@ import {
 import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
+import {connectCredsHub} from './hubs.js'
+import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
 import {
   type Issued,
   MIN_DURATION_SECONDS,
@@ -151,11 +152,6 @@ async function preflight(client: KubeClient, r: GenerateRequest, cluster: string
   }
 }
 
-async function connectHub(spec: HubSpec | undefined, env: GenerateEnv): Promise<KubeClient> {
-  const ctx = await resolveHubContext(spec, env.env)
-  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
-}
-
 /** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
 async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
   let text: string
@@ -219,16 +215,20 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
 
   // The hub and the destination Secret are checked before anything is made.
   let hub: KubeClient | undefined
+  let hubNamespace: KubeObject | undefined
   if (r.destination.kind === 'secret') {
-    hub = await connectHub(r.hub, env)
+    hub = await connectCredsHub(r.hub, env)
     const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
     if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
       throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
     }
     if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
-      throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist`)
+      if (!r.createNamespace) throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist; pass --create-namespace to create it`)
+      hubNamespace = {apiVersion: 'v1', kind: 'Namespace', metadata: {name: r.destination.namespace, labels: fleetLabels(id)}}
     }
   }
+  // What identifies the cluster wherever the credential is rotated from (cluster-identity.ts), read before anything is made.
+  const clusterFacts: ClusterIdentityFacts = await identityFacts(ctx, target, r.ref)
 
   const dkey = destinationKey(r.destination)
   const annotations = describeAnnotations(id, access, r.namespaces, r.method)
@@ -279,6 +279,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
   }
 
   if (r.dryRun) {
+    if (hubNamespace) plan.push(hubNamespace)
     if (r.destination.kind === 'secret') {
       const preview = destinationSecret(r.destination, {kubeconfig: '', cluster: cl, user: {}, clusterName: cluster, annotations})
       preview.data = Object.fromEntries(Object.keys(preview.data as object).map((k) => [k, '(credential, made when run without --dry-run)']))
@@ -310,6 +311,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
       method: r.method,
       identity: username(id),
       cluster,
+      ...identityRecord(clusterFacts, 'file'),
       ...(issued.expires ? {expires: issued.expires} : {}),
     }
     const kubeconfig = buildKubeconfig({
@@ -334,6 +336,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     const destAnnotations: Record<string, string> = {
       ...annotations,
       [ANNOTATIONS.cluster]: cluster,
+      ...identityRecord(clusterFacts, 'secret'),
       [ANNOTATIONS.expires]: issued.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
       ...(result.anchor ? {[ANNOTATIONS.anchor]: `${result.anchor.namespace}/${result.anchor.name}`} : {}),
@@ -350,6 +353,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
         clusterName: cluster,
         annotations: {...destAnnotations, [ANNOTATIONS.format]: r.destination.format},
       })
+      if (hubNamespace) await log.apply(hub!, hubNamespace, 'hub')
       await log.apply(hub!, secret, 'hub')
       if (r.updateProfile) await updateProfile(hub!, r.updateProfile, result.accessProvider!)
     }

@@ -16,9 +16,10 @@ import {CREDENTIAL_LABEL} from './labels.js'
 import {type Issued, METHODS, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import {type Identity, credentialId} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
-import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certLifetimeSeconds, certNotAfter, confirmDead, connectTarget, identityOf, lifetimeSeconds} from './rotate.js'
+import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certLifetimeSeconds, certNotAfter, confirmDead, identityOf, lifetimeSeconds, reachTarget} from './rotate.js'
 import {type Step, anchorSuffix, failpoint} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
+import {recordedCluster} from './cluster-identity.js'
 import {createHash} from 'node:crypto'
 
 /**
@@ -43,6 +44,12 @@ function currentUser(doc: KubeconfigDoc): {name: string; user: UserEntry} | unde
   const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context
   const u = doc.users?.find((x) => x.name === ctx?.user)
   return u ? {name: u.name, user: u.user} : undefined
+}
+
+/** The cluster of the current context: the server and CA the credential is for. */
+function currentCluster(doc: KubeconfigDoc) {
+  const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context
+  return doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster
 }
 
 /** The grant fleet applied for this identity, found by its label: rules, and namespaces (empty: cluster-wide). */
@@ -154,7 +161,10 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
     failpoint(step, env.env)
     return v
   }
-  const target = await connectTarget(r, f.cluster, env)
+  // Found before the claim: a file whose cluster cannot be found is left as it was.
+  const reached = await reachTarget(r, recordedCluster(f, 'file', currentCluster(doc)), env, {what: path, method, id})
+  item.target = {cluster: reached.ref.name, by: reached.by}
+  const target = reached.client
   let state: Facts = f
   if (!phase) {
     const key = `${fileKey}-${anchorSuffix()}`

@@ -10,10 +10,8 @@ import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
-import {inClusterContext, useInCluster} from '../kubeconfig/in-cluster.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
-import {resolveHubContext} from '../providers/hub/client.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type SecretDestination, type SecretFormat, destinationSecret, kubeconfigKey} from './formats.js'
@@ -27,6 +25,9 @@ import {type Identity, roleBaseName} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
 import {type RotationState, type Step, anchorSuffix, failpoint, pausepoint, newRunId, readState, stateAnnotations, withoutState} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
+import {accessReview} from '../access/access-review.js'
+import {type RecordedCluster, type ResolvedTarget, recordedCluster, resolveCredentialCluster} from './cluster-identity.js'
+import {connectCredsHub} from './hubs.js'
 import {CONSUMER_LABEL, PROFILE_LABEL} from '../providers/hub/cluster-inventory.js'
 import {CAPI_CLUSTER_NAME_LABEL} from './formats.js'
 
@@ -48,8 +49,12 @@ export interface RotateRequest {
   durationSeconds?: number
   dryRun?: boolean
   hub?: HubSpec
-  /** Resolves the cluster a Secret names (its credential-cluster annotation) through fleet's providers. */
+  /** Resolves a cluster by name through fleet's providers (the old-style name annotation, --cluster). */
   cluster: (name: string) => Promise<ClusterRef>
+  /** Every cluster fleet's providers know: where the recorded cluster identity is looked for (cluster-identity.ts). */
+  clusters?: () => Promise<ClusterRef[]>
+  /** --cluster: rotate on this cluster whatever the credential recorded (its cluster ID is still checked). */
+  clusterOverride?: string
   concurrency: number
   /** Take a Lease per Secret (default true); tests turn it off to race two runs on the Secret's preconditions alone. */
   lease?: boolean
@@ -72,6 +77,8 @@ export interface RotatedCredential {
   secret?: {hub: string; namespace: string; name: string; format?: string}
   file?: {path: string}
   cluster?: string
+  /** The cluster the new credential was minted on, and how it was found from what the credential recorded. */
+  target?: {cluster: string; by: string}
   method?: string
   identity?: string
   status: 'rotated' | 'failed' | 'skipped' | 'planned'
@@ -100,17 +107,6 @@ const STALE_CLAIM_MS = 120_000
 
 /** A Secret changed by someone else since it was read: re-read, never overwrite. */
 class Conflict extends Error {}
-
-/**
- * The hub: as configured; with nothing configured, inside a Pod (a CronJob on the hub), the Pod's own ServiceAccount
- * through the in-cluster configuration, but only when the kubeconfig loading rules find nothing (client-go's order).
- */
-async function connectHub(spec: HubSpec | undefined, env: RotateEnv): Promise<KubeClient> {
-  const e = env.env ?? process.env
-  const unconfigured = !spec || (!spec.kubeconfig && !spec.context)
-  const ctx = unconfigured && (await useInCluster(e)) ? inClusterContext(e) : await resolveHubContext(spec, env.env)
-  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
-}
 
 /** PUT with the resourceVersion the object was read at: 409 means someone else wrote it since. */
 async function replaceSecret(hub: KubeClient, s: Secret): Promise<Secret> {
@@ -207,7 +203,7 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   const fileItems: RotatedCredential[] = []
   for (const path of r.files ?? []) fileItems.push(await rotateFile(path, r, env))
   if (!r.all && r.names.length === 0) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hub = await connectHub(r.hub, env)
+  const hub = await connectCredsHub(r.hub, env)
   const hubName = hub.context.contextName
   let targets: Array<{namespace: string; name: string}>
   if (r.all) targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
@@ -312,6 +308,11 @@ async function rotateLocked(
     return v
   }
 
+  // The cluster is found before the claim: a resolution failure leaves the Secret as it was (no claim behind).
+  const needsTarget = !state || state.phase === 'claimed' || Boolean(state.oldAnchor)
+  const reached = needsTarget ? await reachTarget(r, recordedCluster(ann, 'secret', held.cluster), env, {what: where, method, id, self: t}) : undefined
+  if (reached) item.target = {cluster: reached.ref.name, by: reached.by}
+
   // Step 1: claim. The new anchor's name is recorded before it exists, so a re-run makes this same anchor, never a second.
   if (!state) {
     const oldAnchor = parseRef(item.old.anchor)
@@ -344,7 +345,7 @@ async function rotateLocked(
     if (state.phase === 'replaced') item.old = {anchor: refText(state.oldAnchor)}
   }
 
-  const target = state.phase === 'claimed' || state.oldAnchor ? await connectTarget(r, item.cluster, env) : undefined
+  const target = state.phase === 'claimed' || state.oldAnchor ? reached?.client : undefined
   let oldClient: KubeClient | undefined
   if (state.phase === 'claimed') {
     // The old credential is still the Secret's: kept to prove later that it stopped working.
@@ -472,6 +473,32 @@ export function certLifetimeSeconds(user: UserEntry): number | undefined {
   if (!c?.notBefore || !c.notAfter) return undefined
   // NotBefore is backdated by the signer (5 minutes by default); the asked lifetime is about NotAfter - NotBefore minus that.
   return Math.max(600, Math.round((Date.parse(c.notAfter) - Date.parse(c.notBefore)) / 1000) - 300)
+}
+
+/**
+ * The cluster a credential's new one is minted on, found from what it recorded (cluster-identity.ts) among the clusters
+ * fleet knows, with a credential that may mint (TokenRequest, a legacy token Secret, or a CSR).
+ */
+export async function reachTarget(
+  r: RotateRequest,
+  rec: RecordedCluster,
+  env: RotateEnv,
+  o: {what: string; method: Method; id: Identity; self?: {namespace: string; name: string}},
+): Promise<ResolvedTarget> {
+  const need =
+    o.id.kind === 'User'
+      ? {verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', namespace: ''}
+      : o.method === 'token'
+        ? {verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', namespace: o.id.namespace}
+        : {verb: 'create', group: '', resource: 'secrets', namespace: o.id.namespace}
+  return resolveCredentialCluster(rec, {
+    override: r.clusterOverride,
+    clusters: {get: r.cluster, list: r.clusters ?? (async () => [])},
+    connect: async (ref) => KubeClient.connect(await ref.resolve(), {timeoutMs: env.timeoutMs, clusterName: ref.name, exec: env.exec, log: env.log}),
+    mayMint: async (client) => (await accessReview(client, {resource: need})).allowed,
+    exclude: (ref) => Boolean(o.self && ref.source.kind === 'secret' && ref.source.namespace === o.self.namespace && ref.source.name === o.self.name),
+    what: o.what,
+  })
 }
 
 export async function connectTarget(r: RotateRequest, cluster: string, env: RotateEnv): Promise<KubeClient> {
