@@ -19,7 +19,7 @@ import type {PolicyRule} from './rules-file.js'
 import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certLifetimeSeconds, certNotAfter, confirmDead, identityOf, lifetimeSeconds, reachTarget} from './rotate.js'
 import {type Step, anchorSuffix, failpoint} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
-import {recordedCluster} from './cluster-identity.js'
+import {identityFacts, identityRecord, recordedCluster} from './cluster-identity.js'
 import {createHash} from 'node:crypto'
 
 /**
@@ -162,7 +162,8 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
     return v
   }
   // Found before the claim: a file whose cluster cannot be found is left as it was.
-  const reached = await reachTarget(r, recordedCluster(f, 'file', currentCluster(doc)), env, {what: path, method, id})
+  const recorded = recordedCluster(f, 'file', currentCluster(doc))
+  const reached = await reachTarget(r, recorded, env, {what: path, method, id})
   item.target = {cluster: reached.ref.name, by: reached.by}
   const target = reached.client
   let state: Facts = f
@@ -196,7 +197,9 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
       })
     }
     const users = (doc.users ?? []).map((u) => (u.name === cu.name ? {name: u.name, user: issued.user} : u))
-    const nextFacts: Facts = {...state, 'rotation-phase': 'replaced', expires: issued.expires ?? 'never', ...(state['rotation-new-anchor'] ? {anchor: state['rotation-new-anchor']} : {})}
+    // A file written before the cluster's identity was recorded gets it now, from the cluster it was found on.
+    const upgrade = recorded.legacy ? identityRecord(await identityFacts(await reached.ref.resolve(), target, reached.ref), 'file') : {}
+    const nextFacts: Facts = {...state, ...upgrade, 'rotation-phase': 'replaced', expires: issued.expires ?? 'never', ...(state['rotation-new-anchor'] ? {anchor: state['rotation-new-anchor']} : {})}
     const next = withFacts({...doc, users}, nextFacts)
     const fresh = await KubeClient.connect(contextFromKubeconfigText(next, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: f.cluster, exec: env.exec, log: env.log})
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: f.identity, rules: grant.rules, namespaces: grant.namespaces}))

@@ -26,7 +26,7 @@ import type {PolicyRule} from './rules-file.js'
 import {type RotationState, type Step, anchorSuffix, failpoint, pausepoint, newRunId, readState, stateAnnotations, withoutState} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
 import {accessReview} from '../access/access-review.js'
-import {type RecordedCluster, type ResolvedTarget, recordedCluster, resolveCredentialCluster} from './cluster-identity.js'
+import {type RecordedCluster, type ResolvedTarget, identityFacts, identityRecord, recordedCluster, resolveCredentialCluster} from './cluster-identity.js'
 import {connectCredsHub} from './hubs.js'
 import {CONSUMER_LABEL, PROFILE_LABEL} from '../providers/hub/cluster-inventory.js'
 import {CAPI_CLUSTER_NAME_LABEL} from './formats.js'
@@ -310,7 +310,8 @@ async function rotateLocked(
 
   // The cluster is found before the claim: a resolution failure leaves the Secret as it was (no claim behind).
   const needsTarget = !state || state.phase === 'claimed' || Boolean(state.oldAnchor)
-  const reached = needsTarget ? await reachTarget(r, recordedCluster(ann, 'secret', held.cluster), env, {what: where, method, id, self: t}) : undefined
+  const recorded = recordedCluster(ann, 'secret', held.cluster)
+  const reached = needsTarget ? await reachTarget(r, recorded, env, {what: where, method, id, self: t}) : undefined
   if (reached) item.target = {cluster: reached.ref.name, by: reached.by}
 
   // Step 1: claim. The new anchor's name is recorded before it exists, so a re-run makes this same anchor, never a second.
@@ -407,6 +408,8 @@ async function rotateLocked(
       ...(newAnchor ? {[ANNOTATIONS.anchor]: newAnchor} : {}),
       [ANNOTATIONS.expires]: issued.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
+      // A Secret written before the cluster's identity was recorded gets it now, from the cluster it was found on.
+      ...(recorded.legacy && reached ? identityRecord(await identityFacts(await reached.ref.resolve(), reached.client, reached.ref), 'secret') : {}),
       ...stateAnnotations(replacedState),
     }
     try {

@@ -1,6 +1,6 @@
 // Issue 19 items 1-2 against the real control plane, the way a platform engineer works: one merged kubeconfig (hub +
 // member contexts) passed with --kubeconfig, KUBECONFIG unset and HOME an empty directory.
-// - One hub rule: generate --secret and creds list find the hub as the current context of --kubeconfig (or KUBECONFIG);
+// - One hub rule: generate --secret, creds list and wi setup (without --hub) find the hub as the current context of --kubeconfig (or KUBECONFIG);
 //   a hub namespace that does not exist is refused before anything is made, or created with --create-namespace; with no
 //   kubeconfig anywhere the message says what was looked for.
 // - A cluster identity that travels: the Secret records server, CA fingerprint, cluster ID and context; rotation finds
@@ -204,6 +204,11 @@ describe('one hub rule and a cluster identity that travels', {concurrency: false
     const byName = await rotate('old-style', ['--kubeconfig', 'merged.yaml'])
     assert.equal(byName.res.code, 0, byName.res.stderr + byName.res.stdout)
     assert.equal(byName.item.target.by, 'name')
+    // The rotation recorded the cluster's identity, so the Secret travels from now on.
+    const a = await annotations('old-style')
+    assert.equal(a['fleet.dev/cluster-server'], m1.url)
+    assert.match(a['fleet.dev/cluster-id'], /^[0-9a-f-]{36}$/)
+    await kubectl(hub, ['annotate', 'secret', 'old-style', '-n', hubNs, 'fleet.dev/cluster-server-', 'fleet.dev/cluster-ca-sha256-', 'fleet.dev/cluster-id-', 'fleet.dev/cluster-id-source-', 'fleet.dev/cluster-context-'])
     const byServer = await rotate('old-style', ['--kubeconfig', merged])
     assert.equal(byServer.res.code, 0, byServer.res.stderr + byServer.res.stdout)
     assert.equal(byServer.item.target.by, 'server+CA')
@@ -277,6 +282,16 @@ describe('one hub rule and a cluster identity that travels', {concurrency: false
     const list = await fleet(['creds', 'list', '--expiring-within', '1h'], {cwd: empty})
     assert.equal(list.code, 1, list.stderr)
     assert.match(list.stderr, /error: hub current context: .*no kubeconfig found: KUBECONFIG is unset and .* does not exist/)
+  })
+
+  it('wi setup without --hub: the hub by the same rule (the current context of --kubeconfig, or --hub-context)', async () => {
+    const res = await fleet(['wi', 'setup', '--kubeconfig', 'merged.yaml', '--target', m1.context, '--service-account', `${nsSys}/wi`, '--role', 'view', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    assert.equal(res.json().hub, hub.context)
+    assert.equal(res.json().issuer, hub.issuer)
+    const same = await fleet(['wi', 'setup', '--kubeconfig', 'merged.yaml', '--hub-context', m1.context, '--target', m1.context, '--service-account', `${nsSys}/wi`, '--role', 'view', '-o', 'json'])
+    assert.equal(same.code, 2, same.stderr)
+    assert.match(same.stderr, new RegExp(`--target ${m1.context} is the hub itself`))
   })
 
   it('no secret made here appears in any output', () => {
