@@ -149,7 +149,11 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
       return
     }
   }
+  const recorded = recordedCluster(f, 'file', currentCluster(doc))
   if (r.dryRun) {
+    // Where it would mint, found as a real run finds it (and a cluster that cannot be found fails the preview too).
+    const found = await reachTarget(r, recorded, env, {what: path, method, id})
+    item.target = {cluster: found.ref.name, by: found.by}
     item.status = 'planned'
     item.reason = phase ? `would finish the interrupted rotation (phase ${phase})` : `would mint a new ${method} credential for ${f.identity} and replace the file`
     return
@@ -162,7 +166,6 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
     return v
   }
   // Found before the claim: a file whose cluster cannot be found is left as it was.
-  const recorded = recordedCluster(f, 'file', currentCluster(doc))
   const reached = await reachTarget(r, recorded, env, {what: path, method, id})
   item.target = {cluster: reached.ref.name, by: reached.by}
   const target = reached.client

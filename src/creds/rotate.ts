@@ -277,6 +277,13 @@ async function rotateLocked(
     item.old.anchor = `${id.namespace}/${legacySecretName(id.name, key)}`
   }
   let state = readState(ann)
+  const recorded = recordedCluster(ann, 'secret', held.cluster)
+  // The cluster is found before the claim (and by --dry-run, which then says where it would mint).
+  const findTarget = async () => {
+    const found = await reachTarget(r, recorded, env, {what: where, method, id, self: t})
+    item.target = {cluster: found.ref.name, by: found.by}
+    return found
+  }
 
   if (!state) {
     if (r.expiringWithinMs !== undefined) {
@@ -289,11 +296,13 @@ async function rotateLocked(
       }
     }
     if (r.dryRun) {
+      await findTarget()
       item.status = 'planned'
       item.reason = `would mint a token for ${item.identity} bound to a new anchor, verify it, replace the Secret, delete anchor ${item.old.anchor}`
       return
     }
   } else if (r.dryRun) {
+    if (state.phase === 'claimed' || state.oldAnchor) await findTarget()
     item.status = 'planned'
     item.reason = `would finish the interrupted rotation (phase ${state.phase}, new anchor ${refText(state.newAnchor)})`
     return
@@ -310,9 +319,7 @@ async function rotateLocked(
 
   // The cluster is found before the claim: a resolution failure leaves the Secret as it was (no claim behind).
   const needsTarget = !state || state.phase === 'claimed' || Boolean(state.oldAnchor)
-  const recorded = recordedCluster(ann, 'secret', held.cluster)
-  const reached = needsTarget ? await reachTarget(r, recorded, env, {what: where, method, id, self: t}) : undefined
-  if (reached) item.target = {cluster: reached.ref.name, by: reached.by}
+  const reached = needsTarget ? await findTarget() : undefined
 
   // Step 1: claim. The new anchor's name is recorded before it exists, so a re-run makes this same anchor, never a second.
   if (!state) {

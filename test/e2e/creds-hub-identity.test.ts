@@ -182,6 +182,14 @@ describe('one hub rule and a cluster identity that travels', {concurrency: false
     const item = res.json().items[0]
     assert.equal(item.status, 'failed')
     assert.match(item.reason, new RegExp(`no cluster to rotate on matches server ${m1.url.replace(/[.]/g, '\\.')}, CA sha256:[0-9a-f]{12}…, cluster ID [0-9a-f-]+, generated as "merged\\.yaml\\+${m1.context}"; .*name it with --cluster`))
+    // --dry-run finds the cluster as a run would: the same failure, and where it would mint when found.
+    const dry = await fleet(['creds', 'rotate', '--kubeconfig', hub.kubeconfig, `${hubNs}/laptop`, '--dry-run', '-o', 'json'])
+    assert.equal(dry.code, 1, dry.stderr + dry.stdout)
+    assert.equal(dry.json().items[0].reason, item.reason)
+    const planned = await fleet(['creds', 'rotate', '--kubeconfig', merged, `${hubNs}/laptop`, '--dry-run', '-o', 'json'])
+    assert.equal(planned.code, 0, planned.stderr + planned.stdout)
+    assert.equal(planned.json().items[0].status, 'planned')
+    assert.deepEqual(planned.json().items[0].target, {cluster: `${merged}+${m1.context}`, by: 'server+CA'})
     const s1 = await hubSecret('laptop')
     assert.equal(s1.metadata.resourceVersion, s0.metadata.resourceVersion, 'the Secret was written')
     assert.ok(noRotationState(s1.metadata.annotations), 'a claim was left behind')
