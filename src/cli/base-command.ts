@@ -22,6 +22,7 @@ import {type FleetFlagValues, fleetFlagValues} from './flags.js'
 import {progressLine} from './progress.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
+import type {HubFlags} from '../creds/hubs.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -206,6 +207,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const paths = value.split(':').filter((p) => p !== '')
     if (paths.length === 0) throw new UsageError('--kubeconfig: no path given')
     return paths
+  }
+
+  /** The inputs of the one hub rule (creds/hubs.ts): --hub-kubeconfig/--hub-context, the fleet configuration, the loading rules. */
+  protected hubFlags(f: {'hub-kubeconfig'?: string; 'hub-context'?: string}): HubFlags {
+    return {
+      hubKubeconfig: f['hub-kubeconfig'],
+      hubContext: f['hub-context'],
+      kubeconfig: this.kubeconfigPaths,
+      context: this.flags.context,
+      provider: this.flags.provider,
+      fleetConfig: this.flags['fleet-config'],
+    }
   }
 
   // JSON is on for --json and for -o json, so oclif prints the returned result and suppresses this.log.

@@ -15,7 +15,6 @@ import {httpError} from '../kube/errors.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ClusterEntry} from '../kubeconfig/types.js'
-import {resolveHubContext} from '../providers/hub/client.js'
 import type {ClusterRef} from '../providers/types.js'
 import {
   type SecretDestination,
@@ -28,6 +27,8 @@ import {
 import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
+import {connectCredsHub} from './hubs.js'
+import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
 import {
   type Issued,
   MIN_DURATION_SECONDS,
@@ -156,11 +157,6 @@ async function preflight(client: KubeClient, r: GenerateRequest, cluster: string
   }
 }
 
-async function connectHub(spec: HubSpec | undefined, env: GenerateEnv): Promise<KubeClient> {
-  const ctx = await resolveHubContext(spec, env.env)
-  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
-}
-
 /** The directory of --out must exist and be writable: found out before the cluster is touched, not at the last step. */
 async function checkOutDir(path: string): Promise<void> {
   const dir = dirname(resolve(path))
@@ -211,6 +207,10 @@ export interface GenerateFacts {
   serviceAccountExists: boolean
   /** The cluster as the new kubeconfig presents it (server, CA, TLS name). */
   cluster: ClusterEntry
+  /** The hub namespace to create with the Secret (--create-namespace). */
+  hubNamespace?: KubeObject
+  /** What identifies the cluster wherever the credential is rotated from (cluster-identity.ts). */
+  clusterFacts: ClusterIdentityFacts
 }
 
 /** Everything generate will do, decided before it does any of it; `--dry-run` prints `objects` and `destinationPreview`. */
@@ -310,14 +310,16 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   const cluster = r.ref.name
   // The hub and the destination Secret are checked before anything is made.
   let hub: KubeClient | undefined
+  let hubNamespace: KubeObject | undefined
   if (r.destination.kind === 'secret') {
-    hub = await connectHub(r.hub, env)
+    hub = await connectCredsHub(r.hub, env)
     const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
     if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
       throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
     }
     if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
-      throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist`)
+      if (!r.createNamespace) throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist; pass --create-namespace to create it`)
+      hubNamespace = {apiVersion: 'v1', kind: 'Namespace', metadata: {name: r.destination.namespace, labels: fleetLabels(r.identity)}}
     }
   }
 
@@ -344,7 +346,8 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
     throw new ConfigError(`cluster "${cluster}": namespace${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist; pass --create-namespace to create ${missing.length > 1 ? 'them' : 'it'}`)
   }
   const serviceAccountExists = id.kind === 'ServiceAccount' && Boolean(await getObject(target, 'ServiceAccount', id.name, id.namespace))
-  return {target, hub, access, missingNamespaces: missing, serviceAccountExists, cluster: await portableCluster(ctx)}
+  const clusterFacts = await identityFacts(ctx, target, r.ref)
+  return {target, hub, access, missingNamespaces: missing, serviceAccountExists, cluster: await portableCluster(ctx), hubNamespace, clusterFacts}
 }
 
 /** Pure: from the checked request and what was read, the objects to apply, the destination and the result so far. */
@@ -408,7 +411,7 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
     destinationPreview.data = Object.fromEntries(Object.keys(destinationPreview.data as object).map((k) => [k, '(credential, made when run without --dry-run)']))
   }
   if (r.dryRun) {
-    result.plan = [...objects, ...(destinationPreview ? [destinationPreview] : [])]
+    result.plan = [...objects, ...(f.hubNamespace ? [f.hubNamespace] : []), ...(destinationPreview ? [destinationPreview] : [])]
     if (id.kind === 'ServiceAccount' && credentialObject) result.anchor = r.method === 'token' ? {namespace: id.namespace, name: credentialObject.metadata.name} : undefined
   }
   return {request: r, access, objects, credentialObject, annotations, cluster: cl, destinationPreview, result}
@@ -457,6 +460,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       method: r.method,
       identity: username(id),
       cluster,
+      ...identityRecord(f.clusterFacts, 'file'),
       ...(issued.expires ? {expires: issued.expires} : {}),
     }
     const kubeconfig = buildKubeconfig({
@@ -482,6 +486,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     const destAnnotations: Record<string, string> = {
       ...annotations,
       [ANNOTATIONS.cluster]: cluster,
+      ...identityRecord(f.clusterFacts, 'secret'),
       [ANNOTATIONS.expires]: issued.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
       ...(result.anchor ? {[ANNOTATIONS.anchor]: `${result.anchor.namespace}/${result.anchor.name}`} : {}),
@@ -498,6 +503,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
         clusterName: cluster,
         annotations: {...destAnnotations, [ANNOTATIONS.format]: r.destination.format},
       })
+      if (f.hubNamespace) await log.apply(hub!, f.hubNamespace, 'hub')
       await log.apply(hub!, secret, 'hub')
       if (r.updateProfile) await updateProfile(hub!, r.updateProfile, result.accessProvider!)
     }

@@ -1,30 +1,65 @@
+import {UsageError} from '../base/errors.js'
 import {type HubSpec, loadFleetConfig} from '../config/fleet-config.js'
+import {type ConnectionSettings, KubeClient} from '../kube/client.js'
+import {resolveHubContext} from '../providers/hub/client.js'
 
 /**
- * The hubs whose consumer Secrets fleet writes and lists: `--hub-kubeconfig` / `--hub-context` when given; otherwise the
- * fleet configuration's hub and every provider's own hub; otherwise the loading rules' current context.
+ * The one hub rule of `creds generate`, `creds list` and `creds rotate` (docs/creds.md "Which hub"):
+ * 1. `--hub-kubeconfig` / `--hub-context`;
+ * 2. else the fleet configuration's hub and every provider's own hub (the configuration the command would read: an
+ *    explicit `--kubeconfig` without `--provider` is kubectl's view, as for the clusters, and reads none);
+ * 3. else the current context of the loading rules every other command uses: `--kubeconfig`, `--context`, KUBECONFIG,
+ *    ~/.kube/config, then a Pod's in-cluster configuration (resolveHubContext, client-go's order).
  */
 export interface HubFlags {
-  kubeconfig?: string
+  /** --hub-kubeconfig (a ":"-list) and --hub-context. */
+  hubKubeconfig?: string
+  hubContext?: string
+  /** The command's --kubeconfig (split) and --context: the loading rules of step 3. */
+  kubeconfig?: string[]
   context?: string
+  /** --provider: with it, --kubeconfig names that provider's hub and the fleet configuration is read. */
+  provider?: string
   fleetConfig?: string
   env?: NodeJS.ProcessEnv
   cwd?: string
-  /** With nothing configured, use the loading rules' current context (generate) or no hub at all (list). */
-  fallbackToCurrent?: boolean
 }
 
-export async function configuredHubs(f: HubFlags): Promise<HubSpec[]> {
-  if (f.kubeconfig || f.context) return [{kubeconfig: f.kubeconfig?.split(':').filter(Boolean), context: f.context}]
-  const config = await loadFleetConfig({path: f.fleetConfig, env: f.env, cwd: f.cwd})
-  const hubs: HubSpec[] = []
+/** A hub and the step of the rule that chose it (`loading-rules`: the current context, a guess rather than a setting). */
+export interface HubChoice {
+  spec: HubSpec
+  origin: 'flags' | 'fleet-config' | 'loading-rules'
+}
+
+/** The hubs by the rule, first the one generate and rotate use; never empty (step 3 always names one). */
+export async function credsHubs(f: HubFlags): Promise<HubChoice[]> {
+  if (f.hubKubeconfig !== undefined || f.hubContext !== undefined) {
+    const files = f.hubKubeconfig?.split(':').filter(Boolean)
+    if (f.hubKubeconfig !== undefined && !files?.length) throw new UsageError('--hub-kubeconfig: no path given')
+    // --hub-context alone picks a context of the loading rules (the command's --kubeconfig when given).
+    return [{spec: {kubeconfig: files ?? f.kubeconfig, context: f.hubContext}, origin: 'flags'}]
+  }
+  const kubectlView = f.kubeconfig !== undefined && !f.provider
+  const config = kubectlView ? undefined : await loadFleetConfig({path: f.fleetConfig, env: f.env, cwd: f.cwd})
+  const hubs: HubChoice[] = []
   const add = (h: HubSpec | undefined) => {
-    if (!h) return
+    if (!h || (!h.kubeconfig && !h.context)) return
     const key = JSON.stringify(h)
-    if (!hubs.some((x) => JSON.stringify(x) === key)) hubs.push(h)
+    if (!hubs.some((x) => JSON.stringify(x.spec) === key)) hubs.push({spec: h, origin: 'fleet-config'})
   }
   add(config?.hub)
   for (const p of config?.providers ?? []) if ('hub' in p && p.type !== 'namespace') add(p.hub ?? config?.hub)
-  if (hubs.length === 0 && f.fallbackToCurrent) hubs.push({})
+  if (hubs.length === 0) hubs.push({spec: {kubeconfig: f.kubeconfig, context: f.context}, origin: 'loading-rules'})
   return hubs
+}
+
+/** A client for a hub the rule chose (or any HubSpec): the one way creds connects to a hub. */
+export async function connectCredsHub(spec: HubSpec | undefined, c: ConnectionSettings & {env?: NodeJS.ProcessEnv}): Promise<KubeClient> {
+  const ctx = await resolveHubContext(spec ?? {}, c.env ?? process.env)
+  return KubeClient.connect(ctx, {timeoutMs: c.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: c.exec, log: c.log})
+}
+
+/** The HubSpecs of credsHubs, for callers written before the rule had a step 3 of its own. */
+export async function configuredHubs(f: {kubeconfig?: string; context?: string; fleetConfig?: string; env?: NodeJS.ProcessEnv; cwd?: string; fallbackToCurrent?: boolean}): Promise<HubSpec[]> {
+  return (await credsHubs({hubKubeconfig: f.kubeconfig, hubContext: f.context, fleetConfig: f.fleetConfig, env: f.env, cwd: f.cwd})).map((h) => h.spec)
 }

@@ -17,7 +17,16 @@ export const ANNOTATIONS = {
   cluster: `${PREFIX}credential-cluster`,
   fingerprint: `${PREFIX}kubeconfig-sha256`,
   format: `${PREFIX}credential-format`,
+  // What identifies the credential's cluster from any invocation (cluster-identity.ts); `cluster` above is the name as typed.
+  clusterServer: `${PREFIX}cluster-server`,
+  clusterCaSha256: `${PREFIX}cluster-ca-sha256`,
+  clusterId: `${PREFIX}cluster-id`,
+  clusterIdSource: `${PREFIX}cluster-id-source`,
+  clusterContext: `${PREFIX}cluster-context`,
 } as const
+
+/** The same facts in a kubeconfig file's fleet.dev/credential extension: the annotation names without the prefix. */
+export const factKey = (annotation: string) => annotation.slice(PREFIX.length)
 
 /** The label that says which credential an RBAC object or anchor belongs to (a short hash, labels are 63 chars). */
 export const CREDENTIAL_LABEL = `${PREFIX}credential`

@@ -53,6 +53,8 @@ export interface CredentialList {
   items: CredentialItem[]
   /** Hubs that could not be read (the listing is incomplete). */
   errors: Array<{hub: string; error: ErrorInfo}>
+  /** The current context taken as the hub (nothing configured) refused to list Secrets: said, not counted as a failure. */
+  warnings?: string[]
   expiringWithin?: string
 }
 
@@ -335,19 +337,30 @@ export interface ListOptions extends ConnectionSettings {
   concurrency: number
 }
 
-export async function listCredentials(refs: ClusterRef[], hubs: HubSpec[], o: ListOptions): Promise<CredentialList> {
+/**
+ * A hub to list; `guessed` when no hub was configured and the loading rules' current context stands in for one: a
+ * context whose credential may not read Secrets there is then a warning (it may be no hub at all), any other failure
+ * (nothing found, unreachable) still an error.
+ */
+export type ListHub = HubSpec & {guessed?: boolean}
+
+export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: ListOptions): Promise<CredentialList> {
   const items = await kubeconfigCredentials(refs)
   const errors: CredentialList['errors'] = []
-  for (const spec of hubs) {
+  const warnings: string[] = []
+  for (const {guessed, ...spec} of hubs) {
     try {
       items.push(...(await hubCredentials(spec, o)))
     } catch (error) {
-      errors.push({hub: spec.context ?? spec.kubeconfig?.join(':') ?? 'current context', error: toErrorInfo(error)})
+      const info = toErrorInfo(error)
+      const hub = spec.context ?? spec.kubeconfig?.join(':') ?? 'current context'
+      if (guessed && (info.kind === 'forbidden' || info.kind === 'unauthorized')) warnings.push(`hub ${hub} (the current context, no hub configured): its Secrets were not listed: ${info.message}`)
+      else errors.push({hub, error: info})
     }
   }
   const now = Date.now()
   for (const item of items) if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000))
   if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs)
   if (o.live) await checkLive(items, o)
-  return {kind: 'CredentialList', items, errors}
+  return {kind: 'CredentialList', items, errors, ...(warnings.length > 0 ? {warnings} : {})}
 }

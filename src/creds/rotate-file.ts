@@ -16,9 +16,10 @@ import {CREDENTIAL_LABEL} from './labels.js'
 import {type Issued, METHODS, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import {type Identity, credentialId} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
-import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certLifetimeSeconds, certNotAfter, confirmDead, connectTarget, identityOf, lifetimeSeconds} from './rotate.js'
+import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certLifetimeSeconds, certNotAfter, confirmDead, identityOf, lifetimeSeconds, reachTarget} from './rotate.js'
 import {type Step, anchorSuffix, failpoint} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
+import {identityFacts, identityRecord, recordedCluster} from './cluster-identity.js'
 import {createHash} from 'node:crypto'
 
 /**
@@ -43,6 +44,12 @@ function currentUser(doc: KubeconfigDoc): {name: string; user: UserEntry} | unde
   const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context
   const u = doc.users?.find((x) => x.name === ctx?.user)
   return u ? {name: u.name, user: u.user} : undefined
+}
+
+/** The cluster of the current context: the server and CA the credential is for. */
+function currentCluster(doc: KubeconfigDoc) {
+  const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context
+  return doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster
 }
 
 /** The grant fleet applied for this identity, found by its label: rules, and namespaces (empty: cluster-wide). */
@@ -142,7 +149,11 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
       return
     }
   }
+  const recorded = recordedCluster(f, 'file', currentCluster(doc))
   if (r.dryRun) {
+    // Where it would mint, found as a real run finds it (and a cluster that cannot be found fails the preview too).
+    const found = await reachTarget(r, recorded, env, {what: path, method, id})
+    item.target = {cluster: found.ref.name, by: found.by}
     item.status = 'planned'
     item.reason = phase ? `would finish the interrupted rotation (phase ${phase})` : `would mint a new ${method} credential for ${f.identity} and replace the file`
     return
@@ -154,7 +165,10 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
     failpoint(step, env.env)
     return v
   }
-  const target = await connectTarget(r, f.cluster, env)
+  // Found before the claim: a file whose cluster cannot be found is left as it was.
+  const reached = await reachTarget(r, recorded, env, {what: path, method, id})
+  item.target = {cluster: reached.ref.name, by: reached.by}
+  const target = reached.client
   let state: Facts = f
   if (!phase) {
     const key = `${fileKey}-${anchorSuffix()}`
@@ -186,7 +200,9 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
       })
     }
     const users = (doc.users ?? []).map((u) => (u.name === cu.name ? {name: u.name, user: issued.user} : u))
-    const nextFacts: Facts = {...state, 'rotation-phase': 'replaced', expires: issued.expires ?? 'never', ...(state['rotation-new-anchor'] ? {anchor: state['rotation-new-anchor']} : {})}
+    // A file written before the cluster's identity was recorded gets it now, from the cluster it was found on.
+    const upgrade = recorded.legacy ? identityRecord(await identityFacts(await reached.ref.resolve(), target, reached.ref), 'file') : {}
+    const nextFacts: Facts = {...state, ...upgrade, 'rotation-phase': 'replaced', expires: issued.expires ?? 'never', ...(state['rotation-new-anchor'] ? {anchor: state['rotation-new-anchor']} : {})}
     const next = withFacts({...doc, users}, nextFacts)
     const fresh = await KubeClient.connect(contextFromKubeconfigText(next, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: f.cluster, exec: env.exec, log: env.log})
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: f.identity, rules: grant.rules, namespaces: grant.namespaces}))

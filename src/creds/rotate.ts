@@ -11,10 +11,8 @@ import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
-import {inClusterContext, useInCluster} from '../kubeconfig/in-cluster.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
-import {resolveHubContext} from '../providers/hub/client.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type SecretDestination, type SecretFormat, destinationSecret, kubeconfigKey} from './formats.js'
@@ -28,6 +26,9 @@ import {type Identity, roleBaseName} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
 import {type RotationState, type Step, anchorSuffix, failpoint, pausepoint, newRunId, readState, stateAnnotations, withoutState} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
+import {accessReview} from '../access/access-review.js'
+import {type RecordedCluster, type ResolvedTarget, identityFacts, identityRecord, recordedCluster, resolveCredentialCluster} from './cluster-identity.js'
+import {connectCredsHub} from './hubs.js'
 import {CONSUMER_LABEL, PROFILE_LABEL} from '../providers/hub/cluster-inventory.js'
 import {CAPI_CLUSTER_NAME_LABEL} from './formats.js'
 
@@ -49,8 +50,12 @@ export interface RotateRequest {
   durationSeconds?: number
   dryRun?: boolean
   hub?: HubSpec
-  /** Resolves the cluster a Secret names (its credential-cluster annotation) through fleet's providers. */
+  /** Resolves a cluster by name through fleet's providers (the old-style name annotation, --cluster). */
   cluster: (name: string) => Promise<ClusterRef>
+  /** Every cluster fleet's providers know: where the recorded cluster identity is looked for (cluster-identity.ts). */
+  clusters?: () => Promise<ClusterRef[]>
+  /** --cluster: rotate on this cluster whatever the credential recorded (its cluster ID is still checked). */
+  clusterOverride?: string
   concurrency: number
   /** Take a Lease per Secret (default true); tests turn it off to race two runs on the Secret's preconditions alone. */
   lease?: boolean
@@ -75,6 +80,8 @@ export interface RotatedCredential {
   secret?: {hub: string; namespace: string; name: string; format?: string}
   file?: {path: string}
   cluster?: string
+  /** The cluster the new credential was minted on, and how it was found from what the credential recorded. */
+  target?: {cluster: string; by: string}
   method?: string
   identity?: string
   status: 'rotated' | 'failed' | 'skipped' | 'planned'
@@ -103,17 +110,6 @@ const STALE_CLAIM_MS = 120_000
 
 /** A Secret changed by someone else since it was read: re-read, never overwrite. */
 class Conflict extends Error {}
-
-/**
- * The hub: as configured; with nothing configured, inside a Pod (a CronJob on the hub), the Pod's own ServiceAccount
- * through the in-cluster configuration, but only when the kubeconfig loading rules find nothing (client-go's order).
- */
-async function connectHub(spec: HubSpec | undefined, env: RotateEnv): Promise<KubeClient> {
-  const e = env.env ?? process.env
-  const unconfigured = !spec || (!spec.kubeconfig && !spec.context)
-  const ctx = unconfigured && (await useInCluster(e)) ? inClusterContext(e) : await resolveHubContext(spec, env.env)
-  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
-}
 
 /** PUT with the resourceVersion the object was read at: 409 means someone else wrote it since. */
 async function replaceSecret(hub: KubeClient, s: Secret): Promise<Secret> {
@@ -210,7 +206,7 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   const fileItems: RotatedCredential[] = []
   for (const path of r.files ?? []) fileItems.push(await rotateFile(path, r, env))
   if (!r.all && r.names.length === 0) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hub = await connectHub(r.hub, env)
+  const hub = await connectCredsHub(r.hub, env)
   const hubName = hub.context.contextName
   let targets: Array<{namespace: string; name: string}>
   if (r.all) targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
@@ -232,15 +228,17 @@ async function rotateOne(
   const item: RotatedCredential = {secret: {hub: hubName, ...t}, status: 'failed', old: {}, verification: [], steps: [], durationMs: 0}
   const leaseName = `fleet-rotate-${createHash('sha256').update(t.name).digest('hex').slice(0, 12)}`
   let lease: Awaited<ReturnType<typeof acquireLease>> | undefined
+  // The target this run reached (before its claim): an interrupt deletes the new anchor there.
+  const reachedTarget: {client?: KubeClient} = {}
   try {
     if (r.lease !== false && !r.dryRun) {
       lease = await acquireLease(hub, t.namespace, leaseName, run, {seconds: 15, waitMs: r.leaseWaitMs ?? 60_000})
     }
-    await rotateLocked(hub, t, r, env, run, item, Boolean(lease))
+    await rotateLocked(hub, t, r, env, run, item, Boolean(lease), reachedTarget)
   } catch (error) {
     item.status = 'failed'
     if (env.cancel?.interrupted) {
-      const what = await afterInterrupt(hub, t, r, env, run).catch((e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`)
+      const what = await afterInterrupt(hub, t, env, run, reachedTarget.client).catch((e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`)
       error = env.cancel.error(what)
     }
     item.error = toErrorInfo(error)
@@ -260,6 +258,7 @@ async function rotateLocked(
   run: string,
   item: RotatedCredential,
   leaseHeld: boolean,
+  reachedTarget: {client?: KubeClient},
 ): Promise<void> {
   env.cancel?.check()
   let secret = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
@@ -289,6 +288,14 @@ async function rotateLocked(
     item.old.anchor = `${id.namespace}/${legacySecretName(id.name, key)}`
   }
   let state = readState(ann)
+  const recorded = recordedCluster(ann, 'secret', held.cluster)
+  // The cluster is found before the claim (and by --dry-run, which then says where it would mint).
+  const findTarget = async () => {
+    const found = await reachTarget(r, recorded, env, {what: where, method, id, self: t})
+    item.target = {cluster: found.ref.name, by: found.by}
+    reachedTarget.client = found.client
+    return found
+  }
 
   if (!state) {
     if (r.expiringWithinMs !== undefined) {
@@ -301,11 +308,13 @@ async function rotateLocked(
       }
     }
     if (r.dryRun) {
+      await findTarget()
       item.status = 'planned'
       item.reason = `would mint a token for ${item.identity} bound to a new anchor, verify it, replace the Secret, delete anchor ${item.old.anchor}`
       return
     }
   } else if (r.dryRun) {
+    if (state.phase === 'claimed' || state.oldAnchor) await findTarget()
     item.status = 'planned'
     item.reason = `would finish the interrupted rotation (phase ${state.phase}, new anchor ${refText(state.newAnchor)})`
     return
@@ -320,6 +329,10 @@ async function rotateLocked(
     env.cancel?.check()
     return v
   }
+
+  // The cluster is found before the claim: a resolution failure leaves the Secret as it was (no claim behind).
+  const needsTarget = !state || state.phase === 'claimed' || Boolean(state.oldAnchor)
+  const reached = needsTarget ? await findTarget() : undefined
 
   // Step 1: claim. The new anchor's name is recorded before it exists, so a re-run makes this same anchor, never a second.
   if (!state) {
@@ -353,7 +366,7 @@ async function rotateLocked(
     if (state.phase === 'replaced') item.old = {anchor: refText(state.oldAnchor)}
   }
 
-  const target = state.phase === 'claimed' || state.oldAnchor ? await connectTarget(r, item.cluster, env) : undefined
+  const target = state.phase === 'claimed' || state.oldAnchor ? reached?.client : undefined
   let oldClient: KubeClient | undefined
   if (state.phase === 'claimed') {
     // The old credential is still the Secret's: kept to prove later that it stopped working.
@@ -415,6 +428,8 @@ async function rotateLocked(
       ...(newAnchor ? {[ANNOTATIONS.anchor]: newAnchor} : {}),
       [ANNOTATIONS.expires]: issued.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
+      // A Secret written before the cluster's identity was recorded gets it now, from the cluster it was found on.
+      ...(recorded.legacy && reached ? identityRecord(await identityFacts(await reached.ref.resolve(), reached.client, reached.ref), 'secret') : {}),
       ...stateAnnotations(replacedState),
     }
     try {
@@ -483,6 +498,32 @@ export function certLifetimeSeconds(user: UserEntry): number | undefined {
   return Math.max(600, Math.round((Date.parse(c.notAfter) - Date.parse(c.notBefore)) / 1000) - 300)
 }
 
+/**
+ * The cluster a credential's new one is minted on, found from what it recorded (cluster-identity.ts) among the clusters
+ * fleet knows, with a credential that may mint (TokenRequest, a legacy token Secret, or a CSR).
+ */
+export async function reachTarget(
+  r: RotateRequest,
+  rec: RecordedCluster,
+  env: RotateEnv,
+  o: {what: string; method: Method; id: Identity; self?: {namespace: string; name: string}},
+): Promise<ResolvedTarget> {
+  const need =
+    o.id.kind === 'User'
+      ? {verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', namespace: ''}
+      : o.method === 'token'
+        ? {verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', namespace: o.id.namespace}
+        : {verb: 'create', group: '', resource: 'secrets', namespace: o.id.namespace}
+  return resolveCredentialCluster(rec, {
+    override: r.clusterOverride,
+    clusters: {get: r.cluster, list: r.clusters ?? (async () => [])},
+    connect: async (ref) => KubeClient.connect(await ref.resolve(), {timeoutMs: env.timeoutMs, clusterName: ref.name, exec: env.exec, log: env.log}),
+    mayMint: async (client) => (await accessReview(client, {resource: need})).allowed,
+    exclude: (ref) => Boolean(o.self && ref.source.kind === 'secret' && ref.source.namespace === o.self.namespace && ref.source.name === o.self.name),
+    what: o.what,
+  })
+}
+
 export async function connectTarget(r: RotateRequest, cluster: string, env: RotateEnv): Promise<KubeClient> {
   const ref = await r.cluster(cluster)
   const ctx = await ref.resolve()
@@ -535,14 +576,15 @@ async function finishSecret(hub: KubeClient, t: {namespace: string; name: string
  * bound to it, deleted first), so the Secret is as before the run; a Secret already replaced is left for the next run,
  * which finishes the rotation (the state machine in rotation-state.ts). Says which of these happened.
  */
-async function afterInterrupt(hub: KubeClient, t: {namespace: string; name: string}, r: RotateRequest, env: RotateEnv, run: string): Promise<string> {
+async function afterInterrupt(hub: KubeClient, t: {namespace: string; name: string}, env: RotateEnv, run: string, target: KubeClient | undefined): Promise<string> {
   env.cancel?.undoing(() => [`the rotation claim on hub Secret ${t.namespace}/${t.name} (the next run finishes or lifts it)`])
   const s = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
   const st = s ? readState(annotationsOf(s)) : undefined
   if (!s || !st || st.run !== run) return 'before this run changed anything: the credential is unchanged'
   if (st.phase === 'replaced') return 'after the Secret got the new credential: the next run finishes the rotation (deletes the old anchor)'
   if (st.newAnchor) {
-    const target = await connectTarget(r, annotationsOf(s)[ANNOTATIONS.cluster], env)
+    // This run claimed only after it had reached the target, so the target is known here.
+    if (!target) throw new FleetError('internal', 'the target cluster of this claim was never reached')
     await deleteObject(target, 'Secret', st.newAnchor.name, st.newAnchor.namespace)
   }
   await releaseClaim(hub, t, st)

@@ -425,8 +425,13 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     writeFileSync(join(podDir, 'token'), token, {mode: 0o600})
     writeFileSync(join(podDir, 'ca.crt'), decode(hubDoc.clusters[0].cluster['certificate-authority-data']))
     const podEnv = {KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'token'), FLEET_IN_CLUSTER_CA_FILE: join(podDir, 'ca.crt')}
+    // The member is known through a fleet configuration that names no hub: the hub is then the loading rules' current
+    // context, and with no kubeconfig anywhere the Pod's (an explicit --kubeconfig would be the hub, as for kubectl).
+    const podFleet = join(dir, 'pod-fleet.yaml')
+    writeFileSync(podFleet, `apiVersion: fleet/v1alpha1\nkind: FleetConfig\nproviders:\n  - {name: members, type: file, kubeconfig: [${m1.kubeconfig}]}\n`)
+    const POD = ['creds', 'rotate', '--fleet-config', podFleet]
     const s0 = await hubSecret('in-pod')
-    const res = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`, '-o', 'json'], podEnv)
+    const res = await fleet([...POD, `${hubNs}/in-pod`, '-o', 'json'], podEnv)
     assert.equal(res.code, 0, res.stderr + res.stdout)
     assert.equal(res.json().hub, 'in-cluster')
     assert.equal(res.json().items[0].status, 'rotated')
@@ -437,12 +442,12 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     const home = join(dir, 'home-with-kubeconfig')
     mkdirSync(join(home, '.kube'), {recursive: true})
     writeFileSync(join(home, '.kube', 'config'), readFileSync(hub.kubeconfig, 'utf8'), {mode: 0o600})
-    const fromFile = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`, '--dry-run', '-o', 'json'], {...podEnv, HOME: home})
+    const fromFile = await fleet([...POD, `${hubNs}/in-pod`, '--dry-run', '-o', 'json'], {...podEnv, HOME: home})
     assert.equal(fromFile.code, 0, fromFile.stderr + fromFile.stdout)
     assert.notEqual(fromFile.json().hub, 'in-cluster')
     assert.equal(fromFile.json().hub, hub.context)
     // Without the token file it is a one-line configuration error naming the path.
-    const bad = await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, `${hubNs}/in-pod`], {...podEnv, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'missing')})
+    const bad = await fleet([...POD, `${hubNs}/in-pod`], {...podEnv, FLEET_IN_CLUSTER_TOKEN_FILE: join(podDir, 'missing')})
     assert.equal(bad.code, 2, bad.stderr)
     assert.match(bad.stderr.trim(), /^[^\n]*no ServiceAccount token at .*missing[^\n]*$/)
   })

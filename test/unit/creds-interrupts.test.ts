@@ -43,6 +43,7 @@ function facts(over: Partial<GenerateFacts> = {}): GenerateFacts {
     access: {kind: 'preset', name: view.name, rules: view.rules},
     missingNamespaces: ['team-a'],
     serviceAccountExists: false,
+    clusterFacts: {server: 'https://127.0.0.1:6443', context: 'member-1'},
     cluster: {server: 'https://127.0.0.1:6443', 'certificate-authority-data': 'Q0E='},
     ...over,
   }

@@ -6,7 +6,7 @@ import {parseDuration} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {FORMATS, type SecretFormat} from '../../creds/formats.js'
 import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential} from '../../creds/generate.js'
-import {configuredHubs} from '../../creds/hubs.js'
+import {credsHubs} from '../../creds/hubs.js'
 import {METHODS, type Method} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
 import type {Identity} from '../../creds/rbac.js'
@@ -44,10 +44,10 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     consumer: Flags.string({description: 'cluster-inventory format: the consumer label value.'}),
     profile: Flags.string({description: 'cluster-inventory format: the ClusterProfile name (default: the Secret name).'}),
     'update-profile': Flags.string({description: 'kubeconfig-secretreader format: NAMESPACE/NAME of the ClusterProfile whose status.accessProviders gets the entry.'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig for --secret (default: the fleet configuration hub, else the current context).'}),
+    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig for --secret (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
     'hub-context': Flags.string({description: 'Hub context for --secret.'}),
     'allow-risky': Flags.boolean({description: 'Grant even what fleet risk rules flag (wildcards, Secrets cluster-wide, escalate, bind, impersonate ...).'}),
-    'create-namespace': Flags.boolean({description: 'Create missing namespaces (the ServiceAccount one and those of -n).'}),
+    'create-namespace': Flags.boolean({description: 'Create missing namespaces (the ServiceAccount one and those of -n, and the hub namespace of --secret).'}),
     force: Flags.boolean({description: 'Replace a destination (file or Secret) that fleet did not write.'}),
     'dry-run': Flags.boolean({description: 'Print the objects that would be applied; touch nothing.'}),
   }
@@ -75,7 +75,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
       if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
       destination = {kind: 'secret', ...nsName(f.secret, '--secret'), format: f.format as SecretFormat, consumer: f.consumer, profile: f.profile}
     } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
-    const hubs = f.secret ? await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config'], fallbackToCurrent: true}) : []
+    const hubs = f.secret ? await credsHubs(this.hubFlags(f)) : []
 
     // Ctrl-C (SIGINT) or SIGTERM from here on undoes what the run made, as a failure does, then exits 130 (143).
     const cancel = this.cancellation()
@@ -88,7 +88,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         method,
         durationSeconds: Math.floor(parseDuration(f.duration, '--duration') / 1000),
         destination,
-        hub: hubs[0],
+        hub: hubs[0]?.spec,
         allowRisky: f['allow-risky'],
         createNamespace: f['create-namespace'],
         force: f.force,

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge, parseDuration} from '../../base/duration.js'
 
-import {configuredHubs} from '../../creds/hubs.js'
+import {credsHubs} from '../../creds/hubs.js'
 import {type CredentialItem, type CredentialList, listCredentials} from '../../creds/list.js'
 
 export default class CredsList extends BaseCommand<typeof CredsList> {
@@ -19,16 +19,16 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   static flags = {
     'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30m).'}),
     live: Flags.boolean({description: 'Check that each credential still authenticates (SelfSubjectReview).'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub whose Secrets are listed (default: the hubs of the fleet configuration).'}),
+    'hub-kubeconfig': Flags.string({description: 'Hub whose Secrets are listed (default: the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
     'hub-context': Flags.string({description: 'Hub context.'}),
   }
 
   async run(): Promise<CredentialList> {
     const f = this.flags
     const within = f['expiring-within'] === undefined ? undefined : parseDuration(f['expiring-within'], '--expiring-within')
-    const hubs = await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config']})
+    const hubs = await credsHubs(this.hubFlags(f))
     const refs = await this.provider().list()
-    const result = await listCredentials(refs, hubs, {
+    const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
       ...this.connection,
       expiringWithinMs: within,
       live: f.live,
@@ -36,7 +36,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
     })
     if (within !== undefined) result.expiringWithin = f['expiring-within']
     const expiring = result.items.filter((i) => i.expiring)
-    const notes = result.errors.map((e) => `error: hub ${e.hub}: ${e.error.message}`)
+    const notes = [...result.errors.map((e) => `error: hub ${e.hub}: ${e.error.message}`), ...(result.warnings ?? []).map((w) => `warning: ${w}`)]
     if (result.items.length === 0) notes.push('no credentials found (kubeconfig files, hub Secrets)')
     if (expiring.length > 0) notes.push(`${expiring.length} credential${expiring.length > 1 ? 's' : ''} expire${expiring.length > 1 ? '' : 's'} within ${f['expiring-within']}`)
     const liveFailed = result.items.filter((i) => i.live && !i.live.ok)

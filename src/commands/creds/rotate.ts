@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {parseDuration} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
-import {configuredHubs} from '../../creds/hubs.js'
+import {credsHubs} from '../../creds/hubs.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
@@ -26,7 +26,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
     'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h).'}),
     duration: Flags.string({description: 'Lifetime of the new credential (default: the old one\'s lifetime).'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context).'}),
+    cluster: Flags.string({char: 'c', description: 'Mint on this cluster, whatever the credential recorded (its cluster ID is still checked).'}),
+    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
     'hub-context': Flags.string({description: 'Hub context.'}),
     'no-lease': Flags.boolean({description: 'Do not take the per-Secret Lease (correctness rests on resourceVersion preconditions alone).', hidden: true}),
     'dry-run': Flags.boolean({description: 'Say what would be rotated; touch nothing.'}),
@@ -47,7 +48,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const within = f['expiring-within'] === undefined ? undefined : parseDuration(f['expiring-within'], '--expiring-within')
     const duration = f.duration === undefined ? undefined : Math.floor(parseDuration(f.duration, '--duration') / 1000)
     if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
-    const hubs = await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config'], fallbackToCurrent: true})
+    const hubs = f.all || names.length > 0 ? await credsHubs(this.hubFlags(f)) : []
     // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
     const cancel = this.cancellation()
     const report = await rotateCredentials(
@@ -58,8 +59,10 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         expiringWithinMs: within,
         durationSeconds: duration,
         dryRun: f['dry-run'],
-        hub: hubs[0],
+        hub: hubs[0]?.spec,
         cluster: (name) => this.provider().get(name),
+        clusters: () => this.provider().list(),
+        clusterOverride: f.cluster,
         concurrency: f.concurrency,
         lease: !f['no-lease'],
       },

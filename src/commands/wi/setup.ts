@@ -5,6 +5,7 @@ import {UsageError} from '../../base/errors.js'
 import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {connectRef} from '../../workload-identity/connect.js'
+import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
 import {parseServiceAccount} from '../../workload-identity/service-account.js'
 import {
   type PlannedObject,
@@ -36,7 +37,9 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
   ]
 
   static flags = {
-    hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token.', required: true}),
+    hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (default: the hub by the rule of creds: --hub-kubeconfig/--hub-context, the fleet configuration\'s hub, else the current context).'}),
+    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig, when --hub is not given.', exclusive: ['hub']}),
+    'hub-context': Flags.string({description: 'Hub context, when --hub is not given.', exclusive: ['hub']}),
     target: Flags.string({description: 'The cluster that should accept the token.', required: true}),
     'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME.', required: true}),
     prefix: Flags.string({description: 'Username prefix the target gives hub identities (claimMappings.username.prefix).', default: 'hub:'}),
@@ -59,10 +62,16 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     if (flags.prefix.includes(' ')) throw new UsageError(`--prefix: "${flags.prefix}" contains a space`)
     const sa = parseServiceAccount(flags['service-account'])
     const provider = this.provider()
-    const [hubRef, targetRef] = [await provider.get(flags.hub), await provider.get(flags.target)]
-    if (hubRef.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)
+    const targetRef = await provider.get(flags.target)
     const options = this.connection
-    const [hub, target] = await Promise.all([connectRef(hubRef, options), connectRef(targetRef, options)])
+    // --hub names a cluster; without it the hub is found as creds finds it (creds/hubs.ts), the same rule everywhere.
+    const hubRef = flags.hub ? await provider.get(flags.hub) : undefined
+    if (hubRef?.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)
+    const [hub, target] = await Promise.all([
+      hubRef ? connectRef(hubRef, options) : connectCredsHub((await credsHubs(this.hubFlags(flags)))[0].spec, options).then((client) => ({name: client.context.contextName, context: client.context, client})),
+      connectRef(targetRef, options),
+    ])
+    if (!hubRef && hub.context.cluster.server === target.context.cluster.server) throw new UsageError(`--target ${flags.target} is the hub itself (${hub.name})`)
     const shortName = targetRef.aliases[0] ?? targetRef.name
     let plan = await planSetup({
       hub, target, targetShortName: shortName, serviceAccount: sa, prefix: flags.prefix, audience: flags.audience,

@@ -3,6 +3,7 @@ import type {HubSpec} from '../../config/fleet-config.js'
 import {KubeClient} from '../../kube/client.js'
 import type {ExecCredentialRunner} from '../../kube/exec-credential.js'
 import type {RequestLog} from '../../kube/request-log.js'
+import {inClusterAvailable, inClusterContext, useInCluster} from '../../kubeconfig/in-cluster.js'
 import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../../kubeconfig/loading-rules.js'
 
 /**
@@ -25,13 +26,31 @@ interface ListPage<T> {
 
 const PAGE_SIZE = 500
 
-/** Resolves the hub's kubeconfig context: the given files (or the loading rules) and context (or their current one). */
+/**
+ * The one hub rule's last step, shared by every hub fleet reads or writes (providers, creds generate/list/rotate):
+ * the given files (they must exist, as with --kubeconfig) and context, or else the loading rules (KUBECONFIG, else
+ * ~/.kube/config) and their current context, or else, when those find nothing at all, the in-cluster configuration of a
+ * Pod (client-go's order). With nothing found the message says what was looked for.
+ */
 export async function resolveHubContext(spec: HubSpec = {}, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedContext> {
-  const merged = spec.kubeconfig ? await loadMerged(spec.kubeconfig, {explicit: true}) : await loadMerged(precedence(env).paths)
+  if (spec.kubeconfig?.length) {
+    const merged = await loadMerged(spec.kubeconfig, {explicit: true})
+    const name = spec.context ?? merged.currentContext
+    if (!name) throw new ConfigError(`no hub context: ${spec.kubeconfig.join(':')} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`)
+    return resolveContext(merged, name)
+  }
+  const {paths} = precedence(env)
+  const merged = await loadMerged(paths)
+  if (!spec.context && (await useInCluster(env))) return inClusterContext(env)
+  if (merged.files.length === 0) {
+    const looked = env.KUBECONFIG ? `none of the files in KUBECONFIG=${env.KUBECONFIG} exists` : `KUBECONFIG is unset and ${paths[0]} does not exist`
+    const pod = inClusterAvailable(env) ? '' : ', and this is not a Pod (KUBERNETES_SERVICE_HOST is unset)'
+    throw new ConfigError(`no kubeconfig found: ${looked}${pod}; pass --kubeconfig or --hub-kubeconfig`)
+  }
   const name = spec.context ?? merged.currentContext
   if (!name) {
-    const where = spec.kubeconfig?.join(':') ?? (env.KUBECONFIG ? `KUBECONFIG=${env.KUBECONFIG}` : precedence(env).paths[0])
-    throw new ConfigError(`no hub context: ${where} sets no current-context; set hub.context in the fleet config or pass --context`)
+    const where = merged.files.map((f) => f.path).join(':')
+    throw new ConfigError(`no hub context: ${where} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`)
   }
   return resolveContext(merged, name)
 }
