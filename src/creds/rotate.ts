@@ -105,7 +105,7 @@ class Conflict extends Error {}
  * The hub: as configured; with nothing configured, inside a Pod (a CronJob on the hub), the Pod's own ServiceAccount
  * through the in-cluster configuration, but only when the kubeconfig loading rules find nothing (client-go's order).
  */
-async function connectHub(spec: HubSpec | undefined, env: RotateEnv): Promise<KubeClient> {
+export async function connectHub(spec: HubSpec | undefined, env: RotateEnv): Promise<KubeClient> {
   const e = env.env ?? process.env
   const unconfigured = !spec || (!spec.kubeconfig && !spec.context)
   const ctx = unconfigured && (await useInCluster(e)) ? inClusterContext(e) : await resolveHubContext(spec, env.env)
@@ -149,14 +149,14 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
 }
 
 /** The credential a Secret holds, as a kubeconfig (argocd's JSON turned into one), with the parts to rebuild it. */
-interface Held {
+export interface Held {
   kubeconfig: string
   cluster: ClusterEntry
   user: UserEntry
   names: {cluster: string; user: string; namespace?: string}
 }
 
-function heldCredential(s: Secret, format: SecretFormat): Held | undefined {
+export function heldCredential(s: Secret, format: SecretFormat): Held | undefined {
   if (format === 'argocd') {
     const server = secretText(s, 'server')
     const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {caData?: string; serverName?: string; insecure?: boolean; certData?: string; keyData?: string}}
