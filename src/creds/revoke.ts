@@ -124,11 +124,34 @@ const key = (o: {kind: string; namespace?: string; name: string}) => `${o.kind}/
 const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 const annotationsOf = (o: {metadata: object}) => ((o.metadata as {annotations?: Record<string, string>}).annotations ?? {})
 
-/** Which anchors a record names. generate records none for a legacy token or a file: their names derive from the destination. */
-function ownAnchors(id: Identity, method: Method, facts: Record<string, string>, destinationKey: string): Array<{namespace: string; name: string}> {
+/**
+ * The Secret a ServiceAccount token names in its own claims: a bound token its bound object (`kubernetes.io.secret`), a
+ * legacy token its Secret (`kubernetes.io/serviceaccount/secret.name`). Read, not verified: it only picks what to delete.
+ */
+export function tokenSecret(token: string | undefined): string | undefined {
+  const parts = token?.split('.') ?? []
+  if (parts.length !== 3) return undefined
+  try {
+    const c = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as Record<string, unknown>
+    const bound = c['kubernetes.io'] as {namespace?: string; secret?: {name?: string}} | undefined
+    if (bound?.namespace && bound.secret?.name) return `${bound.namespace}/${bound.secret.name}`
+    const ns = c['kubernetes.io/serviceaccount/namespace']
+    const name = c['kubernetes.io/serviceaccount/secret.name']
+    return typeof ns === 'string' && typeof name === 'string' ? `${ns}/${name}` : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Which anchors a credential hangs on: the one its token names (so a file moved since generate still finds it), else the
+ * one its record names; generate records none for a legacy token or a file, whose names derive from the destination.
+ * A rotation left half-way adds its new and old anchors.
+ */
+function ownAnchors(id: Identity, method: Method, facts: Record<string, string>, token: string | undefined, destinationKey: string): Array<{namespace: string; name: string}> {
   if (id.kind !== 'ServiceAccount' || method === 'client-cert') return []
   const derived = `${id.namespace}/${method === 'token' ? anchorName(id.name, destinationKey) : legacySecretName(id.name, destinationKey)}`
-  const names = [facts[ANNOTATIONS.anchor] ?? facts.anchor ?? derived, facts[ROTATION.newAnchor], facts[ROTATION.oldAnchor], facts['rotation-new-anchor'], facts['rotation-old-anchor']]
+  const names = [tokenSecret(token) ?? facts[ANNOTATIONS.anchor] ?? facts.anchor ?? derived, facts[ROTATION.newAnchor], facts[ROTATION.oldAnchor], facts['rotation-new-anchor'], facts['rotation-old-anchor']]
   const out = new Map<string, {namespace: string; name: string}>()
   for (const n of names) {
     const r = ref(n)
@@ -190,7 +213,7 @@ async function readSecretRecord(hub: KubeClient, hubName: string, t: {namespace:
     kubeconfig: held.kubeconfig,
     user: held.user,
     id,
-    anchors: ownAnchors(id, method, a, destinationKey),
+    anchors: ownAnchors(id, method, a, held.user.token, destinationKey),
     consumer: {kind: 'secret', secret},
   }
 }
@@ -237,7 +260,7 @@ async function readFileRecord(path: string): Promise<Record_ | RevokedCredential
     user,
     id,
     // generate's destination key for a file (generate.ts destinationKey): the anchor's name derives from the absolute path.
-    anchors: ownAnchors(id, method, facts, short(`file:${abs}`)),
+    anchors: ownAnchors(id, method, facts, user.token, short(`file:${abs}`)),
     consumer: {kind: 'file', path: abs, text},
   }
 }

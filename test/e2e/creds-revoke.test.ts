@@ -7,7 +7,7 @@
 // appears in any captured output.
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
@@ -243,14 +243,17 @@ describe('fleet creds revoke', {concurrency: false}, () => {
     assert.equal(await whoIs(textB), `system:serviceaccount:${nsSys}:shared`, 'the other credential stopped working')
     assert.equal(await exists(m1, 'rolebinding', role, nsApp2), true)
 
-    const resB = await fleet([...REVOKE, '--file', file, '-o', 'json'])
+    // The file was moved since generate wrote it: its token still names its anchor.
+    const moved = join(dir, `${run}-moved.kubeconfig`)
+    renameSync(file, moved)
+    const resB = await fleet([...REVOKE, '--file', moved, '-o', 'json'])
     assert.equal(resB.code, 0, resB.stderr + resB.stdout)
     const b = resB.json().items[0]
     assert.equal(b.status, 'revoked', JSON.stringify(b))
-    assert.deepEqual(b.file, {path: file})
-    assert.equal(b.deleted.at(-1).kind, 'File')
-    assert.equal(b.deleted.at(-1).on, 'file')
-    assert.equal(existsSync(file), false, 'the kubeconfig file is still there')
+    assert.deepEqual(b.file, {path: moved})
+    assert.deepEqual(b.deleted[0], {kind: 'Secret', namespace: genB.anchor.namespace, name: genB.anchor.name, on: 'cluster', action: 'deleted'})
+    assert.deepEqual(b.deleted.at(-1), {kind: 'File', name: moved, on: 'file', action: 'deleted'})
+    assert.equal(existsSync(moved), false, 'the kubeconfig file is still there')
     for (const [kind, name, ns] of [['role', role, nsApp2], ['rolebinding', role, nsApp2], ['serviceaccount', 'shared', nsSys], ['secret', genB.anchor.name, nsSys]]) {
       assert.equal(await exists(m1, kind, name, ns), false, `${kind} ${ns}/${name} still exists`)
     }
@@ -304,6 +307,24 @@ describe('fleet creds revoke', {concurrency: false}, () => {
     const named = await fleet([...REVOKE, `${hubNs}/keep-m1`, '-o', 'name'])
     assert.equal(named.code, 0, named.stderr)
     assert.equal(named.stdout, `secret/${hubNs}/keep-m1\n`)
+    assert.equal(await whoIs(text), undefined)
+  })
+
+  it('as a user with KUBECONFIG only (hub and member merged, HOME empty): generate then revoke with no hub flags', async () => {
+    const env = {KUBECONFIG: `${hub.kubeconfig}:${m1.kubeconfig}`}
+    const gen = await runFleet(['creds', 'generate', '-c', m1.context, '--service-account', `${nsSys}/env`, '--role', 'view', '-n', nsApp, '--secret', `${hubNs}/env-m1`, '--format', 'multicluster-runtime', '-o', 'json'], {env, timeoutMs: 120_000})
+    outputs.push({what: 'generate (KUBECONFIG)', res: gen})
+    assert.equal(gen.code, 0, gen.stderr)
+    assert.equal(gen.json().destination.hub, hub.context)
+    const text = kubeconfigOf(await hubSecret('env-m1'))
+    const res = await runFleet(['creds', 'revoke', `${hubNs}/env-m1`], {env, timeoutMs: 120_000})
+    outputs.push({what: 'revoke (KUBECONFIG)', res})
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    assert.match(res.stdout, new RegExp(`${hubNs}/env-m1\\s+revoked\\s+token\\s+5 deleted`))
+    assert.match(res.stdout, /yes: the old credential is refused \(401\)/)
+    assert.equal(res.stderr, '')
+    assert.equal(await exists(hub, 'secret', 'env-m1', hubNs), false)
+    assert.equal(await exists(m1, 'serviceaccount', 'env', nsSys), false)
     assert.equal(await whoIs(text), undefined)
   })
 
