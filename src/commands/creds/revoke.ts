@@ -72,7 +72,8 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
         {header: 'objects', get: (i) => i.deleted.map((d) => `${d.kind} ${d.namespace ? `${d.namespace}/` : ''}${d.name} (${d.action})`).join(', '), wide: true},
         {header: 'why kept', get: (i) => i.kept.map((k) => `${k.kind} ${k.name}: ${k.reason}`).join('; '), wide: true},
       ],
-      name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
+      // -o name: what was revoked (or would be, --dry-run); like kubectl delete, a name that was not found is not printed.
+      names: report.items.filter((i) => i.status === 'revoked' || i.status === 'planned').map((i) => (i.secret ? `secret/${where(i)}` : where(i))),
       notes,
       failures: problems.map((i) => ({error: {kind: i.error?.kind ?? (i.status === 'not-found' ? 'not-found' : 'server'), message: mention(i, i.reason ?? i.error?.message ?? i.status)}})),
     })
