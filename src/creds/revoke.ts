@@ -3,7 +3,6 @@ import {readFile, unlink} from 'node:fs/promises'
 import {resolve} from 'node:path'
 import yaml from 'js-yaml'
 
-import {mapLimit} from '../base/concurrency.js'
 import {ConfigError, type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {KubeClient} from '../kube/client.js'
@@ -39,7 +38,6 @@ export interface RevokeRequest {
   hub?: HubSpec
   /** Resolves the cluster a credential names through fleet's providers. */
   cluster: (name: string) => Promise<ClusterRef>
-  concurrency: number
   /** How long the old credential may keep authenticating after its deletion before that is a failure (default 30s). */
   confirmTimeoutMs?: number
 }
@@ -278,19 +276,32 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
     for (const t of r.names) records.push(await readSecretRecord(hub, hub.context.contextName, t))
   }
   for (const f of r.files) records.push(await readFileRecord(f))
-  const items = await mapLimit(records, Math.max(1, r.concurrency), async (rec) => {
-    if (!('consumer' in rec)) return rec
+  // Credentials revoked by this same run do not keep each other's RBAC alive (nor in the --dry-run plan). One after
+  // another, so that each item's view of the cluster includes what the previous ones deleted.
+  const inRun = new Set<string>()
+  for (const rec of records) {
+    if (!('consumer' in rec)) continue
+    for (const a of rec.anchors) inRun.add(`${rec.cluster}|${a.namespace}/${a.name}`)
+    if (rec.consumer.kind === 'secret') inRun.add(`hub|${rec.consumer.secret.metadata.namespace}/${rec.consumer.secret.metadata.name}`)
+  }
+  const handled = new Set<string>()
+  const items: RevokedCredential[] = []
+  for (const rec of records) {
+    if (!('consumer' in rec)) {
+      items.push(rec)
+      continue
+    }
     const started = Date.now()
     try {
-      await revokeOne(rec, r, env, connect, hub)
+      await revokeOne(rec, r, env, connect, hub, inRun, handled)
     } catch (error) {
       rec.item.status = 'failed'
       rec.item.error = toErrorInfo(error)
       rec.item.reason ??= rec.item.error.message
     }
     rec.item.durationMs = Date.now() - started
-    return rec.item
-  })
+    items.push(rec.item)
+  }
   return {kind: 'CredentialRevocation', dryRun: Boolean(r.dryRun), hub: hub?.context.contextName ?? '', items}
 }
 
@@ -331,26 +342,30 @@ function needsOf(id: Identity, a: Record<string, string>): Set<string> | undefin
  * consumer lives. A client certificate leaves nothing on the cluster: the hub's fleet Secrets for the same user and
  * cluster are what can be seen (a certificate in a kubeconfig file elsewhere cannot).
  */
-async function otherCredentials(rec: Record_, target: KubeClient, hub: KubeClient | undefined): Promise<Other[]> {
-  const mine = new Set(rec.anchors.map((a) => `${a.namespace}/${a.name}`))
+async function otherCredentials(rec: Record_, target: KubeClient, hub: KubeClient | undefined, inRun: Set<string>): Promise<Other[]> {
   if (rec.id.kind === 'ServiceAccount') {
     const secrets = await list(target, `/api/v1/namespaces/${encodeURIComponent(rec.id.namespace)}/secrets`, `${CREDENTIAL_LABEL}=${credentialId(rec.id)}`)
     return secrets
-      .filter((s) => !mine.has(`${s.metadata.namespace}/${s.metadata.name}`))
+      .filter((s) => !inRun.has(`${rec.cluster}|${s.metadata.namespace}/${s.metadata.name}`))
       .map((s) => ({what: `Secret ${s.metadata.namespace}/${s.metadata.name} (another credential's ${s.type === 'kubernetes.io/service-account-token' ? 'legacy token' : 'anchor'})`, needs: needsOf(rec.id, annotationsOf(s))}))
   }
   if (!hub) return []
-  const own = rec.consumer.kind === 'secret' ? rec.consumer.secret.metadata : undefined
-  const secrets = await list(hub, '/api/v1/secrets', `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
+  let secrets: Labelled[]
+  try {
+    secrets = await list(hub, '/api/v1/secrets', `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
+  } catch (error) {
+    // Cannot tell whether another certificate of this user needs the grant: keep it, and say why.
+    return [{what: `credentials fleet could not look for (hub Secrets not listed: ${toErrorInfo(error).message})`}]
+  }
   return secrets
-    .filter((s) => !(own && s.metadata.namespace === own.namespace && s.metadata.name === own.name))
+    .filter((s) => !inRun.has(`hub|${s.metadata.namespace}/${s.metadata.name}`))
     .filter((s) => annotationsOf(s)[ANNOTATIONS.identity] === rec.id.name && annotationsOf(s)[ANNOTATIONS.cluster] === rec.cluster && annotationsOf(s)[ANNOTATIONS.method] === 'client-cert')
     .map((s) => ({what: `hub Secret ${s.metadata.namespace}/${s.metadata.name} (another certificate of ${rec.id.name})`, needs: needsOf(rec.id, annotationsOf(s))}))
 }
 
 type Planned = {kind: string; namespace?: string; name: string; exists: boolean}
 
-async function revokeOne(rec: Record_, r: RevokeRequest, env: RevokeEnv, connect: ReturnType<typeof reach>, hub: KubeClient | undefined): Promise<void> {
+async function revokeOne(rec: Record_, r: RevokeRequest, env: RevokeEnv, connect: ReturnType<typeof reach>, hub: KubeClient | undefined, inRun: Set<string>, handled: Set<string>): Promise<void> {
   const {item, id} = rec
   const target = await connect.target({cluster: rec.cluster, facts: rec.facts})
   const label = `${CREDENTIAL_LABEL}=${credentialId(id)}`
@@ -365,7 +380,7 @@ async function revokeOne(rec: Record_, r: RevokeRequest, env: RevokeEnv, connect
   }
 
   // 2. The RBAC fleet made for the identity, minus what other credentials of the identity still need.
-  const others = await otherCredentials(rec, target, hub)
+  const others = await otherCredentials(rec, target, hub, inRun)
   const keepAll = others.find((o) => !o.needs)
   const needed = new Map<string, string>()
   for (const o of others) for (const k of o.needs ?? []) needed.set(k, o.what)
@@ -394,7 +409,12 @@ async function revokeOne(rec: Record_, r: RevokeRequest, env: RevokeEnv, connect
     else sa.push({...k, exists: true})
   }
   // Namespaces fleet created (--create-namespace) may hold anything by now: named, never deleted.
-  for (const ns of await list(target, '/api/v1/namespaces', `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`)) {
+  // Informational only: a credential that may not list Namespaces skips it.
+  const namespaces = await list(target, '/api/v1/namespaces', `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`).catch((error) => {
+    if (error instanceof FleetError && error.kind === 'forbidden') return []
+    throw error
+  })
+  for (const ns of namespaces) {
     item.kept.push({kind: 'Namespace', name: ns.metadata.name, reason: 'created by fleet (--create-namespace), but a namespace may hold other things: delete it yourself'})
   }
 
@@ -402,7 +422,9 @@ async function revokeOne(rec: Record_, r: RevokeRequest, env: RevokeEnv, connect
     rec.consumer.kind === 'secret'
       ? {kind: 'Secret', namespace: rec.consumer.secret.metadata.namespace, name: rec.consumer.secret.metadata.name, on: 'hub', action: 'would-delete'}
       : {kind: 'File', name: rec.consumer.path, on: 'file', action: 'would-delete'}
-  const onCluster = [...credential, ...rbac, ...sa]
+  // An object an earlier item of this run deleted (or, with --dry-run, would delete) is that item's, not listed again.
+  const onCluster = [...credential, ...rbac, ...sa].filter((p) => !handled.has(`${rec.cluster}|${key(p)}`))
+  for (const p of onCluster) handled.add(`${rec.cluster}|${key(p)}`)
   if (r.dryRun) {
     item.deleted = [...onCluster.map((p) => planned(p, 'would-delete')), consumer]
     item.status = 'planned'

@@ -260,6 +260,27 @@ describe('fleet creds revoke', {concurrency: false}, () => {
     assert.equal(await whoIs(textB), undefined, 'the file token still authenticates')
   })
 
+  it('two credentials of one identity revoked in one run (plan and run) leave nothing of the identity behind', async () => {
+    const file = join(dir, `${run}-both.kubeconfig`)
+    await generate([...HUB, '--service-account', `${nsSys}/both`, '--role', 'pod-lister', '-n', nsApp, '--secret', `${hubNs}/both-a`, '--format', 'flux'])
+    await generate(['--service-account', `${nsSys}/both`, '--role', 'pod-lister', '-n', nsApp2, '--out', file])
+    const texts = [kubeconfigOf(await hubSecret('both-a')), remember(readFileSync(file, 'utf8'))]
+    const role = `fleet-creds-${nsSys}-both`
+    const everything = [`Role ${nsApp}/${role}`, `RoleBinding ${nsApp}/${role}`, `Role ${nsApp2}/${role}`, `RoleBinding ${nsApp2}/${role}`, `ServiceAccount ${nsSys}/both`]
+    const onCluster = (items: any[]) => items.flatMap((i) => i.deleted.filter((d: any) => d.on === 'cluster' && d.kind !== 'Secret').map(objKey)).sort()
+
+    const dry = await fleet([...REVOKE, `${hubNs}/both-a`, '--file', file, '--dry-run', '-o', 'json'])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.deepEqual(onCluster(dry.json().items), [...everything].sort())
+    const res = await fleet([...REVOKE, `${hubNs}/both-a`, '--file', file, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    assert.deepEqual(res.json().items.map((i: any) => i.status), ['revoked', 'revoked'])
+    assert.deepEqual(onCluster(res.json().items), [...everything].sort())
+    const left = await kubectl(m1, ['get', 'roles,rolebindings,serviceaccounts,secrets', '-A', '-l', `fleet.dev/credential`, '-o', 'name'])
+    assert.ok(!left.includes(`/${role}`) && !left.includes('/both'), left)
+    for (const t of texts) assert.equal(await whoIs(t), undefined)
+  })
+
   it('a client certificate in an --out file: RBAC and file deleted, the certificate said valid until its NotAfter', async () => {
     const file = join(dir, `${run}-cert.kubeconfig`)
     const user = `${run}-ci`

@@ -48,7 +48,6 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
         dryRun: f['dry-run'],
         hub: hubs[0],
         cluster: (name) => this.provider().get(name),
-        concurrency: f.concurrency,
       },
       this.connection,
     )
