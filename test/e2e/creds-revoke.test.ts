@@ -331,6 +331,42 @@ describe('fleet creds revoke', {concurrency: false}, () => {
     assert.equal(await whoIs(text), undefined)
   })
 
+  it('a credential that still authenticates after its deletion is a failure (exit 1) and its Secret is kept for a re-run', async () => {
+    // A fleet-labelled record whose token hangs on nothing fleet deletes (a static token of the member): what a token
+    // that survives its anchor looks like from outside.
+    const alice = m1.tokenUsers.find((u) => u.name === 'alice')!
+    secrets.add(alice.token)
+    const text = yaml.dump({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{name: 'c', cluster: {server: m1.url, 'certificate-authority-data': readFileSync(m1.caFile).toString('base64')}}],
+      users: [{name: 'u', user: {token: alice.token}}],
+      contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
+      'current-context': 'c',
+    })
+    const cluster = (await generate(['--service-account', `${nsSys}/probe`, '--role', 'pod-lister', '-n', nsApp, '--out', join(dir, `${run}-probe.kubeconfig`)])).cluster
+    await applyYaml(hub, JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'survivor',
+        namespace: hubNs,
+        labels: {'app.kubernetes.io/managed-by': 'fleet'},
+        annotations: {'fleet.dev/credential-method': 'token', 'fleet.dev/credential-identity': `system:serviceaccount:${nsSys}:ghost`, 'fleet.dev/credential-cluster': cluster, 'fleet.dev/credential-format': 'multicluster-runtime'},
+      },
+      data: {kubeconfig: Buffer.from(text).toString('base64')},
+    }))
+    const res = await fleet([...REVOKE, `${hubNs}/survivor`, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr + res.stdout)
+    const item = res.json().items[0]
+    assert.equal(item.status, 'failed')
+    assert.equal(item.refused.done, false)
+    assert.match(item.refused.reason, /the old credential still authenticated 30s after its deletion; the hub Secret is kept so that a re-run can finish/)
+    assert.ok(!item.deleted.some((d: any) => d.on === 'hub'))
+    assert.match(res.stderr, /^error: .*survivor.*still authenticated/)
+    assert.equal(await exists(hub, 'secret', 'survivor', hubNs), true)
+  })
+
   it('as a user with KUBECONFIG only (hub and member merged, HOME empty): generate then revoke with no hub flags', async () => {
     const env = {KUBECONFIG: `${hub.kubeconfig}:${m1.kubeconfig}`}
     const gen = await runFleet(['creds', 'generate', '-c', m1.context, '--service-account', `${nsSys}/env`, '--role', 'view', '-n', nsApp, '--secret', `${hubNs}/env-m1`, '--format', 'multicluster-runtime', '-o', 'json'], {env, timeoutMs: 120_000})
