@@ -99,7 +99,7 @@ export function reach(r: RevokeRequest, env: RevokeEnv) {
 }
 
 /** A credential as its record (hub Secret annotations or the file's extension) describes it. */
-interface Record_ {
+interface CredentialRecord {
   item: RevokedCredential
   where: string
   method: Method
@@ -176,7 +176,7 @@ function notFleets(where: string, why: string): ConfigError {
   return new ConfigError(`${where} ${why}: fleet revokes only what it made; nothing was deleted`)
 }
 
-async function readSecretRecord(hub: KubeClient, hubName: string, t: {namespace: string; name: string}): Promise<Record_ | RevokedCredential> {
+async function readSecretRecord(hub: KubeClient, hubName: string, t: {namespace: string; name: string}): Promise<CredentialRecord | RevokedCredential> {
   const item: RevokedCredential = {secret: {hub: hubName, ...t}, status: 'failed', reason: undefined, deleted: [], kept: [], refused: undefined, durationMs: 0}
   const where = `hub ${hubName}: Secret ${t.namespace}/${t.name}`
   const secret = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
@@ -216,7 +216,7 @@ async function readSecretRecord(hub: KubeClient, hubName: string, t: {namespace:
   }
 }
 
-async function readFileRecord(path: string): Promise<Record_ | RevokedCredential> {
+async function readFileRecord(path: string): Promise<CredentialRecord | RevokedCredential> {
   const abs = resolve(path)
   const item: RevokedCredential = {file: {path: abs}, status: 'failed', reason: undefined, deleted: [], kept: [], refused: undefined, durationMs: 0}
   let text: string
@@ -269,7 +269,7 @@ async function readFileRecord(path: string): Promise<Record_ | RevokedCredential
  */
 export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promise<RevocationReport> {
   const connect = reach(r, env)
-  const records: Array<Record_ | RevokedCredential> = []
+  const records: Array<CredentialRecord | RevokedCredential> = []
   let hub: KubeClient | undefined
   if (r.names.length > 0) {
     hub = await connect.hub()
@@ -342,7 +342,7 @@ function needsOf(id: Identity, a: Record<string, string>): Set<string> | undefin
  * consumer lives. A client certificate leaves nothing on the cluster: the hub's fleet Secrets for the same user and
  * cluster are what can be seen (a certificate in a kubeconfig file elsewhere cannot).
  */
-async function otherCredentials(rec: Record_, target: KubeClient, hub: KubeClient | undefined, inRun: Set<string>): Promise<Other[]> {
+async function otherCredentials(rec: CredentialRecord, target: KubeClient, hub: KubeClient | undefined, inRun: Set<string>): Promise<Other[]> {
   if (rec.id.kind === 'ServiceAccount') {
     const secrets = await list(target, `/api/v1/namespaces/${encodeURIComponent(rec.id.namespace)}/secrets`, `${CREDENTIAL_LABEL}=${credentialId(rec.id)}`)
     return secrets
@@ -365,7 +365,7 @@ async function otherCredentials(rec: Record_, target: KubeClient, hub: KubeClien
 
 type Planned = {kind: string; namespace?: string; name: string; exists: boolean}
 
-async function revokeOne(rec: Record_, r: RevokeRequest, env: RevokeEnv, connect: ReturnType<typeof reach>, hub: KubeClient | undefined, inRun: Set<string>, handled: Set<string>): Promise<void> {
+async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv, connect: ReturnType<typeof reach>, hub: KubeClient | undefined, inRun: Set<string>, handled: Set<string>): Promise<void> {
   const {item, id} = rec
   const target = await connect.target({cluster: rec.cluster, facts: rec.facts})
   const label = `${CREDENTIAL_LABEL}=${credentialId(id)}`
