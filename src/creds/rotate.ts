@@ -148,14 +148,14 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
 }
 
 /** The credential a Secret holds, as a kubeconfig (argocd's JSON turned into one), with the parts to rebuild it. */
-interface Held {
+export interface Held {
   kubeconfig: string
   cluster: ClusterEntry
   user: UserEntry
   names: {cluster: string; user: string; namespace?: string}
 }
 
-function heldCredential(s: Secret, format: SecretFormat): Held | undefined {
+export function heldCredential(s: Secret, format: SecretFormat): Held | undefined {
   if (format === 'argocd') {
     const server = secretText(s, 'server')
     const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {caData?: string; serverName?: string; insecure?: boolean; certData?: string; keyData?: string}}
@@ -522,12 +522,6 @@ export async function reachTarget(
     exclude: (ref) => Boolean(o.self && ref.source.kind === 'secret' && ref.source.namespace === o.self.namespace && ref.source.name === o.self.name),
     what: o.what,
   })
-}
-
-export async function connectTarget(r: RotateRequest, cluster: string, env: RotateEnv): Promise<KubeClient> {
-  const ref = await r.cluster(cluster)
-  const ctx = await ref.resolve()
-  return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec, log: env.log})
 }
 
 /** The old token's own lifetime (exp - iat), so a rotation keeps what generate was asked for. */
