@@ -17,6 +17,8 @@ export const ANNOTATIONS = {
   cluster: `${PREFIX}credential-cluster`,
   fingerprint: `${PREFIX}kubeconfig-sha256`,
   format: `${PREFIX}credential-format`,
+  /** The lifetime asked for, in seconds (generate's --duration): what every rotation asks for again. */
+  lifetime: `${PREFIX}credential-lifetime`,
 } as const
 
 /** The label that says which credential an RBAC object or anchor belongs to (a short hash, labels are 63 chars). */
