@@ -78,6 +78,9 @@ after(async () => {
   await extra?.stop()
   await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
   await kubectlResult(m1, ['delete', 'namespace', nsSys, '--wait=false'])
+  // The cluster-wide grants this file made (named after its ServiceAccounts' namespace or its users, both carry `run`).
+  const names = (await kubectl(m1, ['get', 'clusterroles,clusterrolebindings', '-l', 'app.kubernetes.io/managed-by=fleet', '-o', 'name'])).split('\n').filter((n) => n.includes(run))
+  if (names.length > 0) await kubectlResult(m1, ['delete', ...names])
 })
 
 describe('lifetimes of days (creds generate, list, rotate)', {concurrency: false}, () => {
