@@ -79,12 +79,13 @@ export function formatDuration(ms: number): string {
 }
 
 /**
- * A lifetime in seconds as parseLifetime reads it back: whole days from 2 days up (30d, 365d), hours below (24h, 8h),
- * then minutes and seconds for what is left (1h30m, 10m5s).
+ * A lifetime in seconds as parseLifetime reads it back: whole years when exact (1y, 2y), whole days from 2 days up
+ * (30d, 400d), hours below (24h, 8h), then minutes and seconds for what is left (1h30m, 10m5s).
  */
 export function formatLifetime(seconds: number): string {
   let s = Math.round(seconds)
   if (s <= 0) return '0s'
+  if (s % (365 * 86_400) === 0) return `${s / (365 * 86_400)}y`
   let out = ''
   if (s >= 2 * 86_400) {
     out += `${Math.floor(s / 86_400)}d`

@@ -2,7 +2,8 @@
 // token and a client certificate that live 30 days; `creds list --expiring-within 45d` exits 1 naming them and 720h
 // parses; rotations ask for the lifetime generate was asked for, so a client certificate rotated twice keeps
 // NotAfter - NotBefore (also for a Secret written before the lifetime was recorded); an API server that issues less
-// than asked (--service-account-max-token-expiration) is said in the output of generate and rotate, table and JSON.
+// than asked (--service-account-max-token-expiration on an extra apiserver; the CSR signer's 1-year maximum) is said in
+// the output of generate and rotate, table and JSON.
 // No secret made here appears in any captured output.
 import assert from 'node:assert/strict'
 import {X509Certificate} from 'node:crypto'
@@ -108,6 +109,17 @@ describe('lifetimes of days (creds generate, list, rotate)', {concurrency: false
     assert.equal(v.span, DAYS_30, 'NotAfter - NotBefore')
     about(v.notAfter, Date.now() / 1000 + DAYS_30 - 300, 120, 'NotAfter')
     assert.equal((await hubSecret('cert')).metadata.annotations['fleet.dev/credential-lifetime'], String(DAYS_30))
+  })
+
+  it('generate --duration 2y, client certificate: the signer issues its maximum (1 year, --cluster-signing-duration) and the output says so', async () => {
+    const res = await fleet(['creds', 'generate', ...MEMBER, ...HUB, '--method', 'client-cert', '--user', `${run}-long`, '--role', 'pod-lister',
+      '--duration', '2y', '--secret', `${hubNs}/long`, '--format', 'multicluster-runtime', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const out = res.json()
+    assert.deepEqual(out.lifetime, {requestedSeconds: 2 * 365 * 86_400, issuedSeconds: 365 * 86_400, shortened: true})
+    assert.deepEqual(out.warnings, ["the server issued a lifetime of 1y, not the 2y asked for (the signer's maximum, e.g. kube-controller-manager --cluster-signing-duration); rotations ask for 2y again"])
+    assert.equal(validity(await secretUser('long')).span, 365 * 86_400)
+    assert.equal((await hubSecret('long')).metadata.annotations['fleet.dev/credential-lifetime'], String(2 * 365 * 86_400), 'the request is recorded, not the cut')
   })
 
   it('generate --duration 720h (the documented example) to a file: 30 days, recorded in the file, shown in the table', async () => {

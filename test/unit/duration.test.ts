@@ -39,7 +39,7 @@ describe('lifetimes and windows (parseLifetime): no timer cap', () => {
   })
 
   it('writes lifetimes back in a form it reads', () => {
-    for (const [s, text] of [[30 * 86_400, '30d'], [86_400, '24h'], [8 * 3600, '8h'], [5400, '1h30m'], [605, '10m5s'], [365 * 86_400, '365d'], [2 * 86_400 + 3600, '2d1h']] as const) {
+    for (const [s, text] of [[30 * 86_400, '30d'], [86_400, '24h'], [8 * 3600, '8h'], [5400, '1h30m'], [605, '10m5s'], [365 * 86_400, '1y'], [730 * 86_400, '2y'], [400 * 86_400, '400d'], [2 * 86_400 + 3600, '2d1h']] as const) {
       assert.equal(formatLifetime(s), text)
       assert.equal(parseLifetime(text, 'x') / 1000, s)
     }
