@@ -1,6 +1,7 @@
 /**
  * One error model for the whole CLI. Every failure a user can see is a FleetError with a kind (what went wrong, in the
- * vocabulary of the per-cluster results) and an exit code (2 for usage and configuration, 1 for a failed check or cluster).
+ * vocabulary of the per-cluster results) and an exit code (2 for usage and configuration, 1 for a failed check or cluster,
+ * 130 or 143 when interrupted by SIGINT or SIGTERM).
  */
 export const ERROR_KINDS = [
   'unreachable',
@@ -15,12 +16,17 @@ export const ERROR_KINDS = [
   'usage',
   'server',
   'internal',
+  'interrupted',
 ] as const
 /** Every kind is listed in README "Exit codes and errors" (a unit test keeps the two in step). */
 export type ErrorKind = (typeof ERROR_KINDS)[number]
 
 export const EXIT_FAILED = 1
 export const EXIT_USAGE = 2
+/** SIGINT (Ctrl-C): 128 + 2, what a shell reports for a program a signal ended. */
+export const EXIT_INTERRUPTED = 130
+/** SIGTERM (a CronJob's Pod stopped, `kill`): 128 + 15. */
+export const EXIT_TERMINATED = 143
 
 export class FleetError extends Error {
   readonly kind: ErrorKind
@@ -46,6 +52,19 @@ export class UsageError extends FleetError {
   constructor(message: string) {
     super('usage', message, {exitCode: EXIT_USAGE})
     this.name = 'UsageError'
+  }
+}
+
+export type InterruptSignal = 'SIGINT' | 'SIGTERM'
+
+/**
+ * The user (or whatever runs fleet) interrupted the command with SIGINT or SIGTERM. A command that makes things undoes
+ * what it made first, as on a failure; the message says what happened to them. Exit 130 (SIGINT) or 143 (SIGTERM).
+ */
+export class Interrupted extends FleetError {
+  constructor(readonly signalName: InterruptSignal, message = `interrupted (${signalName})`) {
+    super('interrupted', message, {exitCode: signalName === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED})
+    this.name = 'Interrupted'
   }
 }
 

@@ -51,6 +51,20 @@ export class ProcessStartError extends Error {
   }
 }
 
+/** The children running now (pid, and whether it leads a process group of its own), for killChildren. */
+const live = new Map<number, boolean>()
+
+/**
+ * Kills every child runProcess started that is still running, each with its whole process group (a plugin's own
+ * children too): what a command does when it is interrupted, so that no plugin outlives fleet. A child in our own group
+ * (interactive) is killed alone; the terminal's Ctrl-C reached it anyway. Returns how many were killed.
+ */
+export function killChildren(): number {
+  const pids = [...live.entries()]
+  for (const [pid, group] of pids) kill(pid, group)
+  return pids.length
+}
+
 export function runProcess(command: string, options: RunProcessOptions): Promise<ProcessResult> {
   return new Promise<ProcessResult>((resolve, reject) => {
     const group = options.interactive !== true
@@ -58,6 +72,7 @@ export function runProcess(command: string, options: RunProcessOptions): Promise
     const settle = (fn: () => void) => {
       if (settled) return
       settled = true
+      if (child.pid !== undefined) live.delete(child.pid)
       clearTimeout(timer)
       options.signal?.removeEventListener('abort', onStop)
       fn()
@@ -67,6 +82,7 @@ export function runProcess(command: string, options: RunProcessOptions): Promise
       stdio: [options.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
       detached: group,
     })
+    if (child.pid !== undefined) live.set(child.pid, group)
     const end = (error: Error) => {
       kill(child.pid, group)
       child.stdout?.destroy()

@@ -6,9 +6,11 @@ import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
 import {parseTimeLimit} from '../base/duration.js'
 import {setWarningSink} from '../base/warnings.js'
-import {EXIT_FAILED, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
+import {EXIT_FAILED, type ErrorInfo, FleetError, Interrupted, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
+import {cancellation, watchInterrupts} from './interrupt.js'
+import type {Cancellation} from '../base/cancel.js'
 import {normalizeArgv, plainParseMessage, verboseInArgv} from './argv.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {ConnectionSettings} from '../kube/client.js'
@@ -150,6 +152,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     await super.init()
     // Warnings found below the command layer (a plain-http server) reach stderr the one way, scrubbed.
     setWarningSink((line) => this.logStderr(line))
+    // SIGINT/SIGTERM kill the plugins this command started and end it with 130/143 (src/cli/interrupt.ts).
+    watchInterrupts((line) => this.logStderr(line))
     this.argv = normalizeArgv(this.argv)
     const {args, flags} = await this.parse({
       flags: this.ctor.flags,
@@ -319,6 +323,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return results
   }
 
+  /**
+   * For a command that makes things: the first SIGINT/SIGTERM cancels this (the service undoes its work and throws
+   * Interrupted, exit 130/143) instead of ending the process at once.
+   */
+  protected cancellation(): Cancellation {
+    return cancellation()
+  }
+
   /** Marks the run as failed (exit 1) while still printing the result. */
   protected markFailed(): void {
     process.exitCode = EXIT_FAILED
@@ -327,6 +339,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version flow through untouched.
     if (err.constructor?.name === 'ExitError') throw err
+    // Ctrl-C at a prompt (the wizard): the terminal is in raw mode, so it arrives as the prompt's error, not as SIGINT.
+    if (err.name === 'ExitPromptError') err = new Interrupted('SIGINT', 'interrupted (Ctrl-C at a prompt): nothing was made')
     const isFleet = err instanceof FleetError
     const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}

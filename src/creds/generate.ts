@@ -1,17 +1,20 @@
 import {createHash} from 'node:crypto'
-import {readFile} from 'node:fs/promises'
-import {resolve} from 'node:path'
+import {constants} from 'node:fs'
+import {access, readFile, stat, writeFile} from 'node:fs/promises'
+import {dirname, resolve} from 'node:path'
 import yaml from 'js-yaml'
 
 import {accessReview} from '../access/access-review.js'
 import type {RiskFinding} from '../access/risk.js'
 import {type Check, worstStatus} from '../base/checks.js'
-import {ConfigError, EXIT_USAGE, FleetError, UsageError} from '../base/errors.js'
+import type {Cancellation} from '../base/cancel.js'
+import {ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
+import type {ClusterEntry} from '../kubeconfig/types.js'
 import {resolveHubContext} from '../providers/hub/client.js'
 import type {ClusterRef} from '../providers/types.js'
 import {
@@ -69,6 +72,8 @@ export interface GenerateRequest {
 
 export interface GenerateEnv extends ConnectionSettings {
   env?: NodeJS.ProcessEnv
+  /** The command's interrupt (SIGINT/SIGTERM), honoured between steps: what was made is undone, then Interrupted. */
+  cancel?: Cancellation
 }
 
 /** The stable JSON shape of `creds generate` (documented in docs/creds.md). */
@@ -159,6 +164,25 @@ async function connectHub(spec: HubSpec | undefined, env: GenerateEnv): Promise<
   return KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: env.exec, log: env.log})
 }
 
+/** The directory of --out must exist and be writable: found out before the cluster is touched, not at the last step. */
+async function checkOutDir(path: string): Promise<void> {
+  const dir = dirname(resolve(path))
+  let st
+  try {
+    st = await stat(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ConfigError(`--out ${path}: directory ${dir} does not exist`)
+    throw new ConfigError(`--out ${path}: directory ${dir}: ${(error as Error).message}`)
+  }
+  if (!st.isDirectory()) throw new ConfigError(`--out ${path}: ${dir} is not a directory`)
+  try {
+    await access(dir, constants.W_OK)
+  } catch {
+    throw new ConfigError(`--out ${path}: directory ${dir} is not writable`)
+  }
+}
+
 /** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
 async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
   let text: string
@@ -179,8 +203,89 @@ async function checkOutFile(path: string, force: boolean | undefined): Promise<v
   if (!ours) throw new ConfigError(`--out ${path}: the file exists and was not written by fleet; pass --force to replace it`)
 }
 
+/** What generate learned from the hub and the cluster before making anything (reads only). */
+export interface GenerateFacts {
+  target: KubeClient
+  /** The hub that receives a destination Secret (reachable, the Secret fleet's or --force, its namespace there). */
+  hub?: KubeClient
+  access: Access
+  /** Namespaces to create (only with --create-namespace: without it, missing ones are refused before this). */
+  missingNamespaces: string[]
+  serviceAccountExists: boolean
+  /** The cluster as the new kubeconfig presents it (server, CA, TLS name). */
+  cluster: ClusterEntry
+}
+
+/** Everything generate will do, decided before it does any of it; `--dry-run` prints `objects` and `destinationPreview`. */
+export interface GeneratePlan {
+  request: GenerateRequest
+  access: Access
+  /** Applied on the cluster, in this order (namespaces, ServiceAccount, RBAC, the anchor or legacy token Secret). */
+  objects: KubeObject[]
+  /** The anchor (token) or legacy token Secret among `objects`. */
+  credentialObject?: KubeObject
+  annotations: Record<string, string>
+  cluster: ClusterEntry
+  /** The destination Secret without its data (--secret). */
+  destinationPreview?: KubeObject
+  /** The result as far as it is known before anything is made (with `plan` set for --dry-run). */
+  result: GeneratedCredential
+}
+
+/**
+ * The steps of a run, in the order they are done; after each one an interrupt is honoured (what was made is undone).
+ * `checked`: everything read, nothing made yet. Delivery (the file, the hub Secret) is the last step: once it is done, the
+ * run is done.
+ */
+export const GENERATE_STEPS = ['checked', 'namespace', 'service-account', 'role', 'binding', 'anchor', 'mint', 'verify'] as const
+export type GenerateStep = (typeof GENERATE_STEPS)[number]
+
+function stepOf(kind: string): GenerateStep {
+  if (kind === 'Namespace') return 'namespace'
+  if (kind === 'ServiceAccount') return 'service-account'
+  if (kind === 'Role' || kind === 'ClusterRole') return 'role'
+  if (kind === 'RoleBinding' || kind === 'ClusterRoleBinding') return 'binding'
+  return 'anchor'
+}
+
+/**
+ * Test hook, off unless set (documented in docs/creds.md as test-only): `FLEET_TEST_PAUSE_AT=<step>` makes a run stop
+ * after that step, write the step's name to the file `FLEET_TEST_PAUSE_FILE`, and wait (at most 2 minutes) until it is
+ * interrupted, so a test can send SIGINT at a known step.
+ */
+async function pauseAt(step: GenerateStep, env: NodeJS.ProcessEnv | undefined, signal: AbortSignal | undefined): Promise<void> {
+  const e = env ?? process.env
+  if (!e.FLEET_TEST_PAUSE_AT || e.FLEET_TEST_PAUSE_AT !== step || !e.FLEET_TEST_PAUSE_FILE) return
+  await writeFile(e.FLEET_TEST_PAUSE_FILE, step)
+  if (signal?.aborted) return
+  await new Promise<void>((done) => {
+    const timer = setTimeout(done, 120_000)
+    signal?.addEventListener('abort', () => (clearTimeout(timer), done()), {once: true})
+  })
+}
+
 export async function generateCredential(r: GenerateRequest, env: GenerateEnv): Promise<GenerateOutcome> {
-  const cluster = r.ref.name
+  try {
+    const valid = await validate(r)
+    const facts = await readFacts(valid, env)
+    const p = plan(valid, facts)
+    if (r.dryRun) return {result: p.result}
+    return await execute(p, facts, env)
+  } catch (error) {
+    // Interrupted before anything was made (reading, a plugin killed by the interrupt): said as an interrupt, not as
+    // whatever the interrupted read reported.
+    if (env.cancel?.interrupted && !(error instanceof Interrupted)) throw env.cancel.error('before anything was made: nothing to undo')
+    throw error
+  }
+}
+
+/** A request whose flags, preset or rules file and destination file were checked without contacting anything. */
+export interface ValidRequest {
+  request: GenerateRequest
+}
+
+/** The offline checks: flags that contradict each other, the preset or rules file and its risk, the --out file and directory. */
+export async function validate(r: GenerateRequest): Promise<ValidRequest> {
   if (r.method !== 'legacy-token' && r.durationSeconds < MIN_DURATION_SECONDS) {
     throw new UsageError(`--duration: at least 10m (the API server refuses shorter ${r.method === 'token' ? 'tokens' : 'certificates'})`)
   }
@@ -193,9 +298,31 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
   // Offline checks first: a bad preset or rules file is reported without contacting anything.
   if (!('clusterRole' in r.access)) {
     const access = await resolveAccess(r.access, undefined)
-    refuseRisky(assessGrant(access.rules, r.namespaces.length === 0), `to grant ${describeAccess(access)} ${describeScope(r.namespaces)}`)
+    if (!r.allowRisky) refuseRisky(assessGrant(access.rules, r.namespaces.length === 0), `to grant ${describeAccess(access)} ${describeScope(r.namespaces)}`)
   }
-  if (r.destination.kind === 'file') await checkOutFile(r.destination.path, r.force)
+  if (r.destination.kind === 'file') {
+    await checkOutDir(r.destination.path)
+    await checkOutFile(r.destination.path, r.force)
+  }
+  return {request: r}
+}
+
+/** The hub first (reachable, the destination Secret fleet's or --force), then the cluster: reads only, nothing made. */
+async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFacts> {
+  const r = v.request
+  const cluster = r.ref.name
+  // The hub and the destination Secret are checked before anything is made.
+  let hub: KubeClient | undefined
+  if (r.destination.kind === 'secret') {
+    hub = await connectHub(r.hub, env)
+    const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
+    if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
+      throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
+    }
+    if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
+      throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist`)
+    }
+  }
 
   const ctx = await r.ref.resolve()
   const target = await KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec, log: env.log})
@@ -219,35 +346,32 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
   if (missing.length > 0 && !r.createNamespace) {
     throw new ConfigError(`cluster "${cluster}": namespace${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist; pass --create-namespace to create ${missing.length > 1 ? 'them' : 'it'}`)
   }
+  const serviceAccountExists = id.kind === 'ServiceAccount' && Boolean(await getObject(target, 'ServiceAccount', id.name, id.namespace))
+  return {target, hub, access, missingNamespaces: missing, serviceAccountExists, cluster: await portableCluster(ctx)}
+}
 
-  // The hub and the destination Secret are checked before anything is made.
-  let hub: KubeClient | undefined
-  if (r.destination.kind === 'secret') {
-    hub = await connectHub(r.hub, env)
-    const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
-    if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
-      throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
-    }
-    if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
-      throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist`)
-    }
-  }
-
+/** Pure: from the checked request and what was read, the objects to apply, the destination and the result so far. */
+export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
+  const r = v.request
+  const cluster = r.ref.name
+  const id = r.identity
+  const access = f.access
+  const verdict = assessGrant(access.rules, r.namespaces.length === 0)
+  const cl = f.cluster
   const dkey = destinationKey(r.destination)
   const annotations = describeAnnotations(id, access, r.namespaces, r.method)
-  const plan: KubeObject[] = []
-  for (const n of missing) plan.push({apiVersion: 'v1', kind: 'Namespace', metadata: {name: n, labels: fleetLabels(id)}})
-  if (id.kind === 'ServiceAccount' && !(await getObject(target, 'ServiceAccount', id.name, id.namespace))) {
-    plan.push({apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: id.name, namespace: id.namespace, labels: fleetLabels(id), annotations}})
+  const objects: KubeObject[] = []
+  for (const n of f.missingNamespaces) objects.push({apiVersion: 'v1', kind: 'Namespace', metadata: {name: n, labels: fleetLabels(id)}})
+  if (id.kind === 'ServiceAccount' && !f.serviceAccountExists) {
+    objects.push({apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: id.name, namespace: id.namespace, labels: fleetLabels(id), annotations}})
   }
-  plan.push(...rbacObjects(id, access, r.namespaces, r.method))
+  objects.push(...rbacObjects(id, access, r.namespaces, r.method))
   let credentialObject: KubeObject | undefined
   if (id.kind === 'ServiceAccount') {
     credentialObject = r.method === 'token' ? anchorObject(id, anchorName(id.name, dkey), annotations) : legacyTokenObject(id, legacySecretName(id.name, dkey), annotations)
-    plan.push(credentialObject)
+    objects.push(credentialObject)
   }
 
-  const cl = await portableCluster(ctx)
   const result: GeneratedCredential = {
     kind: 'GeneratedCredential',
     dryRun: Boolean(r.dryRun),
@@ -266,7 +390,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     fingerprint: undefined,
     destination:
       r.destination.kind === 'secret'
-        ? {kind: 'secret', hub: hub!.context.contextName, namespace: r.destination.namespace, name: secretName(r.destination), format: r.destination.format}
+        ? {kind: 'secret', hub: f.hub!.context.contextName, namespace: r.destination.namespace, name: secretName(r.destination), format: r.destination.format}
         : r.destination.kind === 'file'
           ? {kind: 'file', path: resolve(r.destination.path)}
           : {kind: 'stdout'},
@@ -277,28 +401,50 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     warnings: [],
   }
   if (r.method === 'legacy-token') result.warnings.push('a legacy ServiceAccount token never expires: it works until its Secret or the ServiceAccount is deleted')
-  for (const f of r.allowRisky ? verdict.blocking : []) result.warnings.push(`granted despite risk rule "${f.code}" (--allow-risky): ${f.message}`)
+  for (const finding of r.allowRisky ? verdict.blocking : []) result.warnings.push(`granted despite risk rule "${finding.code}" (--allow-risky): ${finding.message}`)
   if (r.destination.kind === 'secret' && r.destination.format === 'kubeconfig-secretreader') {
     result.accessProvider = secretreaderAccessProvider(r.destination, cl) as GeneratedCredential['accessProvider']
   }
 
-  if (r.dryRun) {
-    if (r.destination.kind === 'secret') {
-      const preview = destinationSecret(r.destination, {kubeconfig: '', cluster: cl, user: {}, clusterName: cluster, annotations})
-      preview.data = Object.fromEntries(Object.keys(preview.data as object).map((k) => [k, '(credential, made when run without --dry-run)']))
-      plan.push(preview)
-    }
-    result.plan = plan
-    if (id.kind === 'ServiceAccount' && credentialObject) result.anchor = r.method === 'token' ? {namespace: id.namespace, name: credentialObject.metadata.name} : undefined
-    return {result}
+  let destinationPreview: KubeObject | undefined
+  if (r.destination.kind === 'secret') {
+    destinationPreview = destinationSecret(r.destination, {kubeconfig: '', cluster: cl, user: {}, clusterName: cluster, annotations})
+    destinationPreview.data = Object.fromEntries(Object.keys(destinationPreview.data as object).map((k) => [k, '(credential, made when run without --dry-run)']))
   }
+  if (r.dryRun) {
+    result.plan = [...objects, ...(destinationPreview ? [destinationPreview] : [])]
+    if (id.kind === 'ServiceAccount' && credentialObject) result.anchor = r.method === 'token' ? {namespace: id.namespace, name: credentialObject.metadata.name} : undefined
+  }
+  return {request: r, access, objects, credentialObject, annotations, cluster: cl, destinationPreview, result}
+}
 
+/**
+ * Makes what the plan says: applies the objects (ApplyLog), issues the credential, proves it, delivers it. On a failure,
+ * or an interrupt between two steps, what this run created is deleted and what it changed is put back (the undo runs to
+ * its end whatever signal arrives; only a second one ends the process, see src/cli/interrupt.ts).
+ */
+export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEnv): Promise<GenerateOutcome> {
+  const r = p.request
+  const cluster = r.ref.name
+  const id = r.identity
+  const {target, hub} = f
+  const {access, annotations, cluster: cl, result} = p
+  const cancel = env.cancel
+  let step: GenerateStep | undefined
+  const done = async (s: GenerateStep) => {
+    step = s
+    await pauseAt(s, env.env, cancel?.signal)
+    cancel?.check()
+  }
   const log = new ApplyLog()
   try {
+    await done('checked')
     let issued: Issued
-    for (const obj of plan) {
+    let credentialObject = p.credentialObject
+    for (const obj of p.objects) {
       const applied = await log.apply(target, obj, 'cluster')
-      if (obj === credentialObject && r.method === 'token') credentialObject = applied
+      if (obj === p.credentialObject && r.method === 'token') credentialObject = applied
+      await done(stepOf(obj.kind))
     }
     if (id.kind === 'ServiceAccount' && r.method === 'token') {
       issued = await issueBoundToken(target, id, {name: credentialObject!.metadata.name, uid: credentialObject!.metadata.uid!}, r.durationSeconds)
@@ -314,6 +460,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
       const shortened = shortenedWarning(result.lifetime, r.method)
       if (shortened) result.warnings.push(shortened)
     }
+    await done('mint')
 
     const facts: Record<string, string> = {
       method: r.method,
@@ -340,6 +487,7 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
       const failed = result.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
       throw new FleetError('server', `cluster "${cluster}": the new credential failed verification (${failed.join('; ')}); what this run created was removed, what it changed put back`)
     }
+    await done('verify')
 
     const outcome: GenerateOutcome = {result}
     const destAnnotations: Record<string, string> = {
@@ -370,8 +518,14 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
     result.objects = log.applied.filter((o) => o.kind !== 'CertificateSigningRequest')
     return outcome
   } catch (error) {
+    cancel?.undoing(() => log.pending())
     const failed = await log.rollback()
-    if (failed.length > 0 && error instanceof Error) error.message += `; could not remove: ${failed.join('; ')}`
+    const notRemoved = failed.length > 0 ? `; could not remove: ${failed.join('; ')}` : ''
+    if (cancel?.interrupted) {
+      const at = step === undefined ? 'before anything was made' : `after step "${step}"`
+      throw cancel.error(`${at}: rolled back, ${failed.length > 0 ? 'except what is named here' : 'nothing this run made is left'}${notRemoved}`)
+    }
+    if (failed.length > 0 && error instanceof Error) error.message += notRemoved
     throw error
   }
 }

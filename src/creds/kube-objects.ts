@@ -106,15 +106,25 @@ export class ApplyLog {
   /** Undoes the run, newest first; returns what could not be undone (reported, never thrown). */
   async rollback(): Promise<string[]> {
     const failed: string[] = []
-    for (const u of [...this.undo].reverse()) {
+    // Taken off one at a time, so that `pending` says what is left if the process is ended in the middle.
+    for (let u = this.undo.at(-1); u !== undefined; u = this.undo.at(-1)) {
       if (u.op === 'delete') {
         await deleteObject(u.client, u.kind, u.name, u.namespace).catch((error) => failed.push(`${u.kind} ${u.namespace ? `${u.namespace}/` : ''}${u.name}: ${(error as Error).message}`))
       } else {
         await restoreObject(u.client, u.before, u.afterVersion).catch((error) => failed.push(`${describeObject(u.before)} (not restored): ${(error as Error).message}`))
       }
+      this.undo.pop()
     }
-    this.undo.length = 0
     return failed
+  }
+
+  /** What rollback has not undone yet, newest first, each with the cluster (context) it is on. */
+  pending(): string[] {
+    return [...this.undo].reverse().map((u) =>
+      u.op === 'delete'
+        ? `${u.kind} ${u.namespace ? `${u.namespace}/` : ''}${u.name} on ${u.client.context.contextName}`
+        : `${describeObject(u.before)} on ${u.client.context.contextName} (changed, not put back)`,
+    )
   }
 }
 

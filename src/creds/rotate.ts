@@ -4,6 +4,7 @@ import yaml from 'js-yaml'
 import {whoami} from '../access/whoami.js'
 import {type Check, worstStatus} from '../base/checks.js'
 import {mapLimit} from '../base/concurrency.js'
+import type {Cancellation} from '../base/cancel.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
@@ -59,6 +60,8 @@ export interface RotateRequest {
 
 export interface RotateEnv extends ConnectionSettings {
   env?: NodeJS.ProcessEnv
+  /** The command's interrupt (SIGINT/SIGTERM), honoured after each step (see afterInterrupt). */
+  cancel?: Cancellation
 }
 
 export interface StepRecord {
@@ -239,6 +242,10 @@ async function rotateOne(
     await rotateLocked(hub, t, r, env, run, item, Boolean(lease))
   } catch (error) {
     item.status = 'failed'
+    if (env.cancel?.interrupted) {
+      const what = await afterInterrupt(hub, t, r, env, run).catch((e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`)
+      error = env.cancel.error(what)
+    }
     item.error = toErrorInfo(error)
     item.reason ??= item.error.message
   } finally {
@@ -257,6 +264,7 @@ async function rotateLocked(
   item: RotatedCredential,
   leaseHeld: boolean,
 ): Promise<void> {
+  env.cancel?.check()
   let secret = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
   if (!secret) throw new FleetError('not-found', `hub ${hub.context.contextName}: Secret ${t.namespace}/${t.name} not found`)
   const ann = annotationsOf(secret)
@@ -311,7 +319,8 @@ async function rotateLocked(
     const v = await work()
     item.steps.push({step, ms: Date.now() - t0, ...(detail ? {detail: detail(v)} : {})})
     failpoint(step, env.env)
-    await pausepoint(step, env.env)
+    await pausepoint(step, env.env, env.cancel?.signal)
+    env.cancel?.check()
     return v
   }
 
@@ -508,6 +517,25 @@ async function finishSecret(hub: KubeClient, t: {namespace: string; name: string
     }
   }
   throw new FleetError('server', `Secret ${t.namespace}/${t.name}: could not clear the rotation annotations (kept changing)`)
+}
+
+/**
+ * After an interrupt: a claim this run made whose Secret was not replaced yet is lifted (the new anchor, and every token
+ * bound to it, deleted first), so the Secret is as before the run; a Secret already replaced is left for the next run,
+ * which finishes the rotation (the state machine in rotation-state.ts). Says which of these happened.
+ */
+async function afterInterrupt(hub: KubeClient, t: {namespace: string; name: string}, r: RotateRequest, env: RotateEnv, run: string): Promise<string> {
+  env.cancel?.undoing(() => [`the rotation claim on hub Secret ${t.namespace}/${t.name} (the next run finishes or lifts it)`])
+  const s = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
+  const st = s ? readState(annotationsOf(s)) : undefined
+  if (!s || !st || st.run !== run) return 'before this run changed anything: the credential is unchanged'
+  if (st.phase === 'replaced') return 'after the Secret got the new credential: the next run finishes the rotation (deletes the old anchor)'
+  if (st.newAnchor) {
+    const target = await connectTarget(r, annotationsOf(s)[ANNOTATIONS.cluster], env)
+    await deleteObject(target, 'Secret', st.newAnchor.name, st.newAnchor.namespace)
+  }
+  await releaseClaim(hub, t, st)
+  return 'before the new credential was written: the old one is unchanged, the new anchor deleted and the claim lifted'
 }
 
 /** Lifts the claim this run worked on after a failed verification (only if the Secret still records that same claim). */

@@ -84,7 +84,12 @@ export function failpoint(step: Step, env: NodeJS.ProcessEnv = process.env): voi
  * Test hook, off unless set: `FLEET_ROTATE_PAUSE=after-<step>:<ms>` waits that long after the step, so a test can change
  * the Secret under a running rotation (what a concurrent writer does) at a known moment.
  */
-export async function pausepoint(step: Step, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function pausepoint(step: Step, env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Promise<void> {
   const [want, ms] = (env.FLEET_ROTATE_PAUSE ?? '').split(':')
-  if (want === `after-${step}` && Number(ms) > 0) await new Promise((r) => setTimeout(r, Number(ms)))
+  if (want !== `after-${step}` || !(Number(ms) > 0) || signal?.aborted) return
+  // An interrupt ends the pause early (a test sends SIGINT at a known step, then the run unwinds).
+  await new Promise<void>((r) => {
+    const timer = setTimeout(r, Number(ms))
+    signal?.addEventListener('abort', () => (clearTimeout(timer), r()), {once: true})
+  })
 }

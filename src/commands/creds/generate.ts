@@ -80,6 +80,8 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
     const hubs = f.secret ? await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config'], fallbackToCurrent: true}) : []
 
+    // Ctrl-C (SIGINT) or SIGTERM from here on undoes what the run made, as a failure does, then exits 130 (143).
+    const cancel = this.cancellation()
     const {result, kubeconfig} = await generateCredential(
       {
         ref,
@@ -96,8 +98,10 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         dryRun: f['dry-run'],
         updateProfile: f['update-profile'] ? nsName(f['update-profile'], '--update-profile') : undefined,
       },
-      this.connection,
+      {...this.connection, cancel},
     )
+    // A signal after the last step (delivery) has nothing to undo: the credential was delivered and is kept.
+    if (cancel.interrupted) result.warnings.push(`${cancel.interrupted.signalName} arrived after the credential was delivered: it is kept`)
     // The one place fleet prints a secret: asked for with --out -, raw, and nothing else on stdout.
     if (kubeconfig !== undefined) {
       process.stdout.write(kubeconfig)

@@ -49,6 +49,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
     if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
     const hubs = await configuredHubs({kubeconfig: f['hub-kubeconfig'], context: f['hub-context'], fleetConfig: f['fleet-config'], fallbackToCurrent: true})
+    // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
+    const cancel = this.cancellation()
     const report = await rotateCredentials(
       {
         names: targets,
@@ -62,7 +64,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         concurrency: f.concurrency,
         lease: !f['no-lease'],
       },
-      this.connection,
+      {...this.connection, cancel},
     )
     const notes: string[] = []
     const failed = report.items.filter((i) => i.status === 'failed')
@@ -76,6 +78,10 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     }
     if (failed.length > 0) notes.push(`${failed.length} rotation${failed.length > 1 ? 's' : ''} failed; the old credential${failed.length > 1 ? 's are' : ' is'} still in place`)
     if (report.items.length === 0 || failed.length > 0) this.markFailed()
+    if (cancel.interrupted) {
+      notes.push(`interrupted (${cancel.interrupted.signalName}): a credential not yet replaced keeps its old one (claim lifted); one already replaced is finished by the next run`)
+      process.exitCode = cancel.interrupted.exitCode
+    }
     this.render(report, {
       rows: report.items,
       columns: [

@@ -1,0 +1,224 @@
+// The container image (Containerfile, prepared and built by scripts/image.sh) built with buildah as CI builds it, then fleet
+// run inside it against the real control plane: the entry point, the user (not root), `auth whoami` with the kubeconfig
+// mounted read-only as a Secret volume would be, by flag and through KUBECONFIG. buildah runs the container with chroot
+// isolation, which shares the host's network, so the sandbox's 127.0.0.1 servers are reachable as they are from a Pod's
+// cluster network. The build's time and the image's size go to the test's diagnostics.
+import assert from 'node:assert/strict'
+import {execFile} from 'node:child_process'
+import {chmodSync, chownSync, copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {homedir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {after, describe, it} from 'node:test'
+
+import {runFleet} from '../support/cli.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+
+const cp = loadControlPlane()
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string
+const NODE_VERSION = /^NODE_VERSION=(\S+)$/m.exec(readFileSync(join(ROOT, 'scripts/image.sh'), 'utf8'))![1]
+const TAG = 'localhost/fleet:e2e'
+const UID = 65532
+// Images of the test live in a storage of their own (the cache CI keeps), not in the machine's default one.
+const STORAGE = process.env.FLEET_IMAGE_STORAGE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'fleet/image/storage')
+const BUILDAH_ENV = {...process.env, STORAGE_DRIVER: 'vfs', BUILDAH_ISOLATION: 'chroot', FLEET_IMAGE_STORAGE: STORAGE}
+const GLOBAL = ['--root', STORAGE, '--runroot', `${STORAGE}-run`]
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = BUILDAH_ENV, timeout = 240_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, {env, cwd: ROOT, timeout, maxBuffer: 16 << 20}, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stderr}`))
+      resolve({code: err ? (err.code as number) : 0, stdout, stderr})
+    })
+  })
+}
+
+/** stderr without the lines buildah adds when the command exits non-zero. */
+const fleetLines = (stderr: string) =>
+  stderr.split('\n').filter((l) => l && !/^(subprocess exited with status \d+|Error: exit status \d+)$/.test(l))
+
+const buildah = (args: string[]) => run('buildah', [...GLOBAL, ...args])
+
+/** A file the image's user can read, as a Secret volume with fsGroup 65532 gives it (0400 files, group-readable). */
+function readableByImageUser(file: string): void {
+  chmodSync(file, 0o600)
+  if (process.getuid?.() === 0) chownSync(file, UID, UID)
+  else chmodSync(file, 0o644) // a rootless buildah maps our uid to root in the container, not to 65532
+}
+
+/** A working container from the image; removed after the tests. */
+let container = ''
+/** Runs COMMAND in the container as the image says (its user, env and working directory), host network. */
+function inImage(command: string[], o: {volumes?: string[]; env?: string[]} = {}): Promise<Run> {
+  const extra = [...(o.volumes ?? []).flatMap((v) => ['-v', v]), ...(o.env ?? []).flatMap((e) => ['--env', e])]
+  return buildah(['run', '--network', 'host', ...extra, container, '--', ...command])
+}
+
+/** The image's config as an OCI runtime reads it. */
+async function imageConfig(): Promise<{User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string}> {
+  const res = await buildah(['inspect', '--type', 'image', TAG])
+  assert.equal(res.code, 0, res.stderr)
+  return JSON.parse(res.stdout).OCIv1.config
+}
+
+describe('the container image', () => {
+  after(async () => {
+    if (container) await buildah(['rm', container])
+  })
+
+  it('builds from the Containerfile with buildah (vfs storage, chroot isolation)', async (t) => {
+    const which = await run('sh', ['-c', 'command -v buildah'])
+    assert.equal(which.code, 0, 'buildah is not installed: apt-get install buildah (.ci/run does)')
+    const started = Date.now()
+    // --skip-build: the test run already built dist/ (npm test builds first).
+    const res = await run('bash', ['scripts/image.sh', '--skip-build', '--tag', TAG])
+    assert.equal(res.code, 0, `scripts/image.sh failed:\n${res.stdout}\n${res.stderr}`)
+    assert.match(res.stdout, new RegExp(`built ${TAG} with buildah in \\d+ s: \\d`))
+    t.diagnostic(`build ${((Date.now() - started) / 1000).toFixed(1)} s: ${res.stdout.trim().split('\n').join(' | ')}`)
+    const from = await buildah(['from', '--name', `fleet-e2e-${process.pid}`, TAG])
+    assert.equal(from.code, 0, from.stderr)
+    container = from.stdout.trim()
+
+    const config = await imageConfig()
+    assert.equal(config.User, `${UID}:${UID}`)
+    assert.deepEqual(config.Entrypoint, ['/usr/local/bin/fleet'])
+    assert.ok(config.Env?.includes('HOME=/home/fleet'), String(config.Env))
+  })
+
+  it('runs fleet --version through the entry point, as a non-root user, on the pinned Node', async () => {
+    const {Entrypoint} = await imageConfig()
+    const res = await inImage([...Entrypoint!, '--version'])
+    assert.equal(res.code, 0, res.stderr)
+    assert.equal(res.stdout.trim(), `fleet/${VERSION} linux-x64 node-v${NODE_VERSION}`)
+    assert.equal(res.stderr, '')
+
+    const who = await inImage(['/usr/local/bin/node', '-e', 'const os = require("os"); console.log(JSON.stringify({uid: process.getuid(), gid: process.getgid(), user: os.userInfo().username, home: os.homedir(), cwd: process.cwd()}))'])
+    assert.equal(who.code, 0, who.stderr)
+    const id = JSON.parse(who.stdout)
+    assert.notEqual(id.uid, 0)
+    assert.deepEqual(id, {uid: UID, gid: UID, user: 'fleet', home: '/home/fleet', cwd: '/home/fleet'})
+  })
+
+  it('holds Node, its libraries, CA certificates and fleet, and no shell', async () => {
+    const res = await inImage(['/usr/local/bin/node', '-e', `
+      const fs = require('fs')
+      const pem = fs.readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8')
+      // A TLS context loads NODE_EXTRA_CA_CERTS; Node warns on stderr if it cannot.
+      require('tls').createSecureContext()
+      console.log(JSON.stringify({
+        certificates: pem.split('BEGIN CERTIFICATE').length - 1,
+        shell: fs.existsSync('/bin/sh') || fs.existsSync('/usr/bin/sh'),
+        tmp: (fs.statSync('/tmp').mode & 0o7777).toString(8),
+        homeOwner: fs.statSync('/home/fleet').uid,
+      }))`])
+    assert.equal(res.code, 0, res.stderr)
+    assert.equal(res.stderr, '')
+    const facts = JSON.parse(res.stdout)
+    assert.ok(facts.certificates > 100, `only ${facts.certificates} CA certificates`)
+    assert.deepEqual({...facts, certificates: 0}, {certificates: 0, shell: false, tmp: '1777', homeOwner: UID})
+  })
+
+  it('runs fleet auth whoami against the sandbox with the kubeconfig mounted read-only: --kubeconfig, then KUBECONFIG', async () => {
+    const bob = tokenUser(cp.hub, 'bob')
+    // As a Secret volume with fsGroup would give it: readable by the image's user only.
+    const file = join(scratchDir(), 'mounted.kubeconfig')
+    copyFileSync(bob.kubeconfigPath, file)
+    readableByImageUser(file)
+    const volumes = [`${file}:/etc/fleet/kubeconfig:ro`]
+
+    const byFlag = await inImage(['fleet', 'auth', 'whoami', '--kubeconfig', '/etc/fleet/kubeconfig', '-o', 'json'], {volumes})
+    const byEnv = await inImage(['fleet', 'auth', 'whoami', '-o', 'json'], {volumes, env: ['KUBECONFIG=/etc/fleet/kubeconfig']})
+    for (const res of [byFlag, byEnv]) {
+      assert.equal(res.code, 0, res.stderr)
+      const out = JSON.parse(res.stdout)
+      assert.equal(out.kind, 'WhoAmIList')
+      assert.equal(out.items.length, 1, res.stdout)
+      assert.equal(out.items[0].ok, true, res.stdout)
+      assert.equal(out.items[0].user.username, 'bob', res.stdout)
+      assert.ok(out.items[0].user.groups.includes('devs'), res.stdout)
+      assert.ok(!res.stdout.includes(bob.token) && !res.stderr.includes(bob.token), 'the token appears in the output')
+    }
+
+    // The image's HOME holds no kubeconfig: without one, fleet says so (exit 2) instead of guessing a server.
+    const none = await inImage(['fleet', 'auth', 'whoami'])
+    assert.equal(none.code, 2, `${none.stdout}\n${none.stderr}`)
+    const lines = fleetLines(none.stderr)
+    assert.equal(lines.length, 1, none.stderr)
+    assert.match(lines[0], /^error: .*\/home\/fleet\/\.kube\/config/)
+  })
+
+  it('runs the CronJob of docs/rotation.md: creds rotate with the Pod\'s ServiceAccount token at its real path and the least hub RBAC', async () => {
+    const hub = cp.hub
+    const member = cp.members[0]
+    const run = uniqueName('image-rot')
+    const hubNs = `${run}-hub`
+    const memberNs = `${run}-sys`
+    // The members' kubeconfig, mounted where the Secret volume puts it; fleet names the cluster after the file's path, so
+    // the credential is generated with the same path.
+    const dir = join(scratchDir(), run)
+    mkdirSync(dir)
+    const memberKubeconfig = join(dir, 'member.kubeconfig')
+    copyFileSync(member.kubeconfig, memberKubeconfig)
+    readableByImageUser(memberKubeconfig)
+    await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
+    try {
+      const gen = await runFleet(['creds', 'generate', '--kubeconfig', memberKubeconfig, '--cluster', member.context, '--hub-kubeconfig', hub.kubeconfig,
+        '--service-account', `${memberNs}/app`, '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', `${hubNs}/member-1`,
+        '--format', 'multicluster-runtime', '-o', 'json'])
+      assert.equal(gen.code, 0, gen.stderr)
+      // The CronJob's ServiceAccount with the Role docs/rotation.md gives it, and its token and CA as a Pod has them.
+      await applyYaml(hub, [
+        {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: 'fleet-rotator', namespace: hubNs}},
+        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name: 'fleet-rotator', namespace: hubNs}, rules: [
+          {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
+          {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
+        ]},
+        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {name: 'fleet-rotator', namespace: hubNs},
+          subjects: [{kind: 'ServiceAccount', name: 'fleet-rotator', namespace: hubNs}], roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'fleet-rotator'}},
+      ].map((o) => JSON.stringify(o)).join('\n---\n'))
+      const token = (await kubectl(hub, ['create', 'token', 'fleet-rotator', '-n', hubNs, '--duration', '1h'])).trim()
+      const sa = join(dir, 'serviceaccount')
+      mkdirSync(sa)
+      writeFileSync(join(sa, 'token'), token, {mode: 0o644}) // a projected token volume's default mode
+      copyFileSync(hub.caFile, join(sa, 'ca.crt'))
+      const url = new URL(hub.url)
+
+      const res = await inImage(['fleet', 'creds', 'rotate', '--kubeconfig', memberKubeconfig, `${hubNs}/member-1`, '-o', 'json'], {
+        volumes: [`${sa}:/var/run/secrets/kubernetes.io/serviceaccount:ro`, `${memberKubeconfig}:${memberKubeconfig}:ro`],
+        env: [`KUBERNETES_SERVICE_HOST=${url.hostname}`, `KUBERNETES_SERVICE_PORT=${url.port}`],
+      })
+      assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`)
+      const out = JSON.parse(res.stdout)
+      assert.equal(out.hub, 'in-cluster')
+      assert.equal(out.items.length, 1, res.stdout)
+      assert.equal(out.items[0].status, 'rotated', res.stdout)
+      assert.ok(!res.stdout.includes(token) && !res.stderr.includes(token), 'the ServiceAccount token appears in the output')
+    } finally {
+      await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
+      await kubectlResult(member, ['delete', 'namespace', memberNs, '--wait=false'])
+    }
+  })
+
+  it('with --shell: a CI job script runs in it as GitLab runs one (sh -c), still as the non-root user', async () => {
+    const tag = `${TAG}-shell`
+    const res = await run('bash', ['scripts/image.sh', '--skip-build', '--shell', '--tag', tag, '--context', join(scratchDir(), 'image-shell')])
+    assert.equal(res.code, 0, `scripts/image.sh --shell failed:\n${res.stdout}\n${res.stderr}`)
+    const from = await buildah(['from', '--name', `fleet-e2e-shell-${process.pid}`, tag])
+    assert.equal(from.code, 0, from.stderr)
+    try {
+      const job = await buildah(['run', '--network', 'host', from.stdout.trim(), '--', 'sh', '-c', 'set -e; mkdir -p "$HOME/job"; cd "$HOME/job"; fleet --version; id -u'])
+      assert.equal(job.code, 0, job.stderr)
+      assert.deepEqual(job.stdout.trim().split('\n'), [`fleet/${VERSION} linux-x64 node-v${NODE_VERSION}`, String(UID)])
+    } finally {
+      await buildah(['rm', from.stdout.trim()])
+      await buildah(['rmi', tag])
+    }
+  })
+})
