@@ -4,7 +4,7 @@ import yaml from 'js-yaml'
 
 import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
-import {parseDuration} from '../base/duration.js'
+import {parseTimeLimit} from '../base/duration.js'
 import {setWarningSink} from '../base/warnings.js'
 import {EXIT_FAILED, type ErrorInfo, FleetError, Interrupted, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
@@ -185,7 +185,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   protected get requestTimeoutMs(): number {
-    return parseDuration(this.flags['request-timeout'])
+    return parseTimeLimit(this.flags['request-timeout'])
   }
 
   /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
@@ -315,7 +315,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return {
       concurrency: this.flags.concurrency,
       requestTimeoutMs: this.requestTimeoutMs,
-      clusterTimeoutMs: parseDuration(clusterTimeout, '--cluster-timeout'),
+      clusterTimeoutMs: parseTimeLimit(clusterTimeout, '--cluster-timeout'),
       onProgress: this.machineOutput ? undefined : progressLine(),
       exec: this.execRunner,
       log: this.requestLog,

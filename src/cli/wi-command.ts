@@ -1,6 +1,6 @@
 import type {Command} from '@oclif/core'
 
-import {parseDuration} from '../base/duration.js'
+import {parseLifetime} from '../base/duration.js'
 import {UsageError} from '../base/errors.js'
 import {type ClusterItem, toItem} from '../fleet/items.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -59,7 +59,7 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     const f = this.flags as Record<string, any>
     const sa = parseServiceAccount(f['service-account'])
     const canI = ((f['can-i'] as string[] | undefined) ?? []).map(parseCanI)
-    const seconds = expirationSeconds(parseDuration(f.expiration, '--expiration'))
+    const seconds = expirationSeconds(parseLifetime(f.expiration, '--expiration'))
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
     const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
     if (f.junit) await checkJunitTarget(f.junit)

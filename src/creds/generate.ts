@@ -29,6 +29,7 @@ import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
 import {connectCredsHub} from './hubs.js'
 import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
+import {type Lifetime, lifetimeOf, shortenedWarning} from './lifetime.js'
 import {
   type Issued,
   MIN_DURATION_SECONDS,
@@ -88,6 +89,8 @@ export interface GeneratedCredential {
   scope: {clusterWide: boolean; namespaces: string[]}
   /** When the credential stops working, as the server granted it; absent for a legacy token, which never expires. */
   expires?: string
+  /** The lifetime asked for (--duration) and the one the server issued (it may cut it); absent for a legacy token. */
+  lifetime?: Lifetime
   /** SHA-256 of the kubeconfig bytes (never the kubeconfig). */
   fingerprint?: string
   destination: {kind: 'file'; path: string} | {kind: 'stdout'} | {kind: 'secret'; hub: string; namespace: string; name: string; format: SecretFormat}
@@ -386,6 +389,7 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
     scope: {clusterWide: r.namespaces.length === 0, namespaces: r.namespaces},
     // Set once issued; declared here so that they come in this order in JSON and YAML.
     expires: undefined,
+    lifetime: r.method === 'legacy-token' ? undefined : {requestedSeconds: r.durationSeconds, shortened: false},
     fingerprint: undefined,
     destination:
       r.destination.kind === 'secret'
@@ -454,6 +458,11 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     }
     result.expires = issued.expires
     result.anchor = issued.anchor
+    if (result.lifetime) {
+      result.lifetime = lifetimeOf(r.durationSeconds, issued.user)
+      const shortened = shortenedWarning(result.lifetime, r.method)
+      if (shortened) result.warnings.push(shortened)
+    }
     await done('mint')
 
     const facts: Record<string, string> = {
@@ -462,6 +471,8 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       cluster,
       ...identityRecord(f.clusterFacts, 'file'),
       ...(issued.expires ? {expires: issued.expires} : {}),
+      // What rotations of this file ask for again (the server's cut is not recorded as a wish).
+      ...(result.lifetime ? {lifetime: String(r.durationSeconds)} : {}),
     }
     const kubeconfig = buildKubeconfig({
       name: safeName(r.ref.source.context ?? cluster) || 'cluster',
@@ -489,6 +500,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       ...identityRecord(f.clusterFacts, 'secret'),
       [ANNOTATIONS.expires]: issued.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
+      ...(result.lifetime ? {[ANNOTATIONS.lifetime]: String(r.durationSeconds)} : {}),
       ...(result.anchor ? {[ANNOTATIONS.anchor]: `${result.anchor.namespace}/${result.anchor.name}`} : {}),
     }
     if (r.destination.kind === 'file') {

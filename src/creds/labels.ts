@@ -23,6 +23,8 @@ export const ANNOTATIONS = {
   clusterId: `${PREFIX}cluster-id`,
   clusterIdSource: `${PREFIX}cluster-id-source`,
   clusterContext: `${PREFIX}cluster-context`,
+  /** The lifetime asked for, in seconds (generate's --duration): what every rotation asks for again. */
+  lifetime: `${PREFIX}credential-lifetime`,
 } as const
 
 /** The same facts in a kubeconfig file's fleet.dev/credential extension: the annotation names without the prefix. */

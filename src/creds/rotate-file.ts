@@ -13,10 +13,11 @@ import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import {ApplyLog, type KubeObject, applyObject, deleteObject, getObject} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, kubeconfigSha256} from './kubeconfig-out.js'
 import {CREDENTIAL_LABEL} from './labels.js'
+import {lifetimeOf, lifetimeToAsk} from './lifetime.js'
 import {type Issued, METHODS, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import {type Identity, credentialId} from './rbac.js'
 import type {PolicyRule} from './rules-file.js'
-import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certLifetimeSeconds, certNotAfter, confirmDead, identityOf, lifetimeSeconds, reachTarget} from './rotate.js'
+import {type RotateEnv, type RotateRequest, type RotatedCredential, type StepRecord, certNotAfter, confirmDead, identityOf, reachTarget} from './rotate.js'
 import {type Step, anchorSuffix, failpoint} from './rotation-state.js'
 import {verifyCredential} from './verify.js'
 import {identityFacts, identityRecord, recordedCluster} from './cluster-identity.js'
@@ -185,24 +186,32 @@ async function rotateFileLocked(path: string, r: RotateRequest, env: RotateEnv, 
     const grant = await grantOnCluster(target, id)
     const [ans, anm] = (state['rotation-new-anchor'] ?? '').split('/')
     const annotations = {'fleet.dev/credential-method': method, 'fleet.dev/credential-identity': f.identity}
+    // The lifetime generate was asked for (the file's `lifetime` fact), so rotations neither drift nor compound a server's cut.
+    const seconds = lifetimeToAsk(r.durationSeconds, state.lifetime, cu.user)
     let issued: Issued
     if (id.kind === 'ServiceAccount') {
       const obj: KubeObject = method === 'token' ? anchorObject(id, anm, annotations) : legacyTokenObject(id, anm, annotations)
       const anchor = await timed('anchor', () => applyObject<KubeObject>(target, obj))
-      const seconds = r.durationSeconds ?? lifetimeSeconds(cu.user.token) ?? 24 * 3600
       issued = await timed('mint', () => (method === 'token' ? issueBoundToken(target, id, {name: anm, uid: anchor.metadata.uid!}, seconds) : awaitLegacyToken(target, ans, anm)))
     } else {
-      const seconds = r.durationSeconds ?? certLifetimeSeconds(cu.user) ?? 24 * 3600
       issued = await timed('mint', async () => {
         const i = await issueClientCert(target, id, seconds, new ApplyLog(), annotations)
         if (i.csr) await deleteObject(target, 'CertificateSigningRequest', i.csr).catch(() => undefined)
         return i
       })
     }
+    if (method !== 'legacy-token') item.lifetime = lifetimeOf(seconds, issued.user)
     const users = (doc.users ?? []).map((u) => (u.name === cu.name ? {name: u.name, user: issued.user} : u))
     // A file written before the cluster's identity was recorded gets it now, from the cluster it was found on.
     const upgrade = recorded.legacy ? identityRecord(await identityFacts(await reached.ref.resolve(), target, reached.ref), 'file') : {}
-    const nextFacts: Facts = {...state, ...upgrade, 'rotation-phase': 'replaced', expires: issued.expires ?? 'never', ...(state['rotation-new-anchor'] ? {anchor: state['rotation-new-anchor']} : {})}
+    const nextFacts: Facts = {
+      ...state,
+      ...upgrade,
+      'rotation-phase': 'replaced',
+      expires: issued.expires ?? 'never',
+      ...(item.lifetime ? {lifetime: String(seconds)} : {}),
+      ...(state['rotation-new-anchor'] ? {anchor: state['rotation-new-anchor']} : {}),
+    }
     const next = withFacts({...doc, users}, nextFacts)
     const fresh = await KubeClient.connect(contextFromKubeconfigText(next, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: f.cluster, exec: env.exec, log: env.log})
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: f.identity, rules: grant.rules, namespaces: grant.namespaces}))

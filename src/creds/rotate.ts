@@ -20,6 +20,7 @@ import {ApplyLog, type KubeObject, applyObject, deleteObject, getObject, objectP
 import {buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 import {acquireLease} from './lease.js'
+import {type Lifetime, lifetimeOf, lifetimeToAsk} from './lifetime.js'
 import {type Issued, METHODS, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import {findPreset} from './presets.js'
 import {type Identity, roleBaseName} from './rbac.js'
@@ -46,7 +47,7 @@ export interface RotateRequest {
   files?: string[]
   all: boolean
   expiringWithinMs?: number
-  /** Lifetime of the new token; default the old token's own lifetime (exp - iat), else 24h. */
+  /** Lifetime of the new credential; default the one recorded at generate (fleet.dev/credential-lifetime), else the old one's (lifetime.ts). */
   durationSeconds?: number
   dryRun?: boolean
   hub?: HubSpec
@@ -90,6 +91,8 @@ export interface RotatedCredential {
   resumed?: string
   old: {fingerprint?: string; expires?: string; anchor?: string}
   new?: {fingerprint?: string; expires?: string; anchor?: string}
+  /** The new credential's lifetime: asked (--duration, else as recorded at generate) and issued (the server may cut it). */
+  lifetime?: Lifetime
   revoked?: {done: boolean; reason: string}
   verification: Check[]
   steps: StepRecord[]
@@ -380,12 +383,13 @@ async function rotateLocked(
       [ANNOTATIONS.scope]: ann[ANNOTATIONS.scope] ?? '',
       [ANNOTATIONS.access]: ann[ANNOTATIONS.access] ?? '',
     }
+    // The same lifetime as at generate (asked again, so a server's cut is not compounded and a raised maximum is used).
+    const seconds = lifetimeToAsk(r.durationSeconds, ann[ANNOTATIONS.lifetime], held.user)
     let issued: Issued
     if (id.kind === 'ServiceAccount') {
       const sa = id
       const obj = method === 'token' ? anchorObject(sa, claimed.newAnchor!.name, annotations) : legacyTokenObject(sa, claimed.newAnchor!.name, annotations)
       const anchor = await timed('anchor', () => applyObject<KubeObject>(target!, obj), (a) => `Secret ${a.metadata.namespace}/${a.metadata.name}`)
-      const seconds = r.durationSeconds ?? lifetimeSeconds(held.user.token) ?? 24 * 3600
       issued = await timed(
         'mint',
         () => (method === 'token' ? issueBoundToken(target!, sa, {name: anchor.metadata.name, uid: anchor.metadata.uid!}, seconds) : awaitLegacyToken(target!, sa.namespace, anchor.metadata.name)),
@@ -394,7 +398,6 @@ async function rotateLocked(
     } else {
       // A client certificate hangs on nothing: no anchor step. The key is made here, the CSR approved, then deleted.
       const user = id
-      const seconds = r.durationSeconds ?? certLifetimeSeconds(held.user) ?? 24 * 3600
       const log = new ApplyLog()
       issued = await timed('mint', async () => {
         const i = await issueClientCert(target!, user, seconds, log, annotations)
@@ -402,6 +405,7 @@ async function rotateLocked(
         return i
       }, (i) => `certificate valid until ${i.expires}`)
     }
+    if (method !== 'legacy-token') item.lifetime = lifetimeOf(seconds, issued.user)
     const kubeconfig = buildKubeconfig({name: held.names.cluster, userName: held.names.user, cluster: held.cluster, user: issued.user, namespace: held.names.namespace})
     const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: item.cluster, exec: env.exec, log: env.log})
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: item.identity!, rules, namespaces}), (c) => c.map((x) => `${x.name} ${x.status}`).join(', '))
@@ -430,6 +434,7 @@ async function rotateLocked(
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(kubeconfig),
       // A Secret written before the cluster's identity was recorded gets it now, from the cluster it was found on.
       ...(recorded.legacy && reached ? identityRecord(await identityFacts(await reached.ref.resolve(), reached.client, reached.ref), 'secret') : {}),
+      ...(item.lifetime ? {[ANNOTATIONS.lifetime]: String(seconds)} : {}),
       ...stateAnnotations(replacedState),
     }
     try {
@@ -491,12 +496,8 @@ function certInfo(user: UserEntry) {
 
 export const certNotAfter = (user: UserEntry) => certInfo(user)?.notAfter
 
-export function certLifetimeSeconds(user: UserEntry): number | undefined {
-  const c = certInfo(user)
-  if (!c?.notBefore || !c.notAfter) return undefined
-  // NotBefore is backdated by the signer (5 minutes by default); the asked lifetime is about NotAfter - NotBefore minus that.
-  return Math.max(600, Math.round((Date.parse(c.notAfter) - Date.parse(c.notBefore)) / 1000) - 300)
-}
+/** Kept here for the callers that import them from rotate.js; the rules live in lifetime.ts. */
+export {certLifetimeSeconds, tokenLifetimeSeconds as lifetimeSeconds} from './lifetime.js'
 
 /**
  * The cluster a credential's new one is minted on, found from what it recorded (cluster-identity.ts) among the clusters
@@ -522,18 +523,6 @@ export async function reachTarget(
     exclude: (ref) => Boolean(o.self && ref.source.kind === 'secret' && ref.source.namespace === o.self.namespace && ref.source.name === o.self.name),
     what: o.what,
   })
-}
-
-/** The old token's own lifetime (exp - iat), so a rotation keeps what generate was asked for. */
-export function lifetimeSeconds(token: string | undefined): number | undefined {
-  const parts = token?.split('.') ?? []
-  if (parts.length !== 3) return undefined
-  try {
-    const c = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as {iat?: number; exp?: number}
-    return c.iat && c.exp && c.exp > c.iat ? Math.max(600, c.exp - c.iat) : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** Polls SelfSubjectReview with the old credential until the server refuses it (401). */

@@ -5,6 +5,7 @@ import {Ajv, type ErrorObject} from 'ajv'
 import semver from 'semver'
 import {LineCounter, type Node, isMap, isScalar, isSeq, parseDocument} from 'yaml'
 
+import {parseLifetime} from '../base/duration.js'
 import {ConfigError} from '../base/errors.js'
 import {parseAccessQuery, type AccessQuery} from '../access/can-i.js'
 import type {RiskCode} from '../access/risk.js'
@@ -150,7 +151,14 @@ export function parsePolicy(text: string, file: string): Policy {
     })
     for (const key of ['minLifetime', 'warnLifetime'] as const) {
       const v = settings.credentials?.[key]
-      if (v !== undefined && lifetimeMs(v) === 0) throw problem([...base, 'credentials', key], 'must be more than 0')
+      if (v === undefined) continue
+      let ms: number
+      try {
+        ms = lifetimeMs(v)
+      } catch (error) {
+        throw problem([...base, 'credentials', key], (error as Error).message.replace(/^lifetime: /, ''))
+      }
+      if (ms === 0) throw problem([...base, 'credentials', key], 'must be more than 0')
     }
     const range = settings.version?.range
     if (range !== undefined && semver.validRange(range) === null) {
@@ -230,13 +238,9 @@ function toRequired(p: PermissionSpec): RequiredPermission {
   return {spec: p, query, namespace, text}
 }
 
-const LIFETIME_UNITS: Record<string, number> = {ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000}
-
-/** "24h", "7d", "1h30m" in milliseconds (the schema has already checked the form). */
+/** "24h", "7d", "1h30m", "1y" in milliseconds: a lifetime, read as every lifetime is (base/duration.ts). */
 export function lifetimeMs(text: string): number {
-  let total = 0
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) total += Number(m[1]) * LIFETIME_UNITS[m[2]]
-  return Math.round(total)
+  return parseLifetime(text, 'lifetime')
 }
 
 /** `rules[0].checks.permissions[1].verb` */

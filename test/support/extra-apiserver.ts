@@ -22,6 +22,9 @@ export interface ExtraApiserverOptions {
    * starts, for audiences). Omit to start without --authentication-config (a server that trusts no other issuer). */
   authenticationConfig?: string | object | ((self: { url: string }) => string | object);
   readyTimeoutMs?: number;
+  /** More kube-apiserver flags, after fleet's own (e.g. `--service-account-max-token-expiration=2h`, to see a server
+   * issue a shorter token than asked). */
+  extraArgs?: string[];
 }
 
 export interface ExtraApiserver extends ServerState {
@@ -83,6 +86,7 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     '--disable-admission-plugins=ServiceAccount',
     `--cert-dir=${join(dir, 'certs')}`,
     ...(config !== undefined ? [`--authentication-config=${authFile}`] : []),
+    ...(o.extraArgs ?? []),
   ];
   const bin = cp.binaries.kubeApiserver;
   const pids: number[] = [];

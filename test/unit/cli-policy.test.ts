@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
 import {colorEnabled} from '../../src/cli/color.js'
-import {formatAge, parseDuration} from '../../src/base/duration.js'
+import {formatAge, parseTimeLimit} from '../../src/base/duration.js'
 import {UsageError} from '../../src/base/errors.js'
 
 const tty = {isTTY: true} as NodeJS.WriteStream
@@ -29,16 +29,16 @@ describe('colour policy', () => {
 
 describe('--request-timeout durations', () => {
   it('reads kubectl forms', () => {
-    assert.equal(parseDuration('0'), 0)
-    assert.equal(parseDuration('15'), 15_000)
-    assert.equal(parseDuration('10s'), 10_000)
-    assert.equal(parseDuration('500ms'), 500)
-    assert.equal(parseDuration('1m30s'), 90_000)
-    assert.equal(parseDuration('1h'), 3_600_000)
+    assert.equal(parseTimeLimit('0'), 0)
+    assert.equal(parseTimeLimit('15'), 15_000)
+    assert.equal(parseTimeLimit('10s'), 10_000)
+    assert.equal(parseTimeLimit('500ms'), 500)
+    assert.equal(parseTimeLimit('1m30s'), 90_000)
+    assert.equal(parseTimeLimit('1h'), 3_600_000)
   })
   it('rejects anything else with a usage error naming the flag', () => {
     for (const bad of ['', 'soon', '10x', '1m junk', '-5s']) {
-      assert.throws(() => parseDuration(bad), (e: Error) => e instanceof UsageError && e.message.startsWith('--request-timeout: invalid duration'))
+      assert.throws(() => parseTimeLimit(bad), (e: Error) => e instanceof UsageError && e.message.startsWith('--request-timeout: invalid duration'))
     }
   })
   it('formats expiry as a short age', () => {

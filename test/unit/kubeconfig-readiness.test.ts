@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {before, describe, it} from 'node:test'
 
-import {parseDuration} from '../../src/base/duration.js'
+import {parseTimeLimit} from '../../src/base/duration.js'
 import {checkContext} from '../../src/kubeconfig/readiness.js'
 import {type ResolvedContext, loadMerged, resolveContext} from '../../src/kubeconfig/loading-rules.js'
 import {parseKubeconfig} from '../../src/kubeconfig/parse.js'
@@ -149,9 +149,9 @@ contexts:
 
 describe('time limits that hold', () => {
   it('a duration longer than a timer can hold is a usage error, not an instant timeout', async () => {
-    assert.equal(parseDuration('596h'), 596 * 3_600_000)
-    assert.throws(() => parseDuration('597h'), /--request-timeout: "597h" is longer than the longest time limit fleet can keep/)
-    assert.throws(() => parseDuration('9999999999', '--cluster-timeout'), /--cluster-timeout: "9999999999" is longer/)
+    assert.equal(parseTimeLimit('596h'), 596 * 3_600_000)
+    assert.throws(() => parseTimeLimit('597h'), /--request-timeout: "597h" is longer than the longest time limit fleet can keep/)
+    assert.throws(() => parseTimeLimit('9999999999', '--cluster-timeout'), /--cluster-timeout: "9999999999" is longer/)
     const res = await runFleet(['auth', 'whoami', '--request-timeout', '1000h', '--kubeconfig', join(dir, 'b.crt')])
     assert.equal(res.code, 2)
     assert.match(res.stderr, /^error: --request-timeout: "1000h" is longer than the longest time limit fleet can keep \(2147483647ms, about 24 days\); use 0 for none\n$/)

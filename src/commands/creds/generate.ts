@@ -2,11 +2,12 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {credsWizard} from '../../cli/creds-wizard.js'
-import {parseDuration} from '../../base/duration.js'
+import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {FORMATS, type SecretFormat} from '../../creds/formats.js'
 import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential} from '../../creds/generate.js'
 import {credsHubs} from '../../creds/hubs.js'
+import {describeLifetime} from '../../creds/lifetime.js'
 import {METHODS, type Method} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
 import type {Identity} from '../../creds/rbac.js'
@@ -37,7 +38,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     'cluster-role': Flags.string({description: 'Bind this existing ClusterRole (its rules are checked for risk too).', exclusive: ['role', 'rules']}),
     namespace: Flags.string({char: 'n', description: 'Grant in this namespace (repeatable); cluster-wide when absent.', multiple: true}),
     method: Flags.string({description: 'How the credential is issued.', options: [...METHODS], default: 'token'}),
-    duration: Flags.string({description: 'Lifetime of a token or certificate (at least 10m), e.g. 8h, 720h.', default: '24h'}),
+    duration: Flags.string({description: 'Lifetime of a token or certificate (at least 10m), e.g. 8h, 720h, 30d, 1y; the server may issue less (said in the output).', default: '24h'}),
     out: Flags.string({description: 'Write a one-context kubeconfig here (0600, atomic); "-" prints it to stdout.', exclusive: ['secret']}),
     secret: Flags.string({description: 'Write a consumer Secret HUBNAMESPACE/NAME on the hub (with --format).', exclusive: ['out']}),
     format: Flags.string({description: 'Consumer Secret format.', options: [...FORMATS]}),
@@ -62,6 +63,8 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
       if (again.length > 0) throw new UsageError(`missing ${again.join(', ')}`)
     }
     if (f.out === '-' && this.format !== 'table') throw new UsageError('--out - prints the kubeconfig on stdout; it cannot be combined with -o')
+    // A lifetime, not a timer: 30d and 720h are fine (checked before any cluster or hub is asked anything).
+    const durationSeconds = Math.floor(parseLifetime(f.duration, '--duration') / 1000)
     const ref = await this.provider().get(f.cluster!)
     const method = f.method as Method
     const identity: Identity =
@@ -86,7 +89,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         access,
         namespaces: f.namespace ?? [],
         method,
-        durationSeconds: Math.floor(parseDuration(f.duration, '--duration') / 1000),
+        durationSeconds,
         destination,
         hub: hubs[0]?.spec,
         allowRisky: f['allow-risky'],
@@ -144,6 +147,7 @@ function summary(r: GeneratedCredential): Array<{field: string; value: string}> 
     {field: 'method', value: r.method},
     {field: 'expires', value: r.dryRun ? '(not issued: dry run)' : (r.expires ?? 'never')},
   ]
+  if (r.lifetime) rows.push({field: 'lifetime', value: describeLifetime(r.lifetime)})
   if (r.fingerprint) rows.push({field: 'fingerprint', value: r.fingerprint})
   const d = r.destination
   rows.push({field: 'destination', value: d.kind === 'secret' ? `Secret ${d.namespace}/${d.name} (${d.format}) on hub ${d.hub}` : d.kind === 'file' ? d.path : 'stdout'})

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {formatAge, parseDuration} from '../../base/duration.js'
+import {formatAge, parseLifetime} from '../../base/duration.js'
 
 import {credsHubs} from '../../creds/hubs.js'
 import {type CredentialItem, type CredentialList, listCredentials} from '../../creds/list.js'
@@ -17,7 +17,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   ]
 
   static flags = {
-    'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30m).'}),
+    'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).'}),
     live: Flags.boolean({description: 'Check that each credential still authenticates (SelfSubjectReview).'}),
     'hub-kubeconfig': Flags.string({description: 'Hub whose Secrets are listed (default: the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
     'hub-context': Flags.string({description: 'Hub context.'}),
@@ -25,7 +25,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
 
   async run(): Promise<CredentialList> {
     const f = this.flags
-    const within = f['expiring-within'] === undefined ? undefined : parseDuration(f['expiring-within'], '--expiring-within')
+    const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
     const hubs = await credsHubs(this.hubFlags(f))
     const refs = await this.provider().list()
     const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {

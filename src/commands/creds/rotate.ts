@@ -1,9 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {parseDuration} from '../../base/duration.js'
+import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {credsHubs} from '../../creds/hubs.js'
+import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
@@ -24,8 +25,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
   static flags = {
     all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
     file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
-    'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h).'}),
-    duration: Flags.string({description: 'Lifetime of the new credential (default: the old one\'s lifetime).'}),
+    'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h, 7d).'}),
+    duration: Flags.string({description: 'Lifetime of the new credential, e.g. 720h, 30d (default: the lifetime generate was asked for).'}),
     cluster: Flags.string({char: 'c', description: 'Mint on this cluster, whatever the credential recorded (its cluster ID is still checked).'}),
     'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
     'hub-context': Flags.string({description: 'Hub context.'}),
@@ -45,8 +46,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
       return {namespace, name}
     })
-    const within = f['expiring-within'] === undefined ? undefined : parseDuration(f['expiring-within'], '--expiring-within')
-    const duration = f.duration === undefined ? undefined : Math.floor(parseDuration(f.duration, '--duration') / 1000)
+    const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
+    const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
     if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
     const hubs = f.all || names.length > 0 ? await credsHubs(this.hubFlags(f)) : []
     // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
@@ -74,6 +75,10 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     // Never a silent success: nothing selected, or nothing to do after the filter, is said; any failure exits 1.
     if (report.items.length === 0) notes.push(`no fleet-managed credential Secrets found on hub ${report.hub}`)
     else if (acted.length === 0) notes.push(`none of ${report.items.length} credentials expires within ${f['expiring-within']}: nothing rotated`)
+    for (const i of report.items) {
+      const shortened = i.lifetime && shortenedWarning(i.lifetime, i.method ?? '')
+      if (shortened) notes.push(`warning: ${where(i)}: ${shortened}`)
+    }
     if (failed.length > 0) notes.push(`${failed.length} rotation${failed.length > 1 ? 's' : ''} failed; the old credential${failed.length > 1 ? 's are' : ' is'} still in place`)
     if (report.items.length === 0 || failed.length > 0) this.markFailed()
     if (cancel.interrupted) {
@@ -87,6 +92,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         {header: 'status', get: (i) => i.status + (i.resumed ? ` (resumed ${i.resumed})` : ''), color: (i, k) => (i.status === 'failed' ? k.red : undefined)},
         {header: 'method', get: (i) => i.method ?? ''},
         {header: 'new expires', get: (i) => i.new?.expires ?? ''},
+        {header: 'lifetime', get: (i) => describeLifetime(i.lifetime)},
         {header: 'revoked', get: (i) => (i.revoked ? `${i.revoked.done ? 'yes' : 'no'}: ${i.revoked.reason}` : '')},
         {header: 'fingerprint', get: (i) => (i.new?.fingerprint ? `${i.old.fingerprint?.slice(0, 19) ?? '?'} -> ${i.new.fingerprint.slice(0, 19)}` : ''), wide: true},
         {header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true},
