@@ -84,7 +84,7 @@ describe('cluster identity', () => {
     const ann = {'fleet.dev/credential-cluster': 'merged.yaml+member-1', ...identityRecord(facts, 'secret')}
     assert.deepEqual(Object.keys(ann).sort(), ['fleet.dev/cluster-ca-sha256', 'fleet.dev/cluster-context', 'fleet.dev/cluster-id', 'fleet.dev/cluster-id-source', 'fleet.dev/cluster-server', 'fleet.dev/credential-cluster'])
     assert.deepEqual(recordedCluster(ann, 'secret', undefined), {name: 'merged.yaml+member-1', legacy: false, ...facts})
-    const file = {cluster: 'x', ...identityRecord(facts, 'file')}
+    const file: Record<string, string> = {cluster: 'x', ...identityRecord(facts, 'file')}
     assert.equal(file['cluster-server'], 'https://h:6443')
     assert.deepEqual(recordedCluster(file, 'file', undefined), {name: 'x', legacy: false, ...facts})
   })
