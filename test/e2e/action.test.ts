@@ -6,8 +6,8 @@
 // output), and no credential in anything the action printed or wrote.
 import assert from 'node:assert/strict'
 import {execFileSync, spawn} from 'node:child_process'
-import {copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
@@ -22,6 +22,8 @@ const action = yaml.load(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
   runs: {using: string; main: string}
 }
 const BUNDLE = 'dist/bundle/fleet.mjs'
+/** The bundle is a directory: its launcher (BUNDLE), the CLI and its lazily loaded chunks, the oclif manifest. */
+const BUNDLE_DIR = 'dist/bundle'
 
 /**
  * What the runner has for `uses: OWNER/fleet@TAG`: the repository's files at the release commit, which adds the bundle
@@ -30,7 +32,10 @@ const BUNDLE = 'dist/bundle/fleet.mjs'
 function releaseCheckout(): string {
   const dir = join(scratchDir(), uniqueName('action-release'))
   const tracked = execFileSync('git', ['ls-files', '-z'], {cwd: ROOT, encoding: 'utf8'}).split('\0').filter(Boolean)
-  for (const file of [...tracked, BUNDLE]) {
+  const bundled = readdirSync(join(ROOT, BUNDLE_DIR), {recursive: true, withFileTypes: true})
+    .filter((e) => e.isFile())
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)))
+  for (const file of [...tracked, ...bundled]) {
     if (!existsSync(join(ROOT, file))) continue // deleted in this working tree
     mkdirSync(join(dir, file, '..'), {recursive: true})
     copyFileSync(join(ROOT, file), join(dir, file))
