@@ -88,7 +88,14 @@ function httpThroughRequire() {
   return {
     name: 'fleet-http-through-require',
     setup(b) {
-      b.onResolve({filter: /^(node:)?http$/}, () => ({path: 'node:http', namespace: 'fleet-cjs-builtin'}))
+      b.onResolve({filter: /^(node:)?http$/}, (args) => {
+        // The shim's own require() is Node's (left external): resolving it to the shim again made module.exports the
+        // shim itself, an empty object (http.request and http.Agent undefined: plain-http clusters and proxies broke).
+        if (args.namespace === 'fleet-cjs-builtin') return {path: 'node:http', external: true}
+        // Packages (the proxy agents, loaded only when a cluster names a proxy) keep their own import of node:http.
+        if (args.importer.includes('/node_modules/')) return undefined
+        return {path: 'node:http', namespace: 'fleet-cjs-builtin'}
+      })
       b.onLoad({filter: /.*/, namespace: 'fleet-cjs-builtin'}, (args) => ({contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js'}))
     },
   }

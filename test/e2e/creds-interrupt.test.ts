@@ -402,6 +402,72 @@ describe('creds rotate: an interrupt lifts a claim it made, or leaves what the n
   })
 })
 
+describe('creds rotate --file: the same steps, so the same interrupt handling (live)', () => {
+  // Files are rotated by the same state machine as Secrets (src/creds/rotate.ts over a FileStore): an interrupt before
+  // the file holds the new credential puts the file back and deletes the new anchor; one after it leaves what the next
+  // run finishes.
+  let path: string
+  let dir: string
+  const ns = `${run}-rotfile`
+  const facts = () => ((yaml.load(readFileSync(path, 'utf8')) as any).extensions.find((e: any) => e.name === 'fleet.dev/credential').extension) as Record<string, string>
+  const token = () => (yaml.load(readFileSync(path, 'utf8')) as any).users[0].user.token as string
+  const anchorsOnMember = async () => (await kubectl(m1, ['get', 'secrets', '-n', ns, '-o', 'name'])).trim().split('\n').filter((l) => l.includes('fleet-anchor')).sort()
+
+  before(async () => {
+    dir = scratchDir()
+    path = join(dir, 'agent.kubeconfig')
+    const res = await runFleet(['creds', 'generate', ...MEMBER, '--service-account', `${ns}/agent`, '--role', 'view', '-n', ns, '--create-namespace', '--duration', '1h', '--out', path, '-o', 'json'])
+    outputs.push({what: 'rotate --file setup', code: res.code, signal: null, stdout: res.stdout, stderr: res.stderr})
+    assert.equal(res.code, 0, res.stderr)
+    secrets.push(token())
+  })
+
+  function rotateFileInterrupted(step: string, reached: () => Promise<boolean>): Promise<Ran> {
+    const {child, done} = start(['creds', 'rotate', '--file', path, '--kubeconfig', m1.kubeconfig, '-o', 'json'], {FLEET_ROTATE_PAUSE: `after-${step}:60000`})
+    return until(`rotate --file to reach ${step}`, async () => (await reached()) || undefined).then(() => {
+      child.kill('SIGINT')
+      return done
+    })
+  }
+
+  it('SIGINT after "mint": exit 130, the file keeps its old credential and no rotation state, the new anchor is deleted', async () => {
+    const before = {token: token(), anchor: facts().anchor, anchors: await anchorsOnMember()}
+    const r = await rotateFileInterrupted('mint', async () => facts()['rotation-phase'] === 'claimed' && (await anchorsOnMember()).length > before.anchors.length)
+    outputs.push({what: 'rotate --file interrupted', code: r.code, signal: null, stdout: r.stdout, stderr: r.stderr})
+    assert.equal(r.code, 130, r.stderr)
+    const item = JSON.parse(r.stdout).items[0]
+    assert.equal(item.error.kind, 'interrupted')
+    assert.match(item.error.message, /before the new credential was written: the old one is unchanged, the new anchor deleted and the claim lifted$/)
+    assert.equal(token(), before.token)
+    assert.equal(facts().anchor, before.anchor)
+    for (const k of ['rotation-phase', 'rotation-new-anchor', 'rotation-old-anchor', 'rotation-run', 'rotation-started']) assert.equal(facts()[k], undefined, k)
+    assert.deepEqual(await anchorsOnMember(), before.anchors)
+    assert.equal(existsSync(`${path}.fleet-rotate.lock`), false, 'the lock file is removed')
+  })
+
+  it('SIGINT after "replace": exit 130, the file holds the new credential, and the next run finishes the rotation', async () => {
+    const r = await rotateFileInterrupted('replace', async () => facts()['rotation-phase'] === 'replaced')
+    outputs.push({what: 'rotate --file interrupted after replace', code: r.code, signal: null, stdout: r.stdout, stderr: r.stderr})
+    assert.equal(r.code, 130, r.stderr)
+    assert.match(JSON.parse(r.stdout).items[0].error.message, /after the file got the new credential: the next run finishes the rotation/)
+    secrets.push(token())
+    // generate derives a file's first anchor from its path; the claim recorded it, and the new one is the file's now.
+    const oldAnchor = facts()['rotation-old-anchor']
+    assert.match(oldAnchor, new RegExp(`^${ns}/agent-fleet-anchor-`))
+    assert.equal(facts().anchor, facts()['rotation-new-anchor'])
+    assert.notEqual(facts().anchor, oldAnchor)
+    const next = await runFleet(['creds', 'rotate', '--file', path, '--kubeconfig', m1.kubeconfig, '-o', 'json'])
+    outputs.push({what: 'rotate --file resume', code: next.code, signal: null, stdout: next.stdout, stderr: next.stderr})
+    assert.equal(next.code, 0, next.stderr)
+    const item = next.json().items[0]
+    assert.equal(item.resumed, 'replaced')
+    assert.equal(item.status, 'rotated')
+    assert.equal(facts()['rotation-phase'], undefined)
+    const [ons, onm] = oldAnchor.split('/')
+    assert.equal((await kubectlResult(m1, ['get', 'secret', '-n', ons, onm])).code, 1, 'the old anchor is deleted')
+  })
+})
+
 describe('secrets', () => {
   it('no credential involved appears in any captured output', () => {
     assert.ok(secrets.length >= 6, `only ${secrets.length} secrets collected`)

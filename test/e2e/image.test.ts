@@ -160,13 +160,18 @@ describe('the container image', () => {
     const run = uniqueName('image-rot')
     const hubNs = `${run}-hub`
     const memberNs = `${run}-sys`
-    // The members' kubeconfig, mounted where the Secret volume puts it; fleet names the cluster after the file's path, so
-    // the credential is generated with the same path.
+    // The CronJob's Secret volume at /etc/fleet: fleet.yaml (a file provider over the member kubeconfig, no hub:, as
+    // docs/rotation.md says) and the member's kubeconfig. The credential is generated on the "laptop" from another path:
+    // the rotation finds the cluster by the server, CA and cluster ID it recorded, not by the path.
     const dir = join(scratchDir(), run)
     mkdirSync(dir)
+    const etcFleet = join(dir, 'etc-fleet')
+    mkdirSync(etcFleet)
     const memberKubeconfig = join(dir, 'member.kubeconfig')
     copyFileSync(member.kubeconfig, memberKubeconfig)
-    readableByImageUser(memberKubeconfig)
+    copyFileSync(member.kubeconfig, join(etcFleet, 'member.kubeconfig'))
+    writeFileSync(join(etcFleet, 'fleet.yaml'), 'kind: FleetConfig\nproviders:\n  - {name: members, type: file, kubeconfig: [/etc/fleet/member.kubeconfig]}\n')
+    for (const f of ['member.kubeconfig', 'fleet.yaml']) readableByImageUser(join(etcFleet, f))
     await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: hubNs}}))
     try {
       const gen = await runFleet(['creds', 'generate', '--kubeconfig', memberKubeconfig, '--cluster', member.context, '--hub-kubeconfig', hub.kubeconfig,
@@ -190,8 +195,9 @@ describe('the container image', () => {
       copyFileSync(hub.caFile, join(sa, 'ca.crt'))
       const url = new URL(hub.url)
 
-      const res = await inImage(['fleet', 'creds', 'rotate', '--kubeconfig', memberKubeconfig, `${hubNs}/member-1`, '-o', 'json'], {
-        volumes: [`${sa}:/var/run/secrets/kubernetes.io/serviceaccount:ro`, `${memberKubeconfig}:${memberKubeconfig}:ro`],
+      // docs/rotation.md's args, naming the Secret instead of --all (which needs list on every Secret of the hub).
+      const res = await inImage(['fleet', 'creds', 'rotate', `${hubNs}/member-1`, '-o', 'json', '--fleet-config', '/etc/fleet/fleet.yaml'], {
+        volumes: [`${sa}:/var/run/secrets/kubernetes.io/serviceaccount:ro`, `${etcFleet}:/etc/fleet:ro`],
         env: [`KUBERNETES_SERVICE_HOST=${url.hostname}`, `KUBERNETES_SERVICE_PORT=${url.port}`],
       })
       assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`)
@@ -199,6 +205,7 @@ describe('the container image', () => {
       assert.equal(out.hub, 'in-cluster')
       assert.equal(out.items.length, 1, res.stdout)
       assert.equal(out.items[0].status, 'rotated', res.stdout)
+      assert.equal(out.items[0].target.by, 'server+CA', res.stdout)
       assert.ok(!res.stdout.includes(token) && !res.stderr.includes(token), 'the ServiceAccount token appears in the output')
     } finally {
       await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
