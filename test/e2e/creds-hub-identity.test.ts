@@ -19,6 +19,7 @@ import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {cronJobRotator} from '../support/rbac.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -224,15 +225,8 @@ describe('one hub rule and a cluster identity that travels', {concurrency: false
 
   it('a CronJob on the hub: in-cluster configuration for the hub (least RBAC), the member\'s admin kubeconfig in another layout under another context name', async () => {
     const sa = `${run}-rotator`
-    await applyYaml(hub, [
-      {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa, namespace: hubNs}},
-      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name: sa, namespace: hubNs}, rules: [
-        {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
-        {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
-      ]},
-      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {name: sa, namespace: hubNs}, subjects: [{kind: 'ServiceAccount', name: sa, namespace: hubNs}], roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa}},
-    ].map((o) => JSON.stringify(o)).join('\n---\n'))
-    const token = (await kubectl(hub, ['create', 'token', sa, '-n', hubNs, '--duration', '1h'])).trim()
+    // The CronJob's ServiceAccount with exactly the hub Role docs/rotation.md gives it.
+    const token = await cronJobRotator(hub, hubNs, sa)
     secrets.add(token)
     const hubDoc = kubeconfigDoc(hub.kubeconfig)
     const url = new URL(hubDoc.clusters[0].cluster.server)

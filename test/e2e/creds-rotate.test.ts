@@ -15,6 +15,7 @@ import yaml from 'js-yaml'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {writeConsumerFleet} from '../support/consumer-fleet.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {cronJobRotator} from '../support/rbac.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -408,15 +409,8 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
   it('in-cluster: the hub is reached with a Pod\'s ServiceAccount token and CA files and the least hub RBAC of docs/rotation.md', async () => {
     await generate('pod', 'in-pod')
     const sa = `${run}-rotator`
-    await applyYaml(hub, [
-      {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa, namespace: hubNs}},
-      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name: sa, namespace: hubNs}, rules: [
-        {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
-        {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
-      ]},
-      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {name: sa, namespace: hubNs}, subjects: [{kind: 'ServiceAccount', name: sa, namespace: hubNs}], roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa}},
-    ].map((o) => JSON.stringify(o)).join('\n---\n'))
-    const token = (await kubectl(hub, ['create', 'token', sa, '-n', hubNs, '--duration', '1h'])).trim()
+    // The CronJob's ServiceAccount with exactly the hub Role docs/rotation.md gives it.
+    const token = await cronJobRotator(hub, hubNs, sa)
     secrets.add(token)
     const hubDoc = yaml.load(readFileSync(hub.kubeconfig, 'utf8')) as any
     const url = new URL(hubDoc.clusters[0].cluster.server)

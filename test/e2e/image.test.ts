@@ -13,6 +13,7 @@ import {after, describe, it} from 'node:test'
 
 import {runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {cronJobRotator} from '../support/rbac.js'
 
 const cp = loadControlPlane()
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -179,16 +180,7 @@ describe('the container image', () => {
         '--format', 'multicluster-runtime', '-o', 'json'])
       assert.equal(gen.code, 0, gen.stderr)
       // The CronJob's ServiceAccount with the Role docs/rotation.md gives it, and its token and CA as a Pod has them.
-      await applyYaml(hub, [
-        {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: 'fleet-rotator', namespace: hubNs}},
-        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name: 'fleet-rotator', namespace: hubNs}, rules: [
-          {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
-          {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
-        ]},
-        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {name: 'fleet-rotator', namespace: hubNs},
-          subjects: [{kind: 'ServiceAccount', name: 'fleet-rotator', namespace: hubNs}], roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'fleet-rotator'}},
-      ].map((o) => JSON.stringify(o)).join('\n---\n'))
-      const token = (await kubectl(hub, ['create', 'token', 'fleet-rotator', '-n', hubNs, '--duration', '1h'])).trim()
+      const token = await cronJobRotator(hub, hubNs, 'fleet-rotator')
       const sa = join(dir, 'serviceaccount')
       mkdirSync(sa)
       writeFileSync(join(sa, 'token'), token, {mode: 0o644}) // a projected token volume's default mode

@@ -1,7 +1,7 @@
 // RBAC for test identities, written as data so each test states exactly the grant it relies on.
 import yaml from 'js-yaml'
 
-import {applyYaml, type ServerRef} from './fixture.js'
+import {applyYaml, kubectl, type ServerRef} from './fixture.js'
 
 export interface Rule {
   apiGroups: string[]
@@ -41,4 +41,20 @@ export async function grant(
     subjects: [subject],
   })
   await applyYaml(ref, docs.map((d) => yaml.dump(d)).join('---\n'))
+}
+
+/** The hub Role docs/rotation.md gives the rotation CronJob's ServiceAccount ("Least RBAC on the hub"), and only that. */
+export const ROTATOR_HUB_RULES: Rule[] = [
+  {apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update']},
+  {apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'delete']},
+]
+
+/**
+ * The rotation CronJob's identity on the hub: ServiceAccount `name` in `namespace` with ROTATOR_HUB_RULES in that
+ * namespace; returns a token for it, as the kubelet would project it into the Pod.
+ */
+export async function cronJobRotator(hub: ServerRef, namespace: string, name: string): Promise<string> {
+  await applyYaml(hub, yaml.dump({apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name, namespace}}))
+  await grant(hub, {name, namespace, subject: {kind: 'ServiceAccount', name, namespace}, rules: ROTATOR_HUB_RULES})
+  return (await kubectl(hub, ['create', 'token', name, '-n', namespace, '--duration', '1h'])).trim()
 }
