@@ -94,6 +94,41 @@ function httpThroughRequire() {
   }
 }
 
+/**
+ * Two edits to @oclif/core (4.14.0) that change no behaviour of the bundle and that profiles of every start-up showed
+ * (docs/decisions.md, "What is left at start-up"). Each must match exactly once, so an oclif upgrade that moves the
+ * code fails the build instead of silently dropping the edit.
+ * - lib/index.js calls checkNodeVersion() at import: it loads semver (~5 ms of evaluation) to compare Node's version with
+ *   oclif's `engines`, read with require('<oclif>/package.json'), which is not in dist/bundle/; the require throws, the
+ *   function swallows it, and nothing is ever checked. fleet's own `engines` (>=22) is the stricter floor anyway.
+ * - lib/config/plugin.js sorts the manifest's commands with localeCompare, whose first call builds an ICU collator:
+ *   ~8 ms CPU at every start. For ids made of lowercase letters, `-` and `:` (all of fleet's) ICU's root order is the
+ *   code-unit order (checked over random such strings), so those are compared by code unit and any other by
+ *   localeCompare, as before.
+ */
+function oclifStartupEdits() {
+  const edits = [
+    {file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]index\.js$/, from: '\ncheckNodeVersion();\n', to: '\n'},
+    {
+      file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/,
+      from: '.sort((a, b) => a.id.localeCompare(b.id));',
+      to: '.sort((a, b) => (/^[a-z:-]*$/.test(a.id) && /^[a-z:-]*$/.test(b.id) ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.id.localeCompare(b.id)));',
+    },
+  ]
+  return {
+    name: 'fleet-oclif-startup-edits',
+    setup(b) {
+      for (const edit of edits) {
+        b.onLoad({filter: edit.file}, (args) => {
+          const text = readFileSync(args.path, 'utf8')
+          if (text.split(edit.from).length !== 2) throw new Error(`scripts/bundle.mjs: ${args.path} no longer holds ${JSON.stringify(edit.from)} once; check the edit`)
+          return {contents: text.replace(edit.from, edit.to), loader: 'js'}
+        })
+      }
+    },
+  }
+}
+
 rmSync(out, {recursive: true, force: true})
 mkdirSync(out, {recursive: true})
 const built = await build({
@@ -109,12 +144,12 @@ const built = await build({
   entryNames: 'cli',
   chunkNames: '[name]-[hash]',
   outExtension: {'.js': '.mjs'},
-  plugins: [keepLazyAndAssets(), httpThroughRequire()],
+  plugins: [keepLazyAndAssets(), httpThroughRequire(), oclifStartupEdits()],
   // The CommonJS packages (oclif, ajv, ...) call require() for Node's built-ins; an ES module has no require of its own.
   banner: {js: "import {createRequire as __fleetCreateRequire} from 'node:module';const require = __fleetCreateRequire(import.meta.url);"},
   // oclif requires typescript only to read a tsconfig.json in development; dist/bundle/ has none.
   external: ['typescript'],
-  minify: true,
+  minify: !process.env.FLEET_BUNDLE_NOMINIFY,
   // Error and class names stay readable in messages and stack traces.
   keepNames: true,
   legalComments: 'linked',
