@@ -105,6 +105,9 @@ function httpThroughRequire() {
  *   ~8 ms CPU at every start. For ids made of lowercase letters, `-` and `:` (all of fleet's) ICU's root order is the
  *   code-unit order (checked over random such strings), so those are compared by code unit and any other by
  *   localeCompare, as before.
+ * - lib/util/os.js's getPlatform(), run by every Config.load, imports wsl-utils dynamically for the one value it
+ *   re-exports from is-wsl: a chunk of its own, linked at every start (~4 ms). It requires is-wsl (the same package and
+ *   version) instead, which esbuild bundles into oclif's chunk; the value is the same.
  */
 function oclifStartupEdits() {
   const edits = [
@@ -114,17 +117,44 @@ function oclifStartupEdits() {
       from: '.sort((a, b) => a.id.localeCompare(b.id));',
       to: '.sort((a, b) => (/^[a-z:-]*$/.test(a.id) && /^[a-z:-]*$/.test(b.id) ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.id.localeCompare(b.id)));',
     },
+    {
+      file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]util[\\/]os\.js$/,
+      from: "return (await import('wsl-utils')).isWsl ? 'wsl'",
+      to: "return require('is-wsl').default ? 'wsl'",
+    },
   ]
+  // Packages oclif requires at the top of a module but uses only inside functions that fleet's common paths (help,
+  // a command that succeeds) never call, or call late: finding commands by glob (tinyglobby, which brings fdir and
+  // picomatch; the explicit strategy never globs), matching plugin names (minimatch), the spinner's frames, reading
+  // an rc file (lilconfig), templates (ejs), and the error and help formatters. Each such `require` becomes an object
+  // that loads the package on its first property read (oclif reads these only as `x_1.name` or `x_1.default`,
+  // checked when this was written), so a run that never uses one never evaluates it.
+  const lazy = ['tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
+  const requireOf = new RegExp(`^const (\\w+) = (__importDefault\\()?require\\("(${lazy.join('|')})"\\)\\)?;$`, 'gm')
+  const lazyHelper = '\nfunction __fleetLazy(load) { let m; return new Proxy({}, {get: (_, k) => (m ??= load())[k]}) }\n'
   return {
     name: 'fleet-oclif-startup-edits',
     setup(b) {
-      for (const edit of edits) {
-        b.onLoad({filter: edit.file}, (args) => {
-          const text = readFileSync(args.path, 'utf8')
+      b.onLoad({filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/}, (args) => {
+        let text = readFileSync(args.path, 'utf8')
+        for (const edit of edits.filter((e) => e.file.test(args.path))) {
           if (text.split(edit.from).length !== 2) throw new Error(`scripts/bundle.mjs: ${args.path} no longer holds ${JSON.stringify(edit.from)} once; check the edit`)
-          return {contents: text.replace(edit.from, edit.to), loader: 'js'}
+          text = text.replace(edit.from, edit.to)
+          edit.applied = true
+        }
+        let lazied = false
+        text = text.replace(requireOf, (whole, name, importDefault, pkg) => {
+          // Only a binding read as `name.property` can be deferred; anything else keeps the eager require.
+          if (new RegExp(`\\b${name}\\b(?!\\.\\w)`).test(text.replace(whole, ''))) return whole
+          lazied = true
+          return `const ${name} = __fleetLazy(() => ${importDefault ? '__importDefault(' : ''}require("${pkg}")${importDefault ? ')' : ''});`
         })
-      }
+        return {contents: lazied ? text + lazyHelper : text, loader: 'js'}
+      })
+      b.onEnd(() => {
+        const missed = edits.filter((e) => !e.applied).map((e) => e.file)
+        if (missed.length > 0) throw new Error(`scripts/bundle.mjs: no file matched ${missed.join(', ')}; check the oclif edits`)
+      })
     },
   }
 }
