@@ -220,15 +220,15 @@ function unknownHook(h) {
 
 // ---- the launcher --------------------------------------------------------------------------------------------------
 writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
-// fleet's launcher, written by scripts/bundle.mjs. Node's compile cache (22.1+) is switched on before the bundle
-// loads, so cli.mjs is compiled once per version rather than at every start; \`fleet --version\` is answered without
-// loading oclif, with what oclif would print (its user agent). WSL, which oclif names as a platform of its own, goes
-// the long way.
-import module from 'node:module'
-import {existsSync, readFileSync} from 'node:fs'
-import {arch, platform, release} from 'node:os'
+// fleet's launcher, written by scripts/bundle.mjs. \`fleet --version\` is answered without loading oclif, with what
+// oclif would print (its user agent); WSL, which oclif names as a platform of its own, goes the long way. Anything else
+// switches Node's compile cache (22.1+) on before the bundle loads, so cli.mjs is compiled once per version rather than
+// at every start. Built-ins come from process.getBuiltinModule (22.3+) where there is one: an ES module import of
+// them builds a facade, measurable against \`node -e ""\`, which is what \`--version\` is compared with.
+const builtin = (name) => process.getBuiltinModule?.(name) ?? import(name).then((m) => m.default)
+const {existsSync, readFileSync} = await builtin('node:fs')
+const {arch, platform, release} = await builtin('node:os')
 
-module.enableCompileCache?.()
 const argv = process.argv.slice(2)
 const wsl = () => {
   try {
@@ -241,6 +241,7 @@ const wsl = () => {
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
 } else {
+  ;(await builtin('node:module')).enableCompileCache?.()
   const {main} = await import('./cli.mjs')
   await main()
 }
