@@ -3,7 +3,7 @@ import {readFile} from 'node:fs/promises'
 import {sep} from 'node:path'
 
 import {fileProblem} from '../base/files.js'
-import {describeToken, isoSeconds} from './credentials.js'
+import {isoSeconds, tokenExpires} from './credentials.js'
 import type {ResolvedContext} from './loading-rules.js'
 import {registerSecret, registerUrlSecrets} from './redact.js'
 import type {ClusterEntry, ExecConfig, UserEntry} from './types.js'
@@ -194,8 +194,8 @@ export async function checkContext(ctx: ResolvedContext, now = Date.now()): Prom
     }
   }
   if (token) {
-    const info = describeToken(token)
-    if (info.expires && Date.parse(info.expires) <= now) problems.push(`token expired ${info.expires}`)
+    const expires = tokenExpires(token)
+    if (expires && Date.parse(expires) <= now) problems.push(`token expired ${expires}`)
   }
   if ((user.token || user.tokenFile) && (user.username || user.password)) {
     problems.push('more than one authentication method (token and basic auth); only one is allowed')
