@@ -115,6 +115,10 @@ function builtinsThroughRequire() {
  *   ~8 ms CPU at every start. For ids made of lowercase letters, `-` and `:` (all of fleet's) ICU's root order is the
  *   code-unit order (checked over random such strings), so those are compared by code unit and any other by
  *   localeCompare, as before.
+ * - lib/logger.js makes a `debug` instance for every namespace oclif logs under, and logs while loading its config, so
+ *   the debug package (which reads DEBUG once, when it loads, and brings supports-color and tty) was evaluated at every
+ *   start (~5 ms). Its instances are now made on the first message when DEBUG is set, and messages are dropped without
+ *   it, as debug drops them: nothing in oclif or fleet calls debug.enable().
  * - lib/util/os.js's getPlatform(), run by every Config.load, imports wsl-utils dynamically for the one value it
  *   re-exports from is-wsl: a chunk of its own, linked at every start (~4 ms). It requires is-wsl (the same package and
  *   version) instead, which esbuild bundles into oclif's chunk; the value is the same.
@@ -128,6 +132,11 @@ function oclifStartupEdits() {
       to: '.sort((a, b) => (/^[a-z:-]*$/.test(a.id) && /^[a-z:-]*$/.test(b.id) ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.id.localeCompare(b.id)));',
     },
     {
+      file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]logger\.js$/,
+      from: '    const debug = (0, debug_1.default)(namespace);\n',
+      to: '    let real;\n    const debug = (...args) => (real === undefined && !process.env.DEBUG ? undefined : (real ??= (0, debug_1.default)(namespace))(...args));\n',
+    },
+    {
       file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]util[\\/]os\.js$/,
       from: "return (await import('wsl-utils')).isWsl ? 'wsl'",
       to: "return require('is-wsl').default ? 'wsl'",
@@ -136,10 +145,11 @@ function oclifStartupEdits() {
   // Packages oclif requires at the top of a module but uses only inside functions that fleet's common paths (help,
   // a command that succeeds) never call, or call late: finding commands by glob (tinyglobby, which brings fdir and
   // picomatch; the explicit strategy never globs), matching plugin names (minimatch), the spinner's frames, reading
-  // an rc file (lilconfig), templates (ejs), and the error and help formatters. Each such `require` becomes an object
+  // an rc file (lilconfig), templates (ejs), the error and help formatters, reading flags from stdin (node:readline),
+  // performance marks, made only with OCLIF_PERFORMANCE (node:perf_hooks), and debug (see above). Each such `require` becomes an object
   // that loads the package on its first property read (oclif reads these only as `x_1.name` or `x_1.default`,
   // checked when this was written), so a run that never uses one never evaluates it.
-  const lazy = ['tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
+  const lazy = ['node:readline', 'node:perf_hooks', 'debug', 'tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
   const requireOf = new RegExp(`^const (\\w+) = (__importDefault\\()?require\\("(${lazy.join('|')})"\\)\\)?;$`, 'gm')
   const lazyHelper = '\nfunction __fleetLazy(load) { let m; return new Proxy({}, {get: (_, k) => (m ??= load())[k]}) }\n'
   return {
