@@ -31,7 +31,7 @@ export async function listClusters(provider: ClusterProvider, options: ListOptio
   // Kubeconfig contexts come sorted by name, as kubectl get-contexts lists them.
   const refs = await selectForListing(provider, {selector: options.selector, context: options.context})
   const clusters = await Promise.all(refs.map(async (r) => {
-    const {credentials: _c, ...summary} = await describeRef(r)
+    const {credentials: _c, ...summary} = await describeRef(r, {credentials: false})
     return summary
   }))
   if (options.live) await goLive(refs, clusters, options.live)

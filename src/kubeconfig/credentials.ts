@@ -158,7 +158,11 @@ export async function bearerToken(user: UserEntry): Promise<string | undefined> 
   return token
 }
 
-export async function describeCredentials(cluster: ClusterEntry, user: UserEntry): Promise<CredentialDescription> {
+/**
+ * `tokens: false` leaves out the token's description (its fingerprint hashes the token), keeping what the kind, the CA
+ * and the expiry need: for `clusters list`, which shows no more.
+ */
+export async function describeCredentials(cluster: ClusterEntry, user: UserEntry, options: {tokens?: boolean} = {}): Promise<CredentialDescription> {
   const out: CredentialDescription = {auth: authKind(user), ca: caKind(cluster), problems: []}
   const expiries: string[] = []
 
@@ -179,7 +183,10 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
   if (user.token || user.tokenFile) {
     try {
       const token = await bearerToken(user)
-      if (token) {
+      if (token && options.tokens === false) {
+        const expires = tokenExpires(token)
+        if (expires) expiries.push(expires)
+      } else if (token) {
         out.token = describeToken(token)
         if (out.token.expires) expiries.push(out.token.expires)
       }

@@ -41,22 +41,40 @@ function index<T>(doc: KubeconfigDoc, section: Section, where: string): Map<stri
   return out
 }
 
-// Every string of a JSON text, and whether a colon follows it (then it is a key). Outside strings JSON has no quotes, so
-// matching strings one after another from the start tokenises them exactly.
-const JSON_STRING = /"(?:[^"\\]|\\.)*"(\s*:)?/g
-
-function countKeys(value: unknown): number {
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countKeys(v), 0)
-  if (typeof value !== 'object' || value === null) return 0
-  let n = 0
-  for (const key in value) n += 1 + countKeys((value as Record<string, unknown>)[key])
-  return n
+/** How many keys a JSON text writes: strings followed by a colon (outside strings JSON has no quotes). */
+function keysInText(text: string): number {
+  let keys = 0
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) !== 0x22) continue
+    // Past the string: a backslash escapes the next character.
+    for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+    let j = i + 1
+    while (j < text.length && (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x0a || text.charCodeAt(j) === 0x0d)) j++
+    if (text.charCodeAt(j) === 0x3a) keys++
+  }
+  return keys
 }
 
-function hasYamlOnlyKey(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(hasYamlOnlyKey)
-  if (typeof value !== 'object' || value === null) return false
-  return Object.keys(value).some((k) => k === '<<' || k === '__proto__' || hasYamlOnlyKey((value as Record<string, unknown>)[k]))
+/** How many keys a parsed document holds, or -1 when one of them is a key only YAML gives a meaning (`<<`, a merge) or
+ * that JSON.parse and the YAML parser store differently (`__proto__`). */
+function keysInDocument(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0
+  let n = 0
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const k = keysInDocument(v)
+      if (k < 0) return -1
+      n += k
+    }
+    return n
+  }
+  for (const key of Object.keys(value)) {
+    if (key === '<<' || key === '__proto__') return -1
+    const k = keysInDocument((value as Record<string, unknown>)[key])
+    if (k < 0) return -1
+    n += 1 + k
+  }
+  return n
 }
 
 /**
@@ -74,10 +92,9 @@ function jsonDocument(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined
   }
-  if (!isMapping(doc) || hasYamlOnlyKey(doc)) return undefined
-  let keys = 0
-  for (const m of text.matchAll(JSON_STRING)) if (m[1] !== undefined) keys++
-  return keys === countKeys(doc) ? doc : undefined
+  if (!isMapping(doc)) return undefined
+  const keys = keysInDocument(doc)
+  return keys >= 0 && keys === keysInText(text) ? doc : undefined
 }
 
 /** Parses kubeconfig text. `where` names the source in errors (a path, or a Secret). An empty document is an empty config. */
