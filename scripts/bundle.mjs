@@ -12,7 +12,6 @@
 import {cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {dirname, join, relative} from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
-import {builtinModules} from 'node:module'
 import {build} from 'esbuild'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -83,14 +82,17 @@ function keepLazyAndAssets() {
  * `import ... from 'node:http'` in an ES module makes Node 24 build the module's ESM facade, which reads every export,
  * including the lazy ones that load its bundled undici (checked: process.moduleLoadList then lists
  * internal/deps/undici/undici; `require('node:http')` does not): tens of milliseconds at every start of a command that
- * reaches the HTTP client. The same holds for every built-in: `import process from 'node:process'` (is-wsl, chalk's
- * supports-color) reads process.allowedNodeEnvironmentFlags, whose getter builds a set of every Node option (~7 ms CPU
- * in a profile of `clusters list`). Through require() the bundle gets the same objects without the facades.
+ * reaches the HTTP client. `import process from 'node:process'` (is-wsl, chalk's supports-color) reads
+ * process.allowedNodeEnvironmentFlags, whose getter builds a set of every Node option (~7 ms CPU in a profile of
+ * `clusters list`). Through require() the bundle gets the same objects without the facades.
  */
-const BUILTINS = new Set(builtinModules.filter((m) => !m.startsWith('_')))
-function builtinsThroughRequire() {
+// Only those two: each shim is a module, and esbuild puts one shared by several commands in a chunk of its own, which
+// costs a file to resolve, read and link at start-up (routing every built-in so made 17 extra chunks for `clusters
+// list` and cost about what it saved).
+const BUILTINS = new Set(['http', 'process'])
+function facadesThroughRequire() {
   return {
-    name: 'fleet-builtins-through-require',
+    name: 'fleet-facades-through-require',
     setup(b) {
       b.onResolve({filter: /^(node:)?[a-z][a-z0-9_/]*$/}, (args) => {
         const name = args.path.replace(/^node:/, '')
@@ -194,7 +196,7 @@ const built = await build({
   entryNames: 'cli',
   chunkNames: '[name]-[hash]',
   outExtension: {'.js': '.mjs'},
-  plugins: [keepLazyAndAssets(), builtinsThroughRequire(), oclifStartupEdits()],
+  plugins: [keepLazyAndAssets(), facadesThroughRequire(), oclifStartupEdits()],
   // The CommonJS packages (oclif, ajv, ...) call require() for Node's built-ins; an ES module has no require of its own.
   banner: {js: "import {createRequire as __fleetCreateRequire} from 'node:module';const require = __fleetCreateRequire(import.meta.url);"},
   // oclif requires typescript only to read a tsconfig.json in development; dist/bundle/ has none.
