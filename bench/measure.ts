@@ -36,6 +36,21 @@ export function once(c: Cmd): Sample {
   return {wallMs, cpuMs: (user + sys) * 1000, rssMb: rssKb / 1024, status}
 }
 
+/**
+ * CPU time (user + sys, ms) of one run, to the millisecond: /usr/bin/time prints it in hundredths of a second, too
+ * coarse beside `node -e ""` (~30 ms). bash's `times` prints its children's CPU time to the millisecond, and its own
+ * start is not in it. A separate run from once()'s, whose wall time has no bash in it.
+ */
+export function cpuOnce(c: Cmd): number {
+  const r = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; s=$?; times; exit $s', 'bash', c.cmd, ...c.args], {env: {...process.env, ...c.env}, encoding: 'utf8'})
+  if (!(c.okCodes ?? [0]).includes(r.status ?? -1)) throw new Error(`${c.cmd} ${c.args.join(' ')} exited with ${r.status}`)
+  // Second line: the children's user and system time, e.g. "0m0.031s 0m0.004s".
+  const children = r.stdout.trim().split('\n')[1]?.match(/(\d+)m([\d.]+)s (\d+)m([\d.]+)s/)
+  if (!children) throw new Error(`bash times printed ${JSON.stringify(r.stdout)}`)
+  const [, um, us, sm, ss] = children
+  return (Number(um) * 60 + Number(us) + Number(sm) * 60 + Number(ss)) * 1000
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
@@ -48,14 +63,22 @@ export interface Timing {
   rssMb: number
 }
 
-/** Median of `runs` for each command (runs[k] may differ per command), interleaved in alternating order. */
-export function timeAll(cmds: Cmd[], runs: number | number[]): Timing[] {
+/**
+ * Median of `runs` for each command (runs[k] may differ per command), interleaved in alternating order. preciseCpu:
+ * each sample also runs the command under cpuOnce(), whose CPU time (to the millisecond) replaces /usr/bin/time's.
+ */
+export function timeAll(cmds: Cmd[], runs: number | number[], options: {preciseCpu?: boolean} = {}): Timing[] {
   const want = cmds.map((_, k) => (Array.isArray(runs) ? runs[k] : runs))
   const samples = cmds.map(() => [] as Sample[])
   for (let i = 0; i < Math.max(...want); i++) {
     const order = cmds.map((_, k) => k)
     if (i % 2 === 1) order.reverse()
-    for (const k of order) if (i < want[k]) samples[k].push(once(cmds[k]))
+    for (const k of order) {
+      if (i >= want[k]) continue
+      const sample = once(cmds[k])
+      if (options.preciseCpu) sample.cpuMs = cpuOnce(cmds[k])
+      samples[k].push(sample)
+    }
   }
   return samples.map((s) => ({
     runs: s.length,

@@ -82,21 +82,104 @@ function keepLazyAndAssets() {
  * `import ... from 'node:http'` in an ES module makes Node 24 build the module's ESM facade, which reads every export,
  * including the lazy ones that load its bundled undici (checked: process.moduleLoadList then lists
  * internal/deps/undici/undici; `require('node:http')` does not): tens of milliseconds at every start of a command that
- * reaches the HTTP client. Through require() the bundle gets the same object without the facade.
+ * reaches the HTTP client. `import process from 'node:process'` (is-wsl, chalk's supports-color) reads
+ * process.allowedNodeEnvironmentFlags, whose getter builds a set of every Node option (~7 ms CPU in a profile of
+ * `clusters list`). Through require() the bundle gets the same objects without the facades.
  */
-function httpThroughRequire() {
+// Only those two: each shim is a module, and esbuild puts one shared by several commands in a chunk of its own, which
+// costs a file to resolve, read and link at start-up (routing every built-in so made 17 extra chunks for `clusters
+// list` and cost about what it saved).
+const BUILTINS = new Set(['http', 'process'])
+function facadesThroughRequire() {
   return {
-    name: 'fleet-http-through-require',
+    name: 'fleet-facades-through-require',
     setup(b) {
-      b.onResolve({filter: /^(node:)?http$/}, (args) => {
+      b.onResolve({filter: /^(node:)?[a-z][a-z0-9_/]*$/}, (args) => {
+        const name = args.path.replace(/^node:/, '')
+        if (!BUILTINS.has(name)) return undefined
         // The shim's own require() is Node's (left external): resolving it to the shim again made module.exports the
         // shim itself, an empty object (http.request and http.Agent undefined: plain-http clusters and proxies broke).
-        if (args.namespace === 'fleet-cjs-builtin') return {path: 'node:http', external: true}
-        // Packages (the proxy agents, loaded only when a cluster names a proxy) keep their own import of node:http.
+        if (args.namespace === 'fleet-cjs-builtin') return {path: `node:${name}`, external: true}
+        // Packages (the proxy agents, loaded only when a cluster names a proxy) keep their own import.
         if (args.importer.includes('/node_modules/')) return undefined
-        return {path: 'node:http', namespace: 'fleet-cjs-builtin'}
+        return {path: `node:${name}`, namespace: 'fleet-cjs-builtin'}
       })
       b.onLoad({filter: /.*/, namespace: 'fleet-cjs-builtin'}, (args) => ({contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js'}))
+    },
+  }
+}
+
+/**
+ * Two edits to @oclif/core (4.14.0) that change no behaviour of the bundle and that profiles of every start-up showed
+ * (docs/decisions.md, "What is left at start-up"). Each must match exactly once, so an oclif upgrade that moves the
+ * code fails the build instead of silently dropping the edit.
+ * - lib/index.js calls checkNodeVersion() at import: it loads semver (~5 ms of evaluation) to compare Node's version with
+ *   oclif's `engines`, read with require('<oclif>/package.json'), which is not in dist/bundle/; the require throws, the
+ *   function swallows it, and nothing is ever checked. fleet's own `engines` (>=22) is the stricter floor anyway.
+ * - lib/config/plugin.js sorts the manifest's commands with localeCompare, whose first call builds an ICU collator:
+ *   ~8 ms CPU at every start. For ids made of lowercase letters, `-` and `:` (all of fleet's) ICU's root order is the
+ *   code-unit order (checked over random such strings), so those are compared by code unit and any other by
+ *   localeCompare, as before.
+ * - lib/logger.js makes a `debug` instance for every namespace oclif logs under, and logs while loading its config, so
+ *   the debug package (which reads DEBUG once, when it loads, and brings supports-color and tty) was evaluated at every
+ *   start (~5 ms). Its instances are now made on the first message when DEBUG is set, and messages are dropped without
+ *   it, as debug drops them: nothing in oclif or fleet calls debug.enable().
+ * - lib/util/os.js's getPlatform(), run by every Config.load, imports wsl-utils dynamically for the one value it
+ *   re-exports from is-wsl: a chunk of its own, linked at every start (~4 ms). It requires is-wsl (the same package and
+ *   version) instead, which esbuild bundles into oclif's chunk; the value is the same.
+ */
+function oclifStartupEdits() {
+  const edits = [
+    {file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]index\.js$/, from: '\ncheckNodeVersion();\n', to: '\n'},
+    {
+      file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/,
+      from: '.sort((a, b) => a.id.localeCompare(b.id));',
+      to: '.sort((a, b) => (/^[a-z:-]*$/.test(a.id) && /^[a-z:-]*$/.test(b.id) ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.id.localeCompare(b.id)));',
+    },
+    {
+      file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]logger\.js$/,
+      from: '    const debug = (0, debug_1.default)(namespace);\n',
+      to: '    let real;\n    const debug = (...args) => (real === undefined && !process.env.DEBUG ? undefined : (real ??= (0, debug_1.default)(namespace))(...args));\n',
+    },
+    {
+      file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]util[\\/]os\.js$/,
+      from: "return (await import('wsl-utils')).isWsl ? 'wsl'",
+      to: "return require('is-wsl').default ? 'wsl'",
+    },
+  ]
+  // Packages oclif requires at the top of a module but uses only inside functions that fleet's common paths (help,
+  // a command that succeeds) never call, or call late: finding commands by glob (tinyglobby, which brings fdir and
+  // picomatch; the explicit strategy never globs), matching plugin names (minimatch), the spinner's frames, reading
+  // an rc file (lilconfig), templates (ejs), the error and help formatters, reading flags from stdin (node:readline),
+  // performance marks, made only with OCLIF_PERFORMANCE (node:perf_hooks), and debug (see above). Each such `require` becomes an object
+  // that loads the package on its first property read (oclif reads these only as `x_1.name` or `x_1.default`,
+  // checked when this was written), so a run that never uses one never evaluates it.
+  const lazy = ['node:readline', 'node:perf_hooks', 'debug', 'tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
+  const requireOf = new RegExp(`^const (\\w+) = (__importDefault\\()?require\\("(${lazy.join('|')})"\\)\\)?;$`, 'gm')
+  const lazyHelper = '\nfunction __fleetLazy(load) { let m; return new Proxy({}, {get: (_, k) => (m ??= load())[k]}) }\n'
+  return {
+    name: 'fleet-oclif-startup-edits',
+    setup(b) {
+      b.onLoad({filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/}, (args) => {
+        let text = readFileSync(args.path, 'utf8')
+        for (const edit of edits.filter((e) => e.file.test(args.path))) {
+          if (text.split(edit.from).length !== 2) throw new Error(`scripts/bundle.mjs: ${args.path} no longer holds ${JSON.stringify(edit.from)} once; check the edit`)
+          text = text.replace(edit.from, edit.to)
+          edit.applied = true
+        }
+        let lazied = false
+        text = text.replace(requireOf, (whole, name, importDefault, pkg) => {
+          // Only a binding read as `name.property` can be deferred; anything else keeps the eager require.
+          if (new RegExp(`\\b${name}\\b(?!\\.\\w)`).test(text.replace(whole, ''))) return whole
+          lazied = true
+          return `const ${name} = __fleetLazy(() => ${importDefault ? '__importDefault(' : ''}require("${pkg}")${importDefault ? ')' : ''});`
+        })
+        return {contents: lazied ? text + lazyHelper : text, loader: 'js'}
+      })
+      b.onEnd(() => {
+        const missed = edits.filter((e) => !e.applied).map((e) => e.file)
+        if (missed.length > 0) throw new Error(`scripts/bundle.mjs: no file matched ${missed.join(', ')}; check the oclif edits`)
+      })
     },
   }
 }
@@ -116,12 +199,12 @@ const built = await build({
   entryNames: 'cli',
   chunkNames: '[name]-[hash]',
   outExtension: {'.js': '.mjs'},
-  plugins: [keepLazyAndAssets(), httpThroughRequire()],
+  plugins: [keepLazyAndAssets(), facadesThroughRequire(), oclifStartupEdits()],
   // The CommonJS packages (oclif, ajv, ...) call require() for Node's built-ins; an ES module has no require of its own.
   banner: {js: "import {createRequire as __fleetCreateRequire} from 'node:module';const require = __fleetCreateRequire(import.meta.url);"},
   // oclif requires typescript only to read a tsconfig.json in development; dist/bundle/ has none.
   external: ['typescript'],
-  minify: true,
+  minify: !process.env.FLEET_BUNDLE_NOMINIFY,
   // Error and class names stay readable in messages and stack traces.
   keepNames: true,
   legalComments: 'linked',
@@ -152,15 +235,15 @@ function unknownHook(h) {
 
 // ---- the launcher --------------------------------------------------------------------------------------------------
 writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
-// fleet's launcher, written by scripts/bundle.mjs. Node's compile cache (22.1+) is switched on before the bundle
-// loads, so cli.mjs is compiled once per version rather than at every start; \`fleet --version\` is answered without
-// loading oclif, with what oclif would print (its user agent). WSL, which oclif names as a platform of its own, goes
-// the long way.
-import module from 'node:module'
-import {existsSync, readFileSync} from 'node:fs'
-import {arch, platform, release} from 'node:os'
+// fleet's launcher, written by scripts/bundle.mjs. \`fleet --version\` is answered without loading oclif, with what
+// oclif would print (its user agent); WSL, which oclif names as a platform of its own, goes the long way. Anything else
+// switches Node's compile cache (22.1+) on before the bundle loads, so cli.mjs is compiled once per version rather than
+// at every start. Built-ins come from process.getBuiltinModule (22.3+) where there is one: an ES module import of
+// them builds a facade, measurable against \`node -e ""\`, which is what \`--version\` is compared with.
+const builtin = (name) => process.getBuiltinModule?.(name) ?? import(name).then((m) => m.default)
+const {existsSync, readFileSync} = await builtin('node:fs')
+const {arch, platform, release} = await builtin('node:os')
 
-module.enableCompileCache?.()
 const argv = process.argv.slice(2)
 const wsl = () => {
   try {
@@ -173,6 +256,7 @@ const wsl = () => {
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
 } else {
+  ;(await builtin('node:module')).enableCompileCache?.()
   const {main} = await import('./cli.mjs')
   await main()
 }

@@ -2,7 +2,6 @@ import type {ClusterProvider, ClusterRef, ProviderFailure} from '../providers/ty
 import {placeFailures} from '../fleet/failures.js'
 import {type RunOptions, runOverClusters} from '../fleet/runner.js'
 import {selectForListing} from '../fleet/select.js'
-import {readClusterId} from './ids.js'
 import {type ClusterSummary, describeRef} from './summary.js'
 
 /** `clusters list`: every cluster the providers know, described without the network unless asked to go live. */
@@ -31,7 +30,7 @@ export async function listClusters(provider: ClusterProvider, options: ListOptio
   // Kubeconfig contexts come sorted by name, as kubectl get-contexts lists them.
   const refs = await selectForListing(provider, {selector: options.selector, context: options.context})
   const clusters = await Promise.all(refs.map(async (r) => {
-    const {credentials: _c, ...summary} = await describeRef(r)
+    const {credentials: _c, ...summary} = await describeRef(r, {credentials: false})
     return summary
   }))
   if (options.live) await goLive(refs, clusters, options.live)
@@ -46,6 +45,8 @@ function failedProviderRow(f: ProviderFailure): ClusterSummary {
 /** Reads each reachable cluster's id; a cluster that does not answer becomes not ready with the reason. */
 async function goLive(refs: ClusterRef[], items: ClusterSummary[], run: RunOptions): Promise<void> {
   const reachable = refs.map((r, i) => ({r, i})).filter(({i}) => items[i].server !== undefined)
+  // Loaded with --live only: it brings the hub providers' constants, which a plain list does not need.
+  const {readClusterId} = await import('./ids.js')
   const results = await runOverClusters(reachable.map(({r}) => r), ({client}) => readClusterId(client), run)
   results.forEach((res, k) => {
     const item = items[reachable[k].i]

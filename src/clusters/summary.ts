@@ -35,7 +35,7 @@ export interface ClusterDetails extends ClusterSummary {
 }
 
 /** Everything known without the network, credentials described (never included). */
-export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
+export async function describeRef(ref: ClusterRef, options: {credentials?: boolean} = {}): Promise<ClusterDetails> {
   const out: ClusterDetails = {
     name: ref.name,
     provider: ref.provider,
@@ -55,11 +55,12 @@ export async function describeRef(ref: ClusterRef): Promise<ClusterDetails> {
   try {
     const ctx = await ref.resolve()
     out.namespace = ctx.namespace
-    const {auth, ca, expires, ...rest} = await describeCredentials(ctx.cluster, ctx.user)
+    // credentials: false (a list) spares describing what is not shown, such as each token's fingerprint.
+    const {auth, ca, expires, ...rest} = await describeCredentials(ctx.cluster, ctx.user, {tokens: options.credentials !== false})
     out.auth = auth
     out.ca = ca ?? caKind(ctx.cluster)
     out.expires = expires
-    out.credentials = rest
+    if (options.credentials !== false) out.credentials = rest
     // READY means usable: what kubectl would refuse before sending a request makes the cluster not ready, with why.
     const {problems} = await checkContext(ctx)
     if (problems.length > 0 && out.ready) {

@@ -1,7 +1,7 @@
 import {mapLimit} from '../base/concurrency.js'
 import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
-import {KubeClient} from '../kube/client.js'
+import type {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {RequestLog} from '../kube/request-log.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -60,6 +60,9 @@ export async function runOverClusters<T>(
       if (!ref.ready && !ref.server) throw new FleetError('config', ref.reason ?? 'not ready')
       const job = (async () => {
         const context = await ref.resolve()
+        // Loaded on the first connection, not with the module: commands that only list clusters never load the HTTP
+        // client (node:https, node:tls) at start-up.
+        const {KubeClient} = await import('../kube/client.js')
         const client = await KubeClient.connect(context, {
           timeoutMs: options.requestTimeoutMs,
           clusterName: ref.name,

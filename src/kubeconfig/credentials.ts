@@ -113,11 +113,8 @@ const seconds = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v *
 /** Describes a bearer token; JWT claims are decoded without verifying (fleet does not hold the issuer's keys). */
 export function describeToken(token: string): TokenInfo {
   const info: TokenInfo = {fingerprint: fingerprint(token), jwt: false}
-  const parts = token.split('.')
-  if (parts.length !== 3) return info
-  const header = decodeSegment(parts[0])
-  const claims = decodeSegment(parts[1])
-  if (!header || !claims) return info
+  const claims = jwtClaims(token)
+  if (!claims) return info
   info.jwt = true
   if (typeof claims.iss === 'string') info.issuer = claims.iss
   if (typeof claims.sub === 'string') info.subject = claims.sub
@@ -126,6 +123,20 @@ export function describeToken(token: string): TokenInfo {
   info.expires = seconds(claims.exp)
   info.issuedAt = seconds(claims.iat)
   return info
+}
+
+/** The claims of a token shaped as a JWT (three segments, the first two JSON objects), not verified. */
+function jwtClaims(token: string): Record<string, unknown> | undefined {
+  const parts = token.split('.')
+  if (parts.length !== 3) return undefined
+  const header = decodeSegment(parts[0])
+  const claims = decodeSegment(parts[1])
+  return header && claims ? claims : undefined
+}
+
+/** When a JWT bearer token expires (describeToken's `expires`), without the fingerprint's hash: readiness needs no more. */
+export function tokenExpires(token: string): string | undefined {
+  return seconds(jwtClaims(token)?.exp)
 }
 
 async function readText(path: string): Promise<string> {
@@ -147,7 +158,11 @@ export async function bearerToken(user: UserEntry): Promise<string | undefined> 
   return token
 }
 
-export async function describeCredentials(cluster: ClusterEntry, user: UserEntry): Promise<CredentialDescription> {
+/**
+ * `tokens: false` leaves out the token's description (its fingerprint hashes the token), keeping what the kind, the CA
+ * and the expiry need: for `clusters list`, which shows no more.
+ */
+export async function describeCredentials(cluster: ClusterEntry, user: UserEntry, options: {tokens?: boolean} = {}): Promise<CredentialDescription> {
   const out: CredentialDescription = {auth: authKind(user), ca: caKind(cluster), problems: []}
   const expiries: string[] = []
 
@@ -168,7 +183,10 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
   if (user.token || user.tokenFile) {
     try {
       const token = await bearerToken(user)
-      if (token) {
+      if (token && options.tokens === false) {
+        const expires = tokenExpires(token)
+        if (expires) expiries.push(expires)
+      } else if (token) {
         out.token = describeToken(token)
         if (out.token.expires) expiries.push(out.token.expires)
       }

@@ -41,10 +41,66 @@ function index<T>(doc: KubeconfigDoc, section: Section, where: string): Map<stri
   return out
 }
 
+/** How many keys a JSON text writes: strings followed by a colon (outside strings JSON has no quotes). */
+function keysInText(text: string): number {
+  let keys = 0
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) !== 0x22) continue
+    // Past the string: a backslash escapes the next character.
+    for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+    let j = i + 1
+    while (j < text.length && (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x0a || text.charCodeAt(j) === 0x0d)) j++
+    if (text.charCodeAt(j) === 0x3a) keys++
+  }
+  return keys
+}
+
+/** How many keys a parsed document holds, or -1 when one of them is a key only YAML gives a meaning (`<<`, a merge) or
+ * that JSON.parse and the YAML parser store differently (`__proto__`). */
+function keysInDocument(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0
+  let n = 0
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const k = keysInDocument(v)
+      if (k < 0) return -1
+      n += k
+    }
+    return n
+  }
+  for (const key of Object.keys(value)) {
+    if (key === '<<' || key === '__proto__') return -1
+    const k = keysInDocument((value as Record<string, unknown>)[key])
+    if (k < 0) return -1
+    n += 1 + k
+  }
+  return n
+}
+
+/**
+ * A kubeconfig written as JSON (tools generate them so) read by JSON.parse, ten times faster than the YAML parser
+ * over 2,000 contexts: `undefined` whenever the YAML parser could read the text differently, so that it decides.
+ * Those cases: not a JSON object, characters YAML treats specially that JSON allows (tabs, Unicode line breaks),
+ * a key that appears twice in one mapping (YAML refuses it, JSON.parse keeps the last: told by counting the keys of
+ * the text against those of the result), and the YAML-only keys `<<` (a merge) and `__proto__`.
+ */
+function jsonDocument(text: string): Record<string, unknown> | undefined {
+  if (!/^\s*\{/.test(text) || /[\t\u0085\u2028\u2029]/.test(text)) return undefined
+  let doc: unknown
+  try {
+    doc = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (!isMapping(doc)) return undefined
+  const keys = keysInDocument(doc)
+  return keys >= 0 && keys === keysInText(text) ? doc : undefined
+}
+
 /** Parses kubeconfig text. `where` names the source in errors (a path, or a Secret). An empty document is an empty config. */
 export function parseKubeconfig(text: string, where: string): KubeconfigFile {
   // client-go reads the first document of a multi-document file and ignores the rest.
-  let loaded = loadYaml(text, where, {firstDocument: true})
+  let loaded = jsonDocument(text) ?? loadYaml(text, where, {firstDocument: true})
   if (loaded === undefined || loaded === null) loaded = {}
   if (!isMapping(loaded)) throw new ConfigError(`${where}: a kubeconfig must be a YAML mapping`)
   const doc = loaded as KubeconfigDoc

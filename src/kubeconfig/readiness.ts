@@ -3,7 +3,7 @@ import {readFile} from 'node:fs/promises'
 import {sep} from 'node:path'
 
 import {fileProblem} from '../base/files.js'
-import {describeToken, isoSeconds} from './credentials.js'
+import {isoSeconds, tokenExpires} from './credentials.js'
 import type {ResolvedContext} from './loading-rules.js'
 import {registerSecret, registerUrlSecrets} from './redact.js'
 import type {ClusterEntry, ExecConfig, UserEntry} from './types.js'
@@ -112,13 +112,23 @@ async function material(entry: ClusterEntry | UserEntry, key: string, problems: 
   return undefined
 }
 
+// Parsed certificates by their PEM text: contexts of one fleet mostly share a few CAs, and parsing one took ~10 µs of
+// CPU per context (24 ms over 2,000 contexts in a profile of `clusters list`). null: not a valid certificate.
+const parsed = new Map<string, X509Certificate | null>()
+
 function certificate(pem: Buffer, what: string, problems: string[]): X509Certificate | undefined {
-  try {
-    return new X509Certificate(pem)
-  } catch {
-    problems.push(`${what}: not a valid PEM certificate`)
-    return undefined
+  const key = pem.toString('latin1')
+  let cert = parsed.get(key)
+  if (cert === undefined) {
+    try {
+      cert = new X509Certificate(pem)
+    } catch {
+      cert = null
+    }
+    parsed.set(key, cert)
   }
+  if (cert === null) problems.push(`${what}: not a valid PEM certificate`)
+  return cert ?? undefined
 }
 
 export async function checkContext(ctx: ResolvedContext, now = Date.now()): Promise<Readiness> {
@@ -184,8 +194,8 @@ export async function checkContext(ctx: ResolvedContext, now = Date.now()): Prom
     }
   }
   if (token) {
-    const info = describeToken(token)
-    if (info.expires && Date.parse(info.expires) <= now) problems.push(`token expired ${info.expires}`)
+    const expires = tokenExpires(token)
+    if (expires && Date.parse(expires) <= now) problems.push(`token expired ${expires}`)
   }
   if ((user.token || user.tokenFile) && (user.username || user.password)) {
     problems.push('more than one authentication method (token and basic auth); only one is allowed')

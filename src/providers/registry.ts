@@ -12,15 +12,8 @@ import {
 } from '../config/fleet-config.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {RequestLog} from '../kube/request-log.js'
-import {ClusterApiProvider} from './hub/cluster-api.js'
-import {ClusterInventoryProvider} from './hub/cluster-inventory.js'
 import {FileProvider} from './file.js'
 import type {HubOptions} from './hub/client.js'
-import {KcpProvider} from './kcp.js'
-import {KindProvider} from './kind.js'
-import {KubeconfigSecretProvider} from './hub/kubeconfig-secret.js'
-import {MultiProvider} from './multi.js'
-import {NamespaceProvider} from './hub/namespace.js'
 import type {ClusterProvider, ClusterRef, ProviderFailure} from './types.js'
 
 export interface ProviderFlags {
@@ -51,22 +44,24 @@ export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): 
   return {kubeconfig: base?.kubeconfig, context: over.context}
 }
 
-export function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): ClusterProvider {
+// Each provider but the file provider is imported when a run uses it: listing kubeconfig contexts, the common case,
+// does not load the hub providers, kcp's or kind's (docs/decisions.md, "What is left at start-up").
+export async function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): Promise<ClusterProvider> {
   switch (entry.type) {
     case 'file':
       return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env, labels: entry.labels})
     case 'kubeconfig':
-      return new KubeconfigSecretProvider({...entry, hub}, options)
+      return new (await import('./hub/kubeconfig-secret.js')).KubeconfigSecretProvider({...entry, hub}, options)
     case 'cluster-api':
-      return new ClusterApiProvider({...entry, hub}, options)
+      return new (await import('./hub/cluster-api.js')).ClusterApiProvider({...entry, hub}, options)
     case 'cluster-inventory':
-      return new ClusterInventoryProvider({...entry, hub}, options)
+      return new (await import('./hub/cluster-inventory.js')).ClusterInventoryProvider({...entry, hub}, options)
     case 'namespace':
-      return new NamespaceProvider({...entry, hub}, options)
+      return new (await import('./hub/namespace.js')).NamespaceProvider({...entry, hub}, options)
     case 'kind':
-      return new KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env})
+      return new (await import('./kind.js')).KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env})
     case 'kcp':
-      return new KcpProvider({...entry, hub}, options)
+      return new (await import('./kcp.js')).KcpProvider({...entry, hub}, options)
   }
 }
 
@@ -106,8 +101,10 @@ export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvid
     return createProvider(withFlags, mergeHub(mergeHub(config?.hub, 'hub' in entry ? entry.hub : undefined), flagHub), options)
   }
   if (!config) return new FileProvider({env, cwd})
-  const providers = config.providers.map((p) => createProvider(p, mergeHub(config.hub, 'hub' in p ? p.hub : undefined), options))
-  return providers.length === 1 ? providers[0] : new MultiProvider(providers)
+  // One after another, as before: with several misconfigured providers, the first one's error is the one reported.
+  const providers: ClusterProvider[] = []
+  for (const p of config.providers) providers.push(await createProvider(p, mergeHub(config.hub, 'hub' in p ? p.hub : undefined), options))
+  return providers.length === 1 ? providers[0] : new (await import('./multi.js')).MultiProvider(providers)
 }
 
 function unknownProvider(name: string, config: FleetConfig | undefined): ConfigError {

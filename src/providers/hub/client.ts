@@ -1,6 +1,6 @@
 import {ConfigError, FleetError} from '../../base/errors.js'
 import type {HubSpec} from '../../config/fleet-config.js'
-import {KubeClient} from '../../kube/client.js'
+import type {KubeClient} from '../../kube/client.js'
 import type {ExecCredentialRunner} from '../../kube/exec-credential.js'
 import type {RequestLog} from '../../kube/request-log.js'
 import {inClusterAvailable, inClusterContext, useInCluster} from '../../kubeconfig/in-cluster.js'
@@ -81,15 +81,21 @@ export class Hub {
   }
 
   private client(): Promise<KubeClient> {
+    // The HTTP client (and with it node:https and node:tls) is loaded only when a hub is contacted: commands that list
+    // file clusters never pay for it (docs/decisions.md, "What is left at start-up").
     this.clientPromise ??= this.context().then((ctx) =>
-      KubeClient.connect(ctx.cluster.server ? {...ctx, cluster: {...ctx.cluster, server: this.serverOf(ctx.cluster.server)}} : ctx, {
-        timeoutMs: this.options.requestTimeoutMs,
-        clusterName: `hub ${ctx.contextName}`,
-        exec: this.options.exec,
-        log: this.options.log,
-      }).catch((error) => {
-        throw this.wrap(error)
-      }),
+      import('../../kube/client.js')
+        .then(({KubeClient}) =>
+          KubeClient.connect(ctx.cluster.server ? {...ctx, cluster: {...ctx.cluster, server: this.serverOf(ctx.cluster.server)}} : ctx, {
+            timeoutMs: this.options.requestTimeoutMs,
+            clusterName: `hub ${ctx.contextName}`,
+            exec: this.options.exec,
+            log: this.options.log,
+          }),
+        )
+        .catch((error) => {
+          throw this.wrap(error)
+        }),
     )
     return this.clientPromise
   }
