@@ -1,10 +1,12 @@
 import {createHash} from 'node:crypto'
 import {open, readFile, unlink} from 'node:fs/promises'
+import type {V1ClusterRoleBinding, V1RoleBinding} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
@@ -354,7 +356,7 @@ async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules:
   const list = async (path: string) => {
     const res = await target.request('GET', `${path}?${sel}`)
     if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${path}`)
-    return (JSON.parse(res.body) as {items: Array<{metadata: {namespace?: string}; roleRef: {kind: string; name: string}}>}).items
+    return (JSON.parse(res.body) as {items: Array<Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}>}).items
   }
   const crbs = await list('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')
   const rbs = await list('/apis/rbac.authorization.k8s.io/v1/rolebindings')
