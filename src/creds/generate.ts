@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 import {constants} from 'node:fs'
 import {access, readFile, stat, writeFile} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
-import type {V1Namespace, V1ServiceAccount} from '@kubernetes/client-node'
+import type {V1ClusterRole, V1Namespace, V1ServiceAccount} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {accessReview} from '../access/access-review.js'
@@ -128,7 +128,7 @@ async function resolveAccess(req: AccessRequest, target: KubeClient | undefined)
     return {kind: 'preset', name: p.name, rules: p.rules}
   }
   if ('rulesFile' in req) return {kind: 'rules', file: req.rulesFile, rules: await loadRulesFile(req.rulesFile)}
-  const role = target ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', req.clusterRole) : undefined
+  const role = target ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', req.clusterRole) : undefined
   if (!role) throw new ConfigError(`--cluster-role: ClusterRole "${req.clusterRole}" not found on the cluster`)
   return {kind: 'cluster-role', name: req.clusterRole, rules: role.rules ?? []}
 }

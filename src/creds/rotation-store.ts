@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 import {open, readFile, unlink} from 'node:fs/promises'
-import type {V1ClusterRoleBinding, V1RoleBinding} from '@kubernetes/client-node'
+import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {FleetError} from '../base/errors.js'
@@ -183,8 +183,8 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
   if (a.startsWith('preset ')) return findPreset(a.slice('preset '.length)).rules
   const roleName = a.startsWith('ClusterRole ') ? a.slice('ClusterRole '.length) : roleBaseName(id)
   const role = a.startsWith('ClusterRole ') || namespaces.length === 0
-    ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', roleName)
-    : await getObject<{rules?: PolicyRule[]}>(target, 'Role', roleName, namespaces[0])
+    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', roleName)
+    : await getObject<Wire<V1Role>>(target, 'Role', roleName, namespaces[0])
   if (!role) throw new FleetError('config', `the grant (${a || 'unknown access'}) is not on the cluster any more: nothing to verify a new credential against`)
   return role.rules ?? []
 }
@@ -363,8 +363,8 @@ async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules:
   const b = crbs[0] ?? rbs[0]
   if (!b) throw new FleetError('config', `no RBAC binding labelled for ${credentialId(id)} on the cluster: nothing to verify a new credential against`)
   const role = b.roleRef.kind === 'ClusterRole'
-    ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', b.roleRef.name)
-    : await getObject<{rules?: PolicyRule[]}>(target, 'Role', b.roleRef.name, b.metadata.namespace)
+    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', b.roleRef.name)
+    : await getObject<Wire<V1Role>>(target, 'Role', b.roleRef.name, b.metadata.namespace)
   return {rules: role?.rules ?? [], namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))]}
 }
 
