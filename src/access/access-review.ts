@@ -1,4 +1,6 @@
+import type {V1SelfSubjectAccessReviewSpec, V1SubjectAccessReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
+import type {Wire} from '../kube/objects.js'
 import {createReview} from './review.js'
 
 /** The attributes of one SelfSubjectAccessReview, in the API's own field names. */
@@ -28,10 +30,10 @@ export interface AccessDecision {
 }
 
 export async function accessReview(client: KubeClient, attributes: AccessAttributes): Promise<AccessDecision> {
-  const spec = attributes.resource
+  const spec = (attributes.resource
     ? {resourceAttributes: dropEmpty({...attributes.resource})}
-    : {nonResourceAttributes: {...attributes.nonResource}}
-  const review = await createReview<Partial<AccessDecision>>(client, {
+    : {nonResourceAttributes: {...attributes.nonResource}}) satisfies Wire<V1SelfSubjectAccessReviewSpec>
+  const review = await createReview<Partial<Wire<V1SubjectAccessReviewStatus>>>(client, {
     group: 'authorization.k8s.io',
     versions: ['v1'],
     resource: 'selfsubjectaccessreviews',

@@ -1,4 +1,6 @@
+import type {V1SelfSubjectRulesReviewSpec, V1SubjectRulesReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
+import type {Wire} from '../kube/objects.js'
 import {createReview} from './review.js'
 import {type ResourceRule, type RiskFinding, assessRules} from './risk.js'
 
@@ -21,12 +23,8 @@ export interface RulesReview {
   risks: RiskFinding[]
 }
 
-interface RawStatus {
-  resourceRules?: Array<Partial<ResourceRule>>
-  nonResourceRules?: Array<Partial<NonResourceRule>>
-  incomplete?: boolean
-  evaluationError?: string
-}
+/** Partial: createReview answers {} when the server sent no status. */
+type RawStatus = Partial<Wire<V1SubjectRulesReviewStatus>>
 
 export async function rulesReview(client: KubeClient, namespace: string): Promise<RulesReview> {
   const review = await createReview<RawStatus>(client, {
@@ -34,7 +32,7 @@ export async function rulesReview(client: KubeClient, namespace: string): Promis
     versions: ['v1'],
     resource: 'selfsubjectrulesreviews',
     kind: 'SelfSubjectRulesReview',
-    spec: {namespace},
+    spec: {namespace} satisfies Wire<V1SelfSubjectRulesReviewSpec>,
   })
   return toRulesReview(namespace, review.status)
 }

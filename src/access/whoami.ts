@@ -1,4 +1,6 @@
+import type {V1SelfSubjectReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
+import type {Wire} from '../kube/objects.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
 import type {ClusterSource} from '../providers/types.js'
 import {type IdentityNote, identityNotes} from './front-proxy.js'
@@ -34,7 +36,7 @@ export const MASTERS_GROUP = 'system:masters'
 
 /** Who the API server says the credential is (SelfSubjectReview, newest version the server serves). */
 export async function selfSubjectReview(client: KubeClient): Promise<UserInfo> {
-  const review = await createReview<{userInfo?: Partial<UserInfo>}>(client, {
+  const review = await createReview<Wire<V1SelfSubjectReviewStatus>>(client, {
     group: 'authentication.k8s.io',
     versions: SELF_SUBJECT_REVIEW_VERSIONS,
     resource: 'selfsubjectreviews',

@@ -1,5 +1,7 @@
+import type {V1Namespace} from '@kubernetes/client-node'
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
+import type {Wire} from '../kube/objects.js'
 import {CLUSTER_ID_PROPERTY} from '../providers/hub/cluster-inventory.js'
 
 /**
@@ -30,6 +32,6 @@ export async function readClusterId(client: KubeClient): Promise<ClusterIdentity
     if (prop?.spec?.value) return {clusterId: prop.spec.value, clusterIdSource: 'ClusterProperty'}
     if (prop) break
   }
-  const ns = await tryGet<{metadata?: {uid?: string}}>(client, '/api/v1/namespaces/kube-system')
+  const ns = await tryGet<Wire<V1Namespace>>(client, '/api/v1/namespaces/kube-system')
   return ns?.metadata?.uid ? {clusterId: ns.metadata.uid, clusterIdSource: 'kube-system'} : {}
 }

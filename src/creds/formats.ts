@@ -1,4 +1,6 @@
+import type {V1Secret} from '@kubernetes/client-node'
 import {UsageError} from '../base/errors.js'
+import type {Wire} from '../kube/objects.js'
 import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
 import {KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL} from '../providers/hub/kubeconfig-secret.js'
 import {CAPI_KUBECONFIG_KEY, CAPI_SECRET_TYPE, kubeconfigSecretName} from '../providers/hub/cluster-api.js'
@@ -106,7 +108,7 @@ export function destinationSecret(
     metadata: {name: secretName(d), namespace: d.namespace, labels, annotations: o.annotations},
     type,
     data,
-  }
+  } satisfies Wire<V1Secret>
 }
 
 /**

@@ -2,6 +2,7 @@ import {createHash} from 'node:crypto'
 import {constants} from 'node:fs'
 import {access, readFile, stat, writeFile} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
+import type {V1ClusterRole, V1Namespace, V1ServiceAccount} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {accessReview} from '../access/access-review.js'
@@ -12,6 +13,7 @@ import {ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError} from '../b
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {Wire} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ClusterEntry} from '../kubeconfig/types.js'
@@ -126,7 +128,7 @@ async function resolveAccess(req: AccessRequest, target: KubeClient | undefined)
     return {kind: 'preset', name: p.name, rules: p.rules}
   }
   if ('rulesFile' in req) return {kind: 'rules', file: req.rulesFile, rules: await loadRulesFile(req.rulesFile)}
-  const role = target ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', req.clusterRole) : undefined
+  const role = target ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', req.clusterRole) : undefined
   if (!role) throw new ConfigError(`--cluster-role: ClusterRole "${req.clusterRole}" not found on the cluster`)
   return {kind: 'cluster-role', name: req.clusterRole, rules: role.rules ?? []}
 }
@@ -322,7 +324,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
     }
     if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
       if (!r.createNamespace) throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist; pass --create-namespace to create it`)
-      hubNamespace = {apiVersion: 'v1', kind: 'Namespace', metadata: {name: r.destination.namespace, labels: fleetLabels(r.identity)}}
+      hubNamespace = {apiVersion: 'v1', kind: 'Namespace', metadata: {name: r.destination.namespace, labels: fleetLabels(r.identity)}} satisfies Wire<V1Namespace>
     }
   }
 
@@ -364,9 +366,9 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
   const dkey = destinationKey(r.destination)
   const annotations = describeAnnotations(id, access, r.namespaces, r.method)
   const objects: KubeObject[] = []
-  for (const n of f.missingNamespaces) objects.push({apiVersion: 'v1', kind: 'Namespace', metadata: {name: n, labels: fleetLabels(id)}})
+  for (const n of f.missingNamespaces) objects.push({apiVersion: 'v1', kind: 'Namespace', metadata: {name: n, labels: fleetLabels(id)}} satisfies Wire<V1Namespace>)
   if (id.kind === 'ServiceAccount' && !f.serviceAccountExists) {
-    objects.push({apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: id.name, namespace: id.namespace, labels: fleetLabels(id), annotations}})
+    objects.push({apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: id.name, namespace: id.namespace, labels: fleetLabels(id), annotations}} satisfies Wire<V1ServiceAccount>)
   }
   objects.push(...rbacObjects(id, access, r.namespaces, r.method))
   let credentialObject: KubeObject | undefined

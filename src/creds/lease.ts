@@ -1,6 +1,8 @@
+import type {V1Lease, V1LeaseSpec} from '@kubernetes/client-node'
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
 
 /**
@@ -8,12 +10,8 @@ import {FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
  * Secret (the second waits). It saves work; correctness does not rest on it: every write to the Secret carries a
  * resourceVersion precondition. Taken and renewed with resourceVersion preconditions too (create, or update an expired one).
  */
-interface LeaseObject {
-  apiVersion: string
-  kind: string
-  metadata: {name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string>}
-  spec: {holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number}
-}
+// spec is required here: the API server always serializes it (a struct field; omitempty does not drop it in Go's JSON).
+type LeaseObject = Wire<V1Lease> & {metadata: ObjectMeta & {namespace: string}; spec: Wire<V1LeaseSpec>}
 
 const path = (ns: string, name?: string) => `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases${name ? `/${encodeURIComponent(name)}` : ''}`
 const micro = (d = new Date()) => d.toISOString().replace(/Z$/, '000Z').replace(/\.(\d{3})000Z$/, '.$1000Z')

@@ -168,7 +168,7 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
 /** Which format a hub Secret is in, from its labels and type (fleet's own annotation first). */
 export function secretFormat(s: Secret): SecretFormat | 'unknown' {
   const labels = s.metadata.labels ?? {}
-  const annotated = (s.metadata as {annotations?: Record<string, string>}).annotations?.[ANNOTATIONS.format]
+  const annotated = s.metadata.annotations?.[ANNOTATIONS.format]
   if (annotated) return annotated as SecretFormat
   if (labels[KUBECONFIG_SECRET_LABEL] === 'true') return 'multicluster-runtime'
   if (s.type === CAPI_SECRET_TYPE) return 'cluster-api'
@@ -180,7 +180,7 @@ export function secretFormat(s: Secret): SecretFormat | 'unknown' {
 async function describeSecret(s: Secret, hub: string, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
   const {namespace = '', name} = s.metadata
   const format = referenced?.format ?? secretFormat(s)
-  const annotations = (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
+  const annotations = s.metadata.annotations ?? {}
   const base = {
     location: `secret ${hub}:${namespace}/${name}`,
     format,

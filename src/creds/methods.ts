@@ -1,3 +1,4 @@
+import type {AuthenticationV1TokenRequest, V1CertificateSigningRequest, V1Secret, V1TokenRequestSpec} from '@kubernetes/client-node'
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
@@ -7,6 +8,7 @@ import {makeClientKeyAndCsr} from './csr.js'
 import {type ApplyLog, type KubeObject, getObject, objectPath} from './kube-objects.js'
 import {type Identity, fleetLabels, safeName} from './rbac.js'
 import {httpError} from '../kube/errors.js'
+import type {Wire} from '../kube/objects.js'
 
 export const METHODS = ['token', 'legacy-token', 'client-cert'] as const
 export type Method = (typeof METHODS)[number]
@@ -35,7 +37,7 @@ export function anchorObject(id: Identity & {kind: 'ServiceAccount'}, name: stri
     kind: 'Secret',
     metadata: {name, namespace: id.namespace, labels: fleetLabels(id), annotations},
     type: 'Opaque',
-  }
+  } satisfies Wire<V1Secret>
 }
 
 export function legacyTokenObject(id: Identity & {kind: 'ServiceAccount'}, name: string, annotations: Record<string, string>): KubeObject {
@@ -44,7 +46,7 @@ export function legacyTokenObject(id: Identity & {kind: 'ServiceAccount'}, name:
     kind: 'Secret',
     metadata: {name, namespace: id.namespace, labels: fleetLabels(id), annotations: {...annotations, 'kubernetes.io/service-account.name': id.name}},
     type: 'kubernetes.io/service-account-token',
-  }
+  } satisfies Wire<V1Secret>
 }
 
 /** TokenRequest bound to the anchor Secret; the expiry reported is the one the server granted, not the one asked for. */
@@ -59,10 +61,11 @@ export async function issueBoundToken(
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
     spec: {expirationSeconds: seconds, boundObjectRef: {kind: 'Secret', apiVersion: 'v1', name: anchor.name, uid: anchor.uid}},
-  }
+    // audiences (required in the model) is left out: the server then uses its own API audiences, which a kubeconfig needs.
+  } satisfies Omit<Wire<AuthenticationV1TokenRequest>, 'spec'> & {spec: Omit<Wire<V1TokenRequestSpec>, 'audiences'>}
   const res = await client.request('POST', path, body)
   if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create token for ServiceAccount ${id.namespace}/${id.name}`)
-  const status = (JSON.parse(res.body) as {status?: {token?: string; expirationTimestamp?: string}}).status
+  const status = (JSON.parse(res.body) as Wire<AuthenticationV1TokenRequest>).status
   if (!status?.token) throw new FleetError('server', `create token for ServiceAccount ${id.namespace}/${id.name}: the answer has no token`)
   registerSecret(status.token)
   return {user: {token: status.token}, expires: status.expirationTimestamp, anchor: {namespace: id.namespace, ...anchor}}
@@ -81,7 +84,7 @@ async function poll<T>(what: string, timeoutMs: number, step: () => Promise<T | 
 /** Waits for kube-controller-manager to fill a legacy token Secret. */
 export async function awaitLegacyToken(client: KubeClient, namespace: string, name: string, timeoutMs = 30_000): Promise<Issued> {
   const token = await poll(`token Secret ${namespace}/${name}`, timeoutMs, async () => {
-    const s = await getObject<{data?: Record<string, string>}>(client, 'Secret', name, namespace)
+    const s = await getObject<Wire<V1Secret>>(client, 'Secret', name, namespace)
     return s?.data?.token ? Buffer.from(s.data.token, 'base64').toString('utf8') : undefined
   })
   registerSecret(token)
@@ -108,18 +111,18 @@ export async function issueClientCert(
     kind: 'CertificateSigningRequest',
     metadata: {name, labels: fleetLabels(id), annotations},
     spec: {request: Buffer.from(csrPem).toString('base64'), signerName: CLIENT_SIGNER, expirationSeconds: seconds, usages: ['client auth']},
-  }
+  } satisfies Wire<V1CertificateSigningRequest>
   const created = await client.request('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', csr)
   if (created.status < 200 || created.status >= 300) throw httpError(created.status, created.body, `create CertificateSigningRequest ${name}`)
   log.recordCreated(client, 'CertificateSigningRequest', name, 'cluster')
-  const obj = JSON.parse(created.body) as KubeObject & {status?: {conditions?: unknown[]}}
+  const obj = JSON.parse(created.body) as Wire<V1CertificateSigningRequest>
   obj.status = {
     conditions: [{type: 'Approved', status: 'True', reason: 'FleetCredsGenerate', message: `approved by fleet creds generate for ${id.name}`}],
   }
   const approved = await client.request('PUT', objectPath('CertificateSigningRequest', name) + '/approval', obj)
   if (approved.status < 200 || approved.status >= 300) throw httpError(approved.status, approved.body, `approve CertificateSigningRequest ${name}`)
   const certB64 = await poll(`certificate for CertificateSigningRequest ${name}`, timeoutMs, async () => {
-    const c = await getObject<{status?: {certificate?: string; conditions?: {type: string; message?: string}[]}}>(client, 'CertificateSigningRequest', name)
+    const c = await getObject<Wire<V1CertificateSigningRequest>>(client, 'CertificateSigningRequest', name)
     const failed = c?.status?.conditions?.find((x) => x.type === 'Failed' || x.type === 'Denied')
     if (failed) throw new FleetError('server', `CertificateSigningRequest ${name}: ${failed.type}: ${failed.message ?? ''}`)
     return c?.status?.certificate || undefined

@@ -1,5 +1,7 @@
 import {createHash} from 'node:crypto'
 
+import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
+import type {Wire} from '../kube/objects.js'
 import type {KubeObject} from './kube-objects.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
 import type {PolicyRule} from './rules-file.js'
@@ -80,17 +82,17 @@ export function rbacObjects(id: Identity, access: Access, namespaces: string[], 
   if (access.kind === 'cluster-role') {
     const name = safeName(`${base}-${access.name}`)
     const roleRef = {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: access.name}
-    if (namespaces.length === 0) objects.push({apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: meta(name), subjects, roleRef})
-    for (const ns of namespaces) objects.push({apiVersion: RBAC_API, kind: 'RoleBinding', metadata: meta(name, ns), subjects, roleRef})
+    if (namespaces.length === 0) objects.push({apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: meta(name), subjects, roleRef} satisfies Wire<V1ClusterRoleBinding>)
+    for (const ns of namespaces) objects.push({apiVersion: RBAC_API, kind: 'RoleBinding', metadata: meta(name, ns), subjects, roleRef} satisfies Wire<V1RoleBinding>)
     return objects
   }
   if (namespaces.length === 0) {
-    objects.push({apiVersion: RBAC_API, kind: 'ClusterRole', metadata: meta(base), rules: access.rules})
-    objects.push({apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: meta(base), subjects, roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: base}})
+    objects.push({apiVersion: RBAC_API, kind: 'ClusterRole', metadata: meta(base), rules: access.rules} satisfies Wire<V1ClusterRole>)
+    objects.push({apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: meta(base), subjects, roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: base}} satisfies Wire<V1ClusterRoleBinding>)
   }
   for (const ns of namespaces) {
-    objects.push({apiVersion: RBAC_API, kind: 'Role', metadata: meta(base, ns), rules: access.rules})
-    objects.push({apiVersion: RBAC_API, kind: 'RoleBinding', metadata: meta(base, ns), subjects, roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: base}})
+    objects.push({apiVersion: RBAC_API, kind: 'Role', metadata: meta(base, ns), rules: access.rules} satisfies Wire<V1Role>)
+    objects.push({apiVersion: RBAC_API, kind: 'RoleBinding', metadata: meta(base, ns), subjects, roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: base}} satisfies Wire<V1RoleBinding>)
   }
   return objects
 }

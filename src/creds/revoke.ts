@@ -1,12 +1,14 @@
 import {createHash} from 'node:crypto'
 import {readFile, unlink} from 'node:fs/promises'
 import {resolve} from 'node:path'
+import type {V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1Role, V1RoleBinding, V1Secret} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {ConfigError, type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
@@ -318,14 +320,13 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
   return {kind: 'CredentialRevocation', dryRun: Boolean(r.dryRun), hub: hub?.context.contextName ?? '', items}
 }
 
-interface Labelled extends KubeObject {
-  roleRef?: {kind: string; name: string}
-}
+/** An object fleet labelled, as listed (a listed object always has a name). */
+type Labelled<T> = Wire<T> & {metadata: ObjectMeta}
 
-async function list(client: KubeClient, path: string, selector: string): Promise<Labelled[]> {
+async function list<T>(client: KubeClient, path: string, selector: string): Promise<Array<Labelled<T>>> {
   const res = await client.request('GET', `${path}?labelSelector=${encodeURIComponent(selector)}`)
   if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${path} on ${client.context.contextName}`)
-  return (JSON.parse(res.body) as {items: Labelled[]}).items
+  return (JSON.parse(res.body) as {items: Array<Labelled<T>>}).items
 }
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1'
@@ -357,15 +358,15 @@ function needsOf(id: Identity, a: Record<string, string>): Set<string> | undefin
  */
 async function otherCredentials(rec: CredentialRecord, target: KubeClient, hub: KubeClient | undefined, inRun: Set<string>): Promise<Other[]> {
   if (rec.id.kind === 'ServiceAccount') {
-    const secrets = await list(target, `/api/v1/namespaces/${encodeURIComponent(rec.id.namespace)}/secrets`, `${CREDENTIAL_LABEL}=${credentialId(rec.id)}`)
+    const secrets = await list<V1Secret>(target, `/api/v1/namespaces/${encodeURIComponent(rec.id.namespace)}/secrets`, `${CREDENTIAL_LABEL}=${credentialId(rec.id)}`)
     return secrets
       .filter((s) => !inRun.has(`${rec.cluster}|${s.metadata.namespace}/${s.metadata.name}`))
       .map((s) => ({what: `Secret ${s.metadata.namespace}/${s.metadata.name} (another credential's ${s.type === 'kubernetes.io/service-account-token' ? 'legacy token' : 'anchor'})`, needs: needsOf(rec.id, annotationsOf(s))}))
   }
   if (!hub) return []
-  let secrets: Labelled[]
+  let secrets: Array<Labelled<V1Secret>>
   try {
-    secrets = await list(hub, '/api/v1/secrets', `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
+    secrets = await list<V1Secret>(hub, '/api/v1/secrets', `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
   } catch (error) {
     // Cannot tell whether another certificate of this user needs the grant: keep it, and say why.
     return [{what: `credentials fleet could not look for (hub Secrets not listed: ${toErrorInfo(error).message})`}]
@@ -399,7 +400,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   for (const o of others) for (const k of o.needs ?? []) needed.set(k, o.what)
   const rbac: Planned[] = []
   for (const [kind, path] of RBAC_KINDS) {
-    for (const o of await list(target, path, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`)) {
+    for (const o of await list<V1ClusterRoleBinding | V1RoleBinding | V1ClusterRole | V1Role>(target, path, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`)) {
       const k = {kind, namespace: o.metadata.namespace, name: o.metadata.name}
       const user = keepAll?.what ?? needed.get(key(k))
       if (user) item.kept.push({...k, reason: `still used by ${user}`})
@@ -423,7 +424,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   }
   // Namespaces fleet created (--create-namespace) may hold anything by now: named, never deleted.
   // Informational only: a credential that may not list Namespaces skips it.
-  const namespaces = await list(target, '/api/v1/namespaces', `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`).catch((error) => {
+  const namespaces = await list<V1Namespace>(target, '/api/v1/namespaces', `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`).catch((error) => {
     if (error instanceof FleetError && error.kind === 'forbidden') return []
     throw error
   })
@@ -475,7 +476,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   // rotation changed meanwhile holds a new credential, which this run did not revoke.
   if (rec.consumer.kind === 'secret') {
     const s = rec.consumer.secret
-    const body = {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {uid: s.metadata.uid, resourceVersion: (s.metadata as {resourceVersion?: string}).resourceVersion}}
+    const body = {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion}}
     const res = await hub!.request('DELETE', objectPath('Secret', s.metadata.name, s.metadata.namespace), body)
     if (res.status === 409) throw new FleetError('server', `${rec.where} changed since it was read (a rotation?): not deleted; run revoke again`)
     if (res.status === 404) consumer.action = 'already-gone'

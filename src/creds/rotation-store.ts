@@ -1,10 +1,12 @@
 import {createHash} from 'node:crypto'
 import {open, readFile, unlink} from 'node:fs/promises'
+import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
@@ -181,8 +183,8 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
   if (a.startsWith('preset ')) return findPreset(a.slice('preset '.length)).rules
   const roleName = a.startsWith('ClusterRole ') ? a.slice('ClusterRole '.length) : roleBaseName(id)
   const role = a.startsWith('ClusterRole ') || namespaces.length === 0
-    ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', roleName)
-    : await getObject<{rules?: PolicyRule[]}>(target, 'Role', roleName, namespaces[0])
+    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', roleName)
+    : await getObject<Wire<V1Role>>(target, 'Role', roleName, namespaces[0])
   if (!role) throw new FleetError('config', `the grant (${a || 'unknown access'}) is not on the cluster any more: nothing to verify a new credential against`)
   return role.rules ?? []
 }
@@ -354,15 +356,15 @@ async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules:
   const list = async (path: string) => {
     const res = await target.request('GET', `${path}?${sel}`)
     if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${path}`)
-    return (JSON.parse(res.body) as {items: Array<{metadata: {namespace?: string}; roleRef: {kind: string; name: string}}>}).items
+    return (JSON.parse(res.body) as {items: Array<Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}>}).items
   }
   const crbs = await list('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')
   const rbs = await list('/apis/rbac.authorization.k8s.io/v1/rolebindings')
   const b = crbs[0] ?? rbs[0]
   if (!b) throw new FleetError('config', `no RBAC binding labelled for ${credentialId(id)} on the cluster: nothing to verify a new credential against`)
   const role = b.roleRef.kind === 'ClusterRole'
-    ? await getObject<{rules?: PolicyRule[]}>(target, 'ClusterRole', b.roleRef.name)
-    : await getObject<{rules?: PolicyRule[]}>(target, 'Role', b.roleRef.name, b.metadata.namespace)
+    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', b.roleRef.name)
+    : await getObject<Wire<V1Role>>(target, 'Role', b.roleRef.name, b.metadata.namespace)
   return {rules: role?.rules ?? [], namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))]}
 }
 

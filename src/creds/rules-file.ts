@@ -1,16 +1,11 @@
 import {readFile} from 'node:fs/promises'
+import type {V1PolicyRule} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {ConfigError} from '../base/errors.js'
 
-/** An RBAC PolicyRule (rbac.authorization.k8s.io/v1), field names as in the API. */
-export interface PolicyRule {
-  apiGroups?: string[]
-  resources?: string[]
-  verbs: string[]
-  resourceNames?: string[]
-  nonResourceURLs?: string[]
-}
+/** An RBAC PolicyRule (rbac.authorization.k8s.io/v1): client-node's model (it has no Date fields, so it is its own wire form). */
+export type PolicyRule = V1PolicyRule
 
 const LIST_FIELDS = ['apiGroups', 'resources', 'verbs', 'resourceNames', 'nonResourceURLs'] as const
 

@@ -1,7 +1,9 @@
+import type {V1ClusterRoleBinding, V1ClusterRoleBindingList, V1RoleBinding, V1RoleBindingList} from '@kubernetes/client-node'
 import {type AccessQuery, canI, parseAccessQuery} from '../access/can-i.js'
 import {type UserInfo, selfSubjectReview} from '../access/whoami.js'
 import {FleetError, UsageError, toErrorInfo, type ErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
+import type {Wire} from '../kube/objects.js'
 
 /**
  * What the target does with the hub token: who it says the token is (SelfSubjectReview), and what that identity may do
@@ -60,16 +62,7 @@ export async function askCanI(asToken: KubeClient, q: CanIQuestion): Promise<Can
   }
 }
 
-interface Subject {
-  kind?: string
-  name?: string
-  namespace?: string
-}
-interface Binding {
-  metadata?: {name?: string; namespace?: string}
-  roleRef?: {kind?: string; name?: string}
-  subjects?: Subject[]
-}
+type Binding = Wire<V1ClusterRoleBinding> | Wire<V1RoleBinding>
 
 export interface BindingFinding {
   /** `ClusterRoleBinding/NAME` or `RoleBinding/NS/NAME`, and the role it grants. */
@@ -87,8 +80,8 @@ export interface RbacLookup {
 /** Reads the target's bindings with the user's own credentials (the hub token may not list RBAC). */
 export async function findBindings(admin: KubeClient, username: string, saSubject: string, sa: {namespace: string; name: string}): Promise<RbacLookup> {
   const [crbs, rbs] = await Promise.all([
-    admin.json<{items?: Binding[]}>('GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', undefined, 'list clusterrolebindings on the target'),
-    admin.json<{items?: Binding[]}>('GET', '/apis/rbac.authorization.k8s.io/v1/rolebindings', undefined, 'list rolebindings on the target'),
+    admin.json<Wire<V1ClusterRoleBindingList>>('GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', undefined, 'list clusterrolebindings on the target'),
+    admin.json<Wire<V1RoleBindingList>>('GET', '/apis/rbac.authorization.k8s.io/v1/rolebindings', undefined, 'list rolebindings on the target'),
   ])
   const out: RbacLookup = {exact: [], nearMisses: []}
   const visit = (b: Binding, kind: 'ClusterRoleBinding' | 'RoleBinding') => {

@@ -1,8 +1,10 @@
+import type {AuthenticationV1TokenRequest} from '@kubernetes/client-node'
 import {decodeJwt, decodeProtectedHeader} from 'jose'
 
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import type {Wire} from '../kube/objects.js'
 import {isoSeconds} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ServiceAccountRef} from './service-account.js'
@@ -36,9 +38,9 @@ export async function requestToken(hub: KubeClient, sa: ServiceAccountRef, audie
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
     spec: {audiences, expirationSeconds},
-  })
+  } satisfies Wire<AuthenticationV1TokenRequest>)
   if (res.status !== 201 && res.status !== 200) throw httpError(res.status, res.body, `TokenRequest for ${sa.namespace}/${sa.name}`)
-  let body: {status?: {token?: string; expirationTimestamp?: string}}
+  let body: Wire<AuthenticationV1TokenRequest>
   try {
     body = JSON.parse(res.body)
   } catch {

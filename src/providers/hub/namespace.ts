@@ -1,6 +1,8 @@
+import type {V1Namespace} from '@kubernetes/client-node'
 import type {NamespaceProviderConfig} from '../../config/fleet-config.js'
 import {makeRef} from '../ref.js'
 import type {ObjectMeta} from './objects.js'
+import type {Wire} from '../../kube/objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef} from '../types.js'
 
@@ -9,9 +11,7 @@ import type {ClusterRef} from '../types.js'
  * namespace, reached with that cluster's own credential scoped to the namespace.
  */
 
-interface Namespace {
-  metadata: ObjectMeta
-}
+type Namespace = Wire<V1Namespace> & {metadata: ObjectMeta}
 
 export class NamespaceProvider extends HubProvider<NamespaceProviderConfig> {
   protected async build(): Promise<ClusterRef[]> {
