@@ -14,6 +14,7 @@ import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {kubeconfigInSecret} from '../support/kubeconfig.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -51,20 +52,7 @@ function remember(text: string): string {
 
 /** The kubeconfig a hub Secret holds (argocd's config turned into one), remembered as a secret to grep for. */
 function kubeconfigOf(s: any): string {
-  if (s.data.config) {
-    const c = JSON.parse(decode(s.data.config))
-    return remember(
-      yaml.dump({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{name: 'c', cluster: {server: decode(s.data.server), 'certificate-authority-data': c.tlsClientConfig.caData}}],
-        users: [{name: 'u', user: {token: c.bearerToken}}],
-        contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
-        'current-context': 'c',
-      }),
-    )
-  }
-  return remember(decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config))
+  return remember(kubeconfigInSecret(s))
 }
 
 async function hubSecret(name: string): Promise<any> {

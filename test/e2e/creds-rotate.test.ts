@@ -15,6 +15,7 @@ import yaml from 'js-yaml'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {writeConsumerFleet} from '../support/consumer-fleet.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {kubeconfigInSecret} from '../support/kubeconfig.js'
 import {cronJobRotator} from '../support/rbac.js'
 
 const cp = loadControlPlane()
@@ -49,18 +50,7 @@ async function hubSecret(name: string): Promise<any> {
 
 /** The kubeconfig a Secret holds (argocd's config turned into one), remembered as a secret to grep for. */
 function kubeconfigOf(s: any): string {
-  let text: string
-  if (s.data.config) {
-    const c = JSON.parse(decode(s.data.config))
-    text = yaml.dump({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{name: 'c', cluster: {server: decode(s.data.server), 'certificate-authority-data': c.tlsClientConfig.caData}}],
-      users: [{name: 'u', user: {token: c.bearerToken}}],
-      contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
-      'current-context': 'c',
-    })
-  } else text = decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config)
+  const text = kubeconfigInSecret(s)
   const u = (yaml.load(text) as any).users[0].user
   if (u.token) secrets.add(u.token)
   return text

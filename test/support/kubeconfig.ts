@@ -63,3 +63,23 @@ export function writeKubeconfig(o: KubeconfigOptions): string {
   renameSync(tmp, o.path);
   return o.path;
 }
+
+/**
+ * The kubeconfig a consumer Secret fleet wrote holds, whatever its format: the `kubeconfig` (multicluster-runtime,
+ * cluster-inventory), `value` (Cluster API) or `Config` key, or Argo CD's `server` and `config` turned into one.
+ */
+export function kubeconfigInSecret(s: {data: Record<string, string>}): string {
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8')
+  if (s.data.config) {
+    const c = JSON.parse(decode(s.data.config))
+    return yaml.dump({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{name: 'c', cluster: {server: decode(s.data.server), 'certificate-authority-data': c.tlsClientConfig.caData}}],
+      users: [{name: 'u', user: {token: c.bearerToken}}],
+      contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
+      'current-context': 'c',
+    })
+  }
+  return decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config)
+}
