@@ -1,5 +1,5 @@
 import {formatLifetime} from '../base/duration.js'
-import {describeCertificate} from '../kubeconfig/credentials.js'
+import {describeCertificate, jwtClaims} from '../kubeconfig/credentials.js'
 import type {UserEntry} from '../kubeconfig/types.js'
 import {MIN_DURATION_SECONDS} from './methods.js'
 
@@ -32,14 +32,10 @@ export function recordedLifetime(text: string | undefined): number | undefined {
 
 /** A bound token's own lifetime (exp - iat, both set by the server as it issued it); at least the API minimum. */
 export function tokenLifetimeSeconds(token: string | undefined): number | undefined {
-  const parts = token?.split('.') ?? []
-  if (parts.length !== 3) return undefined
-  try {
-    const c = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as {iat?: number; exp?: number}
-    return c.iat && c.exp && c.exp > c.iat ? Math.max(MIN_DURATION_SECONDS, c.exp - c.iat) : undefined
-  } catch {
-    return undefined
-  }
+  const c = jwtClaims(token)
+  const iat = c?.iat
+  const exp = c?.exp
+  return typeof iat === 'number' && typeof exp === 'number' && iat > 0 && exp > iat ? Math.max(MIN_DURATION_SECONDS, exp - iat) : undefined
 }
 
 /**

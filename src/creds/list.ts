@@ -3,7 +3,7 @@ import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
-import {bearerToken, describeCertificate, clientCertificatePem} from '../kubeconfig/credentials.js'
+import {bearerToken, clientCertificatePem, describeCertificate, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'
@@ -58,16 +58,7 @@ export interface CredentialList {
   expiringWithin?: string
 }
 
-function claims(token: string): Record<string, unknown> | undefined {
-  const parts = token.split('.')
-  if (parts.length !== 3) return undefined
-  try {
-    const v = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'))
-    return v && typeof v === 'object' ? v : undefined
-  } catch {
-    return undefined
-  }
-}
+const claims = jwtClaims
 
 const iso = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined)
 

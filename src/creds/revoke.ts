@@ -25,6 +25,7 @@ import {certNotAfter, heldCredential, identityOf} from './rotation-store.js'
 import {connectCredsHub} from './hubs.js'
 import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
+import {jwtClaims} from '../kubeconfig/credentials.js'
 
 /**
  * `fleet creds revoke`: the end of a credential's life. For a hub Secret or a kubeconfig file `creds generate` wrote, it
@@ -142,18 +143,13 @@ const annotationsOf = (o: {metadata: object}) => ((o.metadata as {annotations?: 
  * legacy token its Secret (`kubernetes.io/serviceaccount/secret.name`). Read, not verified: it only picks what to delete.
  */
 export function tokenSecret(token: string | undefined): string | undefined {
-  const parts = token?.split('.') ?? []
-  if (parts.length !== 3) return undefined
-  try {
-    const c = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as Record<string, unknown>
-    const bound = c['kubernetes.io'] as {namespace?: string; secret?: {name?: string}} | undefined
-    if (bound?.namespace && bound.secret?.name) return `${bound.namespace}/${bound.secret.name}`
-    const ns = c['kubernetes.io/serviceaccount/namespace']
-    const name = c['kubernetes.io/serviceaccount/secret.name']
-    return typeof ns === 'string' && typeof name === 'string' ? `${ns}/${name}` : undefined
-  } catch {
-    return undefined
-  }
+  const c = jwtClaims(token)
+  if (!c) return undefined
+  const bound = c['kubernetes.io'] as {namespace?: string; secret?: {name?: string}} | undefined
+  if (bound?.namespace && bound.secret?.name) return `${bound.namespace}/${bound.secret.name}`
+  const ns = c['kubernetes.io/serviceaccount/namespace']
+  const name = c['kubernetes.io/serviceaccount/secret.name']
+  return typeof ns === 'string' && typeof name === 'string' ? `${ns}/${name}` : undefined
 }
 
 /**

@@ -125,9 +125,9 @@ export function describeToken(token: string): TokenInfo {
   return info
 }
 
-/** The claims of a token shaped as a JWT (three segments, the first two JSON objects), not verified. */
-function jwtClaims(token: string): Record<string, unknown> | undefined {
-  const parts = token.split('.')
+/** The claims of a token shaped as a JWT (three segments, the first two JSON objects), not verified: the one decoder. */
+export function jwtClaims(token: string | undefined): Record<string, unknown> | undefined {
+  const parts = token?.split('.') ?? []
   if (parts.length !== 3) return undefined
   const header = decodeSegment(parts[0])
   const claims = decodeSegment(parts[1])
