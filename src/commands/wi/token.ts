@@ -1,0 +1,53 @@
+import {Flags} from '@oclif/core'
+
+import {parseLifetime} from '../../base/duration.js'
+import {FleetError} from '../../base/errors.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
+import {expirationSeconds} from '../../workload-identity/inputs.js'
+import {execCredential, parseExecInfo, planTokenRequest} from '../../workload-identity/plugin.js'
+import {requestToken} from '../../workload-identity/token.js'
+
+/**
+ * The exec credential plugin (client.authentication.k8s.io/v1): stdout carries only the ExecCredential, written raw
+ * (the one other place besides `creds generate --out -` where fleet prints a secret, because that is the protocol);
+ * every error is the base command's one line on stderr, scrubbed, and a non-zero exit, which client-go shows.
+ */
+export default class WiToken extends BaseCommand<typeof WiToken> {
+  static enableJsonFlag = false
+
+  static summary = 'Exec credential plugin: a hub ServiceAccount token for the cluster client-go is connecting to.'
+  static description = `Run by client-go (kubectl, controllers, Argo CD) as a kubeconfig exec user, not by hand. Reads KUBERNETES_EXEC_INFO (with provideClusterInfo: true: the target's server and the config of its client.authentication.k8s.io/exec extension), requests a token for the hub ServiceAccount with TokenRequest, audience = the target's server URL exactly as written (or the configured audience), and prints only the ExecCredential (token and expirationTimestamp) on stdout. The ServiceAccount comes from --service-account or the cluster's exec config (serviceAccount: NS/NAME; also audience, expirationSeconds). The hub is found by the one hub rule: --hub-kubeconfig/--hub-context, the fleet configuration's hub, the current context of KUBECONFIG or ~/.kube/config, else a Pod's in-cluster configuration (a controller's own ServiceAccount, which needs "create" on serviceaccounts/token). Nothing is stored; the token lives as long as client-go caches it. A kubeconfig user running it (what fleet wi setup --consumer kubeconfig writes): exec: {apiVersion: client.authentication.k8s.io/v1, command: fleet, args: [wi, token, --service-account, NS/NAME], provideClusterInfo: true, interactiveMode: Never}. See docs/workload-identity.md.`
+
+  static examples = [
+    '<%= config.bin %> wi token --service-account flux-system/reconciler',
+    '<%= config.bin %> wi token --service-account demo/app --audience https://prod-eu.example:6443 --hub-kubeconfig hub.kubeconfig',
+  ]
+
+  static flags = {
+    'service-account': Flags.string({description: "The hub ServiceAccount, NAMESPACE/NAME (default: serviceAccount in the cluster's exec config)."}),
+    audience: Flags.string({description: "Audience to request (default: the cluster's exec config audience, else its server URL exactly as written)."}),
+    expiration: Flags.string({description: "Lifetime to request (default: the cluster's exec config expirationSeconds, else 1h; at least 10m)."}),
+    'hub-kubeconfig': Flags.string({description: 'The hub kubeconfig (default: the one hub rule; in a Pod, its in-cluster configuration).'}),
+    'hub-context': Flags.string({description: 'The hub context.'}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = this
+    // Everything local is checked before the hub is contacted: a bad setting never costs a round trip.
+    const info = parseExecInfo(process.env.KUBERNETES_EXEC_INFO)
+    const plan = planTokenRequest(info, {
+      serviceAccount: flags['service-account'],
+      audience: flags.audience,
+      expirationSeconds: flags.expiration === undefined ? undefined : expirationSeconds(parseLifetime(flags.expiration, '--expiration')),
+    })
+    const [hub] = await credsHubs(this.hubFlags(flags))
+    const client = await connectCredsHub(hub.spec, this.connection)
+    const minted = await requestToken(client, plan.serviceAccount, [plan.audience], plan.expirationSeconds).catch((error: unknown) => {
+      // Which hub refused matters most when the hub came from a rule rather than a flag.
+      if (error instanceof FleetError) throw new FleetError(error.kind, `hub ${client.context.contextName}: ${error.message}`, {cause: error, exitCode: error.exitCode})
+      throw error
+    })
+    process.stdout.write(execCredential(plan.apiVersion, minted.token, minted.expirationTimestamp))
+  }
+}

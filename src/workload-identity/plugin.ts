@@ -1,0 +1,144 @@
+import {ConfigError} from '../base/errors.js'
+import type {ExecConfig} from '../kubeconfig/types.js'
+import {type ServiceAccountRef, parseServiceAccount} from './service-account.js'
+
+/**
+ * `fleet wi token` as an exec credential plugin (client.authentication.k8s.io): what it reads from KUBERNETES_EXEC_INFO
+ * and its flags, what it prints, and how fleet recognises an exec user that runs it (creds list, wi doctor, wi setup).
+ * Kept free of network and heavy imports: the plugin runs on every credential refresh of every consumer.
+ */
+export const EXEC_API_VERSION = 'client.authentication.k8s.io/v1'
+const EXEC_API_VERSIONS = [EXEC_API_VERSION, 'client.authentication.k8s.io/v1beta1']
+/** The arguments that make fleet the plugin: `fleet wi token`. */
+export const PLUGIN_ARGS = ['wi', 'token'] as const
+/** The access provider name `wi setup --consumer cluster-inventory` writes into a ClusterProfile and the provider file. */
+export const ACCESS_PROVIDER_NAME = 'fleet-workload-identity'
+/** TokenRequest's default lifetime, and what the plugin asks for unless told otherwise. */
+export const DEFAULT_EXPIRATION_SECONDS = 3600
+
+/**
+ * The plugin's per-cluster settings, as a ClusterProfile's `client.authentication.k8s.io/exec` extension (or Argo CD's
+ * `execProviderConfig.config`) carries them into `ExecCredential.spec.cluster.config`.
+ */
+export interface PluginClusterConfig {
+  /** The hub ServiceAccount, NAMESPACE/NAME. */
+  serviceAccount?: string
+  /** Default: the target's server URL exactly as written (spec.cluster.server). */
+  audience?: string
+  expirationSeconds?: number
+}
+
+export interface ExecInfo {
+  apiVersion: string
+  server?: string
+  config?: PluginClusterConfig
+}
+
+/** What the plugin was asked for: from KUBERNETES_EXEC_INFO and the flags (the exec config's args). */
+export interface TokenRequestPlan {
+  apiVersion: string
+  serviceAccount: ServiceAccountRef
+  audience: string
+  expirationSeconds: number
+}
+
+const WHERE = 'KUBERNETES_EXEC_INFO'
+
+/** Reads KUBERNETES_EXEC_INFO as client-go writes it; absent (run by hand): v1 and no cluster. */
+export function parseExecInfo(raw: string | undefined): ExecInfo {
+  if (raw === undefined || raw.trim() === '') return {apiVersion: EXEC_API_VERSION}
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    throw new ConfigError(`${WHERE}: not valid JSON`)
+  }
+  const o = value as {apiVersion?: unknown; kind?: unknown; spec?: {cluster?: {server?: unknown; config?: unknown}}}
+  if (!o || typeof o !== 'object' || o.kind !== 'ExecCredential') throw new ConfigError(`${WHERE}: not an ExecCredential`)
+  if (typeof o.apiVersion !== 'string' || !EXEC_API_VERSIONS.includes(o.apiVersion)) {
+    throw new ConfigError(`${WHERE}: apiVersion "${String(o.apiVersion ?? '')}" is not one fleet answers (${EXEC_API_VERSIONS.join(', ')})`)
+  }
+  const cluster = o.spec?.cluster
+  const info: ExecInfo = {apiVersion: o.apiVersion}
+  if (cluster && typeof cluster.server === 'string' && cluster.server !== '') info.server = cluster.server
+  if (cluster?.config !== undefined && cluster.config !== null) info.config = clusterConfig(cluster.config, `${WHERE} spec.cluster.config`)
+  return info
+}
+
+/** The exec extension's config; unknown keys are refused, so a misspelt key is not silently ignored. */
+export function clusterConfig(value: unknown, where: string): PluginClusterConfig {
+  if (typeof value !== 'object' || Array.isArray(value) || value === null) throw new ConfigError(`${where}: expected a mapping with serviceAccount (and audience, expirationSeconds)`)
+  const c = value as Record<string, unknown>
+  const known = ['serviceAccount', 'audience', 'expirationSeconds']
+  const unknown = Object.keys(c).filter((k) => !known.includes(k))
+  if (unknown.length > 0) throw new ConfigError(`${where}: unknown key ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known.join(', ')})`)
+  const out: PluginClusterConfig = {}
+  for (const k of ['serviceAccount', 'audience'] as const) {
+    if (c[k] === undefined) continue
+    if (typeof c[k] !== 'string' || c[k] === '') throw new ConfigError(`${where}: ${k} must be a non-empty string`)
+    out[k] = c[k] as string
+  }
+  if (c.expirationSeconds !== undefined) {
+    if (typeof c.expirationSeconds !== 'number' || !Number.isInteger(c.expirationSeconds) || c.expirationSeconds < 600) {
+      throw new ConfigError(`${where}: expirationSeconds must be a whole number of at least 600 (the API server's minimum)`)
+    }
+    out.expirationSeconds = c.expirationSeconds
+  }
+  return out
+}
+
+/**
+ * Flags (the consumer's exec config) and the cluster's config (per cluster) together. Where both name a setting they
+ * must agree: a profile cannot quietly redirect a consumer to another ServiceAccount, nor a flag override a cluster.
+ */
+export function planTokenRequest(info: ExecInfo, flags: {serviceAccount?: string; audience?: string; expirationSeconds?: number}): TokenRequestPlan {
+  const c = info.config ?? {}
+  const both = (what: string, flag: string | undefined, config: string | undefined, flagName: string): string | undefined => {
+    if (flag !== undefined && config !== undefined && flag !== config) {
+      throw new ConfigError(`${flagName} ${flag} and the cluster's exec config (${WHERE} spec.cluster.config.${what}) ${config} disagree: set it in one place`)
+    }
+    return flag ?? config
+  }
+  const sa = both('serviceAccount', flags.serviceAccount, c.serviceAccount, '--service-account')
+  if (!sa) throw new ConfigError(`no ServiceAccount: pass --service-account NS/NAME or set serviceAccount in the cluster's exec config (${WHERE} spec.cluster.config, with provideClusterInfo: true)`)
+  const serviceAccount = parseServiceAccount(sa, flags.serviceAccount ? '--service-account' : `${WHERE} spec.cluster.config.serviceAccount`)
+  const audience = both('audience', flags.audience, c.audience, '--audience') ?? info.server
+  if (!audience) throw new ConfigError(`no audience: ${WHERE} carries no spec.cluster.server (set provideClusterInfo: true in the exec config) and no --audience was given`)
+  return {apiVersion: info.apiVersion, serviceAccount, audience, expirationSeconds: flags.expirationSeconds ?? c.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS}
+}
+
+/** The one thing the plugin prints: the ExecCredential client-go reads. */
+export function execCredential(apiVersion: string, token: string, expirationTimestamp: string | undefined): string {
+  const status: Record<string, string> = {token}
+  if (expirationTimestamp) status.expirationTimestamp = expirationTimestamp
+  return `${JSON.stringify({apiVersion, kind: 'ExecCredential', status})}\n`
+}
+
+/** The plugin's settings as an exec user runs it, when the exec user is `fleet wi token`; undefined otherwise. */
+export interface WiTokenExec {
+  serviceAccount?: string
+  audience?: string
+  hubKubeconfig?: string
+  hubContext?: string
+}
+
+export function wiTokenExec(exec: ExecConfig | undefined, clusterExtensionConfig?: unknown): WiTokenExec | undefined {
+  const args = exec?.args ?? []
+  const at = args.findIndex((a, i) => a === PLUGIN_ARGS[0] && args[i + 1] === PLUGIN_ARGS[1])
+  if (at === -1) return undefined
+  const rest = args.slice(at + 2)
+  const flag = (name: string): string | undefined => {
+    for (let i = 0; i < rest.length; i++) {
+      if (rest[i] === name) return rest[i + 1]
+      if (rest[i].startsWith(`${name}=`)) return rest[i].slice(name.length + 1)
+    }
+    return undefined
+  }
+  const config = (clusterExtensionConfig && typeof clusterExtensionConfig === 'object' ? clusterExtensionConfig : {}) as PluginClusterConfig
+  return {
+    serviceAccount: flag('--service-account') ?? (typeof config.serviceAccount === 'string' ? config.serviceAccount : undefined),
+    audience: flag('--audience') ?? (typeof config.audience === 'string' ? config.audience : undefined),
+    hubKubeconfig: flag('--hub-kubeconfig'),
+    hubContext: flag('--hub-context'),
+  }
+}
