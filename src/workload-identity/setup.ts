@@ -57,6 +57,8 @@ export interface SetupInput {
   fluxConfigMap?: string
   allowRisky: boolean
   options: ConnectOptions
+  /** More hub objects a consumer needs (wi setup --consumer: an Argo CD cluster Secret, the plugin's token RBAC). */
+  consumerHubObjects?: KubeObject[]
 }
 
 export interface SetupPlan {
@@ -84,6 +86,10 @@ export function pathOf(o: KubeObject): string {
       return `/api/v1${ns}/serviceaccounts/${name}`
     case 'ConfigMap':
       return `/api/v1${ns}/configmaps/${name}`
+    case 'Secret':
+      return `/api/v1${ns}/secrets/${name}`
+    case 'Role':
+      return `/apis/rbac.authorization.k8s.io/v1${ns}/roles/${name}`
     case 'ClusterRoleBinding':
       return `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`
     case 'RoleBinding':
@@ -97,7 +103,7 @@ export const describeObject = (o: KubeObject): string => `${o.kind} ${o.metadata
 
 /** The fields fleet sets, compared with what is there (labels and server-set fields do not matter). */
 function sameContent(want: KubeObject, have: Record<string, unknown>): boolean {
-  const pick = (o: Record<string, unknown>) => canonical({roleRef: o.roleRef, subjects: o.subjects, data: o.data})
+  const pick = (o: Record<string, unknown>) => canonical({roleRef: o.roleRef, subjects: o.subjects, data: o.data, rules: o.rules})
   return pick(want) === pick(have)
 }
 
@@ -155,6 +161,7 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
       data: {provider: 'generic', address: i.target.context.cluster.server ?? '', audiences: audience, serviceAccountName: sa.name, ...(targetCa ? {'ca.crt': targetCa} : {})},
     } satisfies Wire<V1ConfigMap>)
   }
+  hubObjects.push(...(i.consumerHubObjects ?? []))
   const targetObjects: KubeObject[] = []
   let risks: RiskFinding[] = []
   if (i.clusterRole) {

@@ -7,6 +7,8 @@ import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {connectRef} from '../../workload-identity/connect.js'
 import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
 import {parseServiceAccount} from '../../workload-identity/service-account.js'
+import {type ConsumerOutput, checkConsumerFlags, consumerHubSide, pluginHubOf, writeConsumer} from '../../workload-identity/setup-consumer.js'
+import {CONSUMERS} from '../../workload-identity/consumers.js'
 import {
   type PlannedObject,
   ROLE_PRESETS,
@@ -21,6 +23,10 @@ import {
 /** The stable JSON shape of `wi setup` (docs/workload-identity.md). */
 export interface WorkloadIdentitySetup extends SetupPlan {
   kind: 'WorkloadIdentitySetup'
+  /** --consumer (default flux) and what it needs besides the objects: the access provider, the provider file, the kubeconfig. */
+  consumer: Omit<ConsumerOutput, 'notes'>
+  /** --consumer cluster-inventory: the access-provider file's list, so `-o json | jq '{providers}'` is that file. */
+  providers?: ConsumerOutput['providers']
   /** true after --apply (false: a plan only); dryRun with --dry-run. */
   applied: boolean
   dryRun: boolean
@@ -34,6 +40,9 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     '<%= config.bin %> wi setup --hub hub --target prod-eu --service-account flux-system/reconciler --role view',
     '<%= config.bin %> wi setup --hub hub --target prod-eu --service-account tenant-a/deployer --role edit --namespace tenant-a --apply',
     '<%= config.bin %> wi setup --hub hub --target prod-eu --service-account tenant-a/deployer --authentication-config-out auth-config.yaml',
+    '<%= config.bin %> wi setup --consumer cluster-inventory --profile fleet-system/prod-eu --target prod-eu --service-account fleet-system/mcr --role view --plugin-identity fleet-system/mcr-controller --apply',
+    '<%= config.bin %> wi setup --consumer kubeconfig --out prod-eu.kubeconfig --target prod-eu --service-account ops/deployer --role edit -n apps --apply',
+    '<%= config.bin %> wi setup --consumer argocd --target prod-eu --service-account argocd/prod-eu --role edit --plugin-identity argocd/argocd-application-controller --plugin-identity argocd/argocd-server --apply',
   ]
 
   static flags = {
@@ -51,6 +60,17 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     flux: Flags.boolean({description: 'Include the Flux ConfigMap.', default: true, allowNo: true}),
     'allow-risky': Flags.boolean({description: 'Bind a ClusterRole even when it amounts to cluster-admin.'}),
     'authentication-config-out': Flags.string({description: "Also write the target's AuthenticationConfiguration to this file."}),
+    consumer: Flags.string({description: 'Who uses the identity: flux (its generic provider: the ConfigMap), or, with fleet wi token as the exec credential plugin, cluster-inventory (a ClusterProfile access provider and the provider file), kubeconfig (a file), argocd (a cluster Secret).', options: [...CONSUMERS], default: 'flux'}),
+    profile: Flags.string({description: '--consumer cluster-inventory: the ClusterProfile NAMESPACE/NAME (on the hub) whose status.accessProviders gets the entry.'}),
+    out: Flags.string({description: '--consumer kubeconfig: write the kubeconfig here (0600, atomic; no token in it).'}),
+    force: Flags.boolean({description: '--consumer kubeconfig: replace an --out file fleet did not write.'}),
+    'provider-file-out': Flags.string({description: "--consumer cluster-inventory: also write the access-provider file (multicluster-runtime's --clusterprofile-provider-file) here."}),
+    'argocd-namespace': Flags.string({description: '--consumer argocd: the namespace Argo CD runs in, on the hub.', default: 'argocd'}),
+    'argocd-secret': Flags.string({description: '--consumer argocd: the cluster Secret\'s name (default: fleet-wi-<target>).'}),
+    'plugin-command': Flags.string({description: 'How the consumer runs fleet (the exec command): a name on its PATH or an absolute path.', default: 'fleet'}),
+    'plugin-hub-kubeconfig': Flags.string({description: 'The hub kubeconfig the plugin reads (--hub-kubeconfig in its args). Default for --consumer kubeconfig: the hub this command used; for the others none, so a controller in a Pod uses its in-cluster configuration.'}),
+    'plugin-hub-context': Flags.string({description: 'With --plugin-hub-kubeconfig: the hub context.'}),
+    'plugin-identity': Flags.string({description: 'The hub ServiceAccount NAMESPACE/NAME the plugin runs as (a controller\'s own, in-cluster): gets "create" on serviceaccounts/token for --service-account only (repeatable).', multiple: true}),
     apply: Flags.boolean({description: 'Apply the hub and target objects (server-side apply, field manager fleet).'}),
     'dry-run': Flags.boolean({description: 'With --apply: ask the API servers to validate the objects without saving them.'}),
   }
@@ -61,6 +81,13 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     if (flags.namespace && !flags.role && !flags['cluster-role']) throw new UsageError('--namespace needs --role or --cluster-role (what to bind there)')
     if (flags.prefix.includes(' ')) throw new UsageError(`--prefix: "${flags.prefix}" contains a space`)
     const sa = parseServiceAccount(flags['service-account'])
+    // Every consumer flag is checked (and --out's directory and file) before any cluster is touched.
+    const consumer = await checkConsumerFlags({
+      consumer: flags.consumer as ConsumerOutput['name'], profile: flags.profile, out: flags.out, force: flags.force, providerFileOut: flags['provider-file-out'],
+      argocdSecret: flags['argocd-secret'], pluginCommand: flags['plugin-command'], pluginHubKubeconfig: flags['plugin-hub-kubeconfig'],
+      pluginHubContext: flags['plugin-hub-context'], pluginIdentity: flags['plugin-identity'], fluxConfigMap: flags['flux-configmap'],
+      argocdNamespace: flags['argocd-namespace'],
+    })
     const provider = this.provider()
     const targetRef = await provider.get(flags.target)
     const options = this.connection
@@ -73,17 +100,26 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     ])
     if (!hubRef && hub.context.cluster.server === target.context.cluster.server) throw new UsageError(`--target ${flags.target} is the hub itself (${hub.name})`)
     const shortName = targetRef.aliases[0] ?? targetRef.name
+    const plugin = pluginHubOf(consumer, hub)
+    const side = await consumerHubSide(consumer, {target, serviceAccount: sa, audience: flags.audience, plugin}, shortName, hub)
     let plan = await planSetup({
       hub, target, targetShortName: shortName, serviceAccount: sa, prefix: flags.prefix, audience: flags.audience,
       clusterRole: flags['cluster-role'] ?? flags.role, namespaces: flags.namespace ?? [],
-      fluxConfigMap: flags.flux ? (flags['flux-configmap'] ?? defaultFluxConfigMapName(shortName)) : undefined,
-      allowRisky: flags['allow-risky'], options,
+      fluxConfigMap: consumer.name === 'flux' && flags.flux ? (flags['flux-configmap'] ?? defaultFluxConfigMapName(shortName)) : undefined,
+      allowRisky: flags['allow-risky'], options, consumerHubObjects: side.hubObjects,
     })
-    if (flags.apply) plan = await applySetup(plan, hub, target, {dryRun: flags['dry-run']})
+    if (flags.apply) {
+      // The profile's status is checked by a dry run with the objects, before anything is changed; written after them.
+      if (side.output.profile) await side.writeProfile(true)
+      plan = await applySetup(plan, hub, target, {dryRun: flags['dry-run']})
+      if (side.output.profile && !flags['dry-run']) await side.writeProfile(false)
+    }
+    await writeConsumer(side, {apply: Boolean(flags.apply), dryRun: Boolean(flags['dry-run'])})
     const configYaml = toYaml(plan.authenticationConfiguration)
     if (flags['authentication-config-out']) await writeFileAtomic(flags['authentication-config-out'], configYaml, {mode: 0o644})
 
-    const result: WorkloadIdentitySetup = {kind: 'WorkloadIdentitySetup', ...plan, applied: Boolean(flags.apply), dryRun: Boolean(flags['dry-run'])}
+    const {notes: consumerNotes, ...consumerOutput} = side.output
+    const result: WorkloadIdentitySetup = {kind: 'WorkloadIdentitySetup', ...plan, consumer: consumerOutput, ...(consumerOutput.providers ? {providers: consumerOutput.providers} : {}), applied: Boolean(flags.apply), dryRun: Boolean(flags['dry-run'])}
     const columns: Column<PlannedObject>[] = [
       {header: 'cluster', get: (p) => `${p.side} ${p.cluster}`},
       {header: 'object', get: (p) => describeObject(p.object)},
@@ -96,12 +132,15 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       notes: [
         `target user: ${plan.username} (issuer ${plan.issuer}, audience ${plan.audience})`,
         ...plan.risks.map((r) => `warning: the bound role ${r.message} (${r.code}, ${r.severity})`),
+        ...(consumerOutput.profile ? [`hub ${plan.hub}: ClusterProfile ${consumerOutput.profile.namespace}/${consumerOutput.profile.name} status.accessProviders[${consumerOutput.accessProvider!.name}]: ${consumerOutput.profile.result ?? `${consumerOutput.profile.action} (not applied)`}`] : []),
+        ...consumerNotes,
         ...(flags.apply ? [] : ['nothing applied: run again with --apply']),
       ],
     })
     if (this.format === 'table' || this.format === 'wide') {
       this.log(`\n# AuthenticationConfiguration for ${plan.target} (${plan.targetVersion}): put it where its kube-apiserver reads --authentication-config`)
       this.log(configYaml.trimEnd())
+      for (const [title, text] of side.printed) this.log(`\n# ${title}\n${text.trimEnd()}`)
     }
     return result
   }
