@@ -8,6 +8,9 @@ import {connectRef} from '../workload-identity/connect.js'
 import {expirationSeconds, readAuthenticationConfig, readTokenFile} from '../workload-identity/inputs.js'
 import {type Probe, type ProbeResult, probeFor} from '../workload-identity/probe.js'
 import {parseServiceAccount} from '../workload-identity/service-account.js'
+import {type PluginTarget, pluginTarget} from '../workload-identity/plugin.js'
+import {connectCredsHub, credsHubs} from '../creds/hubs.js'
+import type {Cluster, ConnectOptions} from '../workload-identity/connect.js'
 import {parseCanI} from '../workload-identity/target.js'
 import {junitSuites} from '../verify/junit.js'
 import {BaseCommand} from './base-command.js'
@@ -37,27 +40,34 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     if (this.targets) return this.targets
     const f = this.flags as Record<string, unknown>
     const provider = this.provider()
-    const hub = await provider.get(f.hub as string)
+    // Without --hub (a fleet wi token target), there is no hub among the clusters to leave out.
+    const hub = f.hub ? await provider.get(f.hub as string) : undefined
     let refs: ClusterRef[]
-    if (f.all) refs = (await provider.list()).filter((r) => r.name !== hub.name)
+    if (f.all) refs = (await provider.list()).filter((r) => r.name !== hub?.name)
     else {
       const names = (f.target as string[] | undefined) ?? []
       if (names.length === 0) throw new UsageError('name the cluster that should accept the token with --target, or use --all')
       refs = []
       for (const n of names) {
         const r = await provider.get(n)
-        if (r.name === hub.name) throw new UsageError(`--target ${n} is the hub itself; a cluster does not trust its own issuer through --authentication-config`)
+        if (r.name === hub?.name) throw new UsageError(`--target ${n} is the hub itself; a cluster does not trust its own issuer through --authentication-config`)
         if (!refs.includes(r)) refs.push(r)
       }
     }
-    if (refs.length === 0) throw new UsageError(`--all: fleet knows no cluster besides the hub ${hub.name}`)
+    if (refs.length === 0) throw new UsageError(`--all: fleet knows no cluster besides the hub ${hub?.name}`)
     this.targets = refs
     return refs
   }
 
   protected async report(authenticationConfig?: string): Promise<WorkloadIdentityReport> {
     const f = this.flags as Record<string, any>
-    const sa = parseServiceAccount(f['service-account'])
+    // Neither --hub nor --service-account: the target's own fleet wi token user says both (plugin mode).
+    const pluginMode = !f.hub && !f['service-account']
+    if (!pluginMode && !f.hub) throw new UsageError('missing --hub (the cluster whose ServiceAccount issues the token)')
+    if (!pluginMode && !f['service-account']) throw new UsageError('missing --service-account NAMESPACE/NAME')
+    if (pluginMode && (f.all || ((f.target as string[] | undefined) ?? []).length !== 1)) {
+      throw new UsageError('without --hub and --service-account, name exactly one --target whose user runs fleet wi token')
+    }
     const canI = ((f['can-i'] as string[] | undefined) ?? []).map(parseCanI)
     const seconds = expirationSeconds(parseLifetime(f.expiration, '--expiration'))
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
@@ -65,16 +75,25 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     if (f.junit) await checkJunitTarget(f.junit)
     const options = this.connection
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
-    await this.selectedClusters()
-    const hub = await connectRef(await this.provider().get(f.hub), options)
+    const targets = await this.selectedClusters()
+    let plugin: PluginTarget | undefined
+    if (pluginMode) plugin = pluginTarget(targets[0].name, await targets[0].resolve())
+    const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(f['service-account'])
+    const hub = plugin ? await pluginHub(plugin, options) : await connectRef(await this.provider().get(f.hub), options)
     const results = await this.overClusters(({ref, client, signal}) =>
       this.probe(
         probeFor(hub, {name: ref.name, context: client.context, client}, {
-          serviceAccount: sa, audience: f.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
+          serviceAccount: sa, audience: f.audience ?? plugin?.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
           options: {...options, signal},
         }),
       ),
     )
+    if (plugin) {
+      const from = plugin.hubKubeconfig ? `--hub-kubeconfig ${plugin.hubKubeconfig}${plugin.hubContext ? ` --hub-context ${plugin.hubContext}` : ''}` : 'the one hub rule (in a Pod: in-cluster)'
+      for (const r of results) {
+        r.value?.checks.unshift({name: 'plugin', status: 'pass', message: `${r.cluster}'s user runs fleet wi token: ServiceAccount ${sa.namespace}/${sa.name}, audience ${plugin.audience}, hub ${hub.name} (from ${from})`})
+      }
+    }
     const items = results.map((r) => toItem(r, (v: ProbeResult) => v))
     if (items.some((i) => !i.ok || !i.passed)) this.markFailed()
     const report: WorkloadIdentityReport = {kind: this.reportKind, hub: hub.name, serviceAccount: `${sa.namespace}/${sa.name}`, items}
@@ -89,4 +108,11 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     })
     return report
   }
+}
+
+/** The hub as the plugin finds it: its own flags and environment, the one hub rule. */
+async function pluginHub(p: PluginTarget, options: ConnectOptions): Promise<Cluster> {
+  const [choice] = await credsHubs({hubKubeconfig: p.hubKubeconfig, hubContext: p.hubContext, env: p.env})
+  const client = await connectCredsHub(choice.spec, {...options, env: p.env})
+  return {name: client.context.contextName, context: client.context, client}
 }

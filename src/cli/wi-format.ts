@@ -8,8 +8,8 @@ import type {Column} from './table.js'
 
 /** Flags and table shapes shared by the `wi` commands; their logic lives in src/workload-identity/. */
 export const wiFlags = {
-  hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (a cluster name fleet knows).', required: true}),
-  'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME.', required: true}),
+  hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (a cluster name fleet knows). Without --hub and --service-account, one --target whose user runs fleet wi token is checked as that plugin would run: its ServiceAccount, audience and hub.'}),
+  'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME (required with --hub).'}),
   target: Flags.string({description: 'The cluster that should accept the token (repeatable).', multiple: true}),
   all: Flags.boolean({char: 'A', description: 'Every cluster fleet knows except the hub.', exclusive: ['target']}),
   audience: Flags.string({description: 'Audience to request (default: the target\'s server URL exactly as written in its kubeconfig, as Flux does).'}),

@@ -18,13 +18,14 @@ import {fluxKey, fluxSecretRefs} from './flux-refs.js'
 import {ARGOCD_SECRET_TYPE_LABEL, EXEC_EXTENSION, type SecretFormat, kubeconfigKey} from './formats.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
+import {wiTokenExec} from '../workload-identity/plugin.js'
 
 /**
  * Every credential fleet can see: the users of kubeconfig files, and the consumer Secrets of each known format on the
  * hubs. Each is described (method, identity, issued, expires) from the credential itself, offline: JWT claims
  * `iat`/`exp`, a certificate's NotBefore/NotAfter. Nothing secret is returned.
  */
-export type CredentialMethod = 'bound-token' | 'token' | 'legacy-token' | 'static-token' | 'client-cert' | 'exec' | 'auth-provider' | 'basic' | 'none'
+export type CredentialMethod = 'bound-token' | 'token' | 'legacy-token' | 'static-token' | 'client-cert' | 'exec' | 'workload-identity' | 'auth-provider' | 'basic' | 'none'
 
 export interface CredentialItem {
   /** Where it is: `<file>` (context, user) or `secret <hub>:<namespace>/<name>`. */
@@ -65,6 +66,9 @@ const iso = (seconds: unknown) => (typeof seconds === 'number' ? new Date(second
 /** Method, identity and validity of one kubeconfig user, from the credential itself. */
 export async function describeUser(user: UserEntry): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
   const problems: string[] = []
+  // fleet wi token: a hub ServiceAccount token minted at each use; nothing stored, so no expiry and nothing to rotate.
+  const wi = wiTokenExec(user.exec)
+  if (wi) return {method: 'workload-identity', identity: wi.serviceAccount ? `hub ServiceAccount ${wi.serviceAccount}` : undefined, problems}
   if (user.exec) return {method: 'exec', identity: user.exec.command, problems}
   if (user['auth-provider']) return {method: 'auth-provider', identity: user['auth-provider'].name, problems}
   if (user['client-certificate'] || user['client-certificate-data']) {
@@ -189,13 +193,20 @@ async function describeSecret(s: Secret, hub: string, referenced?: {format: Secr
         user['client-certificate-data'] = config.tlsClientConfig.certData
         user['client-key-data'] = config.tlsClientConfig.keyData
       }
-      if (config.execProviderConfig) user.exec = {command: config.execProviderConfig.command}
+      const execCfg = config.execProviderConfig as {command?: string; args?: string[]; apiVersion?: string; env?: Record<string, string>; provideClusterInfo?: boolean; config?: unknown} | undefined
+      // Argo CD's execProviderConfig as client-go runs it (env is a map there; v3.5+ adds provideClusterInfo and config).
+      if (execCfg) {
+        user.exec = {
+          command: execCfg.command, args: execCfg.args, apiVersion: execCfg.apiVersion, provideClusterInfo: execCfg.provideClusterInfo, interactiveMode: 'Never',
+          env: Object.entries(execCfg.env ?? {}).map(([k, v]) => ({name: k, value: v})),
+        }
+      }
       const caData = (config.tlsClientConfig as {caData?: string} | undefined)?.caData
       const ctx: ResolvedContext = {
         contextName: name,
         clusterName: name,
         userName: name,
-        cluster: {server, ...(caData ? {'certificate-authority-data': caData} : {})},
+        cluster: {server, ...(caData ? {'certificate-authority-data': caData} : {}), ...(execCfg?.config !== undefined ? {extensions: [{name: EXEC_EXTENSION, extension: execCfg.config}]} : {})},
         user,
         contextFile: `secret ${namespace}/${name}`,
         clusterFile: `secret ${namespace}/${name}`,

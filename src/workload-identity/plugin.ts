@@ -142,3 +142,31 @@ export function wiTokenExec(exec: ExecConfig | undefined, clusterExtensionConfig
     hubContext: flag('--hub-context'),
   }
 }
+
+/**
+ * `wi doctor --target T` without --hub and --service-account: when T's user runs `fleet wi token`, what the plugin would
+ * do, read from its exec config and the cluster's exec extension: the ServiceAccount, the audience, and the hub it finds
+ * (its --hub-kubeconfig/--hub-context, its environment for the one hub rule).
+ */
+export interface PluginTarget extends WiTokenExec {
+  serviceAccountRef: ServiceAccountRef
+  audience: string
+  /** The process environment with the exec config's env on top: what the plugin's hub rule reads. */
+  env: NodeJS.ProcessEnv
+}
+
+export function pluginTarget(
+  target: string,
+  ctx: {user: {exec?: ExecConfig}; cluster: {server?: string; extensions?: Array<{name: string; extension: unknown}>}},
+  env: NodeJS.ProcessEnv = process.env,
+): PluginTarget {
+  const ext = ctx.cluster.extensions?.find((e) => e.name === 'client.authentication.k8s.io/exec')?.extension
+  const wi = wiTokenExec(ctx.user.exec, ctx.user.exec?.provideClusterInfo ? ext : undefined)
+  if (!wi) throw new ConfigError(`--target ${target}: its user does not run fleet wi token; name the hub and the ServiceAccount with --hub and --service-account`)
+  if (!wi.serviceAccount) throw new ConfigError(`--target ${target}: its fleet wi token user names no ServiceAccount (no --service-account in its args, no serviceAccount in the cluster's exec config)`)
+  const serviceAccountRef = parseServiceAccount(wi.serviceAccount, `--target ${target}: the plugin's ServiceAccount`)
+  const audience = wi.audience ?? ctx.cluster.server ?? ''
+  const merged: NodeJS.ProcessEnv = {...env}
+  for (const e of ctx.user.exec?.env ?? []) merged[e.name] = e.value
+  return {...wi, serviceAccountRef, audience, env: merged}
+}

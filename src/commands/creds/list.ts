@@ -51,7 +51,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
         {header: 'method', get: (i) => i.method},
         {header: 'identity', get: (i) => i.identity ?? ''},
         {header: 'age', get: (i) => (i.issued ? formatAge(i.issued).replace(/^expired (.*) ago$/, '$1') : '')},
-        {header: 'expires', get: (i) => (i.expires ? `${i.expires} (${formatAge(i.expires)})` : i.method === 'legacy-token' ? 'never' : ''), color: (i, k) => (i.expiring ? k.red : undefined)},
+        {header: 'expires', get: (i) => (i.expires ? `${i.expires} (${formatAge(i.expires)})` : i.method === 'legacy-token' ? 'never' : i.method === 'workload-identity' ? 'minted per use' : ''), color: (i, k) => (i.expiring ? k.red : undefined)},
         {header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '')},
         {header: 'cluster', get: (i) => i.cluster ?? '', wide: true},
         {header: 'server', get: (i) => i.server ?? '', wide: true},
