@@ -7,7 +7,7 @@ import {bearerToken, clientCertificatePem, describeCertificate, jwtClaims} from 
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'
-import type {UserEntry} from '../kubeconfig/types.js'
+import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
 import {Hub} from '../providers/hub/client.js'
 import {CAPI_SECRET_TYPE} from '../providers/hub/cluster-api.js'
 import {CONSUMER_LABEL} from '../providers/hub/cluster-inventory.js'
@@ -18,7 +18,7 @@ import {fluxKey, fluxSecretRefs} from './flux-refs.js'
 import {ARGOCD_SECRET_TYPE_LABEL, EXEC_EXTENSION, type SecretFormat, kubeconfigKey} from './formats.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
-import {wiTokenExec} from '../workload-identity/plugin.js'
+import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec} from '../workload-identity/plugin.js'
 
 /**
  * Every credential fleet can see: the users of kubeconfig files, and the consumer Secrets of each known format on the
@@ -30,7 +30,11 @@ export type CredentialMethod = 'bound-token' | 'token' | 'legacy-token' | 'stati
 export interface CredentialItem {
   /** Where it is: `<file>` (context, user) or `secret <hub>:<namespace>/<name>`. */
   location: string
-  source: {kind: 'kubeconfig'; path: string; context: string; user?: string} | {kind: 'secret'; hub: string; namespace: string; name: string; key?: string}
+  source:
+    | {kind: 'kubeconfig'; path: string; context: string; user?: string}
+    | {kind: 'secret'; hub: string; namespace: string; name: string; key?: string}
+    /** A ClusterProfile access provider that runs fleet wi token: no Secret, the profile is the record. */
+    | {kind: 'cluster-profile'; hub: string; namespace: string; name: string; accessProvider: string}
   format: 'kubeconfig' | SecretFormat | 'unknown'
   cluster?: string
   server?: string
@@ -247,8 +251,9 @@ export async function hubCredentials(spec: HubSpec, o: ConnectionSettings & {env
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig.
   const consumers = [...found.values()].filter((s) => secretFormat(s) !== 'unknown')
   const items = await Promise.all(consumers.map((s) => describeSecret(s, name)))
+  const profiles = await listProfiles(hub)
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
-  for (const ref of await secretreaderRefs(hub)) {
+  for (const ref of secretreaderRefs(profiles)) {
     const id = `${ref.namespace}/${ref.name}`
     if (found.has(id) && secretFormat(found.get(id)!) !== 'unknown') continue
     const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
@@ -269,24 +274,59 @@ export async function hubCredentials(spec: HubSpec, o: ConnectionSettings & {env
     item.referencedBy = ref.referencedBy
     items.push(item)
   }
+  items.push(...wiProfileItems(profiles, name, spec))
   return items.sort((a, b) => a.location.localeCompare(b.location))
 }
 
 interface ProfileList {
-  metadata: {namespace?: string}
+  metadata: {namespace?: string; name?: string}
   status?: {accessProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>; credentialProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>}
 }
 
-/** Secrets that ClusterProfiles' access providers hand to kubeconfig-secretreader (`{name, key, namespace?}` in the exec extension). */
-async function secretreaderRefs(hub: Hub): Promise<Array<{namespace: string; name: string; key: string}>> {
-  let profiles: ProfileList[]
+async function listProfiles(hub: Hub): Promise<ProfileList[]> {
   try {
-    profiles = await hub.list<ProfileList>('/apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles', 'list ClusterProfiles')
+    return await hub.list<ProfileList>('/apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles', 'list ClusterProfiles')
   } catch (error) {
     // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
     if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) return []
     throw error
   }
+}
+
+/**
+ * ClusterProfile access providers whose exec extension is fleet wi token's config (`serviceAccount: NS/NAME`): the
+ * cluster's credential is minted per use, so the item has no expiry and nothing to rotate. --live asks with the plugin
+ * run by this fleet against this hub, which is what the consumer does with its own hub identity.
+ */
+function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): CredentialItem[] {
+  const items: CredentialItem[] = []
+  for (const p of profiles) {
+    const namespace = p.metadata.namespace ?? ''
+    const name = p.metadata.name ?? ''
+    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])] as Array<{name?: string; cluster?: ClusterEntry}>) {
+      const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_EXTENSION)?.extension as {serviceAccount?: unknown} | undefined
+      if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue
+      const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`
+      const hubArgs = spec.kubeconfig?.length ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])] : []
+      const exec = {apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [process.argv[1], ...PLUGIN_ARGS, ...hubArgs], provideClusterInfo: true, interactiveMode: 'Never' as const}
+      items.push(remember({
+        location,
+        source: {kind: 'cluster-profile', hub, namespace, name, accessProvider: a.name},
+        format: 'cluster-inventory',
+        cluster: `${namespace}/${name}`,
+        server: a.cluster.server,
+        method: 'workload-identity',
+        identity: `hub ServiceAccount ${ext.serviceAccount}`,
+        managedByFleet: a.name === ACCESS_PROVIDER_NAME,
+        problems: [],
+      }, {contextName: `${namespace}/${name}`, clusterName: a.name, userName: a.name, cluster: a.cluster, user: {exec}, contextFile: location, clusterFile: location, userFile: location}))
+    }
+  }
+  return items
+}
+
+/** Secrets that ClusterProfiles' access providers hand to kubeconfig-secretreader (`{name, key, namespace?}` in the exec extension). */
+function secretreaderRefs(profiles: ProfileList[]): Array<{namespace: string; name: string; key: string}> {
   const refs = new Map<string, {namespace: string; name: string; key: string}>()
   for (const p of profiles) {
     for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {

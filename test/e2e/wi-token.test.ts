@@ -255,6 +255,20 @@ describe('fleet wi token (live)', () => {
       assertClean('the upstream consumer, refused', r.stdout, r.stderr)
     })
 
+    it('creds list shows the profile\'s access provider as workload-identity: no Secret, no expiry; --live asks through the plugin', async () => {
+      const list = await fleet(['creds', 'list', '--hub-kubeconfig', hub.kubeconfig, '--live', '-o', 'json'])
+      const item = list.json().items.find((i: {source: {kind: string; namespace?: string; name?: string}}) => i.source.kind === 'cluster-profile' && i.source.namespace === ns && i.source.name === profile)
+      assert.ok(item, list.stdout)
+      assert.deepEqual(
+        [item.format, item.method, item.identity, item.expires, item.managedByFleet, item.source.accessProvider, item.server],
+        ['cluster-inventory', 'workload-identity', `hub ServiceAccount ${ns}/${sa}`, undefined, true, 'fleet-workload-identity', m1.url],
+      )
+      assert.equal(item.live.username, USER, JSON.stringify(item.live))
+      const table = await fleet(['creds', 'list', '--hub-kubeconfig', hub.kubeconfig])
+      assert.match(table.stdout, new RegExp(`clusterprofile hub:${ns}/${profile} \\(accessProvider fleet-workload-identity\\)\\s+cluster-inventory\\s+workload-identity\\s+hub ServiceAccount ${ns}/${sa}\\s+minted per use`))
+      assertClean('creds list over the profile', list.stdout, list.stderr, table.stdout, table.stderr)
+    })
+
     it("fleet's own cluster-inventory provider lists the profile as ready and uses it through the plugin", async () => {
       const dir = scratchDir()
       const config = join(dir, `${uniqueName('fleet')}.yaml`)
