@@ -137,6 +137,32 @@ describe('fleet wi token (live)', () => {
       assert.ok(left > 13 * 60_000 && left <= 15 * 60_000 + 5_000, `expires in ${left} ms, expected about 15m`)
     })
 
+    it('finds the hub by the one hub rule: --hub-kubeconfig (absolute, relative, symlink), KUBECONFIG, ./fleet.yaml, FLEET_CONFIG', async () => {
+      const dir = join(scratchDir(), uniqueName('hubrule'))
+      mkdirSync(dir, {recursive: true})
+      writeFileSync(join(dir, 'hub.yaml'), readFileSync(hub.kubeconfig))
+      symlinkSync(join(dir, 'hub.yaml'), join(dir, 'hub-link.yaml'))
+      const withFleetYaml = join(dir, 'with-config')
+      mkdirSync(withFleetYaml)
+      writeFileSync(join(withFleetYaml, 'fleet.yaml'), `kind: FleetConfig\nhub: {kubeconfig: ${join(dir, 'hub.yaml')}}\nproviders:\n  - {name: members, type: file, kubeconfig: [${m1.kubeconfig}]}\n`)
+      const base = {PATH, HOME: EMPTY_HOME, KUBERNETES_EXEC_INFO: execInfo(cluster())}
+      const ways: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
+        ['absolute', ['--hub-kubeconfig', join(dir, 'hub.yaml')], base, dir],
+        ['relative', ['--hub-kubeconfig', 'hub.yaml'], base, dir],
+        ['symlink', ['--hub-kubeconfig', 'hub-link.yaml', '--hub-context', 'hub'], base, dir],
+        ['KUBECONFIG', [], {...base, KUBECONFIG: join(dir, 'hub-link.yaml')}, dir],
+        ['./fleet.yaml', [], base, withFleetYaml],
+        ['FLEET_CONFIG', [], {...base, FLEET_CONFIG: join(withFleetYaml, 'fleet.yaml')}, dir],
+      ]
+      for (const [what, args, env, cwd] of ways) {
+        const r = await runWith(process.execPath, [FLEET_BIN, 'wi', 'token', ...args], env, cwd)
+        assert.equal(r.code, 0, `${what}: ${r.stderr}`)
+        const token = JSON.parse(r.stdout).status.token
+        secrets.push(token)
+        assert.deepEqual(await whoamiWithToken(m1, token), {status: 201, username: USER}, what)
+      }
+    })
+
     it('fails with one line on stderr, nothing on stdout and no secret, before contacting the hub when the input is wrong', async () => {
       const cases: Array<{args: string[]; info: string | undefined; code: number; match: RegExp}> = [
         {args: ['--hub-kubeconfig', hub.kubeconfig], info: execInfo({server: m1.url}), code: 2, match: /no ServiceAccount: pass --service-account/},
