@@ -308,7 +308,14 @@ describe('fleet wi token (live)', () => {
       const who = await fleet(['auth', 'whoami', '--fleet-config', config, '-c', row.name, '-o', 'json'], {env})
       assert.equal(who.code, 0, who.stderr)
       assert.equal(who.json().items[0].user.username, USER)
-      assertClean('clusters list / auth whoami over the profile', list.stdout, list.stderr, who.stdout, who.stderr)
+      // wi doctor reads the plugin's settings from the profile (the exec extension) and the provider file, and its hub
+      // as the plugin finds it: here the in-cluster configuration of the controller.
+      const doc = await fleet(['wi', 'doctor', '--fleet-config', config, '--target', row.name, '-o', 'json'], {env})
+      assert.equal(doc.code, 0, doc.stdout + doc.stderr)
+      const checks = doc.json().items[0].checks as Array<{name: string; status: string; message: string}>
+      assert.match(checks[0].message, new RegExp(`runs fleet wi token: ServiceAccount ${ns}/${sa}, audience ${m1.url.replace(/[.]/g, '\\.')}, hub in-cluster \\(from the one hub rule`))
+      assert.equal(checks.find((c) => c.name === 'target-response')?.status, 'pass')
+      assertClean('clusters list / auth whoami / wi doctor over the profile', list.stdout, list.stderr, who.stdout, who.stderr, doc.stdout, doc.stderr)
     })
   })
 
