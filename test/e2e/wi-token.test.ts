@@ -102,6 +102,14 @@ describe('fleet wi token (live)', () => {
     await applyYaml(m1, `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n`)
   })
 
+  // Later files share the control plane: the profiles (whose access provider creds list --live would run), the
+  // ServiceAccounts and the grants go with the namespaces.
+  after(async () => {
+    await kubectlResult(hub, ['delete', 'namespace', ns, `${ns}-argocd`, '--ignore-not-found', '--wait=false'])
+    await kubectlResult(m1, ['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'])
+    await kubectlResult(m1, ['delete', 'clusterrolebinding', `fleet-wi:hub:${ns}:${sa}`, '--ignore-not-found'])
+  })
+
   describe('the exec credential protocol', () => {
     const cluster = () => ({server: m1.url, config: {serviceAccount: `${ns}/${sa}`}})
 
