@@ -1,4 +1,4 @@
-import {constants} from 'node:fs'
+import {constants, existsSync} from 'node:fs'
 import {access, stat} from 'node:fs/promises'
 import {dirname, isAbsolute, resolve} from 'node:path'
 
@@ -131,9 +131,12 @@ export async function checkConsumerFlags(f: ConsumerFlags): Promise<ConsumerChoi
  */
 export function pluginHubOf(c: ConsumerChoice, hub: Cluster): PluginInvocation {
   if (c.pluginHub) return {command: c.pluginCommand, hub: c.pluginHub}
-  const file = hub.context.contextFile
-  if (c.name === 'kubeconfig' && file && isAbsolute(resolve(file)) && file !== 'in-cluster') {
-    return {command: c.pluginCommand, hub: {kubeconfig: [resolve(file)], context: hub.context.contextName}}
+  // The files that define the hub's context, cluster and user (one, usually; several when KUBECONFIG merged them). A
+  // hub that is no file (in-cluster, a provider's object) gives the plugin no arguments: its own hub rule applies.
+  const {contextFile, clusterFile, userFile} = hub.context
+  const files = [...new Set([contextFile, clusterFile, userFile])].filter((f): f is string => Boolean(f) && isAbsolute(resolve(f!)) && existsSync(f!)).map((f) => resolve(f))
+  if (c.name === 'kubeconfig' && files.length > 0 && existsSync(contextFile)) {
+    return {command: c.pluginCommand, hub: {kubeconfig: files, context: hub.context.contextName}}
   }
   return {command: c.pluginCommand}
 }
