@@ -8,7 +8,7 @@ import {connectRef} from '../workload-identity/connect.js'
 import {expirationSeconds, readAuthenticationConfig, readTokenFile} from '../workload-identity/inputs.js'
 import {type Probe, type ProbeResult, probeFor} from '../workload-identity/probe.js'
 import {parseServiceAccount} from '../workload-identity/service-account.js'
-import {type PluginTarget, pluginTarget} from '../workload-identity/plugin.js'
+import {type PluginTarget, pluginTarget, wiTokenExec} from '../workload-identity/plugin.js'
 import {connectCredsHub, credsHubs} from '../creds/hubs.js'
 import type {Cluster, ConnectOptions} from '../workload-identity/connect.js'
 import {parseCanI} from '../workload-identity/target.js'
@@ -59,6 +59,18 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     return refs
   }
 
+  /** Another cluster fleet knows with the same server and a user that is not the plugin: your own credentials there. */
+  private async readerFor(target: ClusterRef): Promise<ClusterRef | undefined> {
+    const server = (await target.resolve()).cluster.server
+    const refs = await this.provider().list().catch(() => [] as ClusterRef[])
+    for (const r of refs) {
+      if (r.name === target.name) continue
+      const ctx = await r.resolve().catch(() => undefined)
+      if (ctx && ctx.cluster.server === server && !wiTokenExec(ctx.user.exec)) return r
+    }
+    return undefined
+  }
+
   protected async report(authenticationConfig?: string): Promise<WorkloadIdentityReport> {
     const f = this.flags as Record<string, any>
     // Neither --hub nor --service-account: the target's own fleet wi token user says both (plugin mode).
@@ -80,9 +92,12 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     if (pluginMode) plugin = pluginTarget(targets[0].name, await targets[0].resolve())
     const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(f['service-account'])
     const hub = plugin ? await pluginHub(plugin, options) : await connectRef(await this.provider().get(f.hub), options)
+    // The plugin's identity may not read the target's metrics or RBAC; your own credentials for the same server may.
+    const reader = plugin ? await this.readerFor(targets[0]) : undefined
+    const readerClient = reader ? (await connectRef(reader, options)).client : undefined
     const results = await this.overClusters(({ref, client, signal}) =>
       this.probe(
-        probeFor(hub, {name: ref.name, context: client.context, client}, {
+        probeFor(hub, {name: ref.name, context: client.context, client: readerClient ?? client}, {
           serviceAccount: sa, audience: f.audience ?? plugin?.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
           options: {...options, signal},
         }),
@@ -91,7 +106,8 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     if (plugin) {
       const from = plugin.hubKubeconfig ? `--hub-kubeconfig ${plugin.hubKubeconfig}${plugin.hubContext ? ` --hub-context ${plugin.hubContext}` : ''}` : 'the one hub rule (in a Pod: in-cluster)'
       for (const r of results) {
-        r.value?.checks.unshift({name: 'plugin', status: 'pass', message: `${r.cluster}'s user runs fleet wi token: ServiceAccount ${sa.namespace}/${sa.name}, audience ${plugin.audience}, hub ${hub.name} (from ${from})`})
+        const reads = reader ? `; the target's metrics and RBAC are read with the credentials of ${reader.name} (same server)` : '; no other credentials for this server: the target\'s metrics and RBAC are read as the plugin (add a context with the same server to --kubeconfig to read them as you)'
+        r.value?.checks.unshift({name: 'plugin', status: 'pass', message: `${r.cluster}'s user runs fleet wi token: ServiceAccount ${sa.namespace}/${sa.name}, audience ${plugin.audience}, hub ${hub.name} (from ${from})${reads}`})
       }
     }
     const items = results.map((r) => toItem(r, (v: ProbeResult) => v))

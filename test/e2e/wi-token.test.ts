@@ -461,9 +461,19 @@ describe('fleet wi token (live)', () => {
       return out
     }
 
-    async function doctor(file: string): Promise<{res: CliResult; checks: Array<{name: string; status: string; message: string; fix?: string}>}> {
-      const target = (yaml.load(readFileSync(file, 'utf8')) as any).contexts[0].name
-      const res = await fleet(['wi', 'doctor', '--kubeconfig', file, '--target', target, '-o', 'json'])
+    async function doctor(file: string, alsoKubeconfig?: string): Promise<{res: CliResult; checks: Array<{name: string; status: string; message: string; fix?: string}>}> {
+      let target = (yaml.load(readFileSync(file, 'utf8')) as any).contexts[0].name
+      let kubeconfig = file
+      if (alsoKubeconfig) {
+        // A directory of kubeconfigs: each file stands alone, so two contexts of the same name both stay.
+        kubeconfig = join(scratchDir(), uniqueName('both'))
+        mkdirSync(kubeconfig)
+        writeFileSync(join(kubeconfig, 'plugin.kubeconfig'), readFileSync(file))
+        writeFileSync(join(kubeconfig, 'mine.kubeconfig'), readFileSync(alsoKubeconfig))
+        const list = await fleet(['clusters', 'list', '--kubeconfig', kubeconfig, '-o', 'json'])
+        target = list.json().items.find((i: {name: string}) => i.name.endsWith(`plugin.kubeconfig+${target}`)).name
+      }
+      const res = await fleet(['wi', 'doctor', '--kubeconfig', kubeconfig, '--target', target, '-o', 'json'])
       assertClean('wi doctor', res.stdout, res.stderr)
       const item = res.json().items[0]
       return {res, checks: item.checks}
@@ -505,10 +515,20 @@ describe('fleet wi token (live)', () => {
     it('a member that does not trust the hub: every check from outside passes and the target answers 401', async () => {
       untrusting = await startExtraApiserver()
       const file = await pluginKubeconfig([], untrusting.name, `${KUBECONFIGS}:${untrusting.kubeconfig}`)
+      // Only the plugin's identity for the target: what can be seen from outside passes, and the 401 is all that fails.
       const {res, checks} = await doctor(file)
       assert.equal(res.code, 1)
       assert.deepEqual(checks.filter((c) => c.status === 'fail').map((c) => c.name), ['target-response'])
       assert.match(checks.find((c) => c.name === 'target-response')!.message, /does not trust this issuer/)
+      assert.equal(checks.find((c) => c.name === 'target-trusts-issuer')!.status, 'skip')
+      assert.match(checks[0].message, /no other credentials for this server/)
+      // With your own context for the same server beside it, the target's metrics say it has no authenticator for the hub.
+      const mine = await doctor(file, untrusting!.kubeconfig)
+      assert.equal(mine.res.code, 1)
+      assert.match(mine.checks[0].message, /read with the credentials of .*\(same server\)/)
+      const trust = mine.checks.find((c) => c.name === 'target-trusts-issuer')!
+      assert.equal(trust.status, 'fail', JSON.stringify(mine.checks, null, 1))
+      assert.match(trust.message, new RegExp(`no JWT authenticator for issuer ${hub.issuer.replace(/[.]/g, '\\.')}: it does not trust the hub`))
     })
   })
 })
