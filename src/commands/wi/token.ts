@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {parseLifetime} from '../../base/duration.js'
-import {FleetError} from '../../base/errors.js'
+import {FleetError, UsageError} from '../../base/errors.js'
 import {BaseCommand} from '../../cli/base-command.js'
 import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
 import {expirationSeconds} from '../../workload-identity/inputs.js'
@@ -34,6 +34,7 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
 
   async run(): Promise<void> {
     const {flags} = this
+    if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet wi token prints the ExecCredential, which is JSON`)
     // Everything local is checked before the hub is contacted: a bad setting never costs a round trip.
     const info = parseExecInfo(process.env.KUBERNETES_EXEC_INFO)
     const plan = planTokenRequest(info, {
