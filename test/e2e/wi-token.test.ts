@@ -8,7 +8,8 @@
 //   cluster-inventory provider lists the profile and uses it;
 // - kubeconfig: kubectl with the file `wi setup --consumer kubeconfig --out` wrote (no token in it), from --kubeconfig,
 //   KUBECONFIG, a relative path and a symlink; creds list calls it workload-identity; clusters verify runs the plugin;
-// - argocd: the cluster Secret's execProviderConfig, run by client-go (kubectl) exactly as written;
+// - argocd: the cluster Secret's execProviderConfig, run by client-go (kubectl) exactly as written, and read by Argo CD's
+//   own v1alpha1 types (test/argocd-consumer, v3.2: before provideClusterInfo and config) into the rest.Config it uses;
 // - wi doctor on broken plugin setups: a wrong audience, a plugin identity that may not request tokens, a member that
 //   does not trust the hub.
 import assert from 'node:assert/strict'
@@ -27,6 +28,7 @@ const cp = loadControlPlane()
 const hub = cp.hub
 const [m1] = cp.members
 const CONSUMER_BUILD = fileURLToPath(new URL('../wi-consumer/build.sh', import.meta.url))
+const ARGOCD_CONSUMER_BUILD = fileURLToPath(new URL('../argocd-consumer/build.sh', import.meta.url))
 const ns = uniqueName('witok')
 const sa = 'app'
 const USER = `hub:system:serviceaccount:${ns}:${sa}`
@@ -441,6 +443,14 @@ describe('fleet wi token (live)', () => {
       const who = await runWith(cp.binaries.kubectl, ['--kubeconfig', kc, 'auth', 'whoami', '-o', 'json'], {PATH, HOME: EMPTY_HOME})
       assert.equal(who.code, 0, who.stderr)
       assert.equal(JSON.parse(who.stdout).status.userInfo.username, USER)
+
+      // Argo CD's own code: its v1alpha1 ClusterConfig reads the Secret's config and Cluster.RawRestConfig builds the
+      // client (v3.2, which has neither provideClusterInfo nor config: the plugin's arguments carry both settings).
+      const argocd = join(execFileSync('bash', [ARGOCD_CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!, 'argocd-consumer')
+      const byArgo = await runWith(argocd, ['-hub-kubeconfig', hub.kubeconfig, '-namespace', argoNs, '-name', name], {PATH, HOME: EMPTY_HOME})
+      assert.equal(byArgo.code, 0, byArgo.stderr)
+      assert.deepEqual(JSON.parse(byArgo.stdout), {username: USER, server: m1.url})
+      assertClean('the Argo CD consumer', byArgo.stdout, byArgo.stderr)
 
       const list = await fleet(['creds', 'list', '--hub-kubeconfig', hub.kubeconfig, '-o', 'json'])
       const item = list.json().items.find((i: {source: {namespace?: string; name?: string}}) => i.source.namespace === argoNs && i.source.name === name)
