@@ -17,7 +17,8 @@ import type {ConnectionSettings} from '../kube/client.js'
 import type {RequestLog} from '../kube/request-log.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
-import {type Selection, selectClusters} from '../fleet/select.js'
+import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
+import {resolveShard, shardName} from '../fleet/shard.js'
 import {type FleetFlagValues, fleetFlagValues} from './flags.js'
 import {progressLine} from './progress.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
@@ -296,16 +297,33 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return fleetFlagValues(this.flags)
   }
 
-  /** What --cluster / --all / --selector (and --context) select. */
+  /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
   protected get clusterSelection(): Selection {
     const f = this.fleetFlagValues
-    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context}
+    this.shardCache ??= {shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
+    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: this.shardCache.shard}
   }
 
-  /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
+  private shardCache?: {shard: Selection['shard']}
+
+  /**
+   * The clusters chosen by --cluster / --all / --selector, or the current context, then this run's shard of them.
+   * Needs fleetFlags. A sharded run says on stderr, in every format, how much of the selection it took (an empty part
+   * is a Pod with nothing to do, not a success that checked something).
+   */
   protected async selectedClusters(): Promise<ClusterRef[]> {
-    return selectClusters(this.provider(), this.clusterSelection)
+    this.selectedCache ??= (async () => {
+      const selection = this.clusterSelection
+      const all = await selectClusters(this.provider(), selection)
+      if (!selection.shard) return all
+      const part = takeShard(all, selection.shard)
+      this.logStderr(`${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`)
+      return part
+    })()
+    return this.selectedCache
   }
+
+  private selectedCache?: Promise<ClusterRef[]>
 
   /**
    * How the fleet runner runs for this command: its concurrency, time limits, progress line and its one exec runner.
