@@ -155,7 +155,7 @@ describe('kcp provider: the workspace tree', () => {
       role('Role', 'fleet-diff-secret', [{apiGroups: [''], resources: ['secrets'], resourceNames: ['s1'], verbs: ['get']}], 'default'),
       binding('RoleBinding', 'Role', 'fleet-diff-secret', 'default'),
     ])})
-    const files = ['root:org:team-a', 'root:org:team-b'].map((workspace) => kcp.kubeconfig({as: 'viewer', workspace, path: join(dir, `viewer-${workspace}.kubeconfig`), context: `viewer-${workspace.split(':').pop()}`}))
+    const files = ['root:org:team-a', 'root:org:team-b'].map((workspace) => kcp.kubeconfig({as: 'viewer', workspace, path: join(dir, `viewer-${workspace.replaceAll(':', '-')}.kubeconfig`), context: `viewer-${workspace.split(':').pop()}`}))
     const args = ['auth', 'diff', '--all', '--kubeconfig', files.join(':'), '-n', 'default', '-o', 'json']
     let res = await runFleet(args)
     // kcp's authorizers follow RBAC through informers: wait until the grants are seen in both workspaces.
