@@ -13,6 +13,7 @@ import yaml from 'js-yaml'
 
 import type {CredentialList} from '../../src/creds/list.js'
 import type {VerifyReport} from '../../src/verify/report.js'
+import {formatMetrics} from '../../src/cli/prometheus.js'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {applyYaml, createCertUser, createServiceAccountToken, kubeconfigFor, loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
 import {kubeconfigObject} from '../support/kubeconfig.js'
@@ -65,6 +66,22 @@ describe('the parser itself', () => {
     assert.match(parse('# TYPE a gauge\na{x="b"} 1\na{x="b"} 2\n').error ?? '', /duplicate series/)
     assert.match(parse('a-b 1\n').error ?? '', /parse error/)
     assert.deepEqual(parse('# HELP a h\n# TYPE a gauge\na{x="q\\"\\\\\\n"} 1\n').families?.get('a')?.samples, [{labels: {x: 'q"\\\n'}, value: 1}])
+  })
+})
+
+describe('fleet\'s writer against the parser', () => {
+  it('any label value reads back as written: 300 random strings of quotes, backslashes, line breaks, braces and Unicode', () => {
+    const alphabet = ['\\', '"', '\n', '\r', '\t', '{', '}', ',', '=', ' ', 'a', 'Z', '0', 'é', '🙂', '\\n', '#']
+    let seed = 24
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n)
+    const values = Array.from({length: 300}, (_, i) => `${i}:` + Array.from({length: 1 + rand(12)}, () => alphabet[rand(alphabet.length)]).join(''))
+    const text = formatMetrics([{name: 'fleet_test_value', help: 'A "help" text with \\ and\na line feed.', samples: values.map((v, i) => ({labels: {v}, value: i}))}])
+    const {families, error} = parse(text)
+    assert.equal(error, undefined, text)
+    const f = families!.get('fleet_test_value')!
+    assert.equal(f.help, 'A "help" text with \\ and\na line feed.')
+    assert.deepEqual(f.samples.map((x) => x.labels.v), values)
+    assert.deepEqual(f.samples.map((x) => x.value), values.map((_, i) => i))
   })
 })
 
