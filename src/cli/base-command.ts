@@ -123,7 +123,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     output: Flags.string({
       char: 'o',
-      description: 'Output format.',
+      description: 'Output format (prometheus: metrics, on creds list and clusters verify only).',
       options: [...OUTPUT_FORMATS],
       helpGroup: 'GLOBAL',
     }),
