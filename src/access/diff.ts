@@ -138,7 +138,7 @@ function coveringUrlKeys(a: UrlAtom): string[] {
   return [...urls].flatMap((url) => verbs.map((verb) => urlKey({url, verb})))
 }
 
-const resourceKey = (a: ResourceAtom) => [a.scope, a.group, a.resource, a.name === undefined ? '*all' : `=${a.name}`, a.verb].join('\u0000')
+const resourceKey = (a: ResourceAtom) => `${a.scope}\u0000${a.group}\u0000${a.resource}\u0000${a.name === undefined ? '*all' : `=${a.name}`}\u0000${a.verb}`
 const urlKey = (a: UrlAtom) => `${a.url}\u0000${a.verb}`
 
 /** A set of atoms that answers "is this one covered?" by looking up the finite list of grants that would cover it. */
@@ -155,7 +155,8 @@ class AtomSet<A> {
   /** Whether some atom of the set covers `a` (itself included when `self` is true). */
   covers(a: A, self = true): boolean {
     const own = this.key(a)
-    return this.covering(a).some((k) => (self || k !== own) && this.keys.has(k))
+    for (const k of this.covering(a)) if ((self || k !== own) && this.keys.has(k)) return true
+    return false
   }
 }
 
@@ -210,12 +211,6 @@ function groupAtoms(resources: ResourceAtom[], urls: UrlAtom[]): NormalRules {
   return {rules: sorted, nonResourceRules}
 }
 
-function atomsOf(n: NormalRules): Atoms {
-  const resources = n.rules.flatMap((r) => resourceAtoms([{verbs: r.verbs, apiGroups: [r.apiGroup], resources: [r.resource], resourceNames: r.resourceNames}], r.scope))
-  const urls = urlAtoms(n.nonResourceRules.map((r) => ({verbs: r.verbs, nonResourceURLs: [r.url]})))
-  return {resources, urls, resourceSet: resourceSet(resources), urlSet: urlSet(urls)}
-}
-
 interface Atoms {
   resources: ResourceAtom[]
   urls: UrlAtom[]
@@ -223,34 +218,85 @@ interface Atoms {
   urlSet: AtomSet<UrlAtom>
 }
 
-/** The grants of `a` that `b` does not cover. */
-function minus(a: Atoms, b: Atoms): {resources: ResourceAtom[]; urls: UrlAtom[]} {
-  return {resources: a.resources.filter((x) => !b.resourceSet.covers(x)), urls: a.urls.filter((x) => !b.urlSet.covers(x))}
+/** Differences back into rules; `coverR`/`coverU` are the comparison's cached covering keys. */
+function grouped(resources: ResourceAtom[], urls: UrlAtom[], coverR: (a: ResourceAtom) => string[], coverU: (a: UrlAtom) => string[]): NormalRules {
+  return groupAtoms(reduce(new AtomSet(resources, resourceKey, coverR), resourceKey), reduce(new AtomSet(urls, urlKey, coverU), urlKey))
 }
 
-const grouped = (a: {resources: ResourceAtom[]; urls: UrlAtom[]}): NormalRules => groupAtoms(reduceResources(a.resources), reduceUrls(a.urls))
+function atomsOf(n: NormalRules): Atoms {
+  const resources = n.rules.flatMap((r) => resourceAtoms([{verbs: r.verbs, apiGroups: [r.apiGroup], resources: [r.resource], resourceNames: r.resourceNames}], r.scope))
+  const urls = urlAtoms(n.nonResourceRules.map((r) => ({verbs: r.verbs, nonResourceURLs: [r.url]})))
+  return {resources, urls, resourceSet: resourceSet(resources), urlSet: urlSet(urls)}
+}
+
+/** The covering keys of each distinct atom, computed once per comparison: clusters share most of their grants. */
+function coverCache<A>(key: (a: A) => string, covering: (a: A) => string[]): (a: A) => string[] {
+  const cache = new Map<string, string[]>()
+  return (a) => {
+    const k = key(a)
+    let keys = cache.get(k)
+    if (!keys) cache.set(k, (keys = covering(a)))
+    return keys
+  }
+}
+
+function coveredIn(keys: Set<string>, covering: string[]): boolean {
+  for (const k of covering) if (keys.has(k)) return true
+  return false
+}
 
 /**
  * Compares the clusters' normalised rules. With a baseline (a key of `clusters`): each cluster against it. Without:
  * `extra` is what a cluster grants that some other cluster does not, `missing` what some other cluster grants that
  * it does not. Coverage is RBAC's: `*` on pods on one cluster covers `get` on pods on another.
+ *
+ * Without a baseline the work is one pass over the union of all grants per cluster (which clusters cover each grant),
+ * not a comparison of every pair: a grant of a cluster is extra when fewer than all clusters cover it, and a grant of
+ * the union is missing on a cluster that does not cover it.
  */
 export function diffRules(clusters: Map<string, NormalRules>, baseline?: string): Map<string, ClusterDiff> {
   const atoms = new Map([...clusters].map(([name, rules]) => [name, atomsOf(rules)]))
+  const coverR = coverCache(resourceKey, coveringKeys)
+  const coverU = coverCache(urlKey, coveringUrlKeys)
   const out = new Map<string, ClusterDiff>()
-  for (const [name, mine] of atoms) {
-    const others = baseline === undefined ? [...atoms].filter(([n]) => n !== name).map(([, a]) => a) : name === baseline ? [] : [atoms.get(baseline)!]
-    const extra = {resources: [] as ResourceAtom[], urls: [] as UrlAtom[]}
-    const missing = {resources: [] as ResourceAtom[], urls: [] as UrlAtom[]}
-    for (const other of others) {
-      const more = minus(mine, other)
-      extra.resources.push(...more.resources)
-      extra.urls.push(...more.urls)
-      const less = minus(other, mine)
-      missing.resources.push(...less.resources)
-      missing.urls.push(...less.urls)
+  if (baseline !== undefined) {
+    const base = atoms.get(baseline)!
+    for (const [name, mine] of atoms) {
+      const notIn = (a: Atoms) => ({
+        resources: (x: ResourceAtom) => !coveredIn(a.resourceSet.keys, coverR(x)),
+        urls: (x: UrlAtom) => !coveredIn(a.urlSet.keys, coverU(x)),
+      })
+      const extra = name === baseline ? {resources: [], urls: []} : {resources: mine.resources.filter(notIn(base).resources), urls: mine.urls.filter(notIn(base).urls)}
+      const missing = name === baseline ? {resources: [], urls: []} : {resources: base.resources.filter(notIn(mine).resources), urls: base.urls.filter(notIn(mine).urls)}
+      out.set(name, {extra: grouped(extra.resources, extra.urls, coverR, coverU), missing: grouped(missing.resources, missing.urls, coverR, coverU)})
     }
-    out.set(name, {extra: grouped(extra), missing: grouped(missing)})
+    return out
+  }
+  const unionR = new Map<string, ResourceAtom>()
+  const unionU = new Map<string, UrlAtom>()
+  for (const a of atoms.values()) {
+    for (const x of a.resources) unionR.set(resourceKey(x), x)
+    for (const x of a.urls) unionU.set(urlKey(x), x)
+  }
+  // For each cluster, the grants of the union it covers; for each grant, how many clusters cover it.
+  const grantsR = [...unionR].map(([k, x]) => ({k: `r${k}`, covering: coverR(x)}))
+  const grantsU = [...unionU].map(([k, x]) => ({k: `u${k}`, covering: coverU(x)}))
+  const coveredBy = new Map<string, Set<string>>()
+  const count = new Map<string, number>()
+  for (const [name, a] of atoms) {
+    const covered = new Set<string>()
+    for (const g of grantsR) if (coveredIn(a.resourceSet.keys, g.covering)) covered.add(g.k)
+    for (const g of grantsU) if (coveredIn(a.urlSet.keys, g.covering)) covered.add(g.k)
+    for (const k of covered) count.set(k, (count.get(k) ?? 0) + 1)
+    coveredBy.set(name, covered)
+  }
+  for (const [name, a] of atoms) {
+    const covered = coveredBy.get(name)!
+    const everywhere = (k: string) => count.get(k) === atoms.size
+    out.set(name, {
+      extra: grouped(a.resources.filter((x) => !everywhere(`r${resourceKey(x)}`)), a.urls.filter((x) => !everywhere(`u${urlKey(x)}`)), coverR, coverU),
+      missing: grouped([...unionR].filter(([k]) => !covered.has(`r${k}`)).map(([, x]) => x), [...unionU].filter(([k]) => !covered.has(`u${k}`)).map(([, x]) => x), coverR, coverU),
+    })
   }
   return out
 }
