@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
 import {type NormalRules, diffRules, normaliseReviews} from '../../src/access/diff.js'
+import {grants} from '../../src/access/risk.js'
 import {toRulesReview} from '../../src/access/rules.js'
 
 type Rule = {verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; nonResourceURLs?: string[]}
@@ -111,5 +112,63 @@ describe('auth diff: comparison', () => {
     assert.deepEqual(d.get('wide')!.extra.rules, [{scope: 'cluster', apiGroup: '', resource: 'pods', resourceNames: [], verbs: ['get']}])
     assert.deepEqual(d.get('local')!.extra.rules, [])
     assert.deepEqual(d.get('local')!.missing.rules, [{scope: 'cluster', apiGroup: '', resource: 'pods', resourceNames: [], verbs: ['get']}])
+  })
+})
+
+describe('auth diff: randomised against RBAC\'s matching of concrete requests', () => {
+  // Every concrete request in a small universe is decided from the raw rules with `auth rules`' matcher (risk.ts
+  // `grants`) and resourceNames, then the normalised rules and the differences are checked against those decisions.
+  type Scope = 'cluster' | 'namespace'
+  type Raw = {scope: Scope; verbs: string[]; apiGroups: string[]; resources: string[]; resourceNames: string[]}
+  type Probe = {scope: Scope; group: string; resource: string; name?: string; verb: string}
+  const probes: Probe[] = []
+  for (const scope of ['cluster', 'namespace'] as const) for (const group of ['', 'apps']) for (const resource of ['pods', 'pods/log', 'deployments', 'deployments/scale'])
+    for (const name of [undefined, 'a', 'b']) for (const verb of ['get', 'list', 'delete']) probes.push({scope, group, resource, ...(name ? {name} : {}), verb})
+  let seed = 7
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n)
+  const some = <T>(xs: T[]) => xs.filter(() => rand(3) === 0).concat(xs[rand(xs.length)])
+  const randomRule = (): Raw => ({
+    scope: rand(2) ? 'cluster' : 'namespace',
+    verbs: some(['get', 'list', 'delete', '*']),
+    apiGroups: some(['', 'apps', '*']),
+    resources: some(['pods', 'pods/log', 'deployments', 'deployments/scale', '*', '*/scale']),
+    resourceNames: [[], [], ['a'], ['a', 'b']][rand(4)],
+  })
+  const allows = (rules: Raw[], p: Probe) =>
+    rules.some((r) => (r.scope === 'cluster' || p.scope === 'namespace') && grants(r, [p.verb], p.group, p.resource).length > 0 && (r.resourceNames.length === 0 || (p.name !== undefined && r.resourceNames.includes(p.name))))
+  const raw = (n: NormalRules): Raw[] => n.rules.map((r) => ({scope: r.scope, verbs: r.verbs, apiGroups: [r.apiGroup], resources: [r.resource], resourceNames: r.resourceNames}))
+  const normalOf = (rules: Raw[]): NormalRules => {
+    const toReview = (rs: Raw[]) => toRulesReview('x', {resourceRules: rs.map(({verbs, apiGroups, resources, resourceNames}) => ({verbs, apiGroups, resources, resourceNames}))})
+    const {rules: r, nonResourceRules} = normaliseReviews('x', toReview(rules), toReview(rules.filter((x) => x.scope === 'cluster')))
+    return {rules: r, nonResourceRules}
+  }
+
+  it('200 random fleets of 2-5 clusters: normalised rules allow exactly what the raw ones do; extra and missing cover every difference and nothing else', () => {
+    let checked = 0
+    for (let fleet = 0; fleet < 200; fleet++) {
+      const names = Array.from({length: 2 + rand(4)}, (_, i) => `c${i}`)
+      const rawRules = new Map(names.map((n) => [n, Array.from({length: rand(5)}, randomRule)]))
+      const normal = new Map(names.map((n) => [n, normalOf(rawRules.get(n)!)]))
+      const baseline = rand(2) ? names[rand(names.length)] : undefined
+      const diff = diffRules(normal, baseline)
+      for (const c of names) {
+        const mine = rawRules.get(c)!
+        const others = baseline === undefined ? names.filter((n) => n !== c) : c === baseline ? [] : [baseline]
+        const {extra, missing} = diff.get(c)!
+        for (const p of probes) {
+          const here = allows(mine, p)
+          assert.equal(allows(raw(normal.get(c)!), p), here, `fleet ${fleet} ${c}: normalised rules decide ${JSON.stringify(p)} differently`)
+          const lackingElsewhere = others.some((o) => !allows(rawRules.get(o)!, p))
+          const grantedElsewhere = others.some((o) => allows(rawRules.get(o)!, p))
+          if (here && lackingElsewhere) assert.ok(allows(raw(extra), p), `fleet ${fleet} ${c}: extra misses ${JSON.stringify(p)}`)
+          if (!here && grantedElsewhere) assert.ok(allows(raw(missing), p), `fleet ${fleet} ${c}: missing misses ${JSON.stringify(p)}`)
+          if (allows(raw(extra), p)) assert.ok(here, `fleet ${fleet} ${c}: extra allows ${JSON.stringify(p)}, which ${c} does not`)
+          if (allows(raw(missing), p)) assert.ok(grantedElsewhere, `fleet ${fleet} ${c}: missing allows ${JSON.stringify(p)}, which no other cluster does`)
+          checked++
+        }
+        if (others.length === 0) assert.deepEqual([extra, missing], [{rules: [], nonResourceRules: []}, {rules: [], nonResourceRules: []}])
+      }
+    }
+    assert.ok(checked > 50_000, `${checked} decisions checked`)
   })
 })
