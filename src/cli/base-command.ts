@@ -21,11 +21,12 @@ import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
 import {resolveShard, shardName} from '../fleet/shard.js'
 import {type FleetFlagValues, fleetFlagValues} from './flags.js'
 import {progressLine} from './progress.js'
+import {type MetricFamily, formatMetrics} from './prometheus.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
 import type {HubFlags} from '../creds/hubs.js'
 
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name', 'prometheus'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -92,6 +93,8 @@ export interface View<Row> {
    * them in the document too). Items without an error are skipped, so a command passes its items as they are.
    */
   failures?: Failure[]
+  /** -o prometheus: the metrics, for the commands that declare `static metrics = true`. */
+  metrics?: MetricFamily[]
 }
 
 /**
@@ -100,6 +103,9 @@ export interface View<Row> {
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static enableJsonFlag = true
+
+  /** Whether the command prints metrics with -o prometheus (its View carries them); the others refuse that format. */
+  static metrics = false
 
   static baseFlags = {
     kubeconfig: Flags.string({
@@ -118,7 +124,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     output: Flags.string({
       char: 'o',
-      description: 'Output format.',
+      description: 'Output format (prometheus: metrics, on creds list and clusters verify only).',
       options: [...OUTPUT_FORMATS],
       helpGroup: 'GLOBAL',
     }),
@@ -167,6 +173,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as BaseFlags<T>
     this.args = args as BaseArgs<T>
     this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
+    // Refused before anything is read or contacted: metrics exist only where a command defines them.
+    if (this.format === 'prometheus' && !(this.ctor as unknown as typeof BaseCommand).metrics) {
+      throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list and clusters verify have); use -o table, wide, json, yaml or name`)
+    }
   }
 
   /**
@@ -182,7 +192,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
-    return this.format === 'json' || this.format === 'yaml' || this.format === 'name'
+    return this.format === 'json' || this.format === 'yaml' || this.format === 'name' || this.format === 'prometheus'
   }
 
   protected get requestTimeoutMs(): number {
@@ -243,6 +253,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         break
       case 'yaml':
         process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
+        break
+      case 'prometheus':
+        process.stdout.write(scrub(formatMetrics(view.metrics ?? [])))
         break
       case 'name':
         for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.log(line)

@@ -14,6 +14,13 @@ export const fleetFlags = {
   'shard-count': Flags.integer({description: 'Split the selected clusters this many ways and take the part of this Pod of an Indexed Job (JOB_COMPLETION_INDEX).', env: 'FLEET_SHARD_COUNT'}),
 }
 
+/**
+ * fleetFlags without --shard/--shard-count, for a command whose answer needs every selected cluster at once (auth diff
+ * compares them with each other): one part of the selection would answer another question.
+ */
+const {shard: _shard, 'shard-count': _shardCount, ...unsharded} = fleetFlags
+export const fleetFlagsUnsharded = unsharded
+
 /** The values of fleetFlags, each absent when the command does not declare it. */
 export type FleetFlagValues = Partial<Interfaces.InferredFlags<typeof fleetFlags>>
 

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {verifyMetrics} from '../../cli/metrics.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
 import {fleetFlags} from '../../cli/flags.js'
 import {ConfigError} from '../../base/errors.js'
@@ -19,6 +20,8 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     '<%= config.bin %> clusters verify --all --policy policy.yaml --junit verify.xml',
     '<%= config.bin %> clusters verify -l env=prod --strict -o json',
   ]
+
+  static metrics = true
 
   static flags = {
     ...fleetFlags,
@@ -54,6 +57,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
         {header: 'expires', get: (r: VerifyItem) => r.expires ?? '', wide: true},
       ],
       name: (r) => r.cluster,
+      metrics: verifyMetrics(report),
       notes: [
         ...checkDetails(rows, {strict: report.strict}),
         `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
