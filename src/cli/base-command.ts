@@ -26,7 +26,7 @@ import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
 import type {HubFlags} from '../creds/hubs.js'
 
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name', 'prometheus'] as const
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'jsonl', 'yaml', 'name', 'prometheus'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -124,7 +124,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     output: Flags.string({
       char: 'o',
-      description: 'Output format (prometheus: metrics, on creds list and clusters verify only).',
+      description: 'Output format (jsonl: one JSON item per line, over many clusters each as its cluster answers; prometheus: metrics, on creds list and clusters verify only).',
       options: [...OUTPUT_FORMATS],
       helpGroup: 'GLOBAL',
     }),
@@ -192,7 +192,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
-    return this.format === 'json' || this.format === 'yaml' || this.format === 'name' || this.format === 'prometheus'
+    return this.format === 'json' || this.format === 'jsonl' || this.format === 'yaml' || this.format === 'name' || this.format === 'prometheus'
   }
 
   protected get requestTimeoutMs(): number {
@@ -251,6 +251,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     switch (this.format) {
       case 'json':
         break
+      case 'jsonl':
+        // Streamed by overClusters as each cluster answered; otherwise each item now (or the whole result, if it has none).
+        if (!this.streamed) for (const item of (result as {items?: unknown[]}).items ?? [result]) this.jsonLine(item)
+        break
       case 'yaml':
         process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
         break
@@ -267,6 +271,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
     for (const f of view.failures ?? []) if (f.error) this.logStderr(`error: ${f.cluster === undefined ? '' : `${f.cluster}: `}${f.error.message}`)
   }
+
+  /** -o jsonl: one item as one line of JSON, scrubbed. */
+  private jsonLine(item: unknown): void {
+    process.stdout.write(JSON.stringify(scrubValue(item)) + '\n')
+  }
+
+  /** Whether overClusters already printed the items (-o jsonl with a command that maps each result as it comes). */
+  private streamed = false
 
   /** One line on stderr, scrubbed: the only way a command writes there. */
   protected logStderr(line: string): void {
@@ -357,11 +369,20 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * Runs `work` on every selected cluster with bounded concurrency; a provider that could not list is one failed result
    * in its place when the selection walked the list (--all, -l). Marks the run failed if any cluster failed.
    */
-  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>): Promise<ClusterResult<R>[]> {
+  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>, item?: (result: ClusterResult<R>) => unknown): Promise<ClusterResult<R>[]> {
     const provider = this.provider()
     const refs = await this.selectedClusters()
     const failures = await selectionFailures(provider, this.clusterSelection)
-    const ran = await runOverClusters(refs, work, this.runOptions())
+    const options = this.runOptions()
+    // -o jsonl with a command that can say what one result's item is: each line goes out as that cluster answers, so
+    // a reader of a 10,000-cluster run starts before the last cluster does (in the order they finish; providers that
+    // could not list come first).
+    if (this.format === 'jsonl' && item) {
+      this.streamed = true
+      for (const f of failures) this.jsonLine(item(failureResult<R>(f)))
+      options.onResult = (r) => this.jsonLine(item(r as ClusterResult<R>))
+    }
+    const ran = await runOverClusters(refs, work, options)
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
     return results
@@ -390,6 +411,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
     const message = scrub(isFleet ? info.message.split('\n')[0] : oneLine(err))
     if (this.jsonEnabled()) this.logJson({error: {kind: info.kind, message}})
+    else if (outputInArgv(this.argv) === 'jsonl') process.stdout.write(JSON.stringify({error: {kind: info.kind, message}}) + '\n')
     else if (outputInArgv(this.argv) === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
     const verbose = verboseInArgv(this.argv)
     process.stderr.write(`${'error'}: ${message}\n`)

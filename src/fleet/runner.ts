@@ -23,6 +23,8 @@ export interface RunOptions {
   clusterTimeoutMs: number
   /** Told after each cluster finishes (the command draws a progress line; the runner itself never prints). */
   onProgress?: (progress: Progress) => void
+  /** Told each cluster's result as soon as it is in (-o jsonl prints it then), in the order they finish. */
+  onResult?: (result: ClusterResult<unknown>) => void
   /** The command's one exec credential runner (required: a second runner would run each plugin again). */
   exec: ExecCredentialRunner
   /** Request logging (-v 6 and up) for every cluster's client. */
@@ -96,6 +98,7 @@ export async function runOverClusters<T>(
     const result = await one(ref)
     done++
     if (!result.ok) failed++
+    options.onResult?.(result)
     options.onProgress?.({done, total: refs.length, failed})
     return result
   })

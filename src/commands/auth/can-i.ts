@@ -8,6 +8,7 @@ import type {AccessAnswer} from '../../access/can-i.js'
 import {type AccessQuery, canI, parseAccessQuery, queryWarnings} from '../../access/can-i.js'
 import {errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
+import type {ClusterResult} from '../../fleet/runner.js'
 
 /** The stable JSON shape of `auth can-i` (documented in docs/access.md). */
 export type AccessReviewItem = ClusterItem<Omit<AccessAnswer, 'warnings'>> & {warnings: string[]}
@@ -60,8 +61,9 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     if (flags.quiet && this.format !== 'table') throw new UsageError('-q/--quiet prints nothing, so it cannot be combined with -o or --json')
     const query = parseAccessQuery({verb: this.args.verb, resource: this.args.resource, name: this.args.name, subresource: flags.subresource})
     const fixed = flags['all-namespaces'] ? '' : flags.namespace
-    const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'))
-    const items: AccessReviewItem[] = results.map((r) => toItem(r, (v) => v, {warnings: [] as string[]}))
+    const item = (r: ClusterResult<AccessAnswer>): AccessReviewItem => toItem(r, (v) => v, {warnings: [] as string[]})
+    const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'), item)
+    const items: AccessReviewItem[] = results.map(item)
     const result: AccessReviewList = {
       kind: 'AccessReviewList',
       query,

@@ -5,6 +5,7 @@ import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
+import type {ClusterResult} from '../../fleet/runner.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
 import {type RulesReview, failsRiskCheck, qualifiedResources, rulesReview} from '../../access/rules.js'
 
@@ -47,11 +48,9 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
   }
 
   async run(): Promise<RulesReviewList> {
-    const results = await this.overClusters(({client}) => rulesReview(client, this.flags.namespace ?? client.context.namespace ?? 'default'))
-    const result: RulesReviewList = {
-      kind: 'RulesReviewList',
-      items: results.map((r) => toItem(r, (v) => v)),
-    }
+    const item = (r: ClusterResult<RulesReview>) => toItem(r, (v) => v)
+    const results = await this.overClusters(({client}) => rulesReview(client, this.flags.namespace ?? client.context.namespace ?? 'default'), item)
+    const result: RulesReviewList = {kind: 'RulesReviewList', items: results.map(item)}
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
     if (this.flags['fail-on-risk'] && failsRiskCheck(result.items)) this.markFailed()
 

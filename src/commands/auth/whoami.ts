@@ -3,7 +3,8 @@ import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
-import {type UserInfo, type WhoAmIWarning, whoami} from '../../access/whoami.js'
+import {type UserInfo, type WhoAmI, type WhoAmIWarning, whoami} from '../../access/whoami.js'
+import type {ClusterResult} from '../../fleet/runner.js'
 import type {IdentityNote} from '../../access/front-proxy.js'
 
 /** The stable JSON shape of `auth whoami` (documented in docs/access.md). */
@@ -31,13 +32,10 @@ Without --cluster, --all or --selector, the current context is used. Exit 1 when
   static flags = {...fleetFlags}
 
   async run(): Promise<WhoAmIList> {
-    const results = await this.overClusters(({client, ref}) => whoami(client, ref.source))
-    const result: WhoAmIList = {
-      kind: 'WhoAmIList',
-      items: results.map((r) =>
-        toItem(r, (v) => ({user: v.user, warnings: v.warnings, notes: v.notes}), {warnings: [] as WhoAmIWarning[], notes: [] as IdentityNote[]}),
-      ),
-    }
+    const item = (r: ClusterResult<WhoAmI>): WhoAmIItem =>
+      toItem(r, (v) => ({user: v.user, warnings: v.warnings, notes: v.notes}), {warnings: [] as WhoAmIWarning[], notes: [] as IdentityNote[]})
+    const results = await this.overClusters(({client, ref}) => whoami(client, ref.source), item)
+    const result: WhoAmIList = {kind: 'WhoAmIList', items: results.map(item)}
     const noted = result.items.some((i) => i.notes.length > 0)
     const columns: Column<WhoAmIItem>[] = [
       {header: 'cluster', get: (i) => i.cluster},

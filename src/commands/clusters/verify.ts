@@ -37,7 +37,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     const refs = await this.selectedClusters()
     const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
     await verifier.prepare(refs)
-    const results = await this.overClusters(verifier.work)
+    const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)
     process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
