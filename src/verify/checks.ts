@@ -10,6 +10,7 @@ import {type ProbeResult, probe} from '../clusters/probe.js'
 import type {ClusterTask} from '../fleet/runner.js'
 import type {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {transportFix} from '../kube/errors.js'
 import {AUTH_LABEL} from '../providers/ref.js'
 import {caKind, describeCertificate, describeCredentials, isoSeconds} from '../kubeconfig/credentials.js'
 import type {EffectivePolicy, Severity} from './policy.js'
@@ -181,7 +182,7 @@ function tlsCheck(client: KubeClient, p: ProbeResult, policy: EffectivePolicy, l
     return
   }
   if (p.error?.kind === 'tls') {
-    list.set('tls-verified', 'fail', p.error.message, 'trust the CA that signed the server certificate (certificate-authority-data) and check the server name (tls-server-name)')
+    list.set('tls-verified', 'fail', p.error.message, transportFix(p.error) ?? 'trust the CA that signed the server certificate (certificate-authority-data) and check the server name (tls-server-name)')
   } else if (p.tls?.mode === 'verified') {
     const ca = caKind(cluster)
     list.set('tls-verified', 'pass', `server certificate verified against the ${ca === 'system' ? 'system trust store' : ca === 'file' ? 'CA file' : 'embedded CA'}`)
@@ -358,6 +359,8 @@ function judgeExpiry(e: Expiry, policy: EffectivePolicy, auth: string, now: numb
 
 /** What to do about a failure, by the check it lands on and its kind. */
 function fixFor(name: CheckName, e: ErrorInfo): string {
+  const transport = transportFix(e)
+  if (transport) return transport
   switch (e.kind) {
     case 'unreachable':
       return 'check the server address and the network path to it, and that the API server is running'

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {type Server, createServer} from 'node:https'
-import {type Server as NetServer, createServer as createNetServer} from 'node:net'
+import {createServer as createHttpServer} from 'node:http'
+import {type AddressInfo, type Server as NetServer, createServer as createNetServer} from 'node:net'
 import {basename, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -398,6 +399,45 @@ checks:
     assertOnly(item, ['reachable'], ['tls-verified', 'authenticated', 'identity', 'permissions', 'forbidden-power', 'server-version'])
     assert.equal(item.checks.find((c) => c.name === 'reachable')!.message, `https://127.0.0.1:${port}: connection refused`)
     await assertJUnit(junit, ['reachable'])
+  })
+
+  it('an https URL whose port speaks plain HTTP says so, with the fix (http:// or the TLS port), not a CA to trust', async () => {
+    const plain = createHttpServer((_req, res) => res.end('{"kind":"Status"}'))
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r))
+    try {
+      const port = (plain.address() as AddressInfo).port
+      const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('plain')}.kubeconfig`), server: `https://127.0.0.1:${port}`, caFile: hub.caFile, context: 'plain', user: {token: ci.token}})
+      const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+      assert.equal(res.code, 1, res.stderr)
+      const tls = items(res)[0].checks.find((c) => c.name === 'tls-verified')!
+      assert.equal(tls.status, 'fail')
+      assert.equal(tls.message, `https://127.0.0.1:${port}: this port speaks plain HTTP, not HTTPS (it answered the TLS handshake in HTTP)`)
+      assert.match(tls.fix!, /^write the server as http:\/\/HOST:PORT if this endpoint is meant to be plain HTTP, or use the port where the API server serves TLS/)
+      assert.doesNotMatch(tls.fix!, /trust the CA|certificate-authority-data/)
+      await assertJUnit(junit, ['tls-verified'])
+      const table = await verify(['--kubeconfig', path])
+      assert.match(table.res.stderr, /tls-verified \(fail\): https:\/\/127\.0\.0\.1:\d+: this port speaks plain HTTP, not HTTPS .*; fix: write the server as http:\/\//)
+    } finally {
+      plain.close()
+    }
+  })
+
+  it('a dead proxy-url is reported as the proxy failing, naming it with its password masked, not as the API server refusing', async () => {
+    const port = await closedPort()
+    const password = `pw${uniqueName('proxy')}`
+    SECRETS.add(password)
+    const path = join(scratchDir(), `${uniqueName('proxied')}.kubeconfig`)
+    const doc = kubeconfigObject({path, server: hub.url, caFile: hub.caFile, context: 'proxied', user: {token: ci.token}}) as any
+    doc.clusters[0].cluster['proxy-url'] = `http://squid:${password}@127.0.0.1:${port}`
+    writeFileSync(path, yaml.dump(doc), {mode: 0o600})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const reachable = items(res)[0].checks.find((c) => c.name === 'reachable')!
+    assert.equal(reachable.status, 'fail')
+    assert.match(reachable.message, new RegExp(`^proxy http://squid:[^@]+@127\\.0\\.0\\.1:${port}: connection refused: the proxy \\(proxy-url\\) failed, the API server ${hub.url.replace(/\./g, '\\.')} was not contacted$`))
+    assert.match(reachable.fix!, /^check the cluster's proxy-url/)
+    await assertJUnit(junit, ['reachable'])
+    assertNoSecrets(res, [password])
   })
 
   it('a server version outside the range fails server-version alone', async () => {
