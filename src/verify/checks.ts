@@ -280,7 +280,7 @@ interface Expiry {
   what: string
   at: string
   issued?: string
-  /** Renewed on demand by an exec plugin or auth provider: judged valid now, not by minLifetime (docs/verify.md). */
+  /** Renewed on demand by the exec plugin: judged valid now, not by minLifetime (docs/verify.md). */
   refreshed: boolean
 }
 
@@ -324,7 +324,7 @@ async function lifetimeCheck(client: KubeClient, policy: EffectivePolicy, exec: 
 }
 
 /**
- * The verdict on one expiry. A credential something renews (an exec plugin, an auth provider) must be valid now: the
+ * The verdict on one expiry. A credential the exec plugin renews must be valid now: the
  * plugin ran and its answer has not expired; it is fetched again when it does. A stored credential (a client
  * certificate, a token in the kubeconfig or a file) must outlive the run's use (`minLifetime`), and warns early
  * (`warnLifetime`) when it was issued to last longer than the warning period: one issued for less is short-lived by
