@@ -23,12 +23,14 @@ export function classifyTransportError(error: unknown, server: string, proxy?: s
   if (e.name === 'TimeoutError' || cause?.name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') {
     return new FleetError('timeout', `${server}: no answer within the request timeout${proxy ? ` (through proxy ${proxy})` : ''}`, {cause: error})
   }
-  const said = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : code === 'ECONNRESET' ? 'connection reset' : e.message
-  if (proxy && NOT_CONNECTED.has(code)) {
-    return new FleetError('unreachable', `proxy ${proxy}: ${said}: ${PROXY_FAILED}, the API server ${server} was not contacted`, {cause: error})
+  const said = (c: string) => (c === 'ECONNREFUSED' ? 'connection refused' : c === 'ENOTFOUND' ? 'host not found' : c === 'ECONNRESET' ? 'connection reset' : e.message)
+  // socks-proxy-agent's errors carry no code, only Node's words ("connect ECONNREFUSED 127.0.0.1:1080").
+  const proxyCode = proxy ? code || (/\b(E[A-Z]+)\b/.exec(e.message ?? '')?.[1] ?? '') : ''
+  if (proxy && NOT_CONNECTED.has(proxyCode)) {
+    return new FleetError('unreachable', `proxy ${proxy}: ${said(proxyCode)}: ${PROXY_FAILED}, the API server ${server} was not contacted`, {cause: error})
   }
   if (UNREACHABLE.has(code)) {
-    return new FleetError('unreachable', `${server}: ${said}${proxy ? ` (through proxy ${proxy})` : ''}`, {cause: error})
+    return new FleetError('unreachable', `${server}: ${said(code)}${proxy ? ` (through proxy ${proxy})` : ''}`, {cause: error})
   }
   // An https request answered in plain HTTP: OpenSSL's "wrong version number" (Go: "server gave HTTP response to HTTPS client").
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || /wrong version number|packet length too long/.test(e.message ?? '')) {
