@@ -142,6 +142,12 @@ export class KubeClient {
     return maskUrlCredentials(this.context.cluster.server!)
   }
 
+  /** The proxy-url as it may be shown: a user and password in it are masked. */
+  get proxyShown(): string | undefined {
+    const proxy = this.context.cluster['proxy-url']
+    return proxy ? maskUrlCredentials(proxy) : undefined
+  }
+
   private async credentials(rejected?: ExecCredential): Promise<Credentials> {
     const user = this.context.user
     // Whatever this user holds inline is scrubbed from output before any of it is sent.
@@ -236,7 +242,7 @@ export class KubeClient {
     const url = `${this.server.origin}${base}${path}`
     return new Promise<KubeResponse>((resolve, reject) => {
       const fail = (error: unknown) => {
-        const classified = classifyTransportError(abortReason(error), this.serverUrl)
+        const classified = classifyTransportError(abortReason(error), this.serverUrl, this.agent ? this.proxyShown : undefined)
         logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
         reject(classified)
       }
