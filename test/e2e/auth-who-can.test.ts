@@ -4,13 +4,15 @@
 // against the authorizer itself: each reported subject must be allowed by a SubjectAccessReview in the namespace of
 // each of its grants, and every corpus subject not reported must be denied. The number of agreeing reviews is printed.
 import assert from 'node:assert/strict'
+import {copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {before, describe, it} from 'node:test'
 
 import yaml from 'js-yaml'
 
 import type {WhoCanList} from '../../src/commands/auth/who-can.js'
 import {runFleet} from '../support/cli.js'
-import {apiRequest, applyYaml, createCertUser, loadControlPlane, uniqueName} from '../support/fixture.js'
+import {apiRequest, applyYaml, createCertUser, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
@@ -281,6 +283,30 @@ describe('fleet auth who-can (live)', () => {
     assert.equal(failed.ok, false)
     assert.equal(failed.error!.kind, 'forbidden')
     assert.match(failed.error!.message, /^cannot read any RBAC binding: list clusterrolebindings: .*forbidden/)
+  })
+
+  it('the ways users name clusters: --kubeconfig, KUBECONFIG, a relative path, a symlink, fleet.yaml; no key printed', async () => {
+    const dir = join(scratchDir(), `${run}-ways`)
+    mkdirSync(dir, {recursive: true})
+    copyFileSync(hub.kubeconfig, join(dir, 'hub.kubeconfig'))
+    symlinkSync(join(dir, 'hub.kubeconfig'), join(dir, 'link.kubeconfig'))
+    writeFileSync(join(dir, 'fleet.yaml'), yaml.dump({kind: 'FleetConfig', providers: [{name: 'files', type: 'file', kubeconfig: [join(dir, 'hub.kubeconfig')]}]}))
+    const q = ['auth', 'who-can', 'update', 'deployments.apps/scale', '-n', namespaces[1], '-o', 'json']
+    const runs = [
+      await runFleet([...q, '--kubeconfig', join(dir, 'hub.kubeconfig')]),
+      await runFleet(q, {env: {KUBECONFIG: join(dir, 'hub.kubeconfig')}}),
+      await runFleet([...q, '--kubeconfig', 'hub.kubeconfig'], {cwd: dir}),
+      await runFleet([...q, '--kubeconfig', join(dir, 'link.kubeconfig')]),
+      await runFleet([...q, '--all'], {cwd: dir}),
+    ]
+    const key = readFileSync(cp.admin.keyFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('-----'))
+    const expected = runs[0].json<WhoCanList>().items[0].subjects!.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`)
+    assert.ok(expected.length > 0)
+    for (const r of runs) {
+      assert.equal(r.code, 0, r.stderr)
+      assert.deepEqual(r.json<WhoCanList>().items[0].subjects!.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`), expected)
+      for (const line of key) assert.ok(!r.stdout.includes(line) && !r.stderr.includes(line), 'the admin key was printed')
+    }
   })
 
   it('usage errors: exit 2 before any cluster is touched', async () => {
