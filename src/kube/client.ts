@@ -238,20 +238,22 @@ export class KubeClient {
       await sleep(wait, this.options.signal)
       response = await this.once(method, path, body, options, creds, deadline)
     }
-    if (response.status === 403 && creds.headers['impersonate-user'] !== undefined) this.refusedImpersonation(response)
+    if (response.status === 403 && creds.headers['impersonate-user'] !== undefined) response = this.refusedImpersonation(response)
     return response
   }
 
   /**
    * The API server checks impersonation before anything else: a 403 saying "cannot impersonate" is about the caller,
-   * not the identity asked about, and must not read as that identity's "no" (an access review would otherwise answer
-   * for nobody). Any other 403 is left to the caller.
+   * not the identity asked about, and must not read as that identity's "no". Its Status message is reworded to say so
+   * (every caller's error then names it), and the response is otherwise returned as it came, so what it proves about
+   * the connection (reached, TLS verified) is kept. Any other 403 is left as it is.
    */
-  private refusedImpersonation(response: KubeResponse): void {
-    const message = parseStatus(response.body)?.message ?? ''
-    if (!/cannot impersonate/.test(message)) return
+  private refusedImpersonation(response: KubeResponse): KubeResponse {
+    const status = parseStatus(response.body)
+    if (!status || !/cannot impersonate/.test(status.message ?? '')) return response
     const as = this.options.impersonate ?? {user: String(this.context.user.as), groups: []}
-    throw new FleetError('forbidden', `the caller may not impersonate ${describeImpersonation(as)}: ${message}`)
+    const message = `the caller may not impersonate ${describeImpersonation(as)}: ${status.message}`
+    return {...response, body: JSON.stringify({...status, message})}
   }
 
   private async once(

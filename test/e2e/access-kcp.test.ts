@@ -47,6 +47,8 @@ describe('kcp: who-can and --as per workspace', () => {
   it('who-can lists the viewer in the workspace that grants it, confirmed there, and not in the other', async () => {
     const res = await runFleet(['auth', 'who-can', 'list', 'configmaps', '-n', 'default', ...admin(), '-o', 'json'])
     const out = res.json<WhoCanList>()
+    console.log(JSON.stringify(out.items.map((i) => ({cluster: i.cluster, subjects: i.subjects?.map((s) => [s.kind, s.name, s.confirmed]), warnings: i.warnings}))))
+    assert.equal(res.code, 0, res.stderr)
     const [a, b] = out.items
     assert.equal(a.cluster, A, res.stderr)
     assert.ok(a.ok && b.ok, res.stderr)

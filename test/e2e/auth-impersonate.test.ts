@@ -94,7 +94,7 @@ describe('--as, --as-group, --as-uid', () => {
     const [refused, answered] = res.json<AccessReviewList>().items
     assert.equal(refused.ok, false)
     assert.equal(refused.error!.kind, 'forbidden')
-    assert.match(refused.error!.message, new RegExp(`^the caller may not impersonate user "${deployer}": .*User "bob" cannot impersonate`))
+    assert.match(refused.error!.message, new RegExp(`: the caller may not impersonate user "${deployer}": .*User "bob" cannot impersonate`))
     assert.equal(answered.allowed, true)
     assert.match(res.stderr, /^error: .*bob.*: the caller may not impersonate user/m)
     // The same for whoami and rules: never the caller's own answer in place of the identity asked about.
@@ -102,7 +102,16 @@ describe('--as, --as-group, --as-uid', () => {
       const r = await runFleet([...cmd, '--as', deployer, '--kubeconfig', bob.kubeconfigPath, '-o', 'json'])
       assert.equal(r.code, 1, cmd.join(' '))
       assert.equal(r.json<WhoAmIList>().items[0].error!.kind, 'forbidden')
+      assert.match(r.json<WhoAmIList>().items[0].error!.message, /the caller may not impersonate user/)
     }
+    // clusters verify: the connection checks stay the caller's (reached, TLS verified); authenticated fails, saying why.
+    const verify = await runFleet(['clusters', 'verify', '--as', deployer, '--kubeconfig', bob.kubeconfigPath, '-o', 'json'])
+    assert.equal(verify.code, 1)
+    const checks = Object.fromEntries(verify.json().items[0].checks.map((c: {name: string; status: string; message: string}) => [c.name, c]))
+    assert.equal(checks['reachable'].status, 'pass')
+    assert.equal(checks['tls-verified'].status, 'pass')
+    assert.equal(checks['authenticated'].status, 'fail')
+    assert.match(checks['authenticated'].message, /the caller may not impersonate user/)
     noSecrets(res)
   })
 
