@@ -60,6 +60,8 @@ export interface Evaluation {
   subjects: Array<Subject & {grants: Grant[]}>
   /** Bindings whose role could not be found, or subjects RBAC can never match: said, never dropped in silence. */
   warnings: string[]
+  /** A binding's role may exist where it cannot be read (clusterRolesElsewhere): its subjects are missing. */
+  incomplete?: boolean
 }
 
 // ---- matching, as k8s.io/kubernetes/pkg/apis/rbac/v1 (VerbMatches, APIGroupMatches, ResourceMatches, ...) ----------
@@ -174,12 +176,24 @@ export function serviceAccountUsername(namespace: string, name: string): string 
  * cluster-wide question (cluster-scoped resource, non-resource URL, namespace "" without allNamespaces) counts only
  * ClusterRoleBindings, as the authorizer does.
  */
-export function evaluate(snapshot: RbacSnapshot, q: Question, options: {allNamespaces?: boolean} = {}): Evaluation {
+export function evaluate(
+  snapshot: RbacSnapshot,
+  q: Question,
+  options: {
+    allNamespaces?: boolean
+    /**
+     * Where a ClusterRole the cluster does not hold may still come from: kcp resolves one missing in a workspace from
+     * its bootstrap policy (the system:admin logical cluster), which the caller cannot read there.
+     */
+    clusterRolesElsewhere?: string
+  } = {},
+): Evaluation {
   const warnings: string[] = []
   const clusterRoles = new Map((snapshot.clusterRoles ?? []).map((r) => [r.metadata?.name ?? '', r]))
   const roles = new Map((snapshot.roles ?? []).map((r) => [`${r.metadata?.namespace}/${r.metadata?.name}`, r]))
   const found = new Map<string, Subject & {grants: Grant[]}>()
   const referenced = new Set<string>()
+  let unresolved = false
 
   const rulesOf = (
     kind: string,
@@ -191,7 +205,10 @@ export function evaluate(snapshot: RbacSnapshot, q: Question, options: {allNames
       referenced.add(name)
       const role = clusterRoles.get(name)
       if (!role) {
-        if (snapshot.clusterRoles) warnings.push(`${where} refers to ClusterRole "${name}", which does not exist: it grants nothing`)
+        if (options.clusterRolesElsewhere) {
+          unresolved = true
+          warnings.push(`${where} refers to ClusterRole "${name}", which is not here: ${options.clusterRolesElsewhere}, so its subjects are not shown`)
+        } else if (snapshot.clusterRoles) warnings.push(`${where} refers to ClusterRole "${name}", which does not exist: it grants nothing`)
         return undefined
       }
       const aggregated = role.aggregationRule !== undefined && role.aggregationRule !== null
@@ -271,7 +288,7 @@ export function evaluate(snapshot: RbacSnapshot, q: Question, options: {allNames
     }
   }
   const subjects = [...found.values()].sort(compareSubjects)
-  return {subjects, warnings: [...new Set(warnings)]}
+  return {subjects, warnings: [...new Set(warnings)], ...(unresolved ? {incomplete: true} : {})}
 }
 
 const KIND_ORDER: Record<SubjectKind, number> = {User: 0, Group: 1, ServiceAccount: 2}

@@ -108,10 +108,17 @@ async function list<T>(client: KubeClient, path: string, what: string): Promise<
 }
 
 /** Resolves the question on this cluster (discovery), as `auth can-i` does. */
-async function question(client: KubeClient, q: AccessQuery, namespace: string | undefined, warnings: string[]): Promise<{question: Question; clusterWide: boolean}> {
+/** `oneNamespace`: the question is about one namespace whatever was asked (a Namespace object by name). */
+async function question(
+  client: KubeClient,
+  q: AccessQuery,
+  namespace: string | undefined,
+  warnings: string[],
+): Promise<{question: Question; clusterWide: boolean; oneNamespace?: boolean}> {
   if (q.nonResourceURL) return {question: {nonResource: {path: q.nonResourceURL, verb: q.verb}}, clusterWide: true}
   const attrs: ResourceAttributes = {namespace: namespace ?? '', verb: q.verb, group: q.group ?? '', resource: q.resource!}
   let clusterWide = false
+  let oneNamespace = false
   if (q.resource === '*') attrs.group = q.group ?? '*'
   else {
     const found = matchTyped(await discoverResources(client), q.resource!, q.group)
@@ -123,18 +130,19 @@ async function question(client: KubeClient, q: AccessQuery, namespace: string | 
         const own = found.group === '' && found.resource === 'namespaces' && q.name
         attrs.namespace = own ? q.name! : ''
         clusterWide = !own
+        oneNamespace = Boolean(own)
       }
     } else warnings.push(`the server has no resource type "${q.resource}"${q.group === undefined ? '' : ` in group "${q.group}"`}`)
   }
   if (q.subresource) attrs.subresource = q.subresource
   if (q.name) attrs.name = q.name
-  return {question: {resource: attrs}, clusterWide}
+  return {question: {resource: attrs}, clusterWide, oneNamespace}
 }
 
 export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOptions): Promise<WhoCan> {
   const warnings: string[] = []
-  const {question: asked, clusterWide} = await question(client, q, o.namespace, warnings)
-  const allNamespaces = !clusterWide && asked.resource !== undefined && o.namespace === undefined
+  const {question: asked, clusterWide, oneNamespace} = await question(client, q, o.namespace, warnings)
+  const allNamespaces = !clusterWide && !oneNamespace && asked.resource !== undefined && o.namespace === undefined
   const ns = asked.resource?.namespace ?? ''
   const readRoles = asked.resource !== undefined && (allNamespaces || ns !== '')
   const scope = allNamespaces ? '' : `/namespaces/${ns}`
@@ -151,7 +159,11 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
   }
   warnings.push(...unreadable.map((l) => l.warning!))
   const snapshot: RbacSnapshot = {clusterRoles: crs.items, clusterRoleBindings: crbs.items, roles: roles.items, roleBindings: rbs.items}
-  const evaluation = evaluate(snapshot, asked, {allNamespaces})
+  const kcp = o.source?.kind === 'kcp-workspace'
+  const evaluation = evaluate(snapshot, asked, {
+    allNamespaces,
+    ...(kcp ? {clusterRolesElsewhere: "kcp may resolve it from its bootstrap policy (logical cluster system:admin), which is not readable from a workspace"} : {}),
+  })
   warnings.push(...evaluation.warnings)
   const subjects: SubjectAnswer[] = evaluation.subjects
   const result: WhoCan = {
@@ -159,7 +171,7 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
     allNamespaces,
     subjects,
     confirmation: o.confirm ? 'done' : 'skipped',
-    incomplete: unreadable.length > 0,
+    incomplete: unreadable.length > 0 || evaluation.incomplete === true,
     warnings,
     notes: limitNotes(o.source),
   }

@@ -47,7 +47,6 @@ describe('kcp: who-can and --as per workspace', () => {
   it('who-can lists the viewer in the workspace that grants it, confirmed there, and not in the other', async () => {
     const res = await runFleet(['auth', 'who-can', 'list', 'configmaps', '-n', 'default', ...admin(), '-o', 'json'])
     const out = res.json<WhoCanList>()
-    console.log(JSON.stringify(out.items.map((i) => ({cluster: i.cluster, subjects: i.subjects?.map((s) => [s.kind, s.name, s.confirmed]), warnings: i.warnings}))))
     assert.equal(res.code, 0, res.stderr)
     const [a, b] = out.items
     assert.equal(a.cluster, A, res.stderr)
@@ -58,6 +57,10 @@ describe('kcp: who-can and --as per workspace', () => {
     assert.deepEqual(viewer.grants.map((g) => [g.binding.name, g.role.name]), [['fleet-viewer', 'fleet-viewer']])
     assert.ok(!b.subjects!.some((s) => s.name === 'viewer'), `${B} does not grant the viewer`)
     assert.ok(a.notes.some((n) => n.code === 'kcp-authorizers'), 'says kcp authorizes beyond RBAC')
+    // kcp binds the workspace's creator to cluster-admin, a ClusterRole of its bootstrap policy that the workspace
+    // does not hold: said, and the answer marked incomplete, never "grants nothing".
+    assert.ok(a.warnings.some((w) => /^ClusterRoleBinding workspace-admin refers to ClusterRole "cluster-admin", which is not here: kcp may resolve it from its bootstrap policy/.test(w)), a.warnings.join('\n'))
+    assert.equal(a.incomplete, true)
     // Every subject reported was confirmed (kcp's other authorizers can refuse an RBAC grant: it would be a warning).
     for (const item of out.items) for (const s of item.subjects!) assert.equal(typeof s.confirmed, 'boolean')
     noSecrets(res)

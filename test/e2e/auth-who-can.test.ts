@@ -170,6 +170,8 @@ describe('fleet auth who-can (live)', () => {
     queries.push(['get', 'configmaps', 'cfg-1', '-n', namespaces[0]], ['update', 'configmaps', 'cfg-2', '-n', namespaces[1]], ['get', 'configmaps', 'other', '-n', namespaces[2]])
     queries.push(['update', 'services', 'web', '-n', namespaces[0]], ['delete', 'services', 'web', '--all-namespaces'])
     queries.push(['list', 'nodes'], ['get', 'nodes', '-n', namespaces[0]])
+    // A Namespace object by name is filed under that namespace: its RoleBindings count, even with --all-namespaces.
+    queries.push(['get', 'namespaces', namespaces[0], '--all-namespaces'], ['delete', 'namespaces', namespaces[1]], ['list', 'namespaces'])
     queries.push(['get', `/${run}-healthz`], ['get', `/${run}/deep/path`], ['post', `/${run}/x`], ['put', `/${run}/x`], ['get', '/healthz'])
 
     let agreed = 0

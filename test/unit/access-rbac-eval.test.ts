@@ -88,6 +88,16 @@ describe('evaluate', () => {
     assert.ok(urls.warnings.some((w) => /ServiceAccount "no-ns" has no namespace/.test(w)))
   })
 
+  it('a ClusterRole that may live elsewhere (kcp\'s bootstrap policy) makes the answer incomplete, not "grants nothing"', () => {
+    const s: RbacSnapshot = {...snapshot, clusterRoleBindings: [{metadata: {name: 'workspace-admin'}, roleRef: ref('ClusterRole', 'cluster-admin'), subjects: [{kind: 'User', name: 'admin'}]}]}
+    const here = evaluate(s, ask({}))
+    assert.equal(here.incomplete, undefined)
+    assert.ok(here.warnings.some((w) => /refers to ClusterRole "cluster-admin", which does not exist: it grants nothing/.test(w)))
+    const kcp = evaluate(s, ask({}), {clusterRolesElsewhere: 'kcp may resolve it'})
+    assert.equal(kcp.incomplete, true)
+    assert.ok(kcp.warnings.some((w) => /which is not here: kcp may resolve it, so its subjects are not shown/.test(w)))
+  })
+
   it('aggregated ClusterRoles name their source; a source rule not yet aggregated is a warning', () => {
     const e = evaluate(snapshot, ask({verb: 'create', subresource: 'exec'}))
     assert.deepEqual(e.subjects.map((s) => s.name), ['ops'])
