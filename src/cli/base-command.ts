@@ -17,14 +17,16 @@ import type {ConnectionSettings, Impersonation} from '../kube/client.js'
 import type {RequestLog} from '../kube/request-log.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
-import {type Selection, selectClusters} from '../fleet/select.js'
+import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
+import {resolveShard, shardName} from '../fleet/shard.js'
 import {type FleetFlagValues, fleetFlagValues, impersonationValue} from './flags.js'
 import {progressLine} from './progress.js'
+import {type MetricFamily, formatMetrics} from './prometheus.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
 import type {HubFlags} from '../creds/hubs.js'
 
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name', 'prometheus'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -91,6 +93,8 @@ export interface View<Row> {
    * them in the document too). Items without an error are skipped, so a command passes its items as they are.
    */
   failures?: Failure[]
+  /** -o prometheus: the metrics, for the commands that declare `static metrics = true`. */
+  metrics?: MetricFamily[]
 }
 
 /**
@@ -99,6 +103,9 @@ export interface View<Row> {
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static enableJsonFlag = true
+
+  /** Whether the command prints metrics with -o prometheus (its View carries them); the others refuse that format. */
+  static metrics = false
 
   static baseFlags = {
     kubeconfig: Flags.string({
@@ -117,7 +124,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     output: Flags.string({
       char: 'o',
-      description: 'Output format.',
+      description: 'Output format (prometheus: metrics, on creds list and clusters verify only).',
       options: [...OUTPUT_FORMATS],
       helpGroup: 'GLOBAL',
     }),
@@ -166,6 +173,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as BaseFlags<T>
     this.args = args as BaseArgs<T>
     this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
+    // Refused before anything is read or contacted: metrics exist only where a command defines them.
+    if (this.format === 'prometheus' && !(this.ctor as unknown as typeof BaseCommand).metrics) {
+      throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list and clusters verify have); use -o table, wide, json, yaml or name`)
+    }
     // --as and friends are checked here, before any provider or cluster is touched.
     this.impersonation = impersonationValue(this.flags)
   }
@@ -189,7 +200,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
-    return this.format === 'json' || this.format === 'yaml' || this.format === 'name'
+    return this.format === 'json' || this.format === 'yaml' || this.format === 'name' || this.format === 'prometheus'
   }
 
   protected get requestTimeoutMs(): number {
@@ -251,6 +262,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       case 'yaml':
         process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
         break
+      case 'prometheus':
+        process.stdout.write(scrub(formatMetrics(view.metrics ?? [])))
+        break
       case 'name':
         for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.log(line)
         break
@@ -304,16 +318,33 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return fleetFlagValues(this.flags)
   }
 
-  /** What --cluster / --all / --selector (and --context) select. */
+  /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
   protected get clusterSelection(): Selection {
     const f = this.fleetFlagValues
-    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context}
+    this.shardCache ??= {shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
+    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: this.shardCache.shard}
   }
 
-  /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
+  private shardCache?: {shard: Selection['shard']}
+
+  /**
+   * The clusters chosen by --cluster / --all / --selector, or the current context, then this run's shard of them.
+   * Needs fleetFlags. A sharded run says on stderr, in every format, how much of the selection it took (an empty part
+   * is a Pod with nothing to do, not a success that checked something).
+   */
   protected async selectedClusters(): Promise<ClusterRef[]> {
-    return selectClusters(this.provider(), this.clusterSelection)
+    this.selectedCache ??= (async () => {
+      const selection = this.clusterSelection
+      const all = await selectClusters(this.provider(), selection)
+      if (!selection.shard) return all
+      const part = takeShard(all, selection.shard)
+      this.logStderr(`${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`)
+      return part
+    })()
+    return this.selectedCache
   }
+
+  private selectedCache?: Promise<ClusterRef[]>
 
   /**
    * How the fleet runner runs for this command: its concurrency, time limits, progress line and its one exec runner.

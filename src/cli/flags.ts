@@ -13,7 +13,16 @@ export const fleetFlags = {
   all: Flags.boolean({char: 'A', description: 'Work on every cluster the providers list.'}),
   selector: Flags.string({char: 'l', description: 'Only clusters whose labels match this selector (e.g. env=prod,tier!=edge).'}),
   'cluster-timeout': Flags.string({description: 'Time limit for all the work on one cluster (0 for none).', default: '30s'}),
+  shard: Flags.string({description: 'Only this part of the selected clusters: INDEX/COUNT, INDEX from 0 (e.g. 0/4); a cluster\'s part depends on its name alone. See docs/scale.md.'}),
+  'shard-count': Flags.integer({description: 'Split the selected clusters this many ways and take the part of this Pod of an Indexed Job (JOB_COMPLETION_INDEX).', env: 'FLEET_SHARD_COUNT'}),
 }
+
+/**
+ * fleetFlags without --shard/--shard-count, for a command whose answer needs every selected cluster at once (auth diff
+ * compares them with each other): one part of the selection would answer another question.
+ */
+const {shard: _shard, 'shard-count': _shardCount, ...unsharded} = fleetFlags
+export const fleetFlagsUnsharded = unsharded
 
 /** The values of fleetFlags, each absent when the command does not declare it. */
 export type FleetFlagValues = Partial<Interfaces.InferredFlags<typeof fleetFlags>>
@@ -31,6 +40,8 @@ export function fleetFlagValues(flags: object): FleetFlagValues {
     all: typeof f.all === 'boolean' ? f.all : undefined,
     selector: string(f.selector),
     'cluster-timeout': string(f['cluster-timeout']),
+    shard: string(f.shard),
+    'shard-count': typeof f['shard-count'] === 'number' ? f['shard-count'] : undefined,
   }
 }
 

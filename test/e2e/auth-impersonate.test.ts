@@ -11,6 +11,7 @@ import {fileURLToPath} from 'node:url'
 import yaml from 'js-yaml'
 
 import type {AccessReviewList} from '../../src/commands/auth/can-i.js'
+import type {RulesDiff} from '../../src/commands/auth/diff.js'
 import type {RulesReviewList} from '../../src/commands/auth/rules.js'
 import type {WhoAmIList} from '../../src/commands/auth/whoami.js'
 import type {WhoCanList} from '../../src/commands/auth/who-can.js'
@@ -132,6 +133,19 @@ describe('--as, --as-group, --as-uid', () => {
     assert.equal(report.items[0].username, deployer)
     const onMember = await runFleet(['clusters', 'verify', '--as', deployer, '--kubeconfig', member.kubeconfig, '--policy', policy, '-o', 'json'])
     assert.equal(onMember.code, 1, 'the member does not grant the deployer')
+  })
+
+  it('auth diff --as compares the deployer\'s grants, not the caller\'s', async () => {
+    const res = await runFleet(['auth', 'diff', '--all', '--as', deployer, '-n', ns, '--kubeconfig', admins, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const out = res.json<RulesDiff>()
+    assert.deepEqual(out.as, {user: deployer, groups: []})
+    assert.equal(out.drift, true)
+    const hubItem = out.items.find((i) => i.cluster.endsWith('+hub'))!
+    assert.deepEqual(hubItem.extra!.rules.filter((r) => r.resource === 'secrets').map((r) => [r.scope, r.verbs]), [['cluster', ['get', 'list']]])
+    // The caller (system:masters) has the same rules on both: no drift without --as.
+    const self = await runFleet(['auth', 'diff', '--all', '-n', ns, '--kubeconfig', admins, '-o', 'json'])
+    assert.equal(self.json<RulesDiff>().drift, false)
   })
 
   it('usage errors before any cluster is touched: exit 2', async () => {

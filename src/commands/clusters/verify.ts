@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {verifyMetrics} from '../../cli/metrics.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
 import {describeImpersonation} from '../../kube/client.js'
@@ -20,6 +21,8 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     '<%= config.bin %> clusters verify --all --policy policy.yaml --junit verify.xml',
     '<%= config.bin %> clusters verify -l env=prod --strict -o json',
   ]
+
+  static metrics = true
 
   static flags = {
     ...fleetFlags,
@@ -57,6 +60,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
         {header: 'expires', get: (r: VerifyItem) => r.expires ?? '', wide: true},
       ],
       name: (r) => r.cluster,
+      metrics: verifyMetrics(report),
       notes: [
         ...(report.as ? [`note: checked as ${describeImpersonation(report.as)} (impersonated): identity, permissions and power are that identity's; reachability, TLS and credential lifetime are the caller's`] : []),
         ...checkDetails(rows, {strict: report.strict}),
