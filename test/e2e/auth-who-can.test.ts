@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict'
 import {copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {before, describe, it} from 'node:test'
+import {after, before, describe, it} from 'node:test'
 
 import yaml from 'js-yaml'
 
 import type {WhoCanList} from '../../src/commands/auth/who-can.js'
 import {runFleet} from '../support/cli.js'
-import {apiRequest, applyYaml, createCertUser, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {apiRequest, applyYaml, createCertUser, kubectl, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {grant} from '../support/rbac.js'
 
 const cp = loadControlPlane()
@@ -154,6 +154,15 @@ before(async () => {
     if (i > 100) throw new Error('the aggregated ClusterRole was never filled')
     await new Promise((r) => setTimeout(r, 200))
   }
+})
+
+// The corpus is cluster-wide in part: removed afterwards so that later files (and later runs of this one) do not see it.
+after(async () => {
+  const crs = [...Array.from({length: 5}, (_, i) => `${run}-cr-${i}`), `${run}-aggregated`, `${run}-aggregated-src-0`, `${run}-aggregated-src-1`]
+  const crbs = [...Array.from({length: 3}, (_, i) => `${run}-cr-${i}-crb`), `${run}-aggregated-crb`]
+  await kubectl(hub, ['delete', 'clusterrolebinding', ...crbs, '--ignore-not-found'])
+  await kubectl(hub, ['delete', 'clusterrole', ...crs, '--ignore-not-found'])
+  await kubectl(hub, ['delete', 'namespace', ...namespaces, '--ignore-not-found', '--wait=false'])
 })
 
 describe('fleet auth who-can (live)', () => {
