@@ -13,13 +13,13 @@ import {cancellation, watchInterrupts} from './interrupt.js'
 import type {Cancellation} from '../base/cancel.js'
 import {normalizeArgv, plainParseMessage, verboseInArgv} from './argv.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {ConnectionSettings} from '../kube/client.js'
+import type {ConnectionSettings, Impersonation} from '../kube/client.js'
 import type {RequestLog} from '../kube/request-log.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
 import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
 import {resolveShard, shardName} from '../fleet/shard.js'
-import {type FleetFlagValues, fleetFlagValues} from './flags.js'
+import {type FleetFlagValues, fleetFlagValues, impersonationValue} from './flags.js'
 import {progressLine} from './progress.js'
 import {type MetricFamily, formatMetrics} from './prometheus.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
@@ -177,7 +177,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (this.format === 'prometheus' && !(this.ctor as unknown as typeof BaseCommand).metrics) {
       throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list and clusters verify have); use -o table, wide, json, yaml or name`)
     }
+    // --as and friends are checked here, before any provider or cluster is touched.
+    this.impersonation = impersonationValue(this.flags)
   }
+
+  /**
+   * The identity named by --as/--as-group/--as-uid (commands that declare impersonationFlags), or undefined. runOptions()
+   * hands it to every cluster's client, the one place the headers are set (src/kube/client.ts).
+   */
+  protected impersonation?: Impersonation
 
   /**
    * The output format. `--json` is `-o json`; when both are given the later one wins, the same rule oclif's JSON printing
@@ -362,6 +370,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       onProgress: this.machineOutput ? undefined : progressLine(),
       exec: this.execRunner,
       log: this.requestLog,
+      impersonate: this.impersonation,
     }
   }
 

@@ -1,7 +1,7 @@
 import {mapLimit} from '../base/concurrency.js'
 import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
-import type {KubeClient} from '../kube/client.js'
+import type {Impersonation, KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {RequestLog} from '../kube/request-log.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -29,6 +29,8 @@ export interface RunOptions {
   exec: ExecCredentialRunner
   /** Request logging (-v 6 and up) for every cluster's client. */
   log?: RequestLog
+  /** --as/--as-group/--as-uid: every request to every selected cluster acts as this identity. */
+  impersonate?: Impersonation
 }
 
 export interface ClusterTask {
@@ -71,6 +73,7 @@ export async function runOverClusters<T>(
           exec,
           signal: abort.signal,
           log: options.log,
+          impersonate: options.impersonate,
         })
         return work({ref, client, signal: abort.signal})
       })()

@@ -3,6 +3,7 @@ import type {ClusterResult, ClusterTask} from '../fleet/runner.js'
 import type {ClusterItem} from '../fleet/items.js'
 import {describeRef} from '../clusters/summary.js'
 import type {ClusterRef} from '../providers/types.js'
+import type {Impersonation} from '../kube/client.js'
 import {CHECK_NAMES, CheckList, type VerifyFacts, type VerifyOptions, verifyCluster} from './checks.js'
 import {type Policy, effectivePolicy} from './policy.js'
 
@@ -28,6 +29,8 @@ export interface VerifyReport {
   policy: string | null
   strict: boolean
   ok: boolean
+  /** The identity the checks were made as (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   summary: {clusters: number; passed: number; failed: number; checks: Record<CheckStatus, number>}
   items: VerifyItem[]
 }

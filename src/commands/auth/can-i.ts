@@ -2,7 +2,8 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import {type Impersonation, describeImpersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
 import type {AccessAnswer} from '../../access/can-i.js'
 import {type AccessQuery, canI, parseAccessQuery, queryWarnings} from '../../access/can-i.js'
@@ -15,6 +16,8 @@ export type AccessReviewItem = ClusterItem<Omit<AccessAnswer, 'warnings'>> & {wa
 
 export interface AccessReviewList {
   kind: 'AccessReviewList'
+  /** The identity asked about (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   query: AccessQuery
   /** "" when asked with --all-namespaces; absent when each cluster used its context's namespace. */
   namespace?: string
@@ -35,6 +38,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     '<%= config.bin %> auth can-i get secrets --all-namespaces --all',
     '<%= config.bin %> auth can-i create pods --subresource exec -l env=prod',
     '<%= config.bin %> auth can-i get /healthz -A -q && echo "healthz readable everywhere"',
+    '<%= config.bin %> auth can-i list secrets --all --as system:serviceaccount:ci:deployer',
   ]
 
   static args = {
@@ -45,6 +49,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
 
   static flags = {
     ...fleetFlags,
+    ...impersonationFlags,
     namespace: Flags.string({char: 'n', description: 'Namespace to ask about (default: the context\'s namespace, else "default").'}),
     'all-namespaces': Flags.boolean({description: 'Ask about all namespaces.', exclusive: ['namespace']}),
     subresource: Flags.string({description: 'Subresource, e.g. log, exec, status, scale.'}),
@@ -66,6 +71,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     const items: AccessReviewItem[] = results.map(item)
     const result: AccessReviewList = {
       kind: 'AccessReviewList',
+      ...(this.impersonation ? {as: this.impersonation} : {}),
       query,
       ...(fixed === undefined ? {} : {namespace: fixed}),
       warnings: queryWarnings(query),
@@ -89,6 +95,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       // -o name: the clusters that said yes, for scripts ("where may I deploy?").
       names: items.filter((i) => i.allowed).map((i) => i.cluster),
       notes: [
+        ...(result.as ? [`note: the answers are for ${describeImpersonation(result.as)} (impersonated)`] : []),
         ...result.warnings.map((w) => `warning: ${w}`),
         ...items.flatMap((i) => i.warnings.map((w) => `warning: ${i.cluster}: ${w}`)),
       ],

@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {fleetFlagsUnsharded} from '../../cli/flags.js'
+import {fleetFlagsUnsharded, impersonationFlags} from '../../cli/flags.js'
+import type {Impersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {UsageError} from '../../base/errors.js'
@@ -14,6 +15,8 @@ export type DiffItem = ClusterItem<ClusterRules & ClusterDiff>
 /** The stable JSON shape of `auth diff`. */
 export interface RulesDiff {
   kind: 'RulesDiff'
+  /** The identity compared (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   /** The cluster every other one was compared with, or null (each with all the others). */
   baseline: string | null
   /** Some cluster grants what another does not. */
@@ -47,18 +50,19 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
     '<%= config.bin %> auth diff --all',
     '<%= config.bin %> auth diff -l env=prod --baseline prod-eu -n payments',
     '<%= config.bin %> auth diff --all --fail-on-drift -o json',
+    '<%= config.bin %> auth diff --all --as system:serviceaccount:ci:deployer',
   ]
 
   static flags = {
     ...fleetFlagsUnsharded,
+    ...impersonationFlags,
     namespace: Flags.string({char: 'n', description: 'Namespace whose rules to compare (default: the context\'s namespace, else "default").'}),
     baseline: Flags.string({description: 'Compare every cluster with this one (a selected cluster: full or unambiguous short name).'}),
     'fail-on-drift': Flags.boolean({description: 'Exit 1 when any cluster grants what another does not, or a rules review was incomplete (for CI).'}),
   }
 
-  // The identity is the caller's: SelfSubjectRulesReview answers for whoever the connection authenticates as. When
-  // `--as`/`--as-group` arrive (issue 24 item 1) they belong in the connect options the fleet runner passes to
-  // KubeClient.connect; this command then needs only the flags added here, nothing in access/diff.ts changes.
+  // The identity is whoever the connection authenticates as: the caller, or with --as the identity the fleet runner's
+  // connect options impersonate (KubeClient sets the headers); nothing in access/diff.ts knows the difference.
   async run(): Promise<RulesDiff> {
     const refs = await this.selectedClusters()
     // Checked before any cluster is contacted: a comparison needs two sides, and the baseline must be one of them.
@@ -74,7 +78,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
     const items: DiffItem[] = results.map((r) => toItem(r, (v) => ({...v, ...diffs.get(r.cluster)!})))
     const drifted = items.filter((i) => i.ok && i.extra && i.missing && (!isEmpty(i.extra) || !isEmpty(i.missing)))
     const complete = items.every((i) => i.ok && !i.incomplete) && !baselineFailed
-    const result: RulesDiff = {kind: 'RulesDiff', baseline: baseline ?? null, drift: drifted.length > 0, complete, items}
+    const result: RulesDiff = {kind: 'RulesDiff', ...(this.impersonation ? {as: this.impersonation} : {}), baseline: baseline ?? null, drift: drifted.length > 0, complete, items}
     // Never a silent pass: with fewer than two answers (or no baseline answer) nothing was compared, and a failed
     // cluster has already marked the run failed.
     if (answered.size < 2 || baselineFailed) this.markFailed()

@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import {type Impersonation, describeImpersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
@@ -14,6 +15,8 @@ export type RulesItem = ClusterItem<RulesReview>
 
 export interface RulesReviewList {
   kind: 'RulesReviewList'
+  /** The identity asked about (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   items: RulesItem[]
 }
 
@@ -43,6 +46,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
 
   static flags = {
     ...fleetFlags,
+    ...impersonationFlags,
     namespace: Flags.string({char: 'n', description: 'Namespace whose rules to list (default: the context\'s namespace, else "default").'}),
     'fail-on-risk': Flags.boolean({description: 'Exit 1 when any cluster grants a risky permission (for CI).'}),
   }
@@ -50,7 +54,11 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
   async run(): Promise<RulesReviewList> {
     const item = (r: ClusterResult<RulesReview>) => toItem(r, (v) => v)
     const results = await this.overClusters(({client}) => rulesReview(client, this.flags.namespace ?? client.context.namespace ?? 'default'), item)
-    const result: RulesReviewList = {kind: 'RulesReviewList', items: results.map(item)}
+    const result: RulesReviewList = {
+      kind: 'RulesReviewList',
+      ...(this.impersonation ? {as: this.impersonation} : {}),
+      items: results.map(item),
+    }
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
     if (this.flags['fail-on-risk'] && failsRiskCheck(result.items)) this.markFailed()
 
@@ -71,6 +79,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       // -o name: the clusters where the identity holds a risky grant.
       names: risky.map((i) => i.cluster),
       notes: [
+        ...(result.as ? [`note: the rules are those of ${describeImpersonation(result.as)} (impersonated)`] : []),
         ...result.items.filter((i) => i.incomplete).map((i) => `warning: ${i.cluster}: the rules are incomplete${i.evaluationError ? `: ${i.evaluationError}` : ''}`),
         ...risky.map((i) => `risk: ${i.cluster} (namespace ${i.namespace}): ${summarizeRisks(i.risks!).join(', ')}`),
       ],

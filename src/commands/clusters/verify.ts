@@ -3,7 +3,8 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {verifyMetrics} from '../../cli/metrics.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import {describeImpersonation} from '../../kube/client.js'
 import {ConfigError} from '../../base/errors.js'
 import {checkJunitTarget, writeJunit} from '../../cli/junit-file.js'
 import {scrub} from '../../kubeconfig/redact.js'
@@ -25,6 +26,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
 
   static flags = {
     ...fleetFlags,
+    ...impersonationFlags,
     policy: Flags.string({char: 'p', description: 'Policy file (YAML, schema in schemas/verify-policy.schema.json). Default: built-in defaults.'}),
     junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per cluster, one testcase per check).'}),
     strict: Flags.boolean({description: 'Warnings fail too.', default: false}),
@@ -39,6 +41,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)
+    if (this.impersonation) report.as = this.impersonation
     process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
 
@@ -59,6 +62,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
       name: (r) => r.cluster,
       metrics: verifyMetrics(report),
       notes: [
+        ...(report.as ? [`note: checked as ${describeImpersonation(report.as)} (impersonated): identity, permissions and power are that identity's; reachability, TLS and credential lifetime are the caller's`] : []),
         ...checkDetails(rows, {strict: report.strict}),
         `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
       ],
