@@ -33,7 +33,10 @@ const COMPARE = process.argv.flatMap((a, i) => (a === '--compare' && process.arg
 const CPU = flag('cpu')
 const ONLY = argText('only')
 const HEAVY = flag('heavy') || process.env.FLEET_BENCH_HEAVY === '1'
-const SIZES = (argText('sizes') ?? '10,100').split(',').map(Number).concat(HEAVY ? [1000] : [])
+// --heavy adds N = 1,000 and 10,000 (issue 23); at 10,000 only fleet and the client-go reference run auth whoami (a
+// kubectl loop would take hours, and verify and can-i add nothing the whoami row does not show about growth).
+const SIZES = (argText('sizes') ?? '10,100').split(',').map(Number).concat(HEAVY ? [1000, 10_000] : [])
+const HUGE = 10_000
 const HEAVY_KUBECTL_RUNS = (argText('heavy-kubectl-runs') ?? '1,2').split(',').map(Number)
 // At N = 1000, verify and can-i (not compared with kubectl) run fewer times so that a full run fits in half an hour.
 const HEAVY_FLEET_RUNS = Number(argText('heavy-fleet-runs') ?? 3)
@@ -61,7 +64,8 @@ const builds: Array<{label: string; bin: string}> = [{label: 'this checkout', bi
 for (const ref of COMPARE) builds.push({label: ref, bin: buildRef(ROOT, ref)})
 const scratch = mkdtempSync(join(tmpdir(), 'fleet-bench-'))
 // A new user: no config or caches from earlier runs (kubectl's discovery cache, oclif's data and cache dirs).
-const fresh: NodeJS.ProcessEnv = {HOME: scratch, XDG_CONFIG_HOME: join(scratch, '.config'), XDG_CACHE_HOME: join(scratch, '.cache'), XDG_DATA_HOME: join(scratch, '.data'), NO_COLOR: '1'}
+// fleet's code cache in the scratch directory too (each build names its own file), so no earlier run's cache counts.
+const fresh: NodeJS.ProcessEnv = {FLEET_CODE_CACHE: join(scratch, 'code-cache'), HOME: scratch, XDG_CONFIG_HOME: join(scratch, '.config'), XDG_CACHE_HOME: join(scratch, '.cache'), XDG_DATA_HOME: join(scratch, '.data'), NO_COLOR: '1'}
 const fleetCmds = (args: string[], env: NodeJS.ProcessEnv, okCodes?: number[]): Cmd[] =>
   builds.map((b) => ({cmd: process.execPath, args: [b.bin, ...args], env: {...fresh, ...env}, okCodes}))
 const fleetLabel = (b: number) => (builds.length > 1 ? `fleet (${builds[b].label})` : 'fleet')
@@ -110,23 +114,26 @@ function coldStart(): void {
     {name: 'kubectl, 2,000 contexts', command: 'kubectl config get-contexts', t: kube2000},
   ]
   // Targets of issue 20: a ratio to the reference measured beside it.
-  const cases: Array<[string, string, string[], NodeJS.ProcessEnv, Ref, number]> = [
+  const cases: Array<[string, string, string[], NodeJS.ProcessEnv, Ref, number | undefined]> = [
     ['fleet --version', 'fleet --version', ['--version'], {}, 'node', 1.2],
     ['fleet --help', 'fleet --help', ['--help'], {}, 'kubeHelp', 2],
     ['fleet clusters list, 50 contexts', 'fleet clusters list', ['clusters', 'list'], {KUBECONFIG: k50}, 'kube50', 2],
     ['fleet clusters list, 2,000 contexts', 'fleet clusters list', ['clusters', 'list'], {KUBECONFIG: k2000}, 'kube2000', 1.5],
+    // What a first run pays, with no cache of compiled code at all (neither fleet's nor Node's compile cache, which
+    // builds before this one used): no target, for the record.
+    ['fleet clusters list, 50 contexts, no code cache', 'fleet clusters list', ['clusters', 'list'], {KUBECONFIG: k50, FLEET_CODE_CACHE: '', NODE_DISABLE_COMPILE_CACHE: '1'}, 'kube50', undefined],
   ]
   for (const [name, command, args, env, ref, target] of cases) {
     if (!selected(name)) continue
     log(`  ${name}`)
-    // One run first fills Node's compile cache for this build, as any user's first run does; the median is of later runs.
+    // One run first takes the code cache for this build and command, as any user's first run does; the median is of later runs.
     for (const c of fleetCmds(args, env)) once(c)
     const ts = timeAll(fleetCmds(args, env), RUNS, {preciseCpu: true})
     ts.forEach((t, b) => rows.push({name: builds.length > 1 ? `${name} (${builds[b].label})` : name, command, t, ref, target}))
   }
   const refName: Record<Ref, string> = {node: '`node -e ""`', kubeHelp: '`kubectl --help`', kube50: 'kubectl, 50 contexts', kube2000: 'kubectl, 2,000 contexts'}
   md.push('## Cold start', '')
-  md.push(`Median wall time and median CPU time (user + sys, to the millisecond from bash's \`times\`, in runs of their own) of ${RUNS} runs each, runs interleaved; each ratio is against the reference measured in this run, in the same metric (CPU time is the fairer one when the machine is shared: it does not count the time a process waits for a core). Contexts are in one kubeconfig named by KUBECONFIG; HOME is an empty directory (a new user). fleet runs from its bundle (dist/bundle/, Node's compile cache on: the first run fills it).`, '')
+  md.push(`Median wall time and median CPU time (user + sys, to the millisecond from bash's \`times\`, in runs of their own) of ${RUNS} runs each, runs interleaved; each ratio is against the reference measured in this run, in the same metric (CPU time is the fairer one when the machine is shared: it does not count the time a process waits for a core). Contexts are in one kubeconfig named by KUBECONFIG; HOME is an empty directory (a new user). fleet runs from its bundle (dist/bundle/cli.cjs with the launcher's code cache, taken by a first run of each command; docs/decisions.md \"One bundle\").`, '')
   md.push('| case | command | wall | CPU | reference | × reference, wall | × reference, CPU | target | met (wall / CPU) | peak RSS |', '|---|---|---:|---:|---|---:|---:|---:|---|---:|')
   const met = (ratio: number, target: number) => (ratio <= target ? 'yes' : '**no**')
   for (const r of rows) {
@@ -144,6 +151,8 @@ interface ScaleResult {
   whoami: Timing[]
   seq?: Timing
   par?: Timing
+  /** fleet-reference (bench/reference: client-go sending fleet's requests) for whoami, verify and can-i. */
+  ref: {whoami?: Timing; verify?: Timing; canI?: Timing}
   verify: Timing[]
   canI: Timing[]
   floorWhoamiMs: number
@@ -156,6 +165,8 @@ async function fleetScale(): Promise<void> {
     return
   }
   const state = readSandbox(sandboxPath)
+  const reference = execFileSync('bash', [join(ROOT, 'bench/reference/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  const refCmd = (command: string, kubeconfig: string, env: NodeJS.ProcessEnv): Cmd => ({cmd: reference, args: ['-command', command, '-kubeconfig', kubeconfig, '-concurrency', '16'], env, okCodes: [0, 1]})
   const results: ScaleResult[] = []
   const [nodeStart] = timeAll([{cmd: process.execPath, args: ['-e', ''], env: fresh}], RUNS)
   let idleMs = 0
@@ -169,30 +180,38 @@ async function fleetScale(): Promise<void> {
     const parRuns = heavy ? HEAVY_KUBECTL_RUNS[1] ?? HEAVY_KUBECTL_RUNS[0] : RUNS
     const loop = `while read -r c; do "${kubectl}" auth whoami --context "$c" -o json >/dev/null || exit 1; done < "${fleet.contextsFile}"`
     const xargs = `xargs -P 16 -I{} "${kubectl}" auth whoami --context {} -o json < "${fleet.contextsFile}" >/dev/null`
-    const r: ScaleResult = {n, whoami: [], verify: [], canI: [], floorWhoamiMs: 0, floorCanIMs: 0}
+    const r: ScaleResult = {n, whoami: [], ref: {}, verify: [], canI: [], floorWhoamiMs: 0, floorCanIMs: 0}
     const conc = Math.min(16, n)
     // Start-up, then the requests one cluster needs, N clusters at a time of 16, each at one idle connection's time.
     r.floorWhoamiMs = metric(nodeStart) + Math.ceil(n / conc) * 2 * idleMs
     r.floorCanIMs = metric(nodeStart) + Math.ceil(n / conc) * 3 * idleMs
     if (selected('whoami')) {
-      log('  whoami: fleet, kubectl sequential, kubectl xargs -P 16')
+      log('  whoami: fleet, the client-go reference, kubectl sequential, kubectl xargs -P 16')
       const cmds: Cmd[] = [
         ...fleetCmds(['auth', 'whoami', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}),
+        refCmd('whoami', fleet.kubeconfig, env),
         {cmd: 'bash', args: ['-c', loop], env},
         {cmd: 'bash', args: ['-c', xargs], env},
       ]
-      const ts = timeAll(cmds, [...builds.map(() => RUNS), KUBECTL_LOOPS ? seqRuns : 0, KUBECTL_LOOPS ? parRuns : 0])
+      const huge = n >= HUGE
+      const fleetRuns = huge ? HEAVY_FLEET_RUNS : RUNS
+      const ts = timeAll(cmds, [...builds.map(() => fleetRuns), fleetRuns, KUBECTL_LOOPS && !huge ? seqRuns : 0, KUBECTL_LOOPS && !huge ? parRuns : 0])
       r.whoami = ts.slice(0, builds.length)
-      r.seq = ts[builds.length]
-      r.par = ts[builds.length + 1]
+      r.ref.whoami = ts[builds.length]
+      r.seq = ts[builds.length + 1]
+      r.par = ts[builds.length + 2]
     }
-    if (selected('verify')) {
+    if (selected('verify') && n < HUGE) {
       log('  clusters verify')
-      r.verify = timeAll(fleetCmds(['clusters', 'verify', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), heavy ? HEAVY_FLEET_RUNS : RUNS)
+      const ts = timeAll([...fleetCmds(['clusters', 'verify', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), refCmd('verify', fleet.kubeconfig, env)], heavy ? HEAVY_FLEET_RUNS : RUNS)
+      r.verify = ts.slice(0, builds.length)
+      r.ref.verify = ts[builds.length]
     }
-    if (selected('can-i')) {
+    if (selected('can-i') && n < HUGE) {
       log('  auth can-i')
-      r.canI = timeAll(fleetCmds(['auth', 'can-i', 'create', 'selfsubjectreviews.authentication.k8s.io', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), heavy ? HEAVY_FLEET_RUNS : RUNS)
+      const ts = timeAll([...fleetCmds(['auth', 'can-i', 'create', 'selfsubjectreviews.authentication.k8s.io', '--all', '-o', 'json'], {KUBECONFIG: fleet.kubeconfig}, [0, 1]), refCmd('can-i', fleet.kubeconfig, env)], heavy ? HEAVY_FLEET_RUNS : RUNS)
+      r.canI = ts.slice(0, builds.length)
+      r.ref.canI = ts[builds.length]
     }
     results.push(r)
   }
@@ -206,35 +225,46 @@ async function fleetScale(): Promise<void> {
     '- kubectl sequential: `while read -r c; do kubectl auth whoami --context "$c" -o json; done < contexts` (1 request per cluster, one process each)',
     '- kubectl 16-way: `xargs -P 16 -I{} kubectl auth whoami --context {} -o json < contexts`',
     '- `fleet clusters verify --all -o json` (default policy) and `fleet auth can-i create selfsubjectreviews.authentication.k8s.io --all -o json` (discovery, then one review)',
+    '- client-go reference: `fleet-reference -command whoami|verify|can-i` (bench/reference/main.go, built from client-go v0.34 by bench/reference/build.sh): the same requests per cluster as fleet (test/e2e/bench-reference.test.ts compares the two request logs), 16 clusters at a time, client-go\'s shared transports, one JSON document out. The fastest honest client doing fleet\'s work: `this ÷ reference` is what fleet costs over it.',
     '',
     `Physical floor = \`node -e ""\` (${fmtMs(metric(nodeStart))}) + requests per cluster × ⌈N / 16⌉ × one request on an idle keep-alive connection (${idleMs.toFixed(1)} ms, median of 30, measured in this run). It ignores the CPU the API servers and fleet need at once on 2 cores, so it is a floor, not a target.`,
     '',
   )
   md.push('### auth whoami --all', '')
-  md.push('| N | command | runs | median | CPU | peak RSS | kubectl sequential ÷ this | kubectl 16-way ÷ this | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+  md.push('| N | command | runs | median | CPU | peak RSS | this ÷ reference, wall | this ÷ reference, CPU | kubectl sequential ÷ this | kubectl 16-way ÷ this | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  const vsRef = (t: Timing, ref?: Timing) => (ref && ref.runs > 0 ? `${x(t.wallMs / ref.wallMs)} | ${x(t.cpuMs / ref.cpuMs)}` : ' | ')
   for (const r of results) {
     if (r.whoami.length === 0) continue
     const has = (t?: Timing) => t !== undefined && t.runs > 0
-    const row = (name: string, t: Timing, floor?: number) =>
-      `| ${r.n} | ${name} | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${has(r.seq) ? x(metric(r.seq!) / metric(t)) : ''} | ${has(r.par) ? x(metric(r.par!) / metric(t)) : ''} | ${floor ? fmtMs(floor) : ''} | ${floor ? x(metric(t) / floor) : ''} |`
-    r.whoami.forEach((t, b) => md.push(row(fleetLabel(b), t, r.floorWhoamiMs)))
+    const row = (name: string, t: Timing, floor?: number, ref?: Timing) =>
+      `| ${r.n} | ${name} | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${vsRef(t, ref)} | ${has(r.seq) ? x(metric(r.seq!) / metric(t)) : ''} | ${has(r.par) ? x(metric(r.par!) / metric(t)) : ''} | ${floor ? fmtMs(floor) : ''} | ${floor ? x(metric(t) / floor) : ''} |`
+    r.whoami.forEach((t, b) => md.push(row(fleetLabel(b), t, r.floorWhoamiMs, r.ref.whoami)))
+    if (has(r.ref.whoami)) md.push(row('client-go reference', r.ref.whoami!, r.floorWhoamiMs))
     if (has(r.seq) && has(r.par)) md.push(row('kubectl sequential', r.seq!), row('kubectl 16-way', r.par!))
   }
-  md.push('', 'Targets (issue 15): N = 100 at least 12x the sequential loop and 8x 16-way kubectl; N = 1000 at least 40x and 25x, under 5 s, peak RSS under 300 MB.', '')
+  md.push('', 'Targets (issue 15): N = 100 at least 12x the sequential loop and 8x 16-way kubectl; N = 1000 at least 40x and 25x, under 5 s, peak RSS under 300 MB. Issue 23: at N = 1000 within 1.25x of the reference in wall time and 1.5x in CPU; N = 10,000 peak RSS under 400 MB.', '')
   md.push('### clusters verify --all and auth can-i --all', '')
-  md.push('| N | command | runs | median | CPU | peak RSS | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|---:|')
+  md.push('| N | command | runs | median | CPU | peak RSS | this ÷ reference, wall | this ÷ reference, CPU | floor | this ÷ floor |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+  const line = (r: ScaleResult, name: string, t: Timing, ref?: Timing, floor?: number) =>
+    `| ${r.n} | ${name} | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${vsRef(t, ref)} | ${floor ? fmtMs(floor) : ''} | ${floor ? x(metric(t) / floor) : ''} |`
   for (const r of results) {
-    r.verify.forEach((t, b) => md.push(`| ${r.n} | ${fleetLabel(b)} clusters verify | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | | |`))
-    r.canI.forEach((t, b) => md.push(`| ${r.n} | ${fleetLabel(b)} auth can-i | ${t.runs} | ${fmtMs(metric(t))} | ${fmtMs(t.cpuMs)} | ${t.rssMb.toFixed(0)} MB | ${fmtMs(r.floorCanIMs)} | ${x(metric(t) / r.floorCanIMs)} |`))
+    r.verify.forEach((t, b) => md.push(line(r, `${fleetLabel(b)} clusters verify`, t, r.ref.verify)))
+    if (r.ref.verify) md.push(line(r, 'client-go reference, verify', r.ref.verify))
+    r.canI.forEach((t, b) => md.push(line(r, `${fleetLabel(b)} auth can-i`, t, r.ref.canI, r.floorCanIMs)))
+    if (r.ref.canI) md.push(line(r, 'client-go reference, can-i', r.ref.canI, undefined, r.floorCanIMs))
   }
   md.push('')
   if (results.length > 1 && results.every((r) => r.whoami.length > 0)) {
     md.push('### Growth with N (fleet auth whoami --all, this checkout)', '')
-    md.push('| N | median | per cluster | peak RSS | time ÷ time at the smallest N | N ÷ smallest N |', '|---:|---:|---:|---:|---:|---:|')
+    md.push('| N | median | per cluster | peak RSS | time ÷ time at the smallest N | N ÷ smallest N | time ÷ time at N ÷ 10 (linear: 10x) | reference: time ÷ time at N ÷ 10 |', '|---:|---:|---:|---:|---:|---:|---:|---:|')
     const first = results[0]
     for (const r of results) {
       const t = r.whoami[0]
-      md.push(`| ${r.n} | ${fmtMs(metric(t))} | ${(metric(t) / r.n).toFixed(1)} ms | ${t.rssMb.toFixed(0)} MB | ${x(metric(t) / metric(first.whoami[0]))} | ${x(r.n / first.n)} |`)
+      // Growth over a tenfold step, for fleet and for the reference: target (issue 23) within 1.2x of 10x from 1,000 to 10,000.
+      const tenth = results.find((o) => o.n * 10 === r.n)
+      const step = tenth ? x(metric(t) / metric(tenth.whoami[0])) : ''
+      const refStep = tenth?.ref.whoami && r.ref.whoami ? x(metric(r.ref.whoami) / metric(tenth.ref.whoami)) : ''
+      md.push(`| ${r.n} | ${fmtMs(metric(t))} | ${(metric(t) / r.n).toFixed(1)} ms | ${t.rssMb.toFixed(0)} MB | ${x(metric(t) / metric(first.whoami[0]))} | ${x(r.n / first.n)} | ${step} | ${refStep} |`)
     }
     md.push('')
   }

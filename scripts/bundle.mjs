@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 // Builds dist/bundle/ from dist/ (run after tsc by `npm run build`): everything `fleet` needs at run time, with no
 // node_modules beside it (docs/decisions.md, "One bundle").
-//   fleet.mjs             the launcher: Node's compile cache on, `--version` answered without oclif, then cli.mjs
-//   cli.mjs               esbuild's single-file bundle of src/entry/main.ts, every command and their dependencies;
-//                         each command (and so each heavy module it imports) is evaluated only when it runs
-//   cli.mjs.LEGAL.txt     the licence comments esbuild collected from the bundled packages
-//   package.json          fleet's oclif configuration, pointed at cli.mjs (explicit strategy: no directory scan),
-//                         without `plugins`: the help and autocomplete commands are bundled as fleet's own
+//   cli.cjs               the CLI in one file: esbuild's bundle of src/entry/main.ts, every command and every
+//                         dependency; each command (and so each heavy module it imports) is evaluated only when it runs
+//   fleet.mjs             the launcher: `--version` answered without the bundle; otherwise cli.cjs compiled with V8's
+//                         code cache, taken after a run (see "the launcher" below), and run
+//   commands.cjs          what oclif's explicit command strategy imports: the table the launcher's cli.cjs exports
+//   cli.cjs.LEGAL.txt     the licence comments esbuild collected from the bundled packages
+//   package.json          fleet's oclif configuration (explicit strategy: no directory scan), without `plugins`: the
+//                         help and autocomplete commands are bundled as fleet's own
 //   oclif.manifest.json   every command's flags and help, so help and lookup never load a command
+//   schemas/              the JSON schemas fleet reads at run time
 // Usage: node scripts/bundle.mjs
+import {createHash} from 'node:crypto'
 import {cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import vm from 'node:vm'
 import {dirname, join, relative} from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
@@ -74,37 +80,6 @@ function keepLazyAndAssets() {
         })
         return {contents: text, loader: 'js'}
       })
-    },
-  }
-}
-
-/**
- * `import ... from 'node:http'` in an ES module makes Node 24 build the module's ESM facade, which reads every export,
- * including the lazy ones that load its bundled undici (checked: process.moduleLoadList then lists
- * internal/deps/undici/undici; `require('node:http')` does not): tens of milliseconds at every start of a command that
- * reaches the HTTP client. `import process from 'node:process'` (is-wsl, chalk's supports-color) reads
- * process.allowedNodeEnvironmentFlags, whose getter builds a set of every Node option (~7 ms CPU in a profile of
- * `clusters list`). Through require() the bundle gets the same objects without the facades.
- */
-// Only those two: each shim is a module, and esbuild puts one shared by several commands in a chunk of its own, which
-// costs a file to resolve, read and link at start-up (routing every built-in so made 17 extra chunks for `clusters
-// list` and cost about what it saved).
-const BUILTINS = new Set(['http', 'process'])
-function facadesThroughRequire() {
-  return {
-    name: 'fleet-facades-through-require',
-    setup(b) {
-      b.onResolve({filter: /^(node:)?[a-z][a-z0-9_/]*$/}, (args) => {
-        const name = args.path.replace(/^node:/, '')
-        if (!BUILTINS.has(name)) return undefined
-        // The shim's own require() is Node's (left external): resolving it to the shim again made module.exports the
-        // shim itself, an empty object (http.request and http.Agent undefined: plain-http clusters and proxies broke).
-        if (args.namespace === 'fleet-cjs-builtin') return {path: `node:${name}`, external: true}
-        // Packages (the proxy agents, loaded only when a cluster names a proxy) keep their own import.
-        if (args.importer.includes('/node_modules/')) return undefined
-        return {path: `node:${name}`, namespace: 'fleet-cjs-builtin'}
-      })
-      b.onLoad({filter: /.*/, namespace: 'fleet-cjs-builtin'}, (args) => ({contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js'}))
     },
   }
 }
@@ -190,18 +165,17 @@ const built = await build({
   stdin: {contents: entry, resolveDir: root, sourcefile: 'fleet-bundle-entry.js', loader: 'js'},
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  // One CommonJS file, run by the launcher through vm.Script so that V8's code cache can be taken after a run (an ES
+  // module's cannot). Without splitting, esbuild wraps every module reached by a dynamic import in a function that
+  // runs on the first import: a command's modules are compiled and evaluated only when it runs. Being CommonJS, the
+  // bundle also reaches Node's built-ins through require(), which builds no ES module facade for them (an ESM import
+  // of node:http read its lazy exports and loaded the bundled undici; of node:process, every Node option).
+  format: 'cjs',
   target: 'node22',
-  // Split at every dynamic import: what a command needs is read and compiled only when it runs (one file holding all of
-  // it made `--help` ~40% slower in CPU time). Chunks sit beside cli.mjs, so a URL relative to any of them is the same.
-  splitting: true,
-  outdir: out,
-  entryNames: 'cli',
-  chunkNames: '[name]-[hash]',
-  outExtension: {'.js': '.mjs'},
-  plugins: [keepLazyAndAssets(), facadesThroughRequire(), oclifStartupEdits()],
-  // The CommonJS packages (oclif, ajv, ...) call require() for Node's built-ins; an ES module has no require of its own.
-  banner: {js: "import {createRequire as __fleetCreateRequire} from 'node:module';const require = __fleetCreateRequire(import.meta.url);"},
+  outfile: join(out, 'cli.cjs'),
+  // The launcher passes the bundle's file URL in: a CommonJS module has no import.meta.
+  define: {'import.meta.url': '__fleetUrl'},
+  plugins: [keepLazyAndAssets(), oclifStartupEdits()],
   // oclif requires typescript only to read a tsconfig.json in development; dist/bundle/ has none.
   external: ['typescript'],
   minify: !process.env.FLEET_BUNDLE_NOMINIFY,
@@ -214,9 +188,26 @@ const built = await build({
 // FLEET_BUNDLE_META=FILE writes esbuild's metafile (what each package adds: https://esbuild.github.io/analyze/).
 if (process.env.FLEET_BUNDLE_META) writeFileSync(process.env.FLEET_BUNDLE_META, JSON.stringify(built.metafile))
 
+// The launcher reads cli.cjs as latin1, exact only for ASCII; V8 then holds it as a one-byte string (one other character
+// makes the whole 2.5 MB string two-byte: ~4 ms more to read, and more to hash and scan). esbuild escapes non-ASCII
+// characters in strings, templates and identifiers; it leaves them in regular expression literals (U+009B, the C1
+// CSI, in ansi-regex). \uXXXX means the same character in an identifier, a string, a regular expression and a
+// comment; after a backslash it would not, so that case fails the build (as does anything outside the BMP).
+{
+  const file = join(out, 'cli.cjs')
+  const text = readFileSync(file, 'utf8')
+  const ascii = text.replace(/[^\x00-\x7f]/g, (ch, at) => {
+    const code = ch.charCodeAt(0)
+    if (code > 0xffff || text[at - 1] === '\\') throw new Error(`scripts/bundle.mjs: cli.cjs holds U+${code.toString(16)} where \\u cannot stand for it (${JSON.stringify(text.slice(at - 40, at))}); check the bundle`)
+    return `\\u${code.toString(16).padStart(4, '0')}`
+  })
+  if (ascii !== text) writeFileSync(file, ascii)
+}
+const bundleHash = createHash('sha256').update(readFileSync(join(out, 'cli.cjs'))).digest('hex').slice(0, 16)
+
 // ---- oclif's configuration beside the bundle ---------------------------------------------------------------------
 const {plugins: _plugins, commands: _commands, hooks = {}, ...oclif} = pjson.oclif
-const target = './cli.mjs'
+const target = './commands.cjs'
 writeFileSync(join(out, 'package.json'), JSON.stringify({
   name: pjson.name,
   version: pjson.version,
@@ -234,15 +225,28 @@ function unknownHook(h) {
 }
 
 // ---- the launcher --------------------------------------------------------------------------------------------------
+// What oclif's explicit strategy imports: the bundle the launcher has already run (never a second copy of it).
+writeFileSync(join(out, 'commands.cjs'), "// Written by scripts/bundle.mjs: the command table of the cli.cjs that fleet.mjs loaded.\nmodule.exports = globalThis[Symbol.for('fleet.bundle')]\n")
+// The wrapper around cli.cjs, on its first line so that line numbers in stack traces stay those of the file.
+const WRAP = ['(function (exports, require, module, __filename, __dirname, __fleetUrl) {', '\n})']
 writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
-// fleet's launcher, written by scripts/bundle.mjs. \`fleet --version\` is answered without loading oclif, with what
-// oclif would print (its user agent); WSL, which oclif names as a platform of its own, goes the long way. Anything else
-// switches Node's compile cache (22.1+) on before the bundle loads, so cli.mjs is compiled once per version rather than
-// at every start. Built-ins come from process.getBuiltinModule (22.3+) where there is one: an ES module import of
-// them builds a facade, measurable against \`node -e ""\`, which is what \`--version\` is compared with.
+// fleet's launcher, written by scripts/bundle.mjs. \`fleet --version\` is answered without the bundle, with what oclif
+// would print (its user agent); WSL, which oclif names as a platform of its own, goes the long way. Built-ins come from
+// process.getBuiltinModule (22.3+) where there is one: an ES module import of them builds a facade, measurable against
+// \`node -e ""\`, which is what \`--version\` is compared with.
+//
+// Anything else runs cli.cjs, the whole CLI in one file, compiled by vm.Script with V8's code cache. Node's own compile
+// cache (module.enableCompileCache) stores what V8 compiled before a module ran, which is its top level only: every
+// function a command runs was compiled again at every start. Here the cache is taken when the process exits, so it
+// holds the functions the run compiled; a command the cache has not seen yet (its id is recorded beside it) takes a
+// new one on its way out, which keeps what the old one held, so after a few commands the cache holds them all.
+// Rules for the cache, whose contents V8 runs as code: it lives in FLEET_CODE_CACHE (empty: none) or in
+// <tmpdir>/fleet-code-cache-<uid>; it is read only from a directory of this user's that no one else may write to, and
+// only for this very bundle (the build's hash of cli.cjs is in its name) and Node (version, architecture). V8 refuses
+// a cache taken with other flags; then, or when it cannot be read or written, fleet runs exactly as without one.
 const builtin = (name) => process.getBuiltinModule?.(name) ?? import(name).then((m) => m.default)
 const {existsSync, readFileSync} = await builtin('node:fs')
-const {arch, platform, release} = await builtin('node:os')
+const {arch, platform, release, tmpdir} = await builtin('node:os')
 
 const argv = process.argv.slice(2)
 const wsl = () => {
@@ -256,15 +260,79 @@ const wsl = () => {
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
 } else {
-  ;(await builtin('node:module')).enableCompileCache?.()
-  const {main} = await import('./cli.mjs')
-  await main()
+  const fs = await builtin('node:fs')
+  const {join} = await builtin('node:path')
+  const {fileURLToPath} = await builtin('node:url')
+  const vm = await builtin('node:vm')
+  const url = new URL('./cli.cjs', import.meta.url)
+  const filename = fileURLToPath(url)
+  const cache = codeCache()
+  const script = new vm.Script(${JSON.stringify(WRAP[0])} + fs.readFileSync(filename, 'latin1') + ${JSON.stringify(WRAP[1])}, {
+    filename,
+    cachedData: cache.data,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  })
+  // The command as typed (\`clusters list -c x\` → clusters:list; \`--help\` alone → --help); a word that names no
+  // command (a typo) takes no new cache.
+  const known = new Set(${JSON.stringify(Object.keys(loaders).sort())})
+  const words = []
+  for (const a of argv) {
+    if (a.startsWith('-') || words.length === 2) break
+    words.push(a)
+  }
+  const id = words.length === 0 ? (argv[0] ?? '') : [words.join(':'), words[0]].find((w) => known.has(w))
+  if (cache.dir && id !== undefined && (!cache.data || script.cachedDataRejected || (!cache.ids.includes(id) && cache.ids.length < 64))) {
+    process.once('exit', (code) => {
+      if (code < 128) cache.save(script.createCachedData(), script.cachedDataRejected || !cache.data ? [id] : [...cache.ids, id])
+    })
+  }
+  const module = {exports: {}}
+  script.runInThisContext()(module.exports, (await builtin('node:module')).createRequire(filename), module, filename, join(filename, '..'), url.href)
+  globalThis[Symbol.for('fleet.bundle')] = module.exports
+  await module.exports.main()
+
+  function codeCache() {
+    const uid = process.getuid?.()
+    const dir = process.env.FLEET_CODE_CACHE ?? join(tmpdir(), \`fleet-code-cache-\${uid ?? 'user'}\`)
+    if (!dir) return {ids: []}
+    const file = join(dir, \`cli-${bundleHash}-\${process.version}-\${process.arch}.v8\`)
+    // Ours and no one else's: a directory (not a link) owned by this user that group and others cannot write to.
+    const safe = () => {
+      const st = fs.lstatSync(dir)
+      return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0
+    }
+    const cache = {dir, ids: [], save: (data, ids) => {
+      try {
+        fs.mkdirSync(dir, {recursive: true, mode: 0o700})
+        if (!safe()) return
+        const head = Buffer.from(JSON.stringify(ids) + '\\n')
+        const tmp = \`\${file}.\${process.pid}.tmp\`
+        fs.writeFileSync(tmp, Buffer.concat([head, data]), {mode: 0o600, flag: 'wx'})
+        fs.renameSync(tmp, file)
+      } catch {}
+    }}
+    try {
+      if (!safe()) return cache
+      const bytes = fs.readFileSync(file)
+      const nl = bytes.indexOf(10)
+      cache.ids = JSON.parse(bytes.subarray(0, nl).toString())
+      cache.data = bytes.subarray(nl + 1)
+    } catch {}
+    return cache
+  }
 }
 `, {mode: 0o755})
 
 // ---- the manifest: every command loaded once, here, so that no start-up has to ---------------------------------------
-const bundle = await import(pathToFileURL(join(out, 'cli.mjs')).href)
-await bundle.loadAllCommands()
+// cli.cjs run the launcher's way (without a code cache), so commands.cjs finds it.
+{
+  const filename = join(out, 'cli.cjs')
+  const module = {exports: {}}
+  new vm.Script(WRAP[0] + readFileSync(filename, 'latin1') + WRAP[1], {filename, importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER})
+    .runInThisContext()(module.exports, createRequire(filename), module, filename, out, pathToFileURL(filename).href)
+  globalThis[Symbol.for('fleet.bundle')] = module.exports
+  await module.exports.loadAllCommands()
+}
 const {Plugin} = await import('@oclif/core')
 const plugin = new Plugin({isRoot: true, root: out, ignoreManifest: true, errorOnManifestCreate: true, respectNoCacheDefault: true})
 await plugin.load()
@@ -273,4 +341,4 @@ const missing = Object.keys(loaders).filter((id) => !ids.includes(id))
 if (missing.length > 0) throw new Error(`the manifest lacks ${missing.join(', ')}`)
 writeFileSync(join(out, 'oclif.manifest.json'), JSON.stringify(plugin.manifest, null, 2) + '\n')
 const kb = (f) => `${(statSync(join(out, f)).size / 1024).toFixed(0)} KiB`
-if (existsSync(join(out, 'cli.mjs'))) console.log(`dist/bundle: cli.mjs ${kb('cli.mjs')}, ${ids.length} commands`)
+console.log(`dist/bundle: cli.cjs ${kb('cli.cjs')}, ${ids.length} commands`)

@@ -13,18 +13,20 @@ import {cancellation, watchInterrupts} from './interrupt.js'
 import type {Cancellation} from '../base/cancel.js'
 import {normalizeArgv, plainParseMessage, verboseInArgv} from './argv.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {ConnectionSettings} from '../kube/client.js'
+import type {ConnectionSettings, Impersonation} from '../kube/client.js'
 import type {RequestLog} from '../kube/request-log.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
-import {type Selection, selectClusters} from '../fleet/select.js'
-import {type FleetFlagValues, fleetFlagValues} from './flags.js'
+import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
+import {resolveShard, shardName} from '../fleet/shard.js'
+import {type FleetFlagValues, fleetFlagValues, impersonationValue} from './flags.js'
 import {progressLine} from './progress.js'
+import {type MetricFamily, formatMetrics} from './prometheus.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
 import type {HubFlags} from '../creds/hubs.js'
 
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'jsonl', 'yaml', 'name', 'prometheus'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -91,6 +93,8 @@ export interface View<Row> {
    * them in the document too). Items without an error are skipped, so a command passes its items as they are.
    */
   failures?: Failure[]
+  /** -o prometheus: the metrics, for the commands that declare `static metrics = true`. */
+  metrics?: MetricFamily[]
 }
 
 /**
@@ -99,6 +103,9 @@ export interface View<Row> {
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static enableJsonFlag = true
+
+  /** Whether the command prints metrics with -o prometheus (its View carries them); the others refuse that format. */
+  static metrics = false
 
   static baseFlags = {
     kubeconfig: Flags.string({
@@ -117,7 +124,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     output: Flags.string({
       char: 'o',
-      description: 'Output format.',
+      description: 'Output format (jsonl: one JSON item per line, over many clusters each as its cluster answers; prometheus: metrics, on creds list and clusters verify only).',
       options: [...OUTPUT_FORMATS],
       helpGroup: 'GLOBAL',
     }),
@@ -166,7 +173,19 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as BaseFlags<T>
     this.args = args as BaseArgs<T>
     this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
+    // Refused before anything is read or contacted: metrics exist only where a command defines them.
+    if (this.format === 'prometheus' && !(this.ctor as unknown as typeof BaseCommand).metrics) {
+      throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list and clusters verify have); use -o table, wide, json, yaml or name`)
+    }
+    // --as and friends are checked here, before any provider or cluster is touched.
+    this.impersonation = impersonationValue(this.flags)
   }
+
+  /**
+   * The identity named by --as/--as-group/--as-uid (commands that declare impersonationFlags), or undefined. runOptions()
+   * hands it to every cluster's client, the one place the headers are set (src/kube/client.ts).
+   */
+  protected impersonation?: Impersonation
 
   /**
    * The output format. `--json` is `-o json`; when both are given the later one wins, the same rule oclif's JSON printing
@@ -181,7 +200,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
-    return this.format === 'json' || this.format === 'yaml' || this.format === 'name'
+    return this.format === 'json' || this.format === 'jsonl' || this.format === 'yaml' || this.format === 'name' || this.format === 'prometheus'
   }
 
   protected get requestTimeoutMs(): number {
@@ -240,8 +259,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     switch (this.format) {
       case 'json':
         break
+      case 'jsonl':
+        // Streamed by overClusters as each cluster answered; otherwise each item now (or the whole result, if it has none).
+        if (!this.streamed) for (const item of (result as {items?: unknown[]}).items ?? [result]) this.jsonLine(item)
+        break
       case 'yaml':
         process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
+        break
+      case 'prometheus':
+        process.stdout.write(scrub(formatMetrics(view.metrics ?? [])))
         break
       case 'name':
         for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.log(line)
@@ -253,6 +279,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
     for (const f of view.failures ?? []) if (f.error) this.logStderr(`error: ${f.cluster === undefined ? '' : `${f.cluster}: `}${f.error.message}`)
   }
+
+  /** -o jsonl: one item as one line of JSON, scrubbed. */
+  private jsonLine(item: unknown): void {
+    process.stdout.write(JSON.stringify(scrubValue(item)) + '\n')
+  }
+
+  /** Whether overClusters already printed the items (-o jsonl with a command that maps each result as it comes). */
+  private streamed = false
 
   /** One line on stderr, scrubbed: the only way a command writes there. */
   protected logStderr(line: string): void {
@@ -296,16 +330,33 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return fleetFlagValues(this.flags)
   }
 
-  /** What --cluster / --all / --selector (and --context) select. */
+  /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
   protected get clusterSelection(): Selection {
     const f = this.fleetFlagValues
-    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context}
+    this.shardCache ??= {shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
+    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: this.shardCache.shard}
   }
 
-  /** The clusters chosen by --cluster / --all / --selector, or the current context. Needs fleetFlags. */
+  private shardCache?: {shard: Selection['shard']}
+
+  /**
+   * The clusters chosen by --cluster / --all / --selector, or the current context, then this run's shard of them.
+   * Needs fleetFlags. A sharded run says on stderr, in every format, how much of the selection it took (an empty part
+   * is a Pod with nothing to do, not a success that checked something).
+   */
   protected async selectedClusters(): Promise<ClusterRef[]> {
-    return selectClusters(this.provider(), this.clusterSelection)
+    this.selectedCache ??= (async () => {
+      const selection = this.clusterSelection
+      const all = await selectClusters(this.provider(), selection)
+      if (!selection.shard) return all
+      const part = takeShard(all, selection.shard)
+      this.logStderr(`${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`)
+      return part
+    })()
+    return this.selectedCache
   }
+
+  private selectedCache?: Promise<ClusterRef[]>
 
   /**
    * How the fleet runner runs for this command: its concurrency, time limits, progress line and its one exec runner.
@@ -319,6 +370,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       onProgress: this.machineOutput ? undefined : progressLine(),
       exec: this.execRunner,
       log: this.requestLog,
+      impersonate: this.impersonation,
     }
   }
 
@@ -326,11 +378,20 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * Runs `work` on every selected cluster with bounded concurrency; a provider that could not list is one failed result
    * in its place when the selection walked the list (--all, -l). Marks the run failed if any cluster failed.
    */
-  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>): Promise<ClusterResult<R>[]> {
+  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>, item?: (result: ClusterResult<R>) => unknown): Promise<ClusterResult<R>[]> {
     const provider = this.provider()
     const refs = await this.selectedClusters()
     const failures = await selectionFailures(provider, this.clusterSelection)
-    const ran = await runOverClusters(refs, work, this.runOptions())
+    const options = this.runOptions()
+    // -o jsonl with a command that can say what one result's item is: each line goes out as that cluster answers, so
+    // a reader of a 10,000-cluster run starts before the last cluster does (in the order they finish; providers that
+    // could not list come first).
+    if (this.format === 'jsonl' && item) {
+      this.streamed = true
+      for (const f of failures) this.jsonLine(item(failureResult<R>(f)))
+      options.onResult = (r) => this.jsonLine(item(r as ClusterResult<R>))
+    }
+    const ran = await runOverClusters(refs, work, options)
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
     return results
@@ -359,6 +420,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
     const message = scrub(isFleet ? info.message.split('\n')[0] : oneLine(err))
     if (this.jsonEnabled()) this.logJson({error: {kind: info.kind, message}})
+    else if (outputInArgv(this.argv) === 'jsonl') process.stdout.write(JSON.stringify({error: {kind: info.kind, message}}) + '\n')
     else if (outputInArgv(this.argv) === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
     const verbose = verboseInArgv(this.argv)
     process.stderr.write(`${'error'}: ${message}\n`)

@@ -73,7 +73,15 @@ export function argocdConfig(cluster: ClusterEntry, user: UserEntry): string {
 
 export function destinationSecret(
   d: SecretDestination,
-  o: {kubeconfig: string; cluster: ClusterEntry; user: UserEntry; clusterName: string; annotations: Record<string, string>},
+  o: {
+    kubeconfig: string
+    cluster: ClusterEntry
+    user: UserEntry
+    clusterName: string
+    /** What the consumer shows people (Argo CD's `name`); default clusterName. */
+    displayName?: string
+    annotations: Record<string, string>
+  },
 ): KubeObject {
   const labels: Record<string, string> = {[MANAGED_BY_LABEL]: MANAGED_BY}
   let type = 'Opaque'
@@ -93,7 +101,7 @@ export function destinationSecret(
       break
     case 'argocd':
       labels[ARGOCD_SECRET_TYPE_LABEL] = 'cluster'
-      data.name = b64(o.clusterName)
+      data.name = b64(o.displayName ?? o.clusterName)
       data.server = b64(o.cluster.server ?? '')
       data.config = b64(argocdConfig(o.cluster, o.user))
       break

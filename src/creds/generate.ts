@@ -71,6 +71,18 @@ export interface GenerateRequest {
   dryRun?: boolean
   /** kubeconfig-secretreader: the ClusterProfile (namespace/name) whose status.accessProviders gets the entry. */
   updateProfile?: {namespace: string; name: string}
+  /** The name people see: Argo CD's cluster `name`, the written kubeconfig's context (default: see displayName()). */
+  displayName?: string
+}
+
+/**
+ * The name a consumer shows people for the cluster (the Argo CD UI's cluster name): --display-name, else the context's
+ * name for a kubeconfig-file cluster (what the person typed and sees in kubectl, not fleet's `<file>+<context>`), else
+ * the cluster's fleet name (a hub Secret's or Cluster's name).
+ */
+export function displayName(r: Pick<GenerateRequest, 'ref' | 'displayName'>): string {
+  if (r.displayName) return r.displayName
+  return r.ref.source.kind === 'kubeconfig-file' && r.ref.source.context ? r.ref.source.context : r.ref.name
 }
 
 export interface GenerateEnv extends ConnectionSettings {
@@ -413,7 +425,7 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
 
   let destinationPreview: KubeObject | undefined
   if (r.destination.kind === 'secret') {
-    destinationPreview = destinationSecret(r.destination, {kubeconfig: '', cluster: cl, user: {}, clusterName: cluster, annotations})
+    destinationPreview = destinationSecret(r.destination, {kubeconfig: '', cluster: cl, user: {}, clusterName: cluster, displayName: displayName(r), annotations})
     destinationPreview.data = Object.fromEntries(Object.keys(destinationPreview.data as object).map((k) => [k, '(credential, made when run without --dry-run)']))
   }
   if (r.dryRun) {
@@ -477,7 +489,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       ...(result.lifetime ? {lifetime: String(r.durationSeconds)} : {}),
     }
     const kubeconfig = buildKubeconfig({
-      name: safeName(r.ref.source.context ?? cluster) || 'cluster',
+      name: safeName(r.displayName ?? r.ref.source.context ?? cluster) || 'cluster',
       userName: safeName(username(id)) || 'user',
       cluster: cl,
       user: issued.user,
@@ -515,6 +527,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
         cluster: cl,
         user: issued.user,
         clusterName: cluster,
+        displayName: displayName(r),
         annotations: {...destAnnotations, [ANNOTATIONS.format]: r.destination.format},
       })
       if (f.hubNamespace) await log.apply(hub!, f.hubNamespace, 'hub')

@@ -188,7 +188,8 @@ async function describeSecret(s: Secret, hub: string, referenced?: {format: Secr
   }
   if (format === 'argocd') {
     const server = secretText(s, 'server')
-    const cluster = secretText(s, 'name') ?? base.cluster
+    // fleet's name for a Secret fleet wrote (its `name` is a display name, docs/creds.md); Argo CD's name for one it did not.
+    const cluster = base.cluster ?? secretText(s, 'name')
     try {
       const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {certData?: string; keyData?: string}; execProviderConfig?: {command?: string}}
       const user: UserEntry = {}

@@ -8,6 +8,7 @@ import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
+import {type Shard, inShard} from '../fleet/shard.js'
 import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
@@ -38,6 +39,8 @@ export interface RotateRequest {
   /** Kubeconfig files creds generate wrote (--file). */
   files?: string[]
   all: boolean
+  /** With `all`: only the Secrets whose NAMESPACE/NAME falls in this shard (src/fleet/shard.ts). */
+  shard?: Shard
   expiringWithinMs?: number
   /** Lifetime of the new credential; default the one recorded at generate (fleet.dev/credential-lifetime), else the old one's (lifetime.ts). */
   durationSeconds?: number
@@ -96,6 +99,8 @@ export interface RotationReport {
   kind: 'CredentialRotation'
   dryRun: boolean
   hub: string
+  /** A sharded --all run: its part, and how many Secrets --all found in all (the items are this part's). */
+  shard?: Shard & {selected: number}
   items: RotatedCredential[]
 }
 
@@ -129,10 +134,16 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   const hub = await connectCredsHub(r.hub, env)
   const hubName = hub.context.contextName
   let targets: Array<{namespace: string; name: string}>
-  if (r.all) targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
-  else targets = r.names
+  let shard: RotationReport['shard']
+  if (r.all) {
+    targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
+    if (r.shard) {
+      shard = {...r.shard, selected: targets.length}
+      targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard))
+    }
+  } else targets = r.names
   const items = await mapLimit(targets, Math.max(1, r.concurrency), (t) => rotateOne(new SecretStore(hub, t), {secret: {hub: hubName, ...t}}, r, env, run))
-  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, items: [...fileItems, ...items]}
+  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items]}
 }
 
 /** One credential, whichever store keeps it: locked, rotated, and on an interrupt put back or left for the next run. */

@@ -272,7 +272,8 @@ export class SecretStore implements RotationStore {
   async replace(n: NewCredential, state: RotationState): Promise<void> {
     const s = this.secret!
     const st = this.stored!
-    const rebuilt = destinationSecret(destinationOf(s, st.format!), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, annotations: {}})
+    // The display name (Argo CD's `name`) is kept as it is: generate's choice, or a person's since.
+    const rebuilt = destinationSecret(destinationOf(s, st.format!), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, displayName: secretText(s, 'name'), annotations: {}})
     const annotations = {
       ...annotationsOf(s),
       ...(n.anchor ? {[ANNOTATIONS.anchor]: n.anchor} : {}),

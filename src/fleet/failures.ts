@@ -2,6 +2,7 @@ import {toErrorInfo} from '../base/errors.js'
 import type {ClusterProvider, ClusterRef, ProviderFailure} from '../providers/types.js'
 import type {ClusterResult} from './runner.js'
 import type {Selection} from './select.js'
+import {inShard} from './shard.js'
 
 /**
  * Providers that could not list their clusters, in a fleet-wide result: a selection that walks the whole list
@@ -10,7 +11,8 @@ import type {Selection} from './select.js'
  */
 export async function selectionFailures(provider: ClusterProvider, selection: Selection): Promise<ProviderFailure[]> {
   if ((selection.clusters ?? []).length > 0 || !(selection.all || selection.selector)) return []
-  return (await provider.failures?.()) ?? []
+  // In a sharded run, a provider's failure is reported by the one shard its name falls in, not by every Pod.
+  return ((await provider.failures?.()) ?? []).filter((f) => inShard(f.provider, selection.shard))
 }
 
 /**

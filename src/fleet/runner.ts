@@ -1,7 +1,7 @@
 import {mapLimit} from '../base/concurrency.js'
 import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
-import type {KubeClient} from '../kube/client.js'
+import type {Impersonation, KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {RequestLog} from '../kube/request-log.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -23,10 +23,14 @@ export interface RunOptions {
   clusterTimeoutMs: number
   /** Told after each cluster finishes (the command draws a progress line; the runner itself never prints). */
   onProgress?: (progress: Progress) => void
+  /** Told each cluster's result as soon as it is in (-o jsonl prints it then), in the order they finish. */
+  onResult?: (result: ClusterResult<unknown>) => void
   /** The command's one exec credential runner (required: a second runner would run each plugin again). */
   exec: ExecCredentialRunner
   /** Request logging (-v 6 and up) for every cluster's client. */
   log?: RequestLog
+  /** --as/--as-group/--as-uid: every request to every selected cluster acts as this identity. */
+  impersonate?: Impersonation
 }
 
 export interface ClusterTask {
@@ -69,6 +73,7 @@ export async function runOverClusters<T>(
           exec,
           signal: abort.signal,
           log: options.log,
+          impersonate: options.impersonate,
         })
         return work({ref, client, signal: abort.signal})
       })()
@@ -96,6 +101,7 @@ export async function runOverClusters<T>(
     const result = await one(ref)
     done++
     if (!result.ok) failed++
+    options.onResult?.(result)
     options.onProgress?.({done, total: refs.length, failed})
     return result
   })

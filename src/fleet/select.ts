@@ -1,6 +1,7 @@
 import {UsageError} from '../base/errors.js'
 import type {ClusterProvider, ClusterRef} from '../providers/types.js'
 import {matchesSelector, parseSelector} from './selector.js'
+import {type Shard, inShard} from './shard.js'
 
 export interface Selection {
   clusters?: string[]
@@ -8,6 +9,8 @@ export interface Selection {
   selector?: string
   /** The kubeconfig context to use when nothing else selects (the current context otherwise). */
   context?: string
+  /** Only this part of what the rest selects (--shard, or an Indexed Job's index with --shard-count). */
+  shard?: Shard
 }
 
 /**
@@ -34,6 +37,15 @@ export async function selectClusters(provider: ClusterProvider, selection: Selec
   }
   if (selection.selector) refs = bySelector(refs, selection.selector, named.length > 0 ? 'the named clusters' : undefined)
   return refs
+}
+
+/**
+ * The part of a selection a shard takes, by each cluster's name alone (shardOf), so the shards of one selection are
+ * disjoint and together the whole of it. An empty part is not an error: with more shards than clusters some Pods have
+ * nothing to do, and say so (base command).
+ */
+export function takeShard(refs: ClusterRef[], shard: Shard | undefined): ClusterRef[] {
+  return shard === undefined ? refs : refs.filter((r) => inShard(r.name, shard))
 }
 
 /** What `clusters list` shows: every cluster, or those matching -l and --context; an empty listing is fine only unasked. */

@@ -11,7 +11,7 @@ import {decodeBase64, proxyUrl, serverUrl} from '../kubeconfig/readiness.js'
 import {maskUrlCredentials, registerSecret, registerUrlSecrets, registerUserSecrets} from '../kubeconfig/redact.js'
 import {warnOnce} from '../base/warnings.js'
 import {agentFor} from './agents.js'
-import {classifyOpenSslError, classifyTransportError, httpError} from './errors.js'
+import {classifyOpenSslError, classifyTransportError, httpError, parseStatus} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 import {proxyAgent} from './proxy.js'
 import {type RequestLog, logExchange} from './request-log.js'
@@ -36,6 +36,25 @@ export interface KubeResponse {
 /** What every client of one command shares: its time limit, its one exec runner, its request log. */
 export type ConnectionSettings = Pick<ClientOptions, 'timeoutMs' | 'exec' | 'log'>
 
+/**
+ * kubectl's --as, --as-group, --as-uid: every request of a client carries Impersonate-User, Impersonate-Group (one
+ * header per group) and Impersonate-Uid, whatever credential authenticates it (token, certificate, exec plugin). The
+ * server authorizes the caller to impersonate, then handles the request as that identity.
+ */
+export interface Impersonation {
+  user: string
+  groups: string[]
+  uid?: string
+}
+
+/** How an identity asked about is written in messages: `user "u"`, with its groups and uid when given. */
+export function describeImpersonation(as: Impersonation): string {
+  const parts = [`user "${as.user}"`]
+  if (as.groups.length > 0) parts.push(`group${as.groups.length === 1 ? '' : 's'} ${as.groups.map((g) => `"${g}"`).join(', ')}`)
+  if (as.uid) parts.push(`uid "${as.uid}"`)
+  return parts.join(' with ')
+}
+
 export interface ClientOptions {
   timeoutMs: number
   /** Names the cluster in error messages. */
@@ -46,6 +65,8 @@ export interface ClientOptions {
   signal?: AbortSignal
   /** kubectl-style request logging (-v 6 and up); nothing is logged without it. */
   log?: RequestLog
+  /** Act as another identity (--as): replaces the kubeconfig user's own `as`, as kubectl's flags do. */
+  impersonate?: Impersonation
 }
 
 export interface RequestOptions {
@@ -55,7 +76,8 @@ export interface RequestOptions {
 }
 
 interface Credentials {
-  headers: Record<string, string>
+  /** A list is sent as one header line per value (Impersonate-Group). */
+  headers: Record<string, string | string[]>
   cert?: string | Buffer
   key?: string | Buffer
   /** The exec plugin's credential behind these headers, so a 401 can say which one the server rejected. */
@@ -137,16 +159,27 @@ export class KubeClient {
     return new KubeClient(context, options, url, ca, agent)
   }
 
+  /** The identity this client acts as (--as), if any: the server answers for it, not for the credential. */
+  get impersonation(): Impersonation | undefined {
+    return this.options.impersonate
+  }
+
   /** The server as it may be shown: a password or token-like query value in the URL is masked. */
   get serverUrl(): string {
     return maskUrlCredentials(this.context.cluster.server!)
+  }
+
+  /** The proxy-url as it may be shown: a user and password in it are masked. */
+  get proxyShown(): string | undefined {
+    const proxy = this.context.cluster['proxy-url']
+    return proxy ? maskUrlCredentials(proxy) : undefined
   }
 
   private async credentials(rejected?: ExecCredential): Promise<Credentials> {
     const user = this.context.user
     // Whatever this user holds inline is scrubbed from output before any of it is sent.
     registerUserSecrets(user)
-    const headers: Record<string, string> = {}
+    const headers: Record<string, string | string[]> = {}
     let cert: string | Buffer | undefined
     let key: string | Buffer | undefined
     let cred: ExecCredential | undefined
@@ -187,7 +220,12 @@ export class KubeClient {
         headers.authorization = `Basic ${basic}`
       }
     }
-    if (user.as) headers['impersonate-user'] = user.as
+    const as = this.options.impersonate
+    if (as) {
+      headers['impersonate-user'] = as.user
+      if (as.groups.length > 0) headers['impersonate-group'] = as.groups
+      if (as.uid) headers['impersonate-uid'] = as.uid
+    } else if (user.as) headers['impersonate-user'] = user.as
     return {headers, cert, key, exec: cred}
   }
 
@@ -206,7 +244,22 @@ export class KubeClient {
       await sleep(wait, this.options.signal)
       response = await this.once(method, path, body, options, creds, deadline)
     }
+    if (response.status === 403 && creds.headers['impersonate-user'] !== undefined) response = this.refusedImpersonation(response)
     return response
+  }
+
+  /**
+   * The API server checks impersonation before anything else: a 403 saying "cannot impersonate" is about the caller,
+   * not the identity asked about, and must not read as that identity's "no". Its Status message is reworded to say so
+   * (every caller's error then names it), and the response is otherwise returned as it came, so what it proves about
+   * the connection (reached, TLS verified) is kept. Any other 403 is left as it is.
+   */
+  private refusedImpersonation(response: KubeResponse): KubeResponse {
+    const status = parseStatus(response.body)
+    if (!status || !/cannot impersonate/.test(status.message ?? '')) return response
+    const as = this.options.impersonate ?? {user: String(this.context.user.as), groups: []}
+    const message = `the caller may not impersonate ${describeImpersonation(as)}: ${status.message}`
+    return {...response, body: JSON.stringify({...status, message})}
   }
 
   private async once(
@@ -226,7 +279,7 @@ export class KubeClient {
     const active = signals.filter((s): s is AbortSignal => s !== undefined)
     const signal = active.length > 1 ? AbortSignal.any(active) : active[0]
     const secure = this.server.protocol === 'https:'
-    const headers: Record<string, string> = {
+    const headers: Record<string, string | string[]> = {
       accept: options.accept ?? 'application/json',
       'user-agent': 'fleet',
       ...creds.headers,
@@ -236,7 +289,7 @@ export class KubeClient {
     const url = `${this.server.origin}${base}${path}`
     return new Promise<KubeResponse>((resolve, reject) => {
       const fail = (error: unknown) => {
-        const classified = classifyTransportError(abortReason(error), this.serverUrl)
+        const classified = classifyTransportError(abortReason(error), this.serverUrl, this.agent ? this.proxyShown : undefined)
         logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
         reject(classified)
       }

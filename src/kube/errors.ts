@@ -3,27 +3,57 @@ import {FleetError, type ErrorKind} from '../base/errors.js'
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED', 'EADDRNOTAVAIL'])
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_|HOSTNAME_MISMATCH|EPROTO$)/
 
-/** Maps a transport failure (no HTTP response) to fleet's error kinds, keeping the system's own words. */
-export function classifyTransportError(error: unknown, server: string): FleetError {
+/** Codes of a connection that never opened: through a proxy, that connection is the one to the proxy. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EADDRNOTAVAIL'])
+
+const PLAIN_HTTP = 'this port speaks plain HTTP, not HTTPS'
+const PROXY_FAILED = 'the proxy (proxy-url) failed'
+
+/**
+ * Maps a transport failure (no HTTP response) to fleet's error kinds, keeping the system's own words. `proxy` is the
+ * cluster's proxy-url as it may be shown (credentials masked): every connection goes to it, so a connection that could
+ * not be opened is the proxy's failure, not the API server's.
+ */
+export function classifyTransportError(error: unknown, server: string, proxy?: string): FleetError {
   if (error instanceof FleetError) return error
   const e = error as NodeJS.ErrnoException & {reason?: string}
   const code = e.code ?? ''
   // An AbortSignal.timeout() abort surfaces as an AbortError whose cause is the TimeoutError.
   const cause = (e as {cause?: {name?: string}}).cause
   if (e.name === 'TimeoutError' || cause?.name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') {
-    return new FleetError('timeout', `${server}: no answer within the request timeout`, {cause: error})
+    return new FleetError('timeout', `${server}: no answer within the request timeout${proxy ? ` (through proxy ${proxy})` : ''}`, {cause: error})
+  }
+  const said = (c: string) => (c === 'ECONNREFUSED' ? 'connection refused' : c === 'ENOTFOUND' ? 'host not found' : c === 'ECONNRESET' ? 'connection reset' : e.message)
+  // socks-proxy-agent's errors carry no code, only Node's words ("connect ECONNREFUSED 127.0.0.1:1080").
+  const proxyCode = proxy ? code || (/\b(E[A-Z]+)\b/.exec(e.message ?? '')?.[1] ?? '') : ''
+  if (proxy && NOT_CONNECTED.has(proxyCode)) {
+    return new FleetError('unreachable', `proxy ${proxy}: ${said(proxyCode)}: ${PROXY_FAILED}, the API server ${server} was not contacted`, {cause: error})
   }
   if (UNREACHABLE.has(code)) {
-    return new FleetError('unreachable', `${server}: ${code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : code === 'ECONNRESET' ? 'connection reset' : e.message}`, {cause: error})
+    return new FleetError('unreachable', `${server}: ${said(code)}${proxy ? ` (through proxy ${proxy})` : ''}`, {cause: error})
   }
-  // An https request answered in plain HTTP: OpenSSL's "wrong version number", said as Go says it.
+  // An https request answered in plain HTTP: OpenSSL's "wrong version number" (Go: "server gave HTTP response to HTTPS client").
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || /wrong version number|packet length too long/.test(e.message ?? '')) {
-    return new FleetError('tls', `${server}: server gave an HTTP response to an HTTPS client`, {cause: error})
+    return new FleetError('tls', `${server}: ${PLAIN_HTTP} (it answered the TLS handshake in HTTP)`, {cause: error})
   }
   if (TLS_CODES.test(code)) {
     return new FleetError('tls', `${server}: TLS verification failed: ${tlsReason(code, e.message)}`, {cause: error})
   }
   return new FleetError('unreachable', `${server}: ${e.message || String(error)}`, {cause: error})
+}
+
+/**
+ * The fix for a transport failure whose cause is not what its kind suggests: a plain-HTTP port is a "tls" failure that
+ * no CA fixes, a dead proxy an "unreachable" one the API server has nothing to do with. Undefined for the others.
+ */
+export function transportFix(e: {kind: ErrorKind; message: string}): string | undefined {
+  if (e.kind === 'tls' && e.message.includes(PLAIN_HTTP)) {
+    return 'write the server as http://HOST:PORT if this endpoint is meant to be plain HTTP, or use the port where the API server serves TLS (often 6443 or 443); no CA setting helps'
+  }
+  if (e.kind === 'unreachable' && e.message.includes(PROXY_FAILED)) {
+    return 'check the cluster\'s proxy-url: that the proxy runs and is reachable from here, or remove proxy-url to connect directly'
+  }
+  return undefined
 }
 
 /**

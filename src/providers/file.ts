@@ -16,6 +16,7 @@ import {readKubeconfig} from '../kubeconfig/parse.js'
 import {CachedProvider} from './cached-provider.js'
 import {type LabelRule, fileClusterLabels} from './file-labels.js'
 import {findCluster} from './not-found.js'
+import {withAuthLabel} from './ref.js'
 import type {ClusterRef} from './types.js'
 
 /** Names that count as kubeconfig files inside a directory (upstream file provider's globs). */
@@ -145,6 +146,7 @@ export class FileProvider extends CachedProvider {
           const resolved = resolveContext(group.merged, contextName)
           ref.server = resolved.cluster.server
           ref.auth = authKind(resolved.user)
+          ref.labels = withAuthLabel(ref.labels, ref.auth)
           if (!ref.server) {
             ref.ready = false
             ref.reason = `${resolved.clusterFile}: cluster "${resolved.clusterName}" has no server`
@@ -153,6 +155,7 @@ export class FileProvider extends CachedProvider {
           // A broken context is still a context (kubectl lists it too); it is listed as not ready, with the reason.
           ref.ready = false
           ref.reason = (error as Error).message
+          ref.labels = withAuthLabel(ref.labels, 'unknown')
         }
         refs.push(ref)
       }

@@ -1,7 +1,19 @@
 import {ConfigError, FleetError} from '../base/errors.js'
-import {authKind} from '../kubeconfig/credentials.js'
+import {type AuthKind, authKind} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import type {ClusterRef} from './types.js'
+
+/**
+ * The label every cluster gets with the kind of its kubeconfig user (`client-cert`, `token`, `exec`, `auth-provider`,
+ * `basic`, `none`; `unknown` when no context could be built): policy rules and `-l` select by it (docs/verify.md). The
+ * provider's own labels cannot override it: it says what fleet found, like the other fleet.dev/ labels.
+ */
+export const AUTH_LABEL = 'fleet.dev/auth'
+
+/** The labels of a ref: the provider's, and the auth kind. */
+export function withAuthLabel(labels: Record<string, string>, auth: AuthKind | 'unknown'): Record<string, string> {
+  return {...labels, [AUTH_LABEL]: auth}
+}
 
 /** The parts of a ClusterRef a provider decides; the rest follows from the resolved context (or the failure). */
 export type RefFields = Pick<ClusterRef, 'name' | 'provider' | 'source' | 'labels'> & Partial<Pick<ClusterRef, 'aliases' | 'clusterId' | 'clusterIdSource'>>
@@ -15,6 +27,7 @@ export function makeRef(fields: RefFields, found: ResolvedContext | Error, notRe
   if (found instanceof Error) {
     return {
       ...base,
+      labels: withAuthLabel(base.labels, 'unknown'),
       auth: 'none',
       ready: false,
       reason: found.message,
@@ -25,5 +38,6 @@ export function makeRef(fields: RefFields, found: ResolvedContext | Error, notRe
   }
   const server = found.cluster.server
   const reason = server ? notReady : `${found.clusterFile}: cluster "${found.clusterName}" has no server`
-  return {...base, server, auth: authKind(found.user), ready: !reason, reason, resolve: async () => found}
+  const auth = authKind(found.user)
+  return {...base, labels: withAuthLabel(base.labels, auth), server, auth, ready: !reason, reason, resolve: async () => found}
 }

@@ -1,7 +1,7 @@
 import semver from 'semver'
 
 import type {Check, CheckStatus} from '../base/checks.js'
-import {formatAge} from '../base/duration.js'
+import {formatAge, formatLifetime} from '../base/duration.js'
 import {type ErrorInfo, toErrorInfo} from '../base/errors.js'
 import {canI} from '../access/can-i.js'
 import {rulesReview} from '../access/rules.js'
@@ -10,6 +10,8 @@ import {type ProbeResult, probe} from '../clusters/probe.js'
 import type {ClusterTask} from '../fleet/runner.js'
 import type {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {transportFix} from '../kube/errors.js'
+import {AUTH_LABEL} from '../providers/ref.js'
 import {caKind, describeCertificate, describeCredentials, isoSeconds} from '../kubeconfig/credentials.js'
 import type {EffectivePolicy, Severity} from './policy.js'
 
@@ -180,7 +182,7 @@ function tlsCheck(client: KubeClient, p: ProbeResult, policy: EffectivePolicy, l
     return
   }
   if (p.error?.kind === 'tls') {
-    list.set('tls-verified', 'fail', p.error.message, 'trust the CA that signed the server certificate (certificate-authority-data) and check the server name (tls-server-name)')
+    list.set('tls-verified', 'fail', p.error.message, transportFix(p.error) ?? 'trust the CA that signed the server certificate (certificate-authority-data) and check the server name (tls-server-name)')
   } else if (p.tls?.mode === 'verified') {
     const ca = caKind(cluster)
     list.set('tls-verified', 'pass', `server certificate verified against the ${ca === 'system' ? 'system trust store' : ca === 'file' ? 'CA file' : 'embedded CA'}`)
@@ -273,18 +275,32 @@ async function powerCheck(client: KubeClient, me: WhoAmI, policy: EffectivePolic
   list.set('forbidden-power', status, [message, ...notes].join('; '), 'use a least-privilege credential: bind only the roles the pipeline needs, not system:masters or cluster-admin')
 }
 
+/** One expiry the lifetime check judges: what it is, when it ends, when it began (when known), and whether something renews it. */
+interface Expiry {
+  what: string
+  at: string
+  issued?: string
+  /** Renewed on demand by the exec plugin: judged valid now, not by minLifetime (docs/verify.md). */
+  refreshed: boolean
+}
+
+const STATUS_RANK: Record<CheckStatus, number> = {pass: 0, skip: 0, warn: 1, fail: 2}
+
 async function lifetimeCheck(client: KubeClient, policy: EffectivePolicy, exec: ExecCredentialRunner, now: number, list: CheckList): Promise<void> {
   const {cluster, user} = client.context
-  const expiries: Array<{what: string; at: string}> = []
+  const expiries: Expiry[] = []
   const description = await describeCredentials(cluster, user)
-  if (description.certificate) expiries.push({what: 'client certificate', at: description.certificate.notAfter})
-  if (description.token?.expires) expiries.push({what: 'token (JWT exp)', at: description.token.expires})
+  if (description.certificate) expiries.push({what: 'client certificate', at: description.certificate.notAfter, issued: description.certificate.notBefore, refreshed: false})
+  if (description.token?.expires) expiries.push({what: 'token (JWT exp)', at: description.token.expires, issued: description.token.issuedAt, refreshed: false})
   if (user.exec) {
     try {
       // The runner's cache holds the credential the checks above used; this does not run the plugin again.
       const cred = await exec.get(user.exec, cluster)
-      if (cred.expirationTimestamp) expiries.push({what: 'exec plugin credential (expirationTimestamp)', at: isoSeconds(new Date(cred.expirationTimestamp))})
-      if (cred.clientCertificateData) expiries.push({what: 'exec plugin client certificate', at: describeCertificate(cred.clientCertificateData).notAfter})
+      if (cred.expirationTimestamp) expiries.push({what: 'exec plugin credential (expirationTimestamp)', at: isoSeconds(new Date(cred.expirationTimestamp)), refreshed: true})
+      if (cred.clientCertificateData) {
+        const c = describeCertificate(cred.clientCertificateData)
+        expiries.push({what: 'exec plugin client certificate', at: c.notAfter, issued: c.notBefore, refreshed: true})
+      }
     } catch (error) {
       list.set('credential-lifetime', 'fail', toErrorInfo(error).message, 'fix the exec plugin so that it returns a credential')
       return
@@ -299,20 +315,52 @@ async function lifetimeCheck(client: KubeClient, policy: EffectivePolicy, exec: 
     list.set('credential-lifetime', 'pass', `no expiry known (${why})`)
     return
   }
-  const first = expiries.sort((a, b) => Date.parse(a.at) - Date.parse(b.at))[0]
-  list.facts.expires = first.at
-  const left = Date.parse(first.at) - now
-  const when = `${first.what} expires ${first.at}`
-  const fix = 'renew the credential, or issue one that lives longer'
-  if (left <= 0) list.set('credential-lifetime', 'fail', `${first.what} ${formatAge(first.at, now)} (${first.at})`, fix)
-  else if (left < policy.minLifetimeMs) list.set('credential-lifetime', 'fail', `${when}, in ${formatAge(first.at, now)}: under the minimum of ${policy.minLifetime}`, fix)
-  else if (policy.warnLifetimeMs !== undefined && left < policy.warnLifetimeMs) {
-    list.set('credential-lifetime', 'warn', `${when}, in ${formatAge(first.at, now)}: under ${policy.warnLifetime}`, fix)
-  } else list.set('credential-lifetime', 'pass', `${when}, in ${formatAge(first.at, now)} (minimum ${policy.minLifetime})`)
+  expiries.sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+  list.facts.expires = expiries[0].at
+  // The worst verdict wins; among equals, the earliest expiry (the list is sorted) is the one reported.
+  const verdicts = expiries.map((e) => judgeExpiry(e, policy, description.auth, now))
+  const worst = verdicts.reduce((a, b) => (STATUS_RANK[b.status] > STATUS_RANK[a.status] ? b : a))
+  list.set('credential-lifetime', worst.status, worst.message, worst.fix)
+}
+
+/**
+ * The verdict on one expiry. A credential the exec plugin renews must be valid now: the
+ * plugin ran and its answer has not expired; it is fetched again when it does. A stored credential (a client
+ * certificate, a token in the kubeconfig or a file) must outlive the run's use (`minLifetime`), and warns early
+ * (`warnLifetime`) when it was issued to last longer than the warning period: one issued for less is short-lived by
+ * design and its issuer replaces it, so a warning on every run would only teach people to ignore warnings.
+ */
+function judgeExpiry(e: Expiry, policy: EffectivePolicy, auth: string, now: number): {status: CheckStatus; message: string; fix?: string} {
+  const left = Date.parse(e.at) - now
+  const when = `${e.what} expires ${e.at}, in ${formatAge(e.at, now)}`
+  if (e.refreshed) {
+    if (left <= 0) return {status: 'fail', message: `${e.what} ${formatAge(e.at, now)} (${e.at}): the exec plugin returned a credential that is no longer valid`, fix: 'run the exec plugin by hand: it must return a credential that is valid now (log in again if it caches a session)'}
+    return {status: 'pass', message: `${when}; the exec plugin renews it (valid now is enough)`}
+  }
+  if (left <= 0) return {status: 'fail', message: `${e.what} ${formatAge(e.at, now)} (${e.at})`, fix: 'renew the credential: it is stored, nothing renews it (fleet creds rotate for one fleet issued)'}
+  if (left < policy.minLifetimeMs) {
+    const lower = formatLifetime(Math.max(60, Math.floor(left / 60_000) * 60))
+    return {
+      status: 'fail',
+      message: `${when}: under the minimum of ${policy.minLifetime} (credentials.minLifetime)`,
+      fix: `issue a credential that lives longer than ${policy.minLifetime}; or, if it is short-lived by design, lower credentials.minLifetime for such clusters: add under rules: {selector: "${AUTH_LABEL}=${auth}", checks: {credentials: {minLifetime: ${lower}}}}`,
+    }
+  }
+  const issuedFor = e.issued ? Date.parse(e.at) - Date.parse(e.issued) : Number.POSITIVE_INFINITY
+  if (policy.warnLifetimeMs !== undefined && left < policy.warnLifetimeMs && issuedFor > policy.warnLifetimeMs) {
+    return {
+      status: 'warn',
+      message: `${when}: under ${policy.warnLifetime} (credentials.warnLifetime)`,
+      fix: `renew the credential before it expires: it is stored, nothing renews it (fleet creds rotate for one fleet issued)`,
+    }
+  }
+  return {status: 'pass', message: `${when} (minimum ${policy.minLifetime})`}
 }
 
 /** What to do about a failure, by the check it lands on and its kind. */
 function fixFor(name: CheckName, e: ErrorInfo): string {
+  const transport = transportFix(e)
+  if (transport) return transport
   switch (e.kind) {
     case 'unreachable':
       return 'check the server address and the network path to it, and that the API server is running'

@@ -82,9 +82,15 @@ export interface EffectivePolicy {
   rules: string[]
 }
 
-/** What is checked without a policy: reachable, TLS verified, authenticated, lifetime of at least 24h, warn on system:masters. */
+/**
+ * What is checked without a policy: reachable, TLS verified, authenticated, a credential that lasts the run, warn on
+ * system:masters. The lifetimes judge stored credentials (a credential an exec plugin renews must only be valid now):
+ * 30m covers a verify-then-deploy job (helm's --wait alone defaults to 5m) and passes a freshly minted CI token (`kubectl
+ * create token` gives 1h); 7d warns in time to renew a long-lived certificate or token by hand (docs/verify.md).
+ */
 export const DEFAULT_POLICY: Policy = {checks: {}, rules: []}
-const DEFAULT_MIN_LIFETIME = '24h'
+export const DEFAULT_MIN_LIFETIME = '30m'
+export const DEFAULT_WARN_LIFETIME = '7d'
 
 let validator: ReturnType<Ajv['compile']> | undefined
 function schemaValidator(): ReturnType<Ajv['compile']> {
@@ -189,6 +195,8 @@ export function effectivePolicy(policy: Policy, labels: Record<string, string>):
     riskNamespaces: ['default'],
     minLifetime: DEFAULT_MIN_LIFETIME,
     minLifetimeMs: lifetimeMs(DEFAULT_MIN_LIFETIME),
+    warnLifetime: DEFAULT_WARN_LIFETIME,
+    warnLifetimeMs: lifetimeMs(DEFAULT_WARN_LIFETIME),
     rules: [],
   }
   const apply = (s: CheckSettings) => {

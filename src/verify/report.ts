@@ -3,6 +3,7 @@ import type {ClusterResult, ClusterTask} from '../fleet/runner.js'
 import type {ClusterItem} from '../fleet/items.js'
 import {describeRef} from '../clusters/summary.js'
 import type {ClusterRef} from '../providers/types.js'
+import type {Impersonation} from '../kube/client.js'
 import {CHECK_NAMES, CheckList, type VerifyFacts, type VerifyOptions, verifyCluster} from './checks.js'
 import {type Policy, effectivePolicy} from './policy.js'
 
@@ -28,6 +29,8 @@ export interface VerifyReport {
   policy: string | null
   strict: boolean
   ok: boolean
+  /** The identity the checks were made as (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   summary: {clusters: number; passed: number; failed: number; checks: Record<CheckStatus, number>}
   items: VerifyItem[]
 }
@@ -84,32 +87,11 @@ export class FleetVerifier {
     await verifyCluster({...task, ref}, effective, this.options, list)
   }
 
+  private readonly items = new Map<string, VerifyItem>()
+
   report(results: ClusterResult<void>[], refs: ClusterRef[]): VerifyReport {
     const byName = new Map(refs.map((r) => [r.name, r]))
-    const items = results.map((r): VerifyItem => {
-      const ref = this.refs.get(r.cluster) ?? byName.get(r.cluster)
-      const list = this.listFor(r.cluster)
-      // A cluster whose provider entry is not ready and has no server never reaches `work`: that is this check's failure.
-      const unready = !r.ok && ref !== undefined && !ref.ready && !list.has('provider-ready')
-      if (unready) {
-        list.set('provider-ready', 'fail', `not ready in provider ${ref.provider}: ${ref.reason ?? r.error?.message ?? 'no reason given'}`, 'see why the provider reports the cluster not ready (fleet clusters inspect)')
-      }
-      const checks = list.finish(r.ok ? undefined : r.error, unready ? 'provider-ready' : undefined)
-      const status = worstStatus(checks)
-      const ok = !(status === 'fail' || (this.options.strict && status === 'warn'))
-      return {
-        cluster: r.cluster,
-        ok,
-        status,
-        ...(ref?.server ? {server: ref.server} : {}),
-        provider: ref?.provider ?? '',
-        rules: this.rules.get(r.cluster) ?? (ref ? effectivePolicy(this.policy, ref.labels).rules : []),
-        ...list.facts,
-        checks,
-        durationMs: r.durationMs,
-        ...(r.error ? {error: r.error} : {}),
-      }
-    })
+    const items = results.map((r) => this.item(r, byName.get(r.cluster)))
     const all = items.flatMap((i) => i.checks ?? [])
     const passed = items.filter((i) => i.ok).length
     return {
@@ -120,5 +102,36 @@ export class FleetVerifier {
       summary: {clusters: items.length, passed, failed: items.length - passed, checks: countByStatus(all)},
       items,
     }
+  }
+
+  /** One cluster's item, as soon as its result is in (-o jsonl prints it then; report() gathers them). */
+  item(r: ClusterResult<void>, known?: ClusterRef): VerifyItem {
+    // Once per cluster: finishing its checks is not repeatable, and a streamed item must be the one the report holds.
+    const done = this.items.get(r.cluster)
+    if (done) return done
+    const ref = this.refs.get(r.cluster) ?? known
+    const list = this.listFor(r.cluster)
+    // A cluster whose provider entry is not ready and has no server never reaches `work`: that is this check's failure.
+    const unready = !r.ok && ref !== undefined && !ref.ready && !list.has('provider-ready')
+    if (unready) {
+      list.set('provider-ready', 'fail', `not ready in provider ${ref.provider}: ${ref.reason ?? r.error?.message ?? 'no reason given'}`, 'see why the provider reports the cluster not ready (fleet clusters inspect)')
+    }
+    const checks = list.finish(r.ok ? undefined : r.error, unready ? 'provider-ready' : undefined)
+    const status = worstStatus(checks)
+    const ok = !(status === 'fail' || (this.options.strict && status === 'warn'))
+    const item: VerifyItem = {
+      cluster: r.cluster,
+      ok,
+      status,
+      ...(ref?.server ? {server: ref.server} : {}),
+      provider: ref?.provider ?? '',
+      rules: this.rules.get(r.cluster) ?? (ref ? effectivePolicy(this.policy, ref.labels).rules : []),
+      ...list.facts,
+      checks,
+      durationMs: r.durationMs,
+      ...(r.error ? {error: r.error} : {}),
+    }
+    this.items.set(r.cluster, item)
+    return item
   }
 }

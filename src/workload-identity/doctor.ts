@@ -44,26 +44,41 @@ export async function diagnose(p: Probe, given?: Credential): Promise<ProbeResul
   const {token, claims} = cred
   const iss = claims.iss ?? ''
 
+  // --- whose token: a token another issuer signed is the cause, whatever else fails after it ---------------------------
+  const issuer = await hubIssuerCheck(iss, p)
+  checks.push(issuer)
+  if (issuer.status === 'fail') {
+    const timing = await clocks(p.hub.client, p.target.client)
+    checks.push(expiryCheck(claims, timing))
+    checks.push(skewCheck(timing))
+    // The hub's discovery, keys and CA say nothing about a token the hub did not issue: not checked, not blamed.
+    for (const name of ['discovery-anonymous', 'issuer-matches', 'jwks-anonymous', 'signature', 'hub-ca']) {
+      checks.push({name, status: 'skip', message: 'not checked: the token is not from the hub (see hub-issuer)'})
+    }
+  }
+
   // --- the hub's side: discovery, keys, CA ---------------------------------------------------------------------------
-  const hubCa = await caPemOf(p.hub.context.cluster, `hub ${p.hub.name}`).catch(() => undefined)
+  const hubCa = issuer.status === 'fail' ? undefined : await caPemOf(p.hub.context.cluster, `hub ${p.hub.name}`).catch(() => undefined)
   const sameOrigin = originOf(iss) !== undefined && originOf(iss) === originOf(p.hub.context.cluster.server ?? '')
   // The CA the target would be given: the hub kubeconfig's, when the hub's API server serves its own issuer URL.
   const issuerCa = sameOrigin ? hubCa : undefined
-  const discovery = iss ? await fetchAnonymous<DiscoveryDocument>(discoveryUrl(iss), issuerCa, p.options) : undefined
-  const [jwks, timing] = await Promise.all([
-    discovery?.value?.jwks_uri
-      ? fetchAnonymous<unknown>(discovery.value.jwks_uri, originOf(discovery.value.jwks_uri) === originOf(iss) ? issuerCa : undefined, p.options)
-      : Promise.resolve(undefined),
-    clocks(p.hub.client, p.target.client),
-  ])
+  if (issuer.status !== 'fail') {
+    const discovery = iss ? await fetchAnonymous<DiscoveryDocument>(discoveryUrl(iss), issuerCa, p.options) : undefined
+    const [jwks, timing] = await Promise.all([
+      discovery?.value?.jwks_uri
+        ? fetchAnonymous<unknown>(discovery.value.jwks_uri, originOf(discovery.value.jwks_uri) === originOf(iss) ? issuerCa : undefined, p.options)
+        : Promise.resolve(undefined),
+      clocks(p.hub.client, p.target.client),
+    ])
 
-  checks.push(expiryCheck(claims, timing))
-  checks.push(skewCheck(timing))
-  checks.push(discoveryCheck(iss, discovery))
-  checks.push(issuerCheck(iss, discovery))
-  checks.push(jwksCheck(discovery, jwks))
-  checks.push(await signatureCheck(token, jwks))
-  checks.push(caCheck(iss, discovery, issuerCa, sameOrigin, p))
+    checks.push(expiryCheck(claims, timing))
+    checks.push(skewCheck(timing))
+    checks.push(discoveryCheck(iss, discovery))
+    checks.push(issuerCheck(iss, discovery))
+    checks.push(jwksCheck(discovery, jwks))
+    checks.push(await signatureCheck(token, jwks))
+    checks.push(caCheck(iss, discovery, issuerCa, sameOrigin, p))
+  }
 
   // --- the target's side ---------------------------------------------------------------------------------------------
   const asToken = await connectWithToken(p.target, token, p.options)
@@ -74,7 +89,7 @@ export async function diagnose(p: Probe, given?: Credential): Promise<ProbeResul
   checks.push(audienceCheck(p, claims, auth))
   const entry = p.authConfig ? configEntry(p.authConfig.config.jwt, iss) : undefined
   if (p.authConfig) checks.push(...(await configChecks(p, claims, entry, auth)), configInUseCheck(p, after))
-  checks.push(trustCheck(p, iss, auth, before, after))
+  checks.push(issuer.status === 'fail' ? {name: 'target-trusts-issuer', status: 'skip', message: 'not checked: the token is not from the hub (see hub-issuer)'} : trustCheck(p, iss, auth, before, after))
   checks.push(responseCheck(p, auth, checks))
 
   const username =
@@ -91,6 +106,34 @@ export async function diagnose(p: Probe, given?: Credential): Promise<ProbeResul
     ...(auth.outcome === 'authenticated' ? {user: auth.user} : {}),
     checks,
     passed: checks.every((c) => c.status !== 'fail'),
+  }
+}
+
+/**
+ * Whether the hub issued the token: its `iss` against the issuer the hub publishes (its discovery document, read with
+ * the hub credential). A token from another issuer (a member's own ServiceAccount token, another hub's) fails every
+ * later hub-side check for reasons that are not the hub's; this says the real one first.
+ */
+async function hubIssuerCheck(iss: string, p: Probe): Promise<Check> {
+  const name = 'hub-issuer'
+  let hubIss: string | undefined
+  try {
+    const r = await p.hub.client.request('GET', '/.well-known/openid-configuration')
+    if (r.status === 200) hubIss = (JSON.parse(r.body) as {issuer?: unknown}).issuer as string | undefined
+    if (typeof hubIss !== 'string' || hubIss === '') {
+      return {name, status: 'skip', message: `not checked: the hub's /.well-known/openid-configuration ${r.status === 200 ? 'names no issuer' : `answered HTTP ${r.status}`}`}
+    }
+  } catch (error) {
+    return {name, status: 'skip', message: `not checked: the hub's issuer could not be read: ${toErrorInfo(error).message}`}
+  }
+  if (iss === hubIss) return {name, status: 'pass', message: `the token's iss is the hub's issuer (${hubIss})`}
+  const m = compareUrls(iss, hubIss)
+  return {
+    name, status: 'fail',
+    message: iss
+      ? `the token's iss "${iss}" is not the hub's issuer "${hubIss}"${m.kind === 'normalised' ? ` (they differ by ${m.differences.join(', ')}; issuers are compared byte for byte)` : ''}: the hub did not issue this token, so the target's trust in the hub does not cover it`
+      : `the token has no iss claim; the hub's issuer is "${hubIss}"`,
+    fix: `use a token the hub ${p.hub.name} issued for ${p.serviceAccount.namespace}/${p.serviceAccount.name} (kubectl create token on the hub with --audience ${p.audience}, or fleet wi test without --token-file)`,
   }
 }
 

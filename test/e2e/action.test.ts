@@ -132,7 +132,7 @@ describe('the GitHub Action', () => {
     const bob = tokenUser(cp.hub, 'bob')
     SECRETS.push(bob.token)
     bobKubeconfig = readFileSync(bob.kubeconfigPath, 'utf8')
-    // A token that expires within the hour fails the default 24h credential lifetime.
+    // A stored token that expires within 15 minutes fails the default 30m minimum lifetime.
     const token = await createServiceAccountToken(cp.hub, uniqueName('action'), 'deployer', {duration: '15m'})
     SECRETS.push(token)
     shortLived = readFileSync(kubeconfigFor(cp.hub, {token}), 'utf8')

@@ -5,17 +5,20 @@
 import assert from 'node:assert/strict'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {type Server, createServer} from 'node:https'
-import {type Server as NetServer, createServer as createNetServer} from 'node:net'
-import {join} from 'node:path'
+import {createServer as createHttpServer} from 'node:http'
+import {type AddressInfo, type Server as NetServer, createServer as createNetServer} from 'node:net'
+import {basename, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
+import {SignJWT, importPKCS8} from 'jose'
 
 import {runFleet, type CliResult} from '../support/cli.js'
 import {
   applyYaml,
   createServiceAccountToken,
   kubeconfigFor,
+  kubectl,
   loadControlPlane,
   scratchDir,
   tokenUser,
@@ -23,7 +26,8 @@ import {
   writeKubeconfig,
 } from '../support/fixture.js'
 import {junitCases, junitSchemaErrors} from '../support/junit.js'
-import {kubeconfigObject} from '../support/kubeconfig.js'
+import {hubSigningKeyPem} from '../support/extra-apiserver.js'
+import {kubeconfigObject, tokenRequestExecUser} from '../support/kubeconfig.js'
 import {closedPort} from '../support/net.js'
 import {startCountingProxy} from '../support/counting-proxy.js'
 import {makeCa, makeLeaf} from '../support/pki.js'
@@ -217,25 +221,140 @@ checks:
     assert.equal(res.code, 1, res.stderr)
     const [item] = items(res)
     assertOnly(item, ['credential-lifetime'])
-    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^token \(JWT exp\) expires \S+, in (9|10)m: under the minimum of 24h$/)
+    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^token \(JWT exp\) expires \S+, in (9|10)m: under the minimum of 24h \(credentials\.minLifetime\)$/)
     await assertJUnit(junit, ['credential-lifetime'])
     assertNoSecrets(res, [short.token])
   })
 
-  it("an exec plugin's expirationTimestamp counts: 10 minutes left fails credential-lifetime alone, the plugin runs once", async () => {
+  it("an exec plugin's credential with 10 minutes left passes: the plugin renews it; one already expired fails credential-lifetime alone; the plugin runs once", async () => {
     const bob = tokenUser(hub, 'bob')
     SECRETS.add(bob.token)
     const count = join(scratchDir(), `${uniqueName('plugin-count')}.txt`)
     const path = kubeconfigFor(hub, {exec: {command: process.execPath, args: [PLUGIN, '--count', count, '--tokens', bob.token, '--expires-in', '600']}})
-    const policy = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  identity: {username: bob}\n  permissions: [{verb: get, nonResourceURL: /version}]\n  version: {range: "1.34.x"}\n')
+    const policy = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  identity: {username: bob}\n  permissions: [{verb: get, nonResourceURL: /version}]\n  version: {range: "1.34.x"}\n  credentials: {minLifetime: 24h}\n')
     const {res, junit} = await verify(['--kubeconfig', path, '--policy', policy, '-o', 'json'])
-    assert.equal(res.code, 1, res.stderr)
+    assert.equal(res.code, 0, res.stderr)
     const [item] = items(res)
-    assertOnly(item, ['credential-lifetime'])
-    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^exec plugin credential \(expirationTimestamp\) expires \S+, in (9|10)m: under the minimum of 24h$/)
+    assertOnly(item, [])
+    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^exec plugin credential \(expirationTimestamp\) expires \S+, in (9|10)m; the exec plugin renews it \(valid now is enough\)$/)
     assert.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'one plugin run for every request and the lifetime check')
-    await assertJUnit(junit, ['credential-lifetime'])
+    await assertJUnit(junit, [])
     assertNoSecrets(res, [bob.token])
+
+    // A plugin that answers with a credential already expired is broken, whatever the policy.
+    const expired = kubeconfigFor(hub, {exec: {command: process.execPath, args: [PLUGIN, '--tokens', bob.token, '--expires-in=-60']}})
+    const bad = await verify(['--kubeconfig', expired, '--policy', policy, '-o', 'json'])
+    assert.equal(bad.res.code, 1, bad.res.stderr)
+    const [badItem] = items(bad.res)
+    assertOnly(badItem, ['credential-lifetime'])
+    const lifetime = badItem.checks.find((c) => c.name === 'credential-lifetime')!
+    assert.match(lifetime.message, /^exec plugin credential \(expirationTimestamp\) expired (6\d|5\d)s ago \(\S+\): the exec plugin returned a credential that is no longer valid$/)
+    assert.match(lifetime.fix!, /run the exec plugin by hand/)
+    await assertJUnit(bad.junit, ['credential-lifetime'])
+  })
+
+  it('defaults: an exec context whose plugin mints a real 15-minute token (TokenRequest, like a cloud CLI) passes; fleet.dev/auth=exec selects it', async () => {
+    const ns = uniqueName('verify-exec')
+    const user = tokenRequestExecUser(cp, hub, {namespace: ns, serviceAccount: 'cloud-cli'})
+    const path = kubeconfigFor(hub, user, {name: uniqueName('exec-15m')})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const [item] = items(res)
+    assert.equal(item.username, `system:serviceaccount:${ns}:cloud-cli`, 'the token the plugin minted is the one the server saw')
+    assert.deepEqual(statuses(item), {
+      'provider-ready': 'pass', reachable: 'pass', 'tls-verified': 'pass', authenticated: 'pass', identity: 'skip',
+      permissions: 'skip', 'forbidden-power': 'pass', 'credential-lifetime': 'pass', 'server-version': 'skip',
+    }, JSON.stringify(item.checks, null, 2))
+    assert.match(item.checks.find((c) => c.name === 'credential-lifetime')!.message, /^exec plugin credential \(expirationTimestamp\) expires \S+, in 1[45]m; the exec plugin renews it/)
+    await assertJUnit(junit, [])
+    const strict = await verify(['--kubeconfig', path, '--strict', '-o', 'json'])
+    assert.equal(strict.res.code, 0, `nothing even warns: ${strict.res.stderr}`)
+
+    // The auth label: -l selects by it, and a policy rule applies by it (here one that would fail any exec context).
+    const both = `${path}:${hub.kubeconfig}`
+    const selected = await verify(['--kubeconfig', both, '-l', 'fleet.dev/auth=exec', '-o', 'json'])
+    assert.deepEqual(items(selected.res).map((i) => i.cluster), [`${path}+${basename(path).replace(/\.kubeconfig$/, '')}`])
+    const certs = await verify(['--kubeconfig', both, '-l', 'fleet.dev/auth=client-cert', '-o', 'json'])
+    assert.deepEqual(items(certs.res).map((i) => i.cluster), [`${hub.kubeconfig}+hub`])
+    const rule = policyFile('apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nrules:\n  - name: exec-users\n    selector: fleet.dev/auth=exec\n    checks:\n      identity: {username: nobody}\n')
+    const ruled = await verify(['--kubeconfig', both, '-A', '--policy', rule, '-o', 'json'])
+    const byCluster = Object.fromEntries(items(ruled.res).map((i) => [i.cluster, i]))
+    assert.equal(statuses(byCluster[`${path}+${basename(path).replace(/\.kubeconfig$/, '')}`]).identity, 'fail')
+    assert.equal(statuses(byCluster[`${hub.kubeconfig}+hub`]).identity, 'skip')
+    assert.deepEqual((ruled.res.json().items as Array<{cluster: string; rules: string[]}>).map((i) => i.rules), items(ruled.res).map((i) => (i.cluster.startsWith(path) ? ['exec-users'] : [])))
+  })
+
+  it('defaults: a freshly minted 2-hour ServiceAccount token (a CI job\'s) passes without a warning', async () => {
+    const ns = uniqueName('verify-ci2h')
+    const token = await createServiceAccountToken(hub, ns, 'ci', {duration: '2h'})
+    SECRETS.add(token)
+    const path = kubeconfigFor(hub, {token}, {name: uniqueName('ci-2h')})
+    const {res, junit} = await verify(['--kubeconfig', path, '--strict', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const lifetime = items(res)[0].checks.find((c) => c.name === 'credential-lifetime')!
+    assert.equal(lifetime.status, 'pass')
+    assert.match(lifetime.message, /^token \(JWT exp\) expires \S+, in 1\d\dm \(minimum 30m\)$/)
+    await assertJUnit(junit, [])
+    assertNoSecrets(res, [token])
+  })
+
+  it('defaults: a stored token about to expire (10 minutes left) fails, the fix naming minLifetime and the rule to add', async () => {
+    const ns = uniqueName('verify-short')
+    const token = await createServiceAccountToken(hub, ns, 'ci', {duration: '10m'})
+    SECRETS.add(token)
+    const path = kubeconfigFor(hub, {token}, {name: uniqueName('short')})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const lifetime = items(res)[0].checks.find((c) => c.name === 'credential-lifetime')!
+    assert.equal(lifetime.status, 'fail')
+    assert.match(lifetime.message, /^token \(JWT exp\) expires \S+, in (9|10)m: under the minimum of 30m \(credentials\.minLifetime\)$/)
+    assert.match(lifetime.fix!, /^issue a credential that lives longer than 30m; or, if it is short-lived by design, lower credentials\.minLifetime for such clusters: add under rules: \{selector: "fleet\.dev\/auth=token", checks: \{credentials: \{minLifetime: [89]m\}\}\}$/)
+    assert.doesNotMatch(lifetime.fix!, /renew/)
+    await assertJUnit(junit, ['credential-lifetime'])
+    // The rule the fix names, added as written, makes it pass.
+    const rule = /add under rules: (\{.*\})$/.exec(lifetime.fix!)![1]
+    const fixed = await verify(['--kubeconfig', path, '--policy', policyFile(`apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nrules:\n  - ${rule}\n`), '-o', 'json'])
+    assert.equal(fixed.res.code, 0, fixed.res.stderr)
+    assertNoSecrets(res, [token])
+  })
+
+  it('defaults: a stored token issued for 60 days with 3 days left warns (--strict fails); one issued for 3 days does not', async () => {
+    const ns = uniqueName('verify-old')
+    await createServiceAccountToken(hub, ns, 'ci', {duration: '10m'})
+    const uid = JSON.parse(await kubectl(hub, ['get', 'serviceaccount', 'ci', '-n', ns, '-o', 'json'])).metadata.uid
+    const jwks = JSON.parse(await kubectl(hub, ['get', '--raw', '/openid/v1/jwks']))
+    const key = await importPKCS8(hubSigningKeyPem(), 'RS256')
+    const now = Math.floor(Date.now() / 1000)
+    // TokenRequest cannot mint a token issued in the past: sign one with the hub's own key, as the hub would have.
+    const sign = (issued: number, expires: number) =>
+      new SignJWT({'kubernetes.io': {namespace: ns, serviceaccount: {name: 'ci', uid}}})
+        .setProtectedHeader({alg: 'RS256', kid: jwks.keys[0].kid})
+        .setIssuer(hub.issuer).setSubject(`system:serviceaccount:${ns}:ci`).setAudience(hub.issuer)
+        .setIssuedAt(issued).setNotBefore(issued).setExpirationTime(expires)
+        .sign(key)
+    const old = await sign(now - 60 * 86_400, now + 3 * 86_400)
+    const fresh = await sign(now - 60, now + 3 * 86_400)
+    SECRETS.add(old).add(fresh)
+    const oldPath = kubeconfigFor(hub, {token: old}, {name: uniqueName('old')})
+    const {res, junit} = await verify(['--kubeconfig', oldPath, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const [item] = items(res)
+    assert.equal(statuses(item).authenticated, 'pass', 'the server accepts the hand-signed token')
+    const lifetime = item.checks.find((c) => c.name === 'credential-lifetime')!
+    assert.equal(lifetime.status, 'warn')
+    assert.match(lifetime.message, /^token \(JWT exp\) expires \S+, in (3d|7[12]h): under 7d \(credentials\.warnLifetime\)$/)
+    assert.match(lifetime.fix!, /^renew the credential before it expires/)
+    await assertJUnit(junit, [])
+    const strict = await verify(['--kubeconfig', oldPath, '--strict', '-o', 'json'])
+    assert.equal(strict.res.code, 1)
+    await assertJUnit(strict.junit, ['credential-lifetime'])
+
+    const freshPath = kubeconfigFor(hub, {token: fresh}, {name: uniqueName('fresh')})
+    const short = await verify(['--kubeconfig', freshPath, '--strict', '-o', 'json'])
+    assert.equal(short.res.code, 0, short.res.stderr)
+    assert.equal(statuses(items(short.res)[0])['credential-lifetime'], 'pass')
+    assertNoSecrets(res, [old])
+    assertNoSecrets(short.res, [fresh])
   })
 
   it('an exec plugin that fails fails authenticated; reachable and the lifetime are not checked', async () => {
@@ -280,6 +399,45 @@ checks:
     assertOnly(item, ['reachable'], ['tls-verified', 'authenticated', 'identity', 'permissions', 'forbidden-power', 'server-version'])
     assert.equal(item.checks.find((c) => c.name === 'reachable')!.message, `https://127.0.0.1:${port}: connection refused`)
     await assertJUnit(junit, ['reachable'])
+  })
+
+  it('an https URL whose port speaks plain HTTP says so, with the fix (http:// or the TLS port), not a CA to trust', async () => {
+    const plain = createHttpServer((_req, res) => res.end('{"kind":"Status"}'))
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r))
+    try {
+      const port = (plain.address() as AddressInfo).port
+      const path = writeKubeconfig({path: join(scratchDir(), `${uniqueName('plain')}.kubeconfig`), server: `https://127.0.0.1:${port}`, caFile: hub.caFile, context: 'plain', user: {token: ci.token}})
+      const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+      assert.equal(res.code, 1, res.stderr)
+      const tls = items(res)[0].checks.find((c) => c.name === 'tls-verified')!
+      assert.equal(tls.status, 'fail')
+      assert.equal(tls.message, `https://127.0.0.1:${port}: this port speaks plain HTTP, not HTTPS (it answered the TLS handshake in HTTP)`)
+      assert.match(tls.fix!, /^write the server as http:\/\/HOST:PORT if this endpoint is meant to be plain HTTP, or use the port where the API server serves TLS/)
+      assert.doesNotMatch(tls.fix!, /trust the CA|certificate-authority-data/)
+      await assertJUnit(junit, ['tls-verified'])
+      const table = await verify(['--kubeconfig', path])
+      assert.match(table.res.stderr, /tls-verified \(fail\): https:\/\/127\.0\.0\.1:\d+: this port speaks plain HTTP, not HTTPS .*; fix: write the server as http:\/\//)
+    } finally {
+      plain.close()
+    }
+  })
+
+  it('a dead proxy-url is reported as the proxy failing, naming it with its password masked, not as the API server refusing', async () => {
+    const port = await closedPort()
+    const password = `pw${uniqueName('proxy')}`
+    SECRETS.add(password)
+    const path = join(scratchDir(), `${uniqueName('proxied')}.kubeconfig`)
+    const doc = kubeconfigObject({path, server: hub.url, caFile: hub.caFile, context: 'proxied', user: {token: ci.token}}) as any
+    doc.clusters[0].cluster['proxy-url'] = `http://squid:${password}@127.0.0.1:${port}`
+    writeFileSync(path, yaml.dump(doc), {mode: 0o600})
+    const {res, junit} = await verify(['--kubeconfig', path, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const reachable = items(res)[0].checks.find((c) => c.name === 'reachable')!
+    assert.equal(reachable.status, 'fail')
+    assert.match(reachable.message, new RegExp(`^proxy http://squid:[^@]+@127\\.0\\.0\\.1:${port}: connection refused: the proxy \\(proxy-url\\) failed, the API server ${hub.url.replace(/\./g, '\\.')} was not contacted$`))
+    assert.match(reachable.fix!, /^check the cluster's proxy-url/)
+    await assertJUnit(junit, ['reachable'])
+    assertNoSecrets(res, [password])
   })
 
   it('a server version outside the range fails server-version alone', async () => {

@@ -148,9 +148,18 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     const s = await hubSecret('argo-member')
     const newText = kubeconfigOf(s)
     assert.equal(s.data.name, s0.data.name)
+    assert.equal(Buffer.from(s0.data.name, 'base64').toString(), m1.context, "Argo CD's name: the context's name")
     assert.equal(s.data.server, s0.data.server)
     assert.equal(await whoIs(oldText), undefined)
     assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:argo`)
+  })
+
+  it('rotation keeps the Argo CD display name generate set with --display-name', async () => {
+    await generate('argo-named', 'argo-named', 'argocd', ['--display-name', 'Member One (EU)'])
+    const res = await fleet([...ROTATE, `${hubNs}/argo-named`, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr + res.stdout)
+    assert.equal(res.json().items[0].status, 'rotated')
+    assert.equal(Buffer.from((await hubSecret('argo-named')).data.name, 'base64').toString(), 'Member One (EU)')
   })
 
   it('rotates a legacy token (flux Secret): new token Secret, the old one deleted and its token refused', async () => {

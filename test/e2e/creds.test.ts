@@ -248,6 +248,8 @@ describe('fleet creds generate (live)', () => {
     const argo = await hubSecret('argocd-m1')
     assert.equal(argo.metadata.labels['argocd.argoproj.io/secret-type'], 'cluster')
     assert.equal(decode(argo.data.server), m1.url)
+    // What the Argo CD UI shows: the context's name, not fleet's `<kubeconfig path>+<context>`.
+    assert.equal(decode(argo.data.name), m1.context)
     const config = JSON.parse(decode(argo.data.config))
     secrets.push(config.bearerToken)
     assert.equal(config.tlsClientConfig.caData, readFileSync(m1.caFile).toString('base64'))
@@ -261,6 +263,23 @@ describe('fleet creds generate (live)', () => {
       assert.equal(item.format, format)
       assert.deepEqual(item.live, {ok: true, username: `system:serviceaccount:${nsSys}:${format}`})
     }
+    // creds list names a Secret fleet wrote by fleet's cluster name, whatever its display name.
+    assert.equal(items.find((i) => i.location === `secret ${hub.context}:${hubNs}/argocd-m1`).cluster, `${m1.kubeconfig}+${m1.context}`)
+  })
+
+  it('argocd --display-name sets the name Argo CD shows (JSON and --dry-run say it); an empty one is a usage error', async () => {
+    const args = [...MEMBER, ...HUB, '--service-account', `${nsSys}/argocd-named`, '--role', 'deployer', '-n', nsA, '--duration', '1h', '--create-namespace', '--secret', `${hubNs}/argocd-named`, '--format', 'argocd']
+    const dry = await fleet(['creds', 'generate', ...args, '--display-name', 'Member One (EU)', '--dry-run', '-o', 'json'])
+    assert.equal(dry.code, 0, dry.stderr)
+    const planned = (dry.json().plan as any[]).find((o) => o.kind === 'Secret' && o.metadata.name === 'argocd-named')
+    assert.ok(planned, 'the destination Secret is in the plan')
+    const res = await fleet(['creds', 'generate', ...args, '--display-name', 'Member One (EU)', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const argo = await hubSecret('argocd-named')
+    secrets.push(JSON.parse(decode(argo.data.config)).bearerToken)
+    assert.equal(decode(argo.data.name), 'Member One (EU)')
+    const empty = await fleet(['creds', 'generate', ...args, '--display-name', ' '])
+    assert.deepEqual([empty.code, empty.stderr], [2, 'error: --display-name: must not be empty\n'])
   })
 
   it('--out - prints the kubeconfig on stdout and nothing secret on stderr', async () => {

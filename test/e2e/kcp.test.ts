@@ -8,6 +8,7 @@ import {after, before, describe, it} from 'node:test'
 
 import type {ClusterList} from '../../src/commands/clusters/list.js'
 import type {WhoAmIList} from '../../src/commands/auth/whoami.js'
+import type {RulesDiff} from '../../src/commands/auth/diff.js'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {loadControlPlane, scratchDir} from '../support/fixture.js'
 import {type Kcp, type Workspace, startKcp} from '../support/kcp.js'
@@ -125,6 +126,54 @@ describe('kcp provider: the workspace tree', () => {
       }
     }
     noSecrets(who, canI, rules, verify)
+  })
+
+  it('auth diff: the admin is granted the same in every workspace; a user granted differently in two workspaces differs exactly', async () => {
+    const cfg = fleetConfig('diff', {hub: {kubeconfig: kcp.users.admin.kubeconfigs.proxy}, root: 'root:org'})
+    const same = await runFleet(['auth', 'diff', '--all', '--fleet-config', cfg, '--fail-on-drift', '-o', 'json'])
+    assert.equal(same.code, 0, same.stdout + same.stderr)
+    const out = same.json<RulesDiff>()
+    assert.deepEqual([out.drift, out.complete], [false, true])
+    assert.deepEqual(out.items.map((i) => i.cluster), ['root:org', 'root:org:team-a', 'root:org:team-a:deep', 'root:org:team-b'])
+    for (const item of out.items) assert.ok(item.rules?.some((r) => r.scope === 'cluster' && r.resource === '*' && r.verbs.join() === '*'), `${item.cluster}: the admin holds * cluster-wide`)
+
+    // viewer: kcp's "access" on "/" in both workspaces (needed before any RBAC inside applies), ConfigMaps cluster-wide
+    // in team-a; in team-b the same ConfigMaps written as two rules, and one Secret by name in "default" only.
+    const rbac = (items: object[]) => JSON.stringify({apiVersion: 'v1', kind: 'List', items})
+    const role = (kind: string, name: string, rules: object[], namespace?: string) => ({apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: {name, ...(namespace ? {namespace} : {})}, rules})
+    const binding = (kind: string, roleKind: string, name: string, namespace?: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: {name, ...(namespace ? {namespace} : {})},
+      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name}, subjects: [{apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'viewer'}],
+    })
+    await kcp.kubectl(['apply', '-f', '-'], {workspace: 'root:org:team-a', stdin: rbac([
+      role('ClusterRole', 'fleet-diff', [{nonResourceURLs: ['/'], verbs: ['access']}, {apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list']}]),
+      binding('ClusterRoleBinding', 'ClusterRole', 'fleet-diff'),
+    ])})
+    await kcp.kubectl(['apply', '-f', '-'], {workspace: 'root:org:team-b', stdin: rbac([
+      role('ClusterRole', 'fleet-diff', [{nonResourceURLs: ['/'], verbs: ['access']}, {apiGroups: [''], resources: ['configmaps'], verbs: ['list']}, {apiGroups: [''], resources: ['configmaps'], verbs: ['get']}]),
+      binding('ClusterRoleBinding', 'ClusterRole', 'fleet-diff'),
+      role('Role', 'fleet-diff-secret', [{apiGroups: [''], resources: ['secrets'], resourceNames: ['s1'], verbs: ['get']}], 'default'),
+      binding('RoleBinding', 'Role', 'fleet-diff-secret', 'default'),
+    ])})
+    const files = ['root:org:team-a', 'root:org:team-b'].map((workspace) => kcp.kubeconfig({as: 'viewer', workspace, path: join(dir, `viewer-${workspace.replaceAll(':', '-')}.kubeconfig`), context: `viewer-${workspace.split(':').pop()}`}))
+    const args = ['auth', 'diff', '--all', '--kubeconfig', files.join(':'), '-n', 'default', '-o', 'json']
+    let res = await runFleet(args)
+    // kcp's authorizers follow RBAC through informers: wait until the grants are seen in both workspaces.
+    for (let i = 0; i < 40 && !(res.code === 0 && res.json<RulesDiff>().items.every((it) => it.rules?.some((r) => r.resource === 'configmaps'))); i++) {
+      await new Promise((r) => setTimeout(r, 250))
+      res = await runFleet(args)
+    }
+    assert.equal(res.code, 0, res.stdout + res.stderr)
+    const viewer = res.json<RulesDiff>()
+    const [a, b] = viewer.items
+    assert.equal(viewer.drift, true)
+    const secret = {scope: 'namespace', apiGroup: '', resource: 'secrets', resourceNames: ['s1'], verbs: ['get']}
+    assert.deepEqual([a.extra, a.missing], [{rules: [], nonResourceRules: []}, {rules: [secret], nonResourceRules: []}])
+    assert.deepEqual([b.extra, b.missing], [{rules: [secret], nonResourceRules: []}, {rules: [], nonResourceRules: []}])
+    assert.ok(a.rules?.some((r) => r.scope === 'cluster' && r.resource === 'configmaps' && r.verbs.join() === 'get,list'), JSON.stringify(a.rules))
+    const strict = await runFleet([...args.slice(0, -2), '--fail-on-drift'])
+    assert.equal(strict.code, 1, strict.stderr)
+    noSecrets(same, res, strict)
   })
 
   it('a workspace still initializing is listed not ready and still contacted (kcp serves it to an admin), never skipped', async () => {

@@ -54,7 +54,7 @@ describe('no silent success (live)', () => {
       const res = await runFleet([...args, '--kubeconfig', kc])
       assert.equal(res.code, 2, `${args.join(' ')}: ${res.stderr}`)
       assert.equal(res.stdout, '')
-      assert.match(res.stderr, /^error: --selector env=prod matched none of the 1 cluster; label keys in use: fleet\.dev\/cluster, fleet\.dev\/context, fleet\.dev\/file, fleet\.dev\/user\n$/)
+      assert.match(res.stderr, /^error: --selector env=prod matched none of the 1 cluster; label keys in use: fleet\.dev\/auth, fleet\.dev\/cluster, fleet\.dev\/context, fleet\.dev\/file, fleet\.dev\/user\n$/)
       noSecrets(res, secrets)
     }
     const ctx = await runFleet(['clusters', 'list', '--context', 'nope', '--kubeconfig', kc])
@@ -131,6 +131,8 @@ describe('proxy-url through real proxies to the real control plane (live)', () =
     const res = await runFleet(['auth', 'whoami', '--kubeconfig', kc, '-o', 'json'])
     assert.equal(res.code, 1)
     assert.equal(res.json().items[0].error.kind, 'unreachable')
+    // The proxy is named as what failed, not the API server (which was never contacted).
+    assert.match(res.json().items[0].error.message, new RegExp(`^proxy ${proxy.url.replace(/[.]/g, '\\.')}: connection refused: the proxy \\(proxy-url\\) failed, the API server ${hub.url.replace(/[.]/g, '\\.')} was not contacted$`))
   })
 })
 

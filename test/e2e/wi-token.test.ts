@@ -222,7 +222,7 @@ describe('fleet wi token (live)', () => {
     let setupOut = ''
 
     before(async () => {
-      consumerBin = join(execFileSync('bash', [CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!, 'wi-consumer')
+      consumerBin = execFileSync('bash', [CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
       await applyYaml(hub, `apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: ${profile}\n  namespace: ${ns}\nspec:\n  clusterManager:\n    name: fleet-e2e\n`)
       const status = {status: {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Test', message: 'e2e', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z')}]}}
       await kubectl(hub, ['-n', ns, 'patch', 'clusterprofile', profile, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)])
@@ -446,7 +446,7 @@ describe('fleet wi token (live)', () => {
 
       // Argo CD's own code: its v1alpha1 ClusterConfig reads the Secret's config and Cluster.RawRestConfig builds the
       // client (v3.2, which has neither provideClusterInfo nor config: the plugin's arguments carry both settings).
-      const argocd = join(execFileSync('bash', [ARGOCD_CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!, 'argocd-consumer')
+      const argocd = execFileSync('bash', [ARGOCD_CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
       const byArgo = await runWith(argocd, ['-hub-kubeconfig', hub.kubeconfig, '-namespace', argoNs, '-name', name], {PATH, HOME: EMPTY_HOME})
       assert.equal(byArgo.code, 0, byArgo.stderr)
       assert.deepEqual(JSON.parse(byArgo.stdout), {username: USER, server: m1.url})

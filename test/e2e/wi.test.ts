@@ -382,6 +382,38 @@ describe('fleet wi (live)', () => {
       assert.match(check(items(unauth)[0].checks, 'can-i').message, /401 Unauthorized: the target does not accept the token at all \(not an RBAC problem\)/)
     })
 
+    it('a token another issuer signed (member-2\'s own ServiceAccount token, for member-1) says so first, and blames neither discovery nor the hub CA', async () => {
+      const other = cp.members[1]
+      const token = await createServiceAccountToken(other, ns, sa, {audience: member.url})
+      const file = join(scratchDir(), `${uniqueName('foreign')}.token`)
+      writeFileSync(file, token + '\n', {mode: 0o600})
+      const res = await wi(['doctor', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--token-file', file, '-o', 'json'])
+      assert.equal(res.code, 1)
+      const [item] = items(res)
+      const firstFailure = item.checks.find((c) => c.status === 'fail')!
+      assert.equal(firstFailure.name, 'hub-issuer', JSON.stringify(item.checks, null, 1))
+      assert.equal(firstFailure.message, `the token's iss "${other.issuer}" is not the hub's issuer "${cp.hub.issuer}": the hub did not issue this token, so the target's trust in the hub does not cover it`)
+      assert.match(firstFailure.fix!, /^use a token the hub .* issued for /)
+      for (const name of ['discovery-anonymous', 'jwks-anonymous', 'signature', 'hub-ca', 'target-trusts-issuer']) {
+        assert.equal(check(item.checks, name).status, 'skip', `${name} is not blamed`)
+      }
+      assert.match(check(item.checks, 'target-response').message, /the failing checks explain why: hub-issuer/)
+      const table = await wi(['doctor', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--token-file', file])
+      assert.doesNotMatch(table.stdout + table.stderr, /system:service-account-issuer-discovery|certificateAuthority/, 'no fix about anonymous discovery or the hub CA')
+      assertNoToken(res, 'wi doctor --token-file (foreign)', [token])
+      assertNoToken(table, 'wi doctor --token-file (foreign, table)', [token])
+    })
+
+    it('a token the hub issued passes hub-issuer', async () => {
+      const token = await createServiceAccountToken(cp.hub, ns, sa, {audience: member.url})
+      const file = join(scratchDir(), `${uniqueName('own')}.token`)
+      writeFileSync(file, token + '\n', {mode: 0o600})
+      const res = await wi(['doctor', '--hub', 'hub', '--target', 'member-1', '--service-account', `${ns}/${sa}`, '--token-file', file, '-o', 'json'])
+      const c = check(items(res)[0].checks, 'hub-issuer')
+      assert.deepEqual([c.status, c.message], ['pass', `the token's iss is the hub's issuer (${cp.hub.issuer})`])
+      assertNoToken(res, 'wi doctor --token-file (hub)', [token])
+    })
+
     it('an expired token (signed by the hub\'s own key; TokenRequest cannot mint one in the past)', async () => {
       const jwks = JSON.parse(await kubectl(cp.hub, ['get', '--raw', '/openid/v1/jwks']))
       const key = await importPKCS8(hubSigningKeyPem(), 'RS256')

@@ -2,6 +2,7 @@
 // copied or when the harness directory moves; files are written atomically with mode 0600, as fleet itself must.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 
 export type KubeconfigUser =
@@ -82,4 +83,28 @@ export function kubeconfigInSecret(s: {data: Record<string, string>}): string {
     })
   }
   return decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config)
+}
+
+const TOKEN_REQUEST_PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-request-plugin.mjs', import.meta.url));
+
+/**
+ * An exec user like a cloud CLI's: every run of the plugin (test/fixtures/plugins/token-request-plugin.mjs) mints a real
+ * ServiceAccount token for `namespace/serviceAccount` on `server` through the TokenRequest API (asked with the admin
+ * certificate; namespace and ServiceAccount created when missing) and returns it with its expirationTimestamp,
+ * `seconds` (default 900, the 15 minutes EKS tokens live) from now.
+ */
+export function tokenRequestExecUser(
+  state: { admin: { certFile: string; keyFile: string } },
+  server: { url: string; caFile: string },
+  o: { namespace: string; serviceAccount: string; seconds?: number },
+): KubeconfigUser {
+  return {
+    exec: {
+      command: process.execPath,
+      args: [
+        TOKEN_REQUEST_PLUGIN, '--server', server.url, '--ca', server.caFile, '--cert', state.admin.certFile, '--key', state.admin.keyFile,
+        '--namespace', o.namespace, '--service-account', o.serviceAccount, '--seconds', String(o.seconds ?? 900),
+      ],
+    },
+  };
 }

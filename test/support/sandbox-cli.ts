@@ -5,7 +5,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from './binaries.js';
 import { controlPlaneStatus, startControlPlane, stopControlPlane } from './control-plane.js';
-import { writeKubeconfig } from './kubeconfig.js';
+import { tokenRequestExecUser, writeKubeconfig } from './kubeconfig.js';
 import { readState, stateFile } from './state.js';
 
 const USAGE = `usage: npm run sandbox -- <command> [options]
@@ -36,6 +36,11 @@ async function up(): Promise<number> {
     for (const u of s.tokenUsers) {
       writeKubeconfig({ path: join(dir, 'users', `${u.name}@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `${u.name}@${s.name}`, user: { token: u.token } });
     }
+    // A context like a cloud CLI's (EKS, GKE, AKS): an exec plugin that mints a real 15-minute token on every run.
+    writeKubeconfig({
+      path: join(dir, 'users', `exec-15m@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `exec-15m@${s.name}`,
+      user: tokenRequestExecUser(state, s, { namespace: 'fleet-sandbox', serviceAccount: 'exec-15m' }),
+    });
   }
   const list = kubeconfigs.join(':');
   const users = state.servers[0].tokenUsers.map((u) => (u.groups.length ? `${u.name} (${u.groups.join(', ')})` : u.name)).join(', ');
@@ -54,7 +59,8 @@ async function up(): Promise<number> {
     '',
     `Identities: admin (client certificate, system:masters) in each <server>.kubeconfig; static token users ${users}`,
     `with kubeconfigs in ${show(join(dir, 'users'))}/<user>@<server>.kubeconfig. Each member trusts hub ServiceAccount tokens whose audience`,
-    `is the member's URL, as user hub:system:serviceaccount:<namespace>:<name>. Logs: ${show(join(dir, 'logs'))}/.`,
+    `is the member's URL, as user hub:system:serviceaccount:<namespace>:<name>. exec-15m@<server>.kubeconfig beside the`,
+    `token users runs an exec plugin that mints a real 15-minute ServiceAccount token, as cloud CLIs do. Logs: ${show(join(dir, 'logs'))}/.`,
     '',
     `Run the e2e tests against it:  FLEET_TEST_CONTROL_PLANE=${show(stateFile(dir))} npm run test:e2e`,
     `Stop it:                        npm run sandbox -- down${values.dir ? ` --dir ${values.dir}` : ''}`,

@@ -4,8 +4,11 @@ import {createPrivateKey, createPublicKey} from 'node:crypto'
 import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
+import type {ClusterRef} from '../../src/providers/types.js'
+
 import {makeClientKeyAndCsr} from '../../src/creds/csr.js'
 import {fluxKey} from '../../src/creds/flux-refs.js'
+import {displayName} from '../../src/creds/generate.js'
 import {FORMATS, destinationSecret, secretName, secretreaderAccessProvider} from '../../src/creds/formats.js'
 import {buildKubeconfig, kubeconfigSha256} from '../../src/creds/kubeconfig-out.js'
 import {describeUser, markExpiring, type CredentialItem} from '../../src/creds/list.js'
@@ -18,6 +21,13 @@ import {deniedProbe, grantedProbe} from '../../src/creds/verify.js'
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2lnbmF0dXJlc2lnbmF0dXJl`
 
 describe('creds presets and risk', () => {
+  it('the display name (Argo CD\'s cluster name): --display-name, else the context of a kubeconfig cluster, else the fleet name', () => {
+    const ref = (kind: 'kubeconfig-file' | 'secret', name: string, context?: string) => ({name, source: {kind, context}}) as unknown as ClusterRef
+    assert.equal(displayName({ref: ref('kubeconfig-file', '/home/me/.kube/config+prod-eu', 'prod-eu')}), 'prod-eu')
+    assert.equal(displayName({ref: ref('secret', 'prod-eu', 'reader@member')}), 'prod-eu', "a hub Secret's cluster: its name, not the context inside")
+    assert.equal(displayName({ref: ref('kubeconfig-file', '/k+prod-eu', 'prod-eu'), displayName: 'Production (EU)'}), 'Production (EU)')
+  })
+
   it('every preset passes the risk rules per namespace; only secrets-reader is refused cluster-wide', () => {
     for (const p of PRESETS) assert.deepEqual(assessGrant(p.rules, false).blocking, [], p.name)
     const wide = PRESETS.filter((p) => assessGrant(p.rules, true).blocking.length > 0).map((p) => p.name)
@@ -92,6 +102,9 @@ describe('creds formats', () => {
     assert.deepEqual(shape('argocd').keys, ['config', 'name', 'server'])
     const argo = destinationSecret({namespace: 'hub', name: 'm1', format: 'argocd'}, {kubeconfig, cluster, user: {token: 'tok-secret-123'}, clusterName: 'm1', annotations: {}})
     assert.deepEqual(JSON.parse(Buffer.from((argo.data as any).config, 'base64').toString()), {bearerToken: 'tok-secret-123', tlsClientConfig: {insecure: false, caData: 'Q0E='}})
+    assert.equal(Buffer.from((argo.data as any).name, 'base64').toString(), 'm1', 'without a display name, the cluster name')
+    const named = destinationSecret({namespace: 'hub', name: 'm1', format: 'argocd'}, {kubeconfig, cluster, user: {token: 't'}, clusterName: '/k/a.kubeconfig+m1', displayName: 'EU prod', annotations: {}})
+    assert.equal(Buffer.from((named.data as any).name, 'base64').toString(), 'EU prod', "Argo CD's name is the display name")
     assert.equal(secretName({namespace: 'n', name: 'c', format: 'cluster-api'}), 'c-kubeconfig')
     assert.deepEqual(secretreaderAccessProvider({namespace: 'hub', name: 'm1', format: 'kubeconfig-secretreader'}, cluster).cluster.extensions, [
       {name: 'client.authentication.k8s.io/exec', extension: {name: 'm1', namespace: 'hub', key: 'kubeconfig'}},

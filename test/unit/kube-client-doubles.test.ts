@@ -106,7 +106,7 @@ describe('KubeClient against HTTP doubles', () => {
     const client = await connect('https')
     const error = await failure(client.request('GET', '/version'))
     assert.equal(error.kind, 'tls')
-    assert.equal(error.message, `https://127.0.0.1:${port}: server gave an HTTP response to an HTTPS client`)
+    assert.equal(error.message, `https://127.0.0.1:${port}: this port speaks plain HTTP, not HTTPS (it answered the TLS handshake in HTTP)`)
   })
 })
 

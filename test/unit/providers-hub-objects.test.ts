@@ -30,7 +30,8 @@ describe('kubeconfig provider: a Secret becomes a cluster', () => {
     assert.equal(ref.server, 'https://member.example.com:6443')
     assert.equal(ref.auth, 'token')
     assert.equal(ref.ready, true)
-    assert.deepEqual(ref.labels, {env: 'prod'})
+    // The Secret's labels, and fleet.dev/auth from the kubeconfig user it holds (policy rules and -l select by it).
+    assert.deepEqual(ref.labels, {env: 'prod', 'fleet.dev/auth': 'token'})
     assert.deepEqual(ref.source, {kind: 'secret', namespace: 'fleet-system', name: 'prod-eu', hub: 'hub-admin', secret: 'fleet-system/prod-eu', key: 'kubeconfig', context: 'reader@member'})
     const ctx = await ref.resolve()
     assert.equal(ctx.namespace, 'apps')
@@ -44,6 +45,7 @@ describe('kubeconfig provider: a Secret becomes a cluster', () => {
   it('a missing key, an unparsable kubeconfig or one without current-context is a row that is not ready, with the reason', async () => {
     const missing = refFromKubeconfigSecret(secret('empty', {other: 'x'}), o)
     assert.equal(missing.ready, false)
+    assert.equal(missing.labels['fleet.dev/auth'], 'unknown', 'no kubeconfig user to tell the kind by')
     assert.equal(missing.reason, 'Secret fleet-system/empty has no data key "kubeconfig"')
     assert.equal(missing.server, undefined)
     await assert.rejects(missing.resolve(), {message: 'Secret fleet-system/empty has no data key "kubeconfig"'})
@@ -95,7 +97,7 @@ describe('cluster-api provider', () => {
     assert.deepEqual(ref.aliases, ['work-1'])
     assert.equal(ref.ready, true)
     assert.equal(ref.server, 'https://member.example.com:6443')
-    assert.deepEqual(ref.labels, {tier: 'gold'})
+    assert.deepEqual(ref.labels, {tier: 'gold', 'fleet.dev/auth': 'token'})
     assert.equal(ref.source.apiVersion, 'cluster.x-k8s.io/v1beta2')
     assert.equal(ref.source.secret, 'capi/work-1-kubeconfig')
 

@@ -73,10 +73,13 @@ describe('verify policy: loading', () => {
 })
 
 describe('verify policy: what applies to a cluster', () => {
-  it('defaults without a policy: TLS verified, 24h, warn on system:masters, nothing else', () => {
+  it('defaults without a policy: TLS verified, stored credentials 30m to fail and 7d to warn, warn on system:masters, nothing else', () => {
     const e = effectivePolicy(DEFAULT_POLICY, {})
     assert.equal(e.allowInsecure, false)
-    assert.equal(e.minLifetimeMs, 24 * 3_600_000)
+    assert.equal(e.minLifetimeMs, 30 * 60_000)
+    assert.equal(e.minLifetime, '30m')
+    assert.equal(e.warnLifetimeMs, 7 * 86_400_000)
+    assert.equal(e.warnLifetime, '7d')
     assert.equal(e.systemMasters, 'warn')
     assert.equal(e.clusterAdmin, 'allow')
     assert.deepEqual(e.permissions, [])

@@ -2,18 +2,22 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import {type Impersonation, describeImpersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
 import type {AccessAnswer} from '../../access/can-i.js'
 import {type AccessQuery, canI, parseAccessQuery, queryWarnings} from '../../access/can-i.js'
 import {errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
+import type {ClusterResult} from '../../fleet/runner.js'
 
 /** The stable JSON shape of `auth can-i` (documented in docs/access.md). */
 export type AccessReviewItem = ClusterItem<Omit<AccessAnswer, 'warnings'>> & {warnings: string[]}
 
 export interface AccessReviewList {
   kind: 'AccessReviewList'
+  /** The identity asked about (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   query: AccessQuery
   /** "" when asked with --all-namespaces; absent when each cluster used its context's namespace. */
   namespace?: string
@@ -34,6 +38,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     '<%= config.bin %> auth can-i get secrets --all-namespaces --all',
     '<%= config.bin %> auth can-i create pods --subresource exec -l env=prod',
     '<%= config.bin %> auth can-i get /healthz -A -q && echo "healthz readable everywhere"',
+    '<%= config.bin %> auth can-i list secrets --all --as system:serviceaccount:ci:deployer',
   ]
 
   static args = {
@@ -44,6 +49,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
 
   static flags = {
     ...fleetFlags,
+    ...impersonationFlags,
     namespace: Flags.string({char: 'n', description: 'Namespace to ask about (default: the context\'s namespace, else "default").'}),
     'all-namespaces': Flags.boolean({description: 'Ask about all namespaces.', exclusive: ['namespace']}),
     subresource: Flags.string({description: 'Subresource, e.g. log, exec, status, scale.'}),
@@ -60,10 +66,12 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     if (flags.quiet && this.format !== 'table') throw new UsageError('-q/--quiet prints nothing, so it cannot be combined with -o or --json')
     const query = parseAccessQuery({verb: this.args.verb, resource: this.args.resource, name: this.args.name, subresource: flags.subresource})
     const fixed = flags['all-namespaces'] ? '' : flags.namespace
-    const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'))
-    const items: AccessReviewItem[] = results.map((r) => toItem(r, (v) => v, {warnings: [] as string[]}))
+    const item = (r: ClusterResult<AccessAnswer>): AccessReviewItem => toItem(r, (v) => v, {warnings: [] as string[]})
+    const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'), item)
+    const items: AccessReviewItem[] = results.map(item)
     const result: AccessReviewList = {
       kind: 'AccessReviewList',
+      ...(this.impersonation ? {as: this.impersonation} : {}),
       query,
       ...(fixed === undefined ? {} : {namespace: fixed}),
       warnings: queryWarnings(query),
@@ -87,6 +95,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       // -o name: the clusters that said yes, for scripts ("where may I deploy?").
       names: items.filter((i) => i.allowed).map((i) => i.cluster),
       notes: [
+        ...(result.as ? [`note: the answers are for ${describeImpersonation(result.as)} (impersonated)`] : []),
         ...result.warnings.map((w) => `warning: ${w}`),
         ...items.flatMap((i) => i.warnings.map((w) => `warning: ${i.cluster}: ${w}`)),
       ],

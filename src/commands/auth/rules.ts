@@ -1,10 +1,12 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import {type Impersonation, describeImpersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
 import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
+import type {ClusterResult} from '../../fleet/runner.js'
 import {type RiskCode, summarizeRisks} from '../../access/risk.js'
 import {type RulesReview, failsRiskCheck, qualifiedResources, rulesReview} from '../../access/rules.js'
 
@@ -13,6 +15,8 @@ export type RulesItem = ClusterItem<RulesReview>
 
 export interface RulesReviewList {
   kind: 'RulesReviewList'
+  /** The identity asked about (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   items: RulesItem[]
 }
 
@@ -42,15 +46,18 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
 
   static flags = {
     ...fleetFlags,
+    ...impersonationFlags,
     namespace: Flags.string({char: 'n', description: 'Namespace whose rules to list (default: the context\'s namespace, else "default").'}),
     'fail-on-risk': Flags.boolean({description: 'Exit 1 when any cluster grants a risky permission (for CI).'}),
   }
 
   async run(): Promise<RulesReviewList> {
-    const results = await this.overClusters(({client}) => rulesReview(client, this.flags.namespace ?? client.context.namespace ?? 'default'))
+    const item = (r: ClusterResult<RulesReview>) => toItem(r, (v) => v)
+    const results = await this.overClusters(({client}) => rulesReview(client, this.flags.namespace ?? client.context.namespace ?? 'default'), item)
     const result: RulesReviewList = {
       kind: 'RulesReviewList',
-      items: results.map((r) => toItem(r, (v) => v)),
+      ...(this.impersonation ? {as: this.impersonation} : {}),
+      items: results.map(item),
     }
     const risky = result.items.filter((i) => (i.risks?.length ?? 0) > 0)
     if (this.flags['fail-on-risk'] && failsRiskCheck(result.items)) this.markFailed()
@@ -72,6 +79,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       // -o name: the clusters where the identity holds a risky grant.
       names: risky.map((i) => i.cluster),
       notes: [
+        ...(result.as ? [`note: the rules are those of ${describeImpersonation(result.as)} (impersonated)`] : []),
         ...result.items.filter((i) => i.incomplete).map((i) => `warning: ${i.cluster}: the rules are incomplete${i.evaluationError ? `: ${i.evaluationError}` : ''}`),
         ...risky.map((i) => `risk: ${i.cluster} (namespace ${i.namespace}): ${summarizeRisks(i.risks!).join(', ')}`),
       ],

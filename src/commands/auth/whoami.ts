@@ -1,9 +1,11 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import type {Impersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
 import {errorColumn} from '../../cli/access-format.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
-import {type UserInfo, type WhoAmIWarning, whoami} from '../../access/whoami.js'
+import {type UserInfo, type WhoAmI, type WhoAmIWarning, whoami} from '../../access/whoami.js'
+import type {ClusterResult} from '../../fleet/runner.js'
 import type {IdentityNote} from '../../access/front-proxy.js'
 
 /** The stable JSON shape of `auth whoami` (documented in docs/access.md). */
@@ -11,6 +13,8 @@ export type WhoAmIItem = ClusterItem<{user: UserInfo}> & {warnings: WhoAmIWarnin
 
 export interface WhoAmIList {
   kind: 'WhoAmIList'
+  /** The identity asked about (--as, --as-group, --as-uid); absent when the credential answers for itself. */
+  as?: Impersonation
   items: WhoAmIItem[]
 }
 
@@ -26,17 +30,19 @@ Without --cluster, --all or --selector, the current context is used. Exit 1 when
     '<%= config.bin %> auth whoami',
     '<%= config.bin %> auth whoami --all -o wide',
     '<%= config.bin %> auth whoami -l env=prod -o json',
+    '<%= config.bin %> auth whoami --all --as system:serviceaccount:ci:deployer',
   ]
 
-  static flags = {...fleetFlags}
+  static flags = {...fleetFlags, ...impersonationFlags}
 
   async run(): Promise<WhoAmIList> {
-    const results = await this.overClusters(({client, ref}) => whoami(client, ref.source))
+    const item = (r: ClusterResult<WhoAmI>): WhoAmIItem =>
+      toItem(r, (v) => ({user: v.user, warnings: v.warnings, notes: v.notes}), {warnings: [] as WhoAmIWarning[], notes: [] as IdentityNote[]})
+    const results = await this.overClusters(({client, ref}) => whoami(client, ref.source), item)
     const result: WhoAmIList = {
       kind: 'WhoAmIList',
-      items: results.map((r) =>
-        toItem(r, (v) => ({user: v.user, warnings: v.warnings, notes: v.notes}), {warnings: [] as WhoAmIWarning[], notes: [] as IdentityNote[]}),
-      ),
+      ...(this.impersonation ? {as: this.impersonation} : {}),
+      items: results.map(item),
     }
     const noted = result.items.some((i) => i.notes.length > 0)
     const columns: Column<WhoAmIItem>[] = [

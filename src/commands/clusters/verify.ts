@@ -1,8 +1,10 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {verifyMetrics} from '../../cli/metrics.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
-import {fleetFlags} from '../../cli/flags.js'
+import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
+import {describeImpersonation} from '../../kube/client.js'
 import {ConfigError} from '../../base/errors.js'
 import {checkJunitTarget, writeJunit} from '../../cli/junit-file.js'
 import {scrub} from '../../kubeconfig/redact.js'
@@ -13,15 +15,18 @@ import {FleetVerifier, type VerifyItem, type VerifyReport} from '../../verify/re
 
 export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
   static summary = 'Check every selected cluster against a policy: the CI step before a deploy.'
-  static description = `Per cluster: provider readiness, reachable (/readyz, with the failing checks of /readyz?verbose), TLS verified, authenticated (SelfSubjectReview), expected identity, required permissions (access reviews), forbidden power (system:masters, cluster-admin, risk codes of auth rules), credential lifetime left (certificate, JWT exp, exec plugin expirationTimestamp) and server version range. Without --policy: reachable, TLS verified, authenticated, lifetime of at least 24h, and a warning for system:masters. Writes JUnit XML with --junit, GitHub Actions annotations when GITHUB_ACTIONS=true, and a Markdown summary to $GITHUB_STEP_SUMMARY when it is set. Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 for a bad policy or usage. See docs/verify.md.`
+  static description = `Per cluster: provider readiness, reachable (/readyz, with the failing checks of /readyz?verbose), TLS verified, authenticated (SelfSubjectReview), expected identity, required permissions (access reviews), forbidden power (system:masters, cluster-admin, risk codes of auth rules), credential lifetime left (certificate, JWT exp, exec plugin expirationTimestamp) and server version range. Without --policy: reachable, TLS verified, authenticated, an exec plugin credential valid now and a stored credential (certificate, token) valid for at least 30m (a warning under 7d when issued for longer), and a warning for system:masters; rules select clusters by label, fleet.dev/auth included. Writes JUnit XML with --junit, GitHub Actions annotations when GITHUB_ACTIONS=true, and a Markdown summary to $GITHUB_STEP_SUMMARY when it is set. Exit 0 when no check failed (warnings fail too with --strict), 1 otherwise, 2 for a bad policy or usage. See docs/verify.md.`
 
   static examples = [
     '<%= config.bin %> clusters verify --all --policy policy.yaml --junit verify.xml',
     '<%= config.bin %> clusters verify -l env=prod --strict -o json',
   ]
 
+  static metrics = true
+
   static flags = {
     ...fleetFlags,
+    ...impersonationFlags,
     policy: Flags.string({char: 'p', description: 'Policy file (YAML, schema in schemas/verify-policy.schema.json). Default: built-in defaults.'}),
     junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per cluster, one testcase per check).'}),
     strict: Flags.boolean({description: 'Warnings fail too.', default: false}),
@@ -34,8 +39,9 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     const refs = await this.selectedClusters()
     const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
     await verifier.prepare(refs)
-    const results = await this.overClusters(verifier.work)
+    const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)
+    if (this.impersonation) report.as = this.impersonation
     process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
 
@@ -54,7 +60,9 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
         {header: 'expires', get: (r: VerifyItem) => r.expires ?? '', wide: true},
       ],
       name: (r) => r.cluster,
+      metrics: verifyMetrics(report),
       notes: [
+        ...(report.as ? [`note: checked as ${describeImpersonation(report.as)} (impersonated): identity, permissions and power are that identity's; reachability, TLS and credential lifetime are the caller's`] : []),
         ...checkDetails(rows, {strict: report.strict}),
         `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
       ],

@@ -44,6 +44,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     format: Flags.string({description: 'Consumer Secret format.', options: [...FORMATS]}),
     consumer: Flags.string({description: 'cluster-inventory format: the consumer label value.'}),
     profile: Flags.string({description: 'cluster-inventory format: the ClusterProfile name (default: the Secret name).'}),
+    'display-name': Flags.string({description: 'The name people see: the Argo CD cluster Secret\'s name (default: the context\'s name for a kubeconfig cluster, else the cluster\'s name) and the written kubeconfig\'s context.'}),
     'update-profile': Flags.string({description: 'kubeconfig-secretreader format: NAMESPACE/NAME of the ClusterProfile whose status.accessProviders gets the entry.'}),
     'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig for --secret (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
     'hub-context': Flags.string({description: 'Hub context for --secret.'}),
@@ -72,6 +73,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         ? {kind: 'User', name: f.user ?? '', groups: f.group ?? []}
         : {kind: 'ServiceAccount', ...nsName(f['service-account'] ?? '', '--service-account')}
     if (method === 'client-cert' && !f.user) throw new UsageError('--method client-cert needs --user NAME')
+    if (f['display-name'] !== undefined && f['display-name'].trim() === '') throw new UsageError('--display-name: must not be empty')
     const access: AccessRequest = f.role ? {preset: f.role} : f.rules ? {rulesFile: f.rules} : {clusterRole: f['cluster-role']!}
     let destination: Destination
     if (f.secret) {
@@ -97,6 +99,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         force: f.force,
         dryRun: f['dry-run'],
         updateProfile: f['update-profile'] ? nsName(f['update-profile'], '--update-profile') : undefined,
+        displayName: f['display-name'],
       },
       {...this.connection, cancel},
     )

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {credentialMetrics} from '../../cli/metrics.js'
 import {formatAge, parseLifetime} from '../../base/duration.js'
 
 import {credsHubs} from '../../creds/hubs.js'
@@ -15,6 +16,8 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
     '<%= config.bin %> creds list --expiring-within 72h',
     '<%= config.bin %> creds list --hub-kubeconfig hub.kubeconfig --live -o json',
   ]
+
+  static metrics = true
 
   static flags = {
     'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).'}),
@@ -60,6 +63,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
       ],
       name: (i) => i.location,
       notes,
+      metrics: credentialMetrics(result),
     })
     return result
   }

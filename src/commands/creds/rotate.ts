@@ -1,6 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {fleetFlags} from '../../cli/flags.js'
+import {resolveShard, shardName} from '../../fleet/shard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {credsHubs} from '../../creds/hubs.js'
@@ -24,6 +26,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
 
   static flags = {
     all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
+    shard: Flags.string({description: 'With --all: only this part of the Secrets, INDEX/COUNT from 0 (e.g. 0/4), by NAMESPACE/NAME. See docs/scale.md.'}),
+    'shard-count': fleetFlags['shard-count'],
     file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
     'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h, 7d).'}),
     duration: Flags.string({description: 'Lifetime of the new credential, e.g. 720h, 30d (default: the lifetime generate was asked for).'}),
@@ -41,6 +45,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const names = argv as string[]
     if (!f.all && names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file, or pass --all')
     if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
+    const shard = resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})
+    if (shard && !f.all) throw new UsageError(`${f.shard === undefined ? '--shard-count' : '--shard'} splits --all; with named Secrets or --file, name each Pod's own`)
     const targets = names.map((n) => {
       const [namespace, name, extra] = n.split('/')
       if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
@@ -57,6 +63,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         names: targets,
         files: f.file ?? [],
         all: f.all,
+        shard,
         expiringWithinMs: within,
         durationSeconds: duration,
         dryRun: f['dry-run'],
@@ -73,14 +80,16 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const failed = report.items.filter((i) => i.status === 'failed')
     const acted = report.items.filter((i) => i.status !== 'skipped')
     // Never a silent success: nothing selected, or nothing to do after the filter, is said; any failure exits 1.
-    if (report.items.length === 0) notes.push(`no fleet-managed credential Secrets found on hub ${report.hub}`)
+    if (report.shard) this.logStderr(`${shardName(report.shard)}: ${report.items.length} of the ${report.shard.selected} credential Secret${report.shard.selected === 1 ? '' : 's'}${report.items.length === 0 && report.shard.selected > 0 ? ': nothing to do in this shard' : ''}`)
+    const emptyShard = report.items.length === 0 && (report.shard?.selected ?? 0) > 0
+    if (report.items.length === 0 && !emptyShard) notes.push(`no fleet-managed credential Secrets found on hub ${report.hub}`)
     else if (acted.length === 0) notes.push(`none of ${report.items.length} credentials expires within ${f['expiring-within']}: nothing rotated`)
     for (const i of report.items) {
       const shortened = i.lifetime && shortenedWarning(i.lifetime, i.method ?? '')
       if (shortened) notes.push(`warning: ${where(i)}: ${shortened}`)
     }
     if (failed.length > 0) notes.push(`${failed.length} rotation${failed.length > 1 ? 's' : ''} failed; the old credential${failed.length > 1 ? 's are' : ' is'} still in place`)
-    if (report.items.length === 0 || failed.length > 0) this.markFailed()
+    if ((report.items.length === 0 && !emptyShard) || failed.length > 0) this.markFailed()
     if (cancel.interrupted) {
       notes.push(`interrupted (${cancel.interrupted.signalName}): a credential not yet replaced keeps its old one (claim lifted); one already replaced is finished by the next run`)
       process.exitCode = cancel.interrupted.exitCode
