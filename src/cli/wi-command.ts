@@ -66,10 +66,13 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     const options = this.connection
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
     await this.selectedClusters()
-    const hub = await connectRef(await this.provider().get(f.hub), options)
-    const results = await this.overClusters(({ref, client, signal}) =>
+    const hubRef = await this.provider().get(f.hub)
+    const hub = await connectRef(hubRef, options)
+    const results = await this.overClusters(async ({ref, client, signal}) =>
       this.probe(
-        probeFor(hub, {name: ref.name, context: client.context, client}, {
+        // The hub's requests for this target end with the target's --cluster-timeout too (a client per target costs no
+        // connection: they share the hub's keep-alive agent), so a hung hub never outlives the limit.
+        probeFor(await connectRef(hubRef, {...options, signal}), {name: ref.name, context: client.context, client}, {
           serviceAccount: sa, audience: f.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
           options: {...options, signal},
         }),
