@@ -6,7 +6,7 @@ import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
 import {parseTimeLimit} from '../base/duration.js'
 import {setWarningSink} from '../base/warnings.js'
-import {EXIT_FAILED, type ErrorInfo, FleetError, Interrupted, UsageError, toErrorInfo} from '../base/errors.js'
+import {EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
 import {cancellation, watchInterrupts} from './interrupt.js'
@@ -333,6 +333,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const ran = await runOverClusters(refs, work, this.runOptions())
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
+    // A context that names a missing cluster or user, an unreadable certificate file: configuration errors exit 2 in every
+    // command, also when they are one cluster's result among others (README "Exit codes and errors").
+    if (results.some((r) => r.error?.kind === 'config' || r.error?.kind === 'usage')) this.markFailed(EXIT_USAGE)
     return results
   }
 
@@ -344,16 +347,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return cancellation()
   }
 
-  /** Marks the run as failed (exit 1) while still printing the result. */
-  protected markFailed(): void {
-    process.exitCode = EXIT_FAILED
+  /**
+   * Marks the run as failed (exit 1, or `code`) while still printing the result. A code already set that is higher
+   * stays: a configuration error (2) is not hidden by a failed check found after it.
+   */
+  protected markFailed(code = EXIT_FAILED): void {
+    const current = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0)
+    if (!(current > code)) process.exitCode = code
   }
 
   protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version flow through untouched.
     if (err.constructor?.name === 'ExitError') throw err
     // Ctrl-C at a prompt (the wizard): the terminal is in raw mode, so it arrives as the prompt's error, not as SIGINT.
-    if (err.name === 'ExitPromptError') err = new Interrupted('SIGINT', 'interrupted (Ctrl-C at a prompt): nothing was made')
+    // Nothing was made yet and the person pressed it on purpose: exit 130, as a shell reports a Ctrl-C, and print
+    // nothing (the prompt's own "User force closed the prompt" message included).
+    if (err.name === 'ExitPromptError') this.exit(EXIT_INTERRUPTED)
     const isFleet = err instanceof FleetError
     const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
 import {fleetFlags} from '../../cli/flags.js'
-import {ConfigError} from '../../base/errors.js'
+import {ConfigError, EXIT_USAGE} from '../../base/errors.js'
 import {checkJunitTarget, writeJunit} from '../../cli/junit-file.js'
 import {scrub} from '../../kubeconfig/redact.js'
 import {annotations, appendSummary, inGitHubActions, markdownSummary} from '../../verify/github.js'
@@ -36,10 +36,13 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work)
     const report = verifier.report(results, refs)
-    process.exitCode = report.ok ? 0 : 1
-    if (!report.ok) this.markFailed()
+    // Exit 2 when a cluster could not even be configured (a context naming a missing cluster), as in every command.
+    const configError = results.some((r) => r.error?.kind === 'config' || r.error?.kind === 'usage')
+    process.exitCode = configError ? EXIT_USAGE : report.ok ? 0 : 1
 
-    if (this.flags.junit) await writeJunit(this.flags.junit, junitXml(report))
+    // The report is printed even when the JUnit file cannot be written after all (checked before the run; a directory
+    // can vanish meanwhile): the error follows the table instead of replacing it.
+    const junitFailed = this.flags.junit ? await writeJunit(this.flags.junit, junitXml(report)).then(() => undefined, (error: unknown) => error) : undefined
     if (inGitHubActions()) for (const line of annotations(report)) this.logStderr(line)
     const summaryFile = process.env.GITHUB_STEP_SUMMARY
     if (summaryFile) await appendSummary(summaryFile, scrub(markdownSummary(report)))
@@ -59,6 +62,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
         `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
       ],
     })
+    if (junitFailed) throw junitFailed
     return report
   }
 }

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
+import {checkReadableFile} from '../../base/files.js'
 import {credsHubs} from '../../creds/hubs.js'
 import {type RevocationReport, type RevokedCredential, revokeCredentials} from '../../creds/revoke.js'
 
@@ -41,6 +42,9 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
       if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
       return {namespace, name}
     })
+    // A --file that is a directory or unreadable is one line before anything is touched; a missing one is `not-found`
+    // (already revoked), as kubectl delete reports it.
+    for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file', {missingOk: true})
     const hubs = targets.length > 0 ? await credsHubs(this.hubFlags(f)) : []
     const report = await revokeCredentials(
       {

@@ -3,6 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
+import {checkReadableFile} from '../../base/files.js'
 import {credsHubs} from '../../creds/hubs.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
@@ -41,6 +42,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const names = argv as string[]
     if (!f.all && names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file, or pass --all')
     if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
+    // A --file that is missing, a directory or unreadable is one line before any cluster or hub is touched.
+    for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file')
     const targets = names.map((n) => {
       const [namespace, name, extra] = n.split('/')
       if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
@@ -100,9 +103,14 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       ],
       name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
       notes,
+      // One `error:` line per failed rotation on stderr, in every format (the table's reason column is not enough for -o yaml).
+      failures: failed.map((i) => ({error: {kind: i.error?.kind ?? 'server', message: mention(i, i.reason ?? i.error?.message ?? i.status)}})),
     })
     return report
   }
 }
 
 const where = (i: RotatedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))
+
+/** The item's message, naming its Secret or file unless it already does. */
+const mention = (i: RotatedCredential, message: string) => (message.includes(where(i)) ? message : `${where(i)}: ${message}`)

@@ -4,6 +4,7 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
 import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
+import {checkWritableFile, writeError} from '../../base/files.js'
 import {connectRef} from '../../workload-identity/connect.js'
 import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
 import {parseServiceAccount} from '../../workload-identity/service-account.js'
@@ -61,6 +62,9 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     if (flags.namespace && !flags.role && !flags['cluster-role']) throw new UsageError('--namespace needs --role or --cluster-role (what to bind there)')
     if (flags.prefix.includes(' ')) throw new UsageError(`--prefix: "${flags.prefix}" contains a space`)
     const sa = parseServiceAccount(flags['service-account'])
+    const out = flags['authentication-config-out']
+    // Where the configuration goes is checked before any cluster is asked anything.
+    if (out) await checkWritableFile(out, `--authentication-config-out ${out}`, 'a file for the AuthenticationConfiguration')
     const provider = this.provider()
     const targetRef = await provider.get(flags.target)
     const options = this.connection
@@ -81,7 +85,11 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     })
     if (flags.apply) plan = await applySetup(plan, hub, target, {dryRun: flags['dry-run']})
     const configYaml = toYaml(plan.authenticationConfiguration)
-    if (flags['authentication-config-out']) await writeFileAtomic(flags['authentication-config-out'], configYaml, {mode: 0o644})
+    if (out) {
+      await writeFileAtomic(out, configYaml, {mode: 0o644}).catch((error: unknown) => {
+        throw writeError(`--authentication-config-out ${out}`, out, error, 'a file for the AuthenticationConfiguration')
+      })
+    }
 
     const result: WorkloadIdentitySetup = {kind: 'WorkloadIdentitySetup', ...plan, applied: Boolean(flags.apply), dryRun: Boolean(flags['dry-run'])}
     const columns: Column<PlannedObject>[] = [
