@@ -22,7 +22,8 @@ import {type FleetFlagValues, fleetFlagValues} from './flags.js'
 import {progressLine} from './progress.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
-import type {HubFlags} from '../creds/hubs.js'
+import {type HubChoice, type HubFlags, credsHubs} from '../creds/hubs.js'
+import {checkReadableFile} from '../base/files.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -221,6 +222,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
   }
 
+  /**
+   * The hubs of the one hub rule (creds/hubs.ts credsHubs) for this command's flags, each --hub-kubeconfig file checked
+   * first: missing, a directory or unreadable is one line naming the flag and the path, before any hub is asked.
+   */
+  protected async credsHubs(f: {'hub-kubeconfig'?: string; 'hub-context'?: string}): Promise<HubChoice[]> {
+    for (const file of f['hub-kubeconfig']?.split(':').filter(Boolean) ?? []) {
+      await checkReadableFile(file, `--hub-kubeconfig ${file}`, 'a kubeconfig file')
+    }
+    return credsHubs(this.hubFlags(f))
+  }
+
   // JSON is on for --json and for -o json, so oclif prints the returned result and suppresses this.log.
   public jsonEnabled(): boolean {
     if (!this.ctor?.enableJsonFlag) return false
@@ -334,10 +346,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
     // A context that names a missing cluster or user, an unreadable certificate file: configuration errors exit 2 in every
-    // command, also when they are one cluster's result among others (README "Exit codes and errors").
-    if (results.some((r) => r.error?.kind === 'config' || r.error?.kind === 'usage')) this.markFailed(EXIT_USAGE)
+    // command, also when they are one cluster's result among others (README "Exit codes and errors"). A provider that
+    // could not list stays exit 1 (README: it is reported beside the clusters).
+    this.clusterConfigError = ran.some((r) => r.error?.kind === 'config' || r.error?.kind === 'usage')
+    if (this.clusterConfigError) this.markFailed(EXIT_USAGE)
     return results
   }
+
+  /** Set by overClusters when a selected cluster could not be used because of its configuration (exit 2). */
+  protected clusterConfigError = false
 
   /**
    * For a command that makes things: the first SIGINT/SIGTERM cancels this (the service undoes its work and throws

@@ -1,5 +1,4 @@
 import {UsageError} from '../base/errors.js'
-import {checkReadableFile} from '../base/files.js'
 import {type HubSpec, loadFleetConfig} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {resolveHubContext} from '../providers/hub/client.js'
@@ -37,8 +36,6 @@ export async function credsHubs(f: HubFlags): Promise<HubChoice[]> {
   if (f.hubKubeconfig !== undefined || f.hubContext !== undefined) {
     const files = f.hubKubeconfig?.split(':').filter(Boolean)
     if (f.hubKubeconfig !== undefined && !files?.length) throw new UsageError('--hub-kubeconfig: no path given')
-    // Each file is checked before the hub is asked anything: one line naming the flag and the path.
-    for (const file of files ?? []) await checkReadableFile(file, `--hub-kubeconfig ${file}`, 'a kubeconfig file')
     // --hub-context alone picks a context of the loading rules (the command's --kubeconfig when given).
     return [{spec: {kubeconfig: files ?? f.kubeconfig, context: f.hubContext}, origin: 'flags'}]
   }

@@ -3,7 +3,7 @@
 // at a local server that counts the connections it accepts, and none may arrive.
 import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
-import {chmodSync, mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import net from 'node:net'
 import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -12,9 +12,14 @@ import {after, before, describe, it} from 'node:test'
 
 import {FLEET_BIN, type CliResult, runFleet} from '../support/cli.js'
 
-const root = mkdtempSync(join(tmpdir(), 'fleet-path-flags-'))
-// Another user must be able to walk in: the unreadable and unwritable cases run fleet as nobody when the tests run as root.
+// Another user must be able to walk in: the unreadable and unwritable cases run fleet as nobody when the tests run as
+// root. The test runner's TMPDIR is private (0700), so this directory is made in /tmp and removed at the end.
+const root = mkdtempSync(join(process.getuid?.() === 0 ? '/tmp' : tmpdir(), 'fleet-path-flags-'))
 chmodSync(root, 0o755)
+// nobody's own HOME (oclif writes its data directory there).
+const nobodyHome = join(root, 'home-nobody')
+mkdirSync(nobodyHome, {mode: 0o777})
+chmodSync(nobodyHome, 0o777)
 const TOKEN = 'path-flag-test-token-0123456789'
 let connections = 0
 let server: net.Server
@@ -52,7 +57,10 @@ before(async () => {
   writeFileSync(unreadable, 'apiVersion: v1\n', {mode: 0o000})
   mkdirSync(lockedDir, {mode: 0o555})
 })
-after(() => server?.close())
+after(() => {
+  server?.close()
+  rmSync(root, {recursive: true, force: true})
+})
 
 const asRoot = process.getuid?.() === 0
 
@@ -61,7 +69,7 @@ function runUnprivileged(args: string[]): Promise<CliResult> {
   if (!asRoot) return runFleet(args, {env: {HOME: root}})
   return new Promise((resolve, reject) => {
     const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, FLEET_BIN, ...args], {
-      env: {PATH: process.env.PATH, CI: 'true', NO_COLOR: '1', KUBECONFIG: '', HOME: root, XDG_CONFIG_HOME: '/nonexistent-fleet-test-config'},
+      env: {PATH: process.env.PATH, CI: 'true', NO_COLOR: '1', KUBECONFIG: '', HOME: nobodyHome, XDG_CONFIG_HOME: '/nonexistent-fleet-test-config'},
       cwd: root,
     })
     let stdout = ''

@@ -37,8 +37,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     const results = await this.overClusters(verifier.work)
     const report = verifier.report(results, refs)
     // Exit 2 when a cluster could not even be configured (a context naming a missing cluster), as in every command.
-    const configError = results.some((r) => r.error?.kind === 'config' || r.error?.kind === 'usage')
-    process.exitCode = configError ? EXIT_USAGE : report.ok ? 0 : 1
+    process.exitCode = this.clusterConfigError ? EXIT_USAGE : report.ok ? 0 : 1
 
     // The report is printed even when the JUnit file cannot be written after all (checked before the run; a directory
     // can vanish meanwhile): the error follows the table instead of replacing it.

@@ -4,7 +4,6 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {formatAge, parseLifetime} from '../../base/duration.js'
 import {EXIT_USAGE} from '../../base/errors.js'
 
-import {credsHubs} from '../../creds/hubs.js'
 import {type CredentialItem, type CredentialList, listCredentials} from '../../creds/list.js'
 
 export default class CredsList extends BaseCommand<typeof CredsList> {
@@ -27,7 +26,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   async run(): Promise<CredentialList> {
     const f = this.flags
     const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
-    const hubs = await credsHubs(this.hubFlags(f))
+    const hubs = await this.credsHubs(f)
     const refs = await this.provider().list()
     const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
       ...this.connection,

@@ -4,7 +4,6 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {checkReadableFile} from '../../base/files.js'
-import {credsHubs} from '../../creds/hubs.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
 
@@ -52,7 +51,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
     const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
     if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
-    const hubs = f.all || names.length > 0 ? await credsHubs(this.hubFlags(f)) : []
+    const hubs = f.all || names.length > 0 ? await this.credsHubs(f) : []
     // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
     const cancel = this.cancellation()
     const report = await rotateCredentials(

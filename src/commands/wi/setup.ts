@@ -6,7 +6,7 @@ import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {connectRef} from '../../workload-identity/connect.js'
-import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
+import {connectCredsHub} from '../../creds/hubs.js'
 import {parseServiceAccount} from '../../workload-identity/service-account.js'
 import {
   type PlannedObject,
@@ -72,7 +72,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     const hubRef = flags.hub ? await provider.get(flags.hub) : undefined
     if (hubRef?.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)
     const [hub, target] = await Promise.all([
-      hubRef ? connectRef(hubRef, options) : connectCredsHub((await credsHubs(this.hubFlags(flags)))[0].spec, options).then((client) => ({name: client.context.contextName, context: client.context, client})),
+      hubRef ? connectRef(hubRef, options) : connectCredsHub((await this.credsHubs(flags))[0].spec, options).then((client) => ({name: client.context.contextName, context: client.context, client})),
       connectRef(targetRef, options),
     ])
     if (!hubRef && hub.context.cluster.server === target.context.cluster.server) throw new UsageError(`--target ${flags.target} is the hub itself (${hub.name})`)
