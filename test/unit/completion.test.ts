@@ -44,6 +44,8 @@ before(async () => {
   )
   const res = await runFleet(['autocomplete', 'bash'], {env: {HOME: home, XDG_CACHE_HOME: join(home, '.cache')}})
   assert.equal(res.code, 0, res.stderr)
+  // A session that outlives the others: tmux's server exits with its last session, and a new one started just then fails.
+  await tmux('new-session', '-d', '-s', 'keep', 'sleep 600')
 })
 after(async () => {
   await tmux('kill-server').catch(() => {})

@@ -11,10 +11,13 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url))
 const pjson = JSON.parse(readFileSync(`${REPO}/package.json`, 'utf8'))
 const topics = pjson.oclif.topics as Record<string, {description: string}>
 
-/** The commands of a topic that help lists: the files of src/commands/<topic>/ (each `<topic> <verb>`), hidden ones left out. */
+/**
+ * The commands of a topic that help lists: the files of src/commands/<topic>/ (each `<topic> <verb>`), hidden ones left
+ * out, and index.ts, which is the command named like the directory (`fleet autocomplete`), not one of a topic.
+ */
 const commandsOf = (topic: string) =>
   readdirSync(`${REPO}/src/commands/${topic}`)
-    .filter((f) => f.endsWith('.ts') && !/^\s*static hidden = true/m.test(readFileSync(`${REPO}/src/commands/${topic}/${f}`, 'utf8')))
+    .filter((f) => f.endsWith('.ts') && f !== 'index.ts' && !/^\s*static hidden = true/m.test(readFileSync(`${REPO}/src/commands/${topic}/${f}`, 'utf8')))
     .map((f) => f.replace(/\.ts$/, ''))
 
 describe('topic descriptions', () => {

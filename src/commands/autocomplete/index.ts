@@ -8,6 +8,13 @@ import {rewriteCompletionFiles} from '../../cli/completion.js'
  * Takes the place of the plugin's command of the same id (scripts/bundle.mjs).
  */
 export default class Autocomplete extends PluginAutocomplete {
+  static examples = [
+    '<%= config.bin %> autocomplete',
+    '<%= config.bin %> autocomplete bash',
+    '<%= config.bin %> autocomplete zsh',
+    '<%= config.bin %> autocomplete --refresh-cache',
+  ]
+
   async run(): Promise<void> {
     await super.run()
     await rewriteCompletionFiles(this.autocompleteCacheDir, this.cliBin, this.config.commands)
