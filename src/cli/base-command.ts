@@ -345,16 +345,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const ran = await runOverClusters(refs, work, this.runOptions())
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
-    // A context that names a missing cluster or user, an unreadable certificate file: configuration errors exit 2 in every
-    // command, also when they are one cluster's result among others (README "Exit codes and errors"). A provider that
-    // could not list stays exit 1 (README: it is reported beside the clusters).
-    this.clusterConfigError = ran.some((r) => r.error?.kind === 'config' || r.error?.kind === 'usage')
-    if (this.clusterConfigError) this.markFailed(EXIT_USAGE)
+    // A kubeconfig context that names a missing cluster or user, an unreadable certificate file: the user's configuration
+    // is wrong, exit 2 in every command, also when it is one cluster's result among others (README "Exit codes and
+    // errors"). A broken entry of a hub's inventory (a Secret without its key) is that cluster's failure, and a provider
+    // that could not list is reported beside the clusters: both stay exit 1.
+    const kubeconfigContexts = new Set(refs.filter((r) => r.source.kind === 'kubeconfig-file').map((r) => r.name))
+    if (ran.some((r) => (r.error?.kind === 'config' || r.error?.kind === 'usage') && kubeconfigContexts.has(r.cluster))) this.markFailed(EXIT_USAGE)
     return results
   }
-
-  /** Set by overClusters when a selected cluster could not be used because of its configuration (exit 2). */
-  protected clusterConfigError = false
 
   /**
    * For a command that makes things: the first SIGINT/SIGTERM cancels this (the service undoes its work and throws

@@ -89,6 +89,8 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
       columns: checkColumns,
       name: (r) => r.cluster,
       notes: fixNotes(rows),
+      // A target whose probe could not run at all (its time limit, its configuration): one stderr line in every format.
+      failures: items,
     })
     return report
   }

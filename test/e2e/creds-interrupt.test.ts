@@ -334,7 +334,7 @@ describe('Ctrl-C at a terminal (tmux)', () => {
     outputs.push({what: 'tmux wizard', code: null, signal: null, stdout: screen, stderr: ''})
     assert.match(screen, /FLEET-EXIT=130/)
     // Nothing after the prompt but the shell's own line: no error line, no "User force closed the prompt".
-    assert.deepEqual(screen.split('\n').map((l) => l.trim()).filter((l) => /error|force closed|interrupted/i.test(l)), [])
+    assert.deepEqual(screen.split('\n').map((l) => l.trim()).filter((l) => /^error:|force closed|interrupted \(|SIGINT/i.test(l)), [])
   })
 })
 

@@ -35,7 +35,6 @@ describe('a context that points at a missing cluster exits 2 in every command', 
     ['auth', 'whoami'],
     ['auth', 'can-i', 'get', 'pods'],
     ['auth', 'rules'],
-    ['clusters', 'verify'],
     ['clusters', 'inspect'],
   ]
   for (const command of commands) {
@@ -48,6 +47,19 @@ describe('a context that points at a missing cluster exits 2 in every command', 
       }
     })
   }
+})
+
+describe('clusters verify reports a broken entry as its failed provider-ready check', () => {
+  // verify's exit codes (docs/verify.md): 1 when a check fails, 2 for a bad policy or usage. A broken context is the
+  // provider-ready check of that cluster, reported beside the clusters that pass, with the reason.
+  it('exit 1, provider-ready fails with the reason, the other checks are skipped', async () => {
+    const res = await runFleet(['clusters', 'verify', '--kubeconfig', broken, '-o', 'json'], {env: {HOME: root}})
+    assert.equal(res.code, 1, res.stderr)
+    const [item] = res.json().items
+    assert.equal(item.checks[0].name, 'provider-ready')
+    assert.equal(item.checks[0].status, 'fail')
+    assert.ok(item.checks[0].message.includes(reason), item.checks[0].message)
+  })
 })
 
 describe('every format prints one stderr line per failed item', () => {

@@ -142,5 +142,7 @@ describe('--request-timeout and --cluster-timeout hold in every command family',
     const t = await fleet(['wi', 'test', '--hub', 'silent', '--target', 'blackhole', '--service-account', 'ns/sa', '--request-timeout', '0', '--cluster-timeout', '2s', '-o', 'json'])
     assert.equal(t.res.code, 1, t.res.stderr)
     assertLimit(t, t.res.json().items[0].error, {kind: 'timeout', limit: 'no result within 2s (--cluster-timeout)'}, 'wi test, silent hub, --request-timeout 0 --cluster-timeout 2s')
+    // The failed target is one stderr line, in JSON too.
+    assert.match(t.res.stderr, /^error: .*blackhole: no result within 2s \(--cluster-timeout\)$/m)
   })
 })

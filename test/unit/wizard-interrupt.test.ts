@@ -63,7 +63,7 @@ describe('creds generate wizard: Ctrl-C at a prompt (tmux)', () => {
       await tmux('send-keys', '-t', session, 'C-c')
       const screen = await screenUntil(session, /FLEET-EXIT=\d+/)
       assert.match(screen, /^FLEET-EXIT=130$/m, screen)
-      const said = screen.split('\n').filter((l) => /error|force closed|interrupted|SIGINT/i.test(l))
+      const said = screen.split('\n').filter((l) => /^error:|force closed|interrupted \(|SIGINT/i.test(l.trim()))
       assert.deepEqual(said, [], screen)
     })
   }
