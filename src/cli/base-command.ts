@@ -6,7 +6,7 @@ import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
 import {parseTimeLimit} from '../base/duration.js'
 import {setWarningSink} from '../base/warnings.js'
-import {EXIT_FAILED, type ErrorInfo, FleetError, Interrupted, UsageError, toErrorInfo} from '../base/errors.js'
+import {EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
 import {cancellation, watchInterrupts} from './interrupt.js'
@@ -24,7 +24,8 @@ import {progressLine} from './progress.js'
 import {type MetricFamily, formatMetrics} from './prometheus.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
-import type {HubFlags} from '../creds/hubs.js'
+import {type HubChoice, type HubFlags, credsHubs} from '../creds/hubs.js'
+import {checkReadableFile} from '../base/files.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'jsonl', 'yaml', 'name', 'prometheus'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -240,6 +241,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
   }
 
+  /**
+   * The hubs of the one hub rule (creds/hubs.ts credsHubs) for this command's flags, each --hub-kubeconfig file checked
+   * first: missing, a directory or unreadable is one line naming the flag and the path, before any hub is asked.
+   */
+  protected async credsHubs(f: {'hub-kubeconfig'?: string; 'hub-context'?: string}): Promise<HubChoice[]> {
+    for (const file of f['hub-kubeconfig']?.split(':').filter(Boolean) ?? []) {
+      await checkReadableFile(file, `--hub-kubeconfig ${file}`, 'a kubeconfig file')
+    }
+    return credsHubs(this.hubFlags(f))
+  }
+
   // JSON is on for --json and for -o json, so oclif prints the returned result and suppresses this.log.
   public jsonEnabled(): boolean {
     if (!this.ctor?.enableJsonFlag) return false
@@ -394,6 +406,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const ran = await runOverClusters(refs, work, options)
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
+    // A kubeconfig context that names a missing cluster or user, an unreadable certificate file: the user's configuration
+    // is wrong, exit 2 in every command, also when it is one cluster's result among others (README "Exit codes and
+    // errors"). A broken entry of a hub's inventory (a Secret without its key) is that cluster's failure, and a provider
+    // that could not list is reported beside the clusters: both stay exit 1.
+    const kubeconfigContexts = new Set(refs.filter((r) => r.source.kind === 'kubeconfig-file').map((r) => r.name))
+    if (ran.some((r) => (r.error?.kind === 'config' || r.error?.kind === 'usage') && kubeconfigContexts.has(r.cluster))) this.markFailed(EXIT_USAGE)
     return results
   }
 
@@ -405,16 +423,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return cancellation()
   }
 
-  /** Marks the run as failed (exit 1) while still printing the result. */
-  protected markFailed(): void {
-    process.exitCode = EXIT_FAILED
+  /**
+   * Marks the run as failed (exit 1, or `code`) while still printing the result. A code already set that is higher
+   * stays: a configuration error (2) is not hidden by a failed check found after it.
+   */
+  protected markFailed(code = EXIT_FAILED): void {
+    const current = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0)
+    if (!(current > code)) process.exitCode = code
   }
 
   protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version flow through untouched.
     if (err.constructor?.name === 'ExitError') throw err
     // Ctrl-C at a prompt (the wizard): the terminal is in raw mode, so it arrives as the prompt's error, not as SIGINT.
-    if (err.name === 'ExitPromptError') err = new Interrupted('SIGINT', 'interrupted (Ctrl-C at a prompt): nothing was made')
+    // Nothing was made yet and the person pressed it on purpose: exit 130, as a shell reports a Ctrl-C, and print
+    // nothing (the prompt's own "User force closed the prompt" message included).
+    if (err.name === 'ExitPromptError') this.exit(EXIT_INTERRUPTED)
     const isFleet = err instanceof FleetError
     const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}

@@ -1,20 +1,15 @@
-import {stat} from 'node:fs/promises'
-import {dirname} from 'node:path'
-
-import {ConfigError} from '../base/errors.js'
+import {checkWritableFile, writeError} from '../base/files.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {scrub} from '../kubeconfig/redact.js'
 
-/** A report that cannot be written is a usage error found before any cluster is contacted. */
+/** A report that cannot be written is a configuration error found before any cluster is contacted. */
 export async function checkJunitTarget(file: string): Promise<void> {
-  const dir = dirname(file)
-  const info = await stat(dir).catch(() => undefined)
-  if (!info?.isDirectory()) throw new ConfigError(`--junit ${file}: directory ${dir} does not exist`)
+  await checkWritableFile(file, `--junit ${file}`, 'a file for the JUnit report')
 }
 
 /** Writes a JUnit report atomically, scrubbed of every registered secret (a server message could echo one). */
 export async function writeJunit(file: string, xml: string): Promise<void> {
-  await writeFileAtomic(file, scrub(xml), {mode: 0o644}).catch((error: NodeJS.ErrnoException) => {
-    throw new ConfigError(`--junit ${file}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`)
+  await writeFileAtomic(file, scrub(xml), {mode: 0o644}).catch((error: unknown) => {
+    throw writeError(`--junit ${file}`, file, error, 'a file for the JUnit report')
   })
 }

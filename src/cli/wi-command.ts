@@ -91,13 +91,17 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     let plugin: PluginTarget | undefined
     if (pluginMode) plugin = pluginTarget(targets[0].name, await targets[0].resolve())
     const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(f['service-account'])
-    const hub = plugin ? await pluginHub(plugin, options) : await connectRef(await this.provider().get(f.hub), options)
+    const hubRef = plugin ? undefined : await this.provider().get(f.hub)
+    const hubWith = (o: ConnectOptions) => (plugin ? pluginHub(plugin, o) : connectRef(hubRef!, o))
+    const hub = await hubWith(options)
     // The plugin's identity may not read the target's metrics or RBAC; your own credentials for the same server may.
     const reader = plugin ? await this.readerFor(targets[0]) : undefined
     const readerClient = reader ? (await connectRef(reader, options)).client : undefined
-    const results = await this.overClusters(({ref, client, signal}) =>
+    const results = await this.overClusters(async ({ref, client, signal}) =>
       this.probe(
-        probeFor(hub, {name: ref.name, context: client.context, client: readerClient ?? client}, {
+        // The hub's requests for this target end with the target's --cluster-timeout too (a client per target costs no
+        // connection: they share the hub's keep-alive agent), so a hung hub never outlives the limit.
+        probeFor(await hubWith({...options, signal}), {name: ref.name, context: client.context, client: readerClient ?? client}, {
           serviceAccount: sa, audience: f.audience ?? plugin?.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
           options: {...options, signal},
         }),
@@ -121,6 +125,8 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
       columns: checkColumns,
       name: (r) => r.cluster,
       notes: fixNotes(rows),
+      // A target whose probe could not run at all (its time limit, its configuration): one stderr line in every format.
+      failures: items,
     })
     return report
   }

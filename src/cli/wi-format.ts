@@ -4,6 +4,7 @@ import type {Check} from '../base/checks.js'
 import type {ClusterItem} from '../fleet/items.js'
 import type {ProbeResult} from '../workload-identity/probe.js'
 import type {CheckSuite} from '../verify/junit.js'
+import {fleetFlags} from './flags.js'
 import type {Column} from './table.js'
 
 /** Flags and table shapes shared by the `wi` commands; their logic lives in src/workload-identity/. */
@@ -18,6 +19,8 @@ export const wiFlags = {
   expiration: Flags.string({description: 'Lifetime of the requested token (the API server\'s minimum is 10m).', default: '10m'}),
   'token-file': Flags.string({description: 'Use the token in this file (e.g. one a workload has) instead of requesting one.'}),
   junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per target, one testcase per check).'}),
+  // The probe of each target runs through the fleet runner, which holds this limit as for every fleet-wide command.
+  'cluster-timeout': fleetFlags['cluster-timeout'],
 }
 
 /** One table row: a check of one target, from the test itself or from the diagnosis that follows a failure. */

@@ -1,7 +1,6 @@
 import {createHash} from 'node:crypto'
-import {constants} from 'node:fs'
-import {access, readFile, stat, writeFile} from 'node:fs/promises'
-import {dirname, resolve} from 'node:path'
+import {readFile, writeFile} from 'node:fs/promises'
+import {resolve} from 'node:path'
 import type {V1ClusterRole, V1Namespace, V1ServiceAccount} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
@@ -10,6 +9,7 @@ import type {RiskFinding} from '../access/risk.js'
 import {type Check, worstStatus} from '../base/checks.js'
 import type {Cancellation} from '../base/cancel.js'
 import {ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError} from '../base/errors.js'
+import {checkWritableFile, fileError} from '../base/files.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
@@ -176,21 +176,7 @@ async function preflight(client: KubeClient, r: GenerateRequest, cluster: string
 
 /** The directory of --out must exist and be writable: found out before the cluster is touched, not at the last step. */
 async function checkOutDir(path: string): Promise<void> {
-  const dir = dirname(resolve(path))
-  let st
-  try {
-    st = await stat(dir)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ConfigError(`--out ${path}: directory ${dir} does not exist`)
-    throw new ConfigError(`--out ${path}: directory ${dir}: ${(error as Error).message}`)
-  }
-  if (!st.isDirectory()) throw new ConfigError(`--out ${path}: ${dir} is not a directory`)
-  try {
-    await access(dir, constants.W_OK)
-  } catch {
-    throw new ConfigError(`--out ${path}: directory ${dir} is not writable`)
-  }
+  await checkWritableFile(path, `--out ${path}`, 'a kubeconfig file')
 }
 
 /** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
@@ -200,7 +186,7 @@ async function checkOutFile(path: string, force: boolean | undefined): Promise<v
     text = await readFile(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw new ConfigError(`--out ${path}: ${(error as Error).message}`)
+    throw fileError(`--out ${path}`, error, 'a kubeconfig file')
   }
   if (force) return
   let ours = false

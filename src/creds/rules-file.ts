@@ -3,6 +3,7 @@ import type {V1PolicyRule} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {ConfigError} from '../base/errors.js'
+import {fileError} from '../base/files.js'
 
 /** An RBAC PolicyRule (rbac.authorization.k8s.io/v1): client-node's model (it has no Date fields, so it is its own wire form). */
 export type PolicyRule = V1PolicyRule
@@ -18,8 +19,7 @@ export async function loadRulesFile(path: string): Promise<PolicyRule[]> {
   try {
     text = await readFile(path, 'utf8')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(`--rules ${path}: ${code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
+    throw fileError(`--rules ${path}`, error, 'a rules file')
   }
   return parseRules(text, path)
 }

@@ -5,6 +5,7 @@ import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
 import {fileError, readRequired} from '../base/files.js'
 import {ConfigError, FleetError} from '../base/errors.js'
+import {formatDuration} from '../base/duration.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {decodeBase64, proxyUrl, serverUrl} from '../kubeconfig/readiness.js'
@@ -275,8 +276,13 @@ export class KubeClient {
     const base = this.server.pathname.replace(/\/$/, '')
     const started = performance.now()
     const left = Number.isFinite(deadline) ? Math.max(1, Math.round(deadline - started)) : 0
-    const signals = [left > 0 ? AbortSignal.timeout(left) : undefined, this.options.signal]
-    const active = signals.filter((s): s is AbortSignal => s !== undefined)
+    // The time limit is a timer of our own, held until the exchange ends, not AbortSignal.timeout(): inside
+    // AbortSignal.any() Node holds a timeout signal only weakly, and once a garbage collection took it the request ran on
+    // to the cluster's time limit (nodejs/node#57736: a 10 s --request-timeout ended at 30 s). It covers the whole
+    // exchange: connection, TLS handshake, response headers and body.
+    const limit = new AbortController()
+    const timer = left > 0 ? setTimeout(() => limit.abort(this.timeoutError()), left) : undefined
+    const active = [limit.signal, this.options.signal].filter((s): s is AbortSignal => s !== undefined)
     const signal = active.length > 1 ? AbortSignal.any(active) : active[0]
     const secure = this.server.protocol === 'https:'
     const headers: Record<string, string | string[]> = {
@@ -288,8 +294,14 @@ export class KubeClient {
     const log = this.options.log
     const url = `${this.server.origin}${base}${path}`
     return new Promise<KubeResponse>((resolve, reject) => {
+      let settled = false
       const fail = (error: unknown) => {
-        const classified = classifyTransportError(abortReason(error), this.serverUrl, this.agent ? this.proxyShown : undefined)
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        // Whichever limit ended the exchange names it, even when Node reports the abort as a reset of the response body.
+        const reason = limit.signal.aborted ? limit.signal.reason : this.options.signal?.aborted ? this.options.signal.reason : abortReason(error)
+        const classified = classifyTransportError(reason, this.serverUrl, this.agent ? this.proxyShown : undefined)
         logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
         reject(classified)
       }
@@ -319,6 +331,9 @@ export class KubeClient {
           res.on('data', (c: Buffer) => chunks.push(c))
           res.on('error', fail)
           res.on('end', () => {
+            if (settled) return
+            settled = true
+            clearTimeout(timer)
             const elapsedMs = performance.now() - started
             logExchange(log, {method, url, requestHeaders: headers, status: res.statusCode, statusText: res.statusMessage, responseHeaders: res.headers, elapsedMs})
             resolve({
@@ -333,6 +348,8 @@ export class KubeClient {
         },
       )
       } catch (error) {
+        settled = true
+        clearTimeout(timer)
         // OpenSSL refuses the client certificate or key while building the TLS context: a configuration problem.
         reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
         return
@@ -361,6 +378,11 @@ export class KubeClient {
       if (payload) req.write(payload)
       req.end()
     })
+  }
+
+  /** What a request that outlived --request-timeout fails with: the server and the limit as the user gave it. */
+  private timeoutError(): FleetError {
+    return new FleetError('timeout', `${this.serverUrl}: no answer within ${formatDuration(this.options.timeoutMs)} (--request-timeout)`)
   }
 
   /** Sends a request and parses the JSON answer; an HTTP error becomes a classified error naming `what`. */

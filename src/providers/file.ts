@@ -43,6 +43,8 @@ export interface FileProviderOptions {
   cwd?: string
   /** Labels from the fleet configuration, per file or context pattern (docs/providers.md). */
   labels?: LabelRule[]
+  /** The flag `paths` came from (`--kubeconfig`), named in the error when one does not exist. */
+  flag?: string
 }
 
 /** A set of files seen as one kubeconfig; `display` maps an absolute path to the path as the user wrote it. */
@@ -98,7 +100,7 @@ export class FileProvider extends CachedProvider {
       const files: string[] = []
       for (const p of this.options.paths) {
         const k = await kind(p)
-        if (k === 'missing') throw new ConfigError(`${p}: no such kubeconfig file or directory`)
+        if (k === 'missing') throw new ConfigError(`${this.options.flag ? `${this.options.flag} ` : ''}${p}: no such kubeconfig file or directory`)
         if (k === 'file') files.push(p)
         else {
           const found = await listDir(p)

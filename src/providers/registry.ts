@@ -90,7 +90,7 @@ export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvid
   if (kubectlView && flags.fleetConfig !== undefined) {
     throw new UsageError('--kubeconfig and --fleet-config select different clusters; use one, or name a provider with --provider')
   }
-  if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd})
+  if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd, flag: '--kubeconfig'})
   const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd, note: flags.note})
   const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
 

@@ -7,6 +7,7 @@ import {LineCounter, type Node, isMap, isScalar, isSeq, parseDocument} from 'yam
 
 import {parseLifetime} from '../base/duration.js'
 import {ConfigError} from '../base/errors.js'
+import {fileError} from '../base/files.js'
 import {parseAccessQuery, type AccessQuery} from '../access/can-i.js'
 import type {RiskCode} from '../access/risk.js'
 import {matchesSelector, parseSelector} from '../fleet/selector.js'
@@ -107,8 +108,7 @@ export async function loadPolicy(file: string): Promise<Policy> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(`${file}: ${code === 'ENOENT' ? 'file not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`)
+    throw fileError(`--policy ${file}`, error, 'a policy file')
   }
   return parsePolicy(text, file)
 }

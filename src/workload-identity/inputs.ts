@@ -1,6 +1,7 @@
 import {readFile} from 'node:fs/promises'
 
 import {ConfigError, UsageError} from '../base/errors.js'
+import {fileError} from '../base/files.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import {type AuthenticationConfiguration, parseAuthenticationConfiguration} from './auth-config.js'
 import {MIN_EXPIRATION_SECONDS} from './token.js'
@@ -10,8 +11,7 @@ async function readUserFile(file: string, flag: string): Promise<string> {
   try {
     return await readFile(file, 'utf8')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(`${flag} ${file}: ${code === 'ENOENT' ? 'file not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`)
+    throw fileError(`${flag} ${file}`, error, flag === '--token-file' ? 'a token file' : 'an AuthenticationConfiguration file')
   }
 }
 

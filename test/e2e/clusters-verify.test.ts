@@ -534,7 +534,7 @@ checks:
     assert.equal(junit, '', 'no JUnit file')
     const missing = await verify(['--kubeconfig', ci.kubeconfig, '--policy', '/nonexistent/policy.yaml'])
     assert.equal(missing.res.code, 2)
-    assert.equal(missing.res.stderr, 'error: /nonexistent/policy.yaml: file not found\n')
+    assert.equal(missing.res.stderr, 'error: --policy /nonexistent/policy.yaml: file not found\n')
     const nowhere = await runFleet(['clusters', 'verify', '--kubeconfig', ci.kubeconfig, '--junit', '/nonexistent/dir/out.xml'], {env: NO_GITHUB})
     assert.equal(nowhere.code, 2)
     assert.equal(nowhere.stderr, 'error: --junit /nonexistent/dir/out.xml: directory /nonexistent/dir does not exist\n')

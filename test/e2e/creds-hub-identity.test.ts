@@ -282,7 +282,8 @@ describe('one hub rule and a cluster identity that travels', {concurrency: false
     assert.equal(rot.code, 2, rot.stderr)
     assert.match(rot.stderr.trim(), expected)
     const list = await fleet(['creds', 'list', '--expiring-within', '1h'], {cwd: empty})
-    assert.equal(list.code, 1, list.stderr)
+    // A hub that cannot be configured is a configuration error: exit 2, as for rotate (README "Exit codes and errors").
+    assert.equal(list.code, 2, list.stderr)
     assert.match(list.stderr, /error: hub current context: .*no kubeconfig found: KUBECONFIG is unset and .* does not exist/)
   })
 

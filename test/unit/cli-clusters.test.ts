@@ -108,7 +108,7 @@ describe('errors: one line on stderr, exit 2, JSON error in JSON mode', () => {
   it('a missing kubeconfig file', async () => {
     const res = await runFleet(['clusters', 'list', '--kubeconfig', '/nonexistent/kc.yaml'])
     assert.equal(res.code, 2)
-    assert.deepEqual(oneLine(res.stderr), ['error: /nonexistent/kc.yaml: no such kubeconfig file or directory'])
+    assert.deepEqual(oneLine(res.stderr), ['error: --kubeconfig /nonexistent/kc.yaml: no such kubeconfig file or directory'])
     assert.equal(res.stdout, '')
   })
 

@@ -41,11 +41,15 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)
+    // A cluster whose entry is broken (a context naming a missing cluster) is the failed provider-ready check here, exit 1
+    // like any failed check (docs/verify.md): a CI step reports it per cluster, beside the clusters that passed.
     if (this.impersonation) report.as = this.impersonation
     process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
 
-    if (this.flags.junit) await writeJunit(this.flags.junit, junitXml(report))
+    // The report is printed even when the JUnit file cannot be written after all (checked before the run; a directory
+    // can vanish meanwhile): the error follows the table instead of replacing it.
+    const junitFailed = this.flags.junit ? await writeJunit(this.flags.junit, junitXml(report)).then(() => undefined, (error: unknown) => error) : undefined
     if (inGitHubActions()) for (const line of annotations(report)) this.logStderr(line)
     const summaryFile = process.env.GITHUB_STEP_SUMMARY
     if (summaryFile) await appendSummary(summaryFile, scrub(markdownSummary(report)))
@@ -67,6 +71,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
         `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
       ],
     })
+    if (junitFailed) throw junitFailed
     return report
   }
 }

@@ -6,7 +6,6 @@ import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {FORMATS, type SecretFormat} from '../../creds/formats.js'
 import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential} from '../../creds/generate.js'
-import {credsHubs} from '../../creds/hubs.js'
 import {describeLifetime} from '../../creds/lifetime.js'
 import {METHODS, type Method} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
@@ -80,7 +79,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
       if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
       destination = {kind: 'secret', ...nsName(f.secret, '--secret'), format: f.format as SecretFormat, consumer: f.consumer, profile: f.profile}
     } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
-    const hubs = f.secret ? await credsHubs(this.hubFlags(f)) : []
+    const hubs = f.secret ? await this.credsHubs(f) : []
 
     // Ctrl-C (SIGINT) or SIGTERM from here on undoes what the run made, as a failure does, then exits 130 (143).
     const cancel = this.cancellation()

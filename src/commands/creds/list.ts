@@ -3,8 +3,8 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {credentialMetrics} from '../../cli/metrics.js'
 import {formatAge, parseLifetime} from '../../base/duration.js'
+import {EXIT_USAGE} from '../../base/errors.js'
 
-import {credsHubs} from '../../creds/hubs.js'
 import {type CredentialItem, type CredentialList, listCredentials} from '../../creds/list.js'
 
 export default class CredsList extends BaseCommand<typeof CredsList> {
@@ -29,7 +29,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   async run(): Promise<CredentialList> {
     const f = this.flags
     const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
-    const hubs = await credsHubs(this.hubFlags(f))
+    const hubs = await this.credsHubs(f)
     const refs = await this.provider().list()
     const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
       ...this.connection,
@@ -39,13 +39,15 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
     })
     if (within !== undefined) result.expiringWithin = f['expiring-within']
     const expiring = result.items.filter((i) => i.expiring)
-    const notes = [...result.errors.map((e) => `error: hub ${e.hub}: ${e.error.message}`), ...(result.warnings ?? []).map((w) => `warning: ${w}`)]
+    const notes = (result.warnings ?? []).map((w) => `warning: ${w}`)
     if (result.items.length === 0) notes.push('no credentials found (kubeconfig files, hub Secrets)')
     if (expiring.length > 0) notes.push(`${expiring.length} credential${expiring.length > 1 ? 's' : ''} expire${expiring.length > 1 ? '' : 's'} within ${f['expiring-within']}`)
     const liveFailed = result.items.filter((i) => i.live && !i.live.ok)
     if (liveFailed.length > 0) notes.push(`${liveFailed.length} credential${liveFailed.length > 1 ? 's' : ''} no longer authenticate${liveFailed.length > 1 ? '' : 's'}`)
     // Never a silent success: nothing found, an unreadable hub, an expiring or dead credential all fail the run.
     if (result.items.length === 0 || result.errors.length > 0 || expiring.length > 0 || liveFailed.length > 0) this.markFailed()
+    // A hub whose kubeconfig is broken is a configuration error: exit 2, as in every command.
+    if (result.errors.some((e) => e.error.kind === 'config' || e.error.kind === 'usage')) this.markFailed(EXIT_USAGE)
     this.render(result, {
       rows: result.items,
       columns: [
@@ -64,6 +66,8 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
       name: (i) => i.location,
       notes,
       metrics: credentialMetrics(result),
+      // A hub that could not be read is one `error:` line on stderr in every format, JSON and YAML included.
+      failures: result.errors.map((e) => ({error: {kind: e.error.kind, message: `hub ${e.hub}: ${e.error.message}`}})),
     })
     return result
   }

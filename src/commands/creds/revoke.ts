@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
-import {credsHubs} from '../../creds/hubs.js'
+import {checkReadableFile} from '../../base/files.js'
 import {type RevocationReport, type RevokedCredential, revokeCredentials} from '../../creds/revoke.js'
 
 export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
@@ -41,7 +41,10 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
       if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
       return {namespace, name}
     })
-    const hubs = targets.length > 0 ? await credsHubs(this.hubFlags(f)) : []
+    // A --file that is a directory or unreadable is one line before anything is touched; a missing one is `not-found`
+    // (already revoked), as kubectl delete reports it.
+    for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file', {missingOk: true})
+    const hubs = targets.length > 0 ? await this.credsHubs(f) : []
     const report = await revokeCredentials(
       {
         names: targets,

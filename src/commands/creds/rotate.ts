@@ -5,7 +5,7 @@ import {fleetFlags} from '../../cli/flags.js'
 import {resolveShard, shardName} from '../../fleet/shard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
-import {credsHubs} from '../../creds/hubs.js'
+import {checkReadableFile} from '../../base/files.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
 
@@ -47,6 +47,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
     const shard = resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})
     if (shard && !f.all) throw new UsageError(`${f.shard === undefined ? '--shard-count' : '--shard'} splits --all; with named Secrets or --file, name each Pod's own`)
+    // A --file that is missing, a directory or unreadable is one line before any cluster or hub is touched.
+    for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file')
     const targets = names.map((n) => {
       const [namespace, name, extra] = n.split('/')
       if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
@@ -55,7 +57,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
     const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
     if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
-    const hubs = f.all || names.length > 0 ? await credsHubs(this.hubFlags(f)) : []
+    const hubs = f.all || names.length > 0 ? await this.credsHubs(f) : []
     // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
     const cancel = this.cancellation()
     const report = await rotateCredentials(
@@ -109,9 +111,14 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       ],
       name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
       notes,
+      // One `error:` line per failed rotation on stderr, in every format (the table's reason column is not enough for -o yaml).
+      failures: failed.map((i) => ({error: {kind: i.error?.kind ?? 'server', message: mention(i, i.reason ?? i.error?.message ?? i.status)}})),
     })
     return report
   }
 }
 
 const where = (i: RotatedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))
+
+/** The item's message, naming its Secret or file unless it already does. */
+const mention = (i: RotatedCredential, message: string) => (message.includes(where(i)) ? message : `${where(i)}: ${message}`)

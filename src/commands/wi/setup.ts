@@ -4,8 +4,9 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
 import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
+import {checkWritableFile, writeError} from '../../base/files.js'
 import {connectRef} from '../../workload-identity/connect.js'
-import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
+import {connectCredsHub} from '../../creds/hubs.js'
 import {parseServiceAccount} from '../../workload-identity/service-account.js'
 import {type ConsumerOutput, checkConsumerFlags, consumerHubSide, pluginHubOf, writeConsumer} from '../../workload-identity/setup-consumer.js'
 import {CONSUMERS} from '../../workload-identity/consumers.js'
@@ -81,6 +82,9 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     if (flags.namespace && !flags.role && !flags['cluster-role']) throw new UsageError('--namespace needs --role or --cluster-role (what to bind there)')
     if (flags.prefix.includes(' ')) throw new UsageError(`--prefix: "${flags.prefix}" contains a space`)
     const sa = parseServiceAccount(flags['service-account'])
+    const out = flags['authentication-config-out']
+    // Where the configuration goes is checked before any cluster is asked anything.
+    if (out) await checkWritableFile(out, `--authentication-config-out ${out}`, 'a file for the AuthenticationConfiguration')
     // Every consumer flag is checked (and --out's directory and file) before any cluster is touched.
     const consumer = await checkConsumerFlags({
       consumer: flags.consumer as ConsumerOutput['name'], profile: flags.profile, out: flags.out, force: flags.force, providerFileOut: flags['provider-file-out'],
@@ -95,7 +99,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     const hubRef = flags.hub ? await provider.get(flags.hub) : undefined
     if (hubRef?.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)
     const [hub, target] = await Promise.all([
-      hubRef ? connectRef(hubRef, options) : connectCredsHub((await credsHubs(this.hubFlags(flags)))[0].spec, options).then((client) => ({name: client.context.contextName, context: client.context, client})),
+      hubRef ? connectRef(hubRef, options) : connectCredsHub((await this.credsHubs(flags))[0].spec, options).then((client) => ({name: client.context.contextName, context: client.context, client})),
       connectRef(targetRef, options),
     ])
     if (!hubRef && hub.context.cluster.server === target.context.cluster.server) throw new UsageError(`--target ${flags.target} is the hub itself (${hub.name})`)
@@ -116,7 +120,11 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     }
     await writeConsumer(side, {apply: Boolean(flags.apply), dryRun: Boolean(flags['dry-run'])})
     const configYaml = toYaml(plan.authenticationConfiguration)
-    if (flags['authentication-config-out']) await writeFileAtomic(flags['authentication-config-out'], configYaml, {mode: 0o644})
+    if (out) {
+      await writeFileAtomic(out, configYaml, {mode: 0o644}).catch((error: unknown) => {
+        throw writeError(`--authentication-config-out ${out}`, out, error, 'a file for the AuthenticationConfiguration')
+      })
+    }
 
     const {notes: consumerNotes, ...consumerOutput} = side.output
     const result: WorkloadIdentitySetup = {kind: 'WorkloadIdentitySetup', ...plan, consumer: consumerOutput, ...(consumerOutput.providers ? {providers: consumerOutput.providers} : {}), applied: Boolean(flags.apply), dryRun: Boolean(flags['dry-run'])}

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {parseLifetime} from '../../base/duration.js'
 import {FleetError, UsageError} from '../../base/errors.js'
 import {BaseCommand} from '../../cli/base-command.js'
-import {connectCredsHub, credsHubs} from '../../creds/hubs.js'
+import {connectCredsHub} from '../../creds/hubs.js'
 import {expirationSeconds} from '../../workload-identity/inputs.js'
 import {execCredential, parseExecInfo, planTokenRequest} from '../../workload-identity/plugin.js'
 import {requestToken} from '../../workload-identity/token.js'
@@ -42,7 +42,7 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
       audience: flags.audience,
       expirationSeconds: flags.expiration === undefined ? undefined : expirationSeconds(parseLifetime(flags.expiration, '--expiration')),
     })
-    const [hub] = await credsHubs(this.hubFlags(flags))
+    const [hub] = await this.credsHubs(flags)
     const client = await connectCredsHub(hub.spec, this.connection)
     const minted = await requestToken(client, plan.serviceAccount, [plan.audience], plan.expirationSeconds).catch((error: unknown) => {
       // Which hub refused matters most when the hub came from a rule rather than a flag.
