@@ -23,6 +23,7 @@ import {type FleetFlagValues, fleetFlagValues, impersonationValue} from './flags
 import {progressLine} from './progress.js'
 import {type MetricFamily, formatMetrics} from './prometheus.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
+import {PROVIDER_TYPES} from '../config/fleet-config.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type HubChoice, type HubFlags, credsHubs} from '../creds/hubs.js'
 import {checkReadableFile} from '../base/files.js'
@@ -120,7 +121,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       helpGroup: 'GLOBAL',
     }),
     provider: Flags.string({
-      description: 'Only this provider: a name from the fleet configuration, or a provider type (file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp).',
+      description: `Only this provider: a name from the fleet configuration, or a provider type (${PROVIDER_TYPES.join(', ')}).`,
       helpGroup: 'GLOBAL',
     }),
     output: Flags.string({

@@ -10,15 +10,13 @@ import {Fields} from './fields.js'
  * The fleet configuration file: which providers make up the fleet and their settings, so that `fleet clusters list`
  * with no flags shows the whole fleet. Format documented in docs/providers.md.
  */
-export const PROVIDER_TYPES = ['file', 'kubeconfig', 'cluster-api', 'cluster-inventory', 'namespace', 'kind', 'kcp'] as const
-export type ProviderType = (typeof PROVIDER_TYPES)[number]
-// Upstream calls it cluster-inventory-api; accept that spelling too.
-const TYPE_ALIASES: Record<string, ProviderType> = {'cluster-inventory-api': 'cluster-inventory'}
 export const CAPI_VERSIONS = ['v1beta2', 'v1beta1'] as const
 /** Where a kcp workspace's URL comes from: the Workspace's spec.URL, or the context's server + /clusters/<path>. */
 export const KCP_SERVER_SOURCES = ['workspace', 'context'] as const
 /** A kcp workspace path: `root`, `root:org:team` (each segment a workspace name). */
 export const KCP_PATH = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+/** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
+export const DEFAULT_ACCESS_PROVIDER_FILE = 'clusterprofile-provider-file.json'
 
 /** The cluster a hub-backed provider reads (for `namespace`, the cluster whose namespaces are listed). */
 export interface HubSpec {
@@ -83,14 +81,101 @@ export interface KindProviderConfig extends Common {
   command?: string
 }
 
-export type ProviderConfig =
-  | FileProviderConfig
-  | KubeconfigSecretProviderConfig
-  | ClusterApiProviderConfig
-  | ClusterInventoryProviderConfig
-  | NamespaceProviderConfig
-  | KindProviderConfig
-  | KcpProviderConfig
+/** What an entry's parser gets besides its fields: the file's rules for paths and for `hub:`. */
+export interface EntryContext {
+  /** A path as written in the file: `~` is the home directory, anything else relative to the file. */
+  path(p: string | undefined): string | undefined
+  /** The entry's own `hub:` (its kubeconfig paths resolved like `path`). */
+  hub(): HubSpec | undefined
+}
+
+/** An entry's own settings: everything but what every entry has. */
+export type Settings<E extends Common & {type: string}> = Omit<E, 'type' | 'name' | 'origin'>
+
+/**
+ * One provider type as fleet.yaml spells it: its name, the fields an entry may have (besides name and type), how they
+ * are read (each check's one-line error names the field), an example entry, and the settings `--provider TYPE` gets
+ * with nothing configured. The constructor is in src/providers/registry.ts (a floor above), keyed by the same type.
+ */
+export interface ProviderSpec<E extends Common & {type: string}> {
+  type: E['type']
+  /** Other spellings accepted for `type:` (upstream's names). */
+  aliases?: readonly string[]
+  fields: readonly string[]
+  /** Reads the entry's fields; called after unknown fields and the name were checked. */
+  parse(f: Fields, at: EntryContext): Settings<E>
+  /** An entry as written in fleet.yaml (a YAML flow mapping), for docs and the unit test that parses every one. */
+  example: string
+  /** Settings when `--provider TYPE` names a type nothing in the configuration is called. */
+  defaults?(cwd: string): Partial<Settings<E>>
+}
+
+const provider = <E extends Common & {type: string}>(spec: ProviderSpec<E>) => spec
+
+/**
+ * Every provider type, in the order error messages and `--provider`'s help list them. Adding a provider type is one
+ * line here (and its constructor in src/providers/registry.ts, which the compiler asks for): docs/architecture.md.
+ */
+export const PROVIDERS = [
+  provider<FileProviderConfig>({
+    type: 'file', fields: ['kubeconfig', 'labels'], example: '{name: local, type: file, kubeconfig: [~/.kube/config], labels: {env: dev}}',
+    parse: (f, at) => {
+      const labels = readLabelRules(f)
+      return {kubeconfig: f.strings('kubeconfig')?.map((p) => at.path(p)!), ...(labels ? {labels} : {})}
+    },
+  }),
+  provider<KubeconfigSecretProviderConfig>({
+    type: 'kubeconfig', fields: ['hub', 'namespace', 'label', 'key'], example: '{name: secrets, type: kubeconfig, namespace: fleet-system}',
+    parse: (f, at) => ({hub: at.hub(), namespace: f.string('namespace'), label: f.string('label'), key: f.string('key')}),
+  }),
+  provider<ClusterApiProviderConfig>({
+    type: 'cluster-api', fields: ['hub', 'namespace', 'apiVersion'], example: '{name: capi, type: cluster-api, apiVersion: v1beta2}',
+    parse: (f, at) => ({hub: at.hub(), namespace: f.string('namespace'), apiVersion: f.oneOf('apiVersion', CAPI_VERSIONS)}),
+  }),
+  provider<ClusterInventoryProviderConfig>({
+    type: 'cluster-inventory', aliases: ['cluster-inventory-api'], fields: ['hub', 'namespace', 'providerFile', 'consumer'],
+    example: '{name: inventory, type: cluster-inventory, providerFile: access-providers.json}',
+    parse: (f, at) => {
+      const providerFile = at.path(f.string('providerFile'))
+      const consumer = f.string('consumer')
+      // Upstream takes exactly one strategy: access providers (the current API) or the deprecated Secret strategy.
+      if (providerFile && consumer) throw f.error('consumer', 'set providerFile (access providers) or consumer (Secret strategy), not both')
+      if (!providerFile && !consumer) throw f.error(undefined, 'set providerFile (access providers) or consumer (Secret strategy)')
+      return {hub: at.hub(), namespace: f.string('namespace'), providerFile, consumer}
+    },
+    defaults: (cwd) => ({providerFile: resolve(cwd, DEFAULT_ACCESS_PROVIDER_FILE)}),
+  }),
+  provider<NamespaceProviderConfig>({
+    type: 'namespace', fields: ['hub', 'selector'], example: '{name: tenants, type: namespace, selector: tenant}',
+    parse: (f, at) => ({hub: at.hub(), selector: f.string('selector')}),
+  }),
+  provider<KindProviderConfig>({
+    type: 'kind', fields: ['prefix', 'command'], example: '{name: dev, type: kind, prefix: dev-}',
+    parse: (f, at) => {
+      // A command with a path separator is a file relative to the config; a bare name is looked up on PATH.
+      const command = f.string('command')
+      return {prefix: f.string('prefix'), command: command?.includes('/') ? at.path(command) : command}
+    },
+  }),
+  provider<KcpProviderConfig>({
+    type: 'kcp', fields: ['hub', 'root', 'depth', 'server', 'frontProxy'], example: '{name: kcp, type: kcp, root: root:org, depth: 1}',
+    parse: (f, at) => {
+      const root = f.string('root')
+      if (root !== undefined && !KCP_PATH.test(root)) throw f.error('root', `"${root}" is not a workspace path (like root:org:team)`)
+      const depth = f.value.depth
+      if (depth !== undefined && depth !== null && (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 0)) {
+        throw f.error('depth', 'must be a whole number, 0 or more (levels below the root)')
+      }
+      return {hub: at.hub(), root, depth: typeof depth === 'number' ? depth : undefined, server: f.oneOf('server', KCP_SERVER_SOURCES), frontProxy: f.boolean('frontProxy')}
+    },
+  }),
+] as const
+
+type EntryOf<S> = S extends ProviderSpec<infer E> ? E : never
+/** One entry of `providers:`, as parsed: the union of every table line's entry type. */
+export type ProviderConfig = EntryOf<(typeof PROVIDERS)[number]>
+export type ProviderType = ProviderConfig['type']
+export const PROVIDER_TYPES: readonly ProviderType[] = PROVIDERS.map((p) => p.type)
 
 export interface FleetConfig {
   /** The file as the user named it (or as found). */
@@ -102,12 +187,17 @@ export interface FleetConfig {
 export const FLEET_CONFIG_API_VERSION = 'fleet/v1alpha1'
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
+/** The table line for a type as written (its name or an alias), if any. */
+export function providerSpec(value: string): ProviderSpec<ProviderConfig> | undefined {
+  return (PROVIDERS as readonly ProviderSpec<ProviderConfig>[]).find((p) => p.type === value || p.aliases?.includes(value))
+}
+
 export function isProviderType(value: string): value is ProviderType {
-  return (PROVIDER_TYPES as readonly string[]).includes(value) || value in TYPE_ALIASES
+  return providerSpec(value) !== undefined
 }
 
 export function normaliseType(value: string): ProviderType {
-  return TYPE_ALIASES[value] ?? (value as ProviderType)
+  return providerSpec(value)?.type ?? (value as ProviderType)
 }
 
 /** Where fleet looks when --fleet-config is not given: ./fleet.yaml, then the user's config directory. */
@@ -193,16 +283,6 @@ function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv): HubSpec | und
   return {kubeconfig: hub.strings('kubeconfig')?.map((p) => expandPath(p, file, env)), context: hub.string('context')}
 }
 
-const FIELDS: Record<ProviderType, string[]> = {
-  file: ['kubeconfig', 'labels'],
-  kubeconfig: ['hub', 'namespace', 'label', 'key'],
-  'cluster-api': ['hub', 'namespace', 'apiVersion'],
-  'cluster-inventory': ['hub', 'namespace', 'providerFile', 'consumer'],
-  namespace: ['hub', 'selector'],
-  kind: ['prefix', 'command'],
-  kcp: ['hub', 'root', 'depth', 'server', 'frontProxy'],
-}
-
 /**
  * `labels:` of a file provider: a mapping (labels for every cluster) or a list of rules
  * `{file: GLOB, context: GLOB, labels: {k: v}}` (either glob may be left out).
@@ -232,51 +312,15 @@ function readLabelMap(f: Fields, key: string): Record<string, string> {
 
 function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): ProviderConfig {
   const rawType = f.requiredString('type')
-  if (!isProviderType(rawType)) throw f.error('type', `must be one of ${PROVIDER_TYPES.join(', ')}; got "${rawType}"`)
-  const type = normaliseType(rawType)
-  f.only(['name', 'type', ...FIELDS[type]])
+  const spec = providerSpec(rawType)
+  if (!spec) throw f.error('type', `must be one of ${PROVIDER_TYPES.join(', ')}; got "${rawType}"`)
+  const type = spec.type
+  f.only(['name', 'type', ...spec.fields])
   const name = f.string('name') ?? type
   if (!NAME.test(name)) {
     throw f.error('name', `"${name}" is not a valid provider name (letters, digits, ".", "_" and "-"; it prefixes cluster names as <provider>#<cluster>)`)
   }
   const origin = `${f.file}: ${f.path}`
   const path = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, file, env))
-  switch (type) {
-    case 'file':
-    {
-      const labels = readLabelRules(f)
-      return {type, name, origin, kubeconfig: f.strings('kubeconfig')?.map((p) => expandPath(p, file, env)), ...(labels ? {labels} : {})}
-    }
-    case 'kubeconfig':
-      return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), label: f.string('label'), key: f.string('key')}
-    case 'cluster-api':
-      return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), apiVersion: f.oneOf('apiVersion', CAPI_VERSIONS)}
-    case 'cluster-inventory': {
-      const providerFile = path(f.string('providerFile'))
-      const consumer = f.string('consumer')
-      // Upstream takes exactly one strategy: access providers (the current API) or the deprecated Secret strategy.
-      if (providerFile && consumer) throw f.error('consumer', 'set providerFile (access providers) or consumer (Secret strategy), not both')
-      if (!providerFile && !consumer) throw f.error(undefined, 'set providerFile (access providers) or consumer (Secret strategy)')
-      return {type, name, origin, hub: readHub(f, file, env), namespace: f.string('namespace'), providerFile, consumer}
-    }
-    case 'namespace':
-      return {type, name, origin, hub: readHub(f, file, env), selector: f.string('selector')}
-    case 'kcp': {
-      const root = f.string('root')
-      if (root !== undefined && !KCP_PATH.test(root)) throw f.error('root', `"${root}" is not a workspace path (like root:org:team)`)
-      const depth = f.value.depth
-      if (depth !== undefined && depth !== null && (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 0)) {
-        throw f.error('depth', 'must be a whole number, 0 or more (levels below the root)')
-      }
-      return {
-        type, name, origin, hub: readHub(f, file, env), root, depth: typeof depth === 'number' ? depth : undefined,
-        server: f.oneOf('server', KCP_SERVER_SOURCES), frontProxy: f.boolean('frontProxy'),
-      }
-    }
-    case 'kind': {
-      // A command with a path separator is a file relative to the config; a bare name is looked up on PATH.
-      const command = f.string('command')
-      return {type, name, origin, prefix: f.string('prefix'), command: command?.includes('/') ? path(command) : command}
-    }
-  }
+  return {type, name, origin, ...spec.parse(f, {path, hub: () => readHub(f, file, env)})} as ProviderConfig
 }

@@ -1,5 +1,3 @@
-import {resolve} from 'node:path'
-
 import {ConfigError, UsageError} from '../base/errors.js'
 import {
   type FleetConfig,
@@ -8,7 +6,7 @@ import {
   type ProviderConfig,
   isProviderType,
   loadFleetConfig,
-  normaliseType,
+  providerSpec,
 } from '../config/fleet-config.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import type {RequestLog} from '../kube/request-log.js'
@@ -34,8 +32,7 @@ export interface ProviderFlags {
   note?: (message: string) => void
 }
 
-/** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
-export const DEFAULT_ACCESS_PROVIDER_FILE = 'clusterprofile-provider-file.json'
+export {DEFAULT_ACCESS_PROVIDER_FILE} from '../config/fleet-config.js'
 
 /** Per-provider hub settings override the file-wide ones; a kubeconfig given anywhere brings its own current-context. */
 export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): HubSpec | undefined {
@@ -44,32 +41,34 @@ export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): 
   return {kubeconfig: base?.kubeconfig, context: over.context}
 }
 
-// Each provider but the file provider is imported when a run uses it: listing kubeconfig contexts, the common case,
-// does not load the hub providers, kcp's or kind's (docs/decisions.md, "What is left at start-up").
-export async function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): Promise<ClusterProvider> {
-  switch (entry.type) {
-    case 'file':
-      return new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env, labels: entry.labels})
-    case 'kubeconfig':
-      return new (await import('./hub/kubeconfig-secret.js')).KubeconfigSecretProvider({...entry, hub}, options)
-    case 'cluster-api':
-      return new (await import('./hub/cluster-api.js')).ClusterApiProvider({...entry, hub}, options)
-    case 'cluster-inventory':
-      return new (await import('./hub/cluster-inventory.js')).ClusterInventoryProvider({...entry, hub}, options)
-    case 'namespace':
-      return new (await import('./hub/namespace.js')).NamespaceProvider({...entry, hub}, options)
-    case 'kind':
-      return new (await import('./kind.js')).KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env})
-    case 'kcp':
-      return new (await import('./kcp.js')).KcpProvider({...entry, hub}, options)
-  }
+/** How a provider of one type is built from its entry (the hub already merged) and the run's hub options. */
+type Constructors = {
+  [E in ProviderConfig as E['type']]: (entry: E, hub: HubSpec | undefined, options: HubOptions) => Promise<ClusterProvider>
 }
 
-/** A provider type named on the command line with nothing configured: upstream's defaults. */
+// One line per line of PROVIDERS (src/config/fleet-config.ts, a floor below, where fleet.yaml is parsed); the type
+// makes a missing one a compile error. Each provider but the file provider is imported when a run uses it: listing
+// kubeconfig contexts, the common case, does not load the hub providers, kcp's or kind's (docs/decisions.md, "What is
+// left at start-up").
+export const CONSTRUCTORS: Constructors = {
+  file: async (entry, _hub, options) => new FileProvider({name: entry.name, paths: entry.kubeconfig, env: options.env, labels: entry.labels}),
+  kubeconfig: async (entry, hub, options) => new (await import('./hub/kubeconfig-secret.js')).KubeconfigSecretProvider({...entry, hub}, options),
+  'cluster-api': async (entry, hub, options) => new (await import('./hub/cluster-api.js')).ClusterApiProvider({...entry, hub}, options),
+  'cluster-inventory': async (entry, hub, options) => new (await import('./hub/cluster-inventory.js')).ClusterInventoryProvider({...entry, hub}, options),
+  namespace: async (entry, hub, options) => new (await import('./hub/namespace.js')).NamespaceProvider({...entry, hub}, options),
+  kind: async (entry, _hub, options) => new (await import('./kind.js')).KindProvider(entry.name, {command: entry.command, prefix: entry.prefix, env: options.env}),
+  kcp: async (entry, hub, options) => new (await import('./kcp.js')).KcpProvider({...entry, hub}, options),
+}
+
+export async function createProvider(entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions): Promise<ClusterProvider> {
+  const create = CONSTRUCTORS[entry.type] as (entry: ProviderConfig, hub: HubSpec | undefined, options: HubOptions) => Promise<ClusterProvider>
+  return create(entry, hub, options)
+}
+
+/** A provider type named on the command line with nothing configured: upstream's defaults (its table line's). */
 function defaultEntry(type: string, cwd: string): ProviderConfig {
-  const t = normaliseType(type)
-  if (t === 'cluster-inventory') return {type: t, name: t, providerFile: resolve(cwd, DEFAULT_ACCESS_PROVIDER_FILE)}
-  return {type: t, name: t} as ProviderConfig
+  const spec = providerSpec(type)!
+  return {type: spec.type, name: spec.type, ...spec.defaults?.(cwd)} as ProviderConfig
 }
 
 /**
