@@ -2,9 +2,9 @@ import {createHash} from 'node:crypto'
 import {readFile, unlink} from 'node:fs/promises'
 import {resolve} from 'node:path'
 import type {V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1Role, V1RoleBinding, V1Secret} from '@kubernetes/client-node'
-import yaml from 'js-yaml'
 
 import {ConfigError, type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
+import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
@@ -241,12 +241,7 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     }
     throw new ConfigError(`--file ${abs}: ${(error as Error).message}`)
   }
-  let doc: KubeconfigDoc | undefined
-  try {
-    doc = yaml.load(text) as KubeconfigDoc | undefined
-  } catch {
-    doc = undefined
-  }
+  const doc = loadYamlIfValid(text) as KubeconfigDoc | undefined
   const facts = doc?.extensions?.find((x) => x?.name === KUBECONFIG_EXTENSION)?.extension as Record<string, string> | undefined
   if (!doc || !facts || !facts.method || !facts.cluster) throw notFleets(`--file ${abs}`, `was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`)
   const method = facts.method as Method

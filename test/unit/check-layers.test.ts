@@ -124,7 +124,7 @@ describe('check-layers', () => {
       res,
       'src/access/planted.ts:1: reads a file: use readRequired/readOptional (src/base/files.ts)',
       'src/access/planted.ts:4: reads a file',
-      'src/access/planted.ts:5: parses YAML itself: use loadYaml (src/base/yaml.ts)',
+      'src/access/planted.ts:5: parses YAML itself: use loadYaml',
       'src/access/planted.ts:6: JSON.parse of something other than a response body',
       `src/verify/checks.ts:${first}: reads a file`,
     )
