@@ -9,6 +9,7 @@ import {type Check, worstStatus} from '../base/checks.js'
 import type {Cancellation} from '../base/cancel.js'
 import {ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError} from '../base/errors.js'
 import {checkWritableFile, readOptional} from '../base/files.js'
+import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
@@ -34,7 +35,6 @@ import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluste
 import {type Lifetime, lifetimeOf, shortenedWarning} from './lifetime.js'
 import {
   type Issued,
-  MIN_DURATION_SECONDS,
   type Method,
   anchorName,
   anchorObject,
@@ -275,7 +275,7 @@ export interface ValidRequest {
 
 /** The offline checks: flags that contradict each other, the preset or rules file and its risk, the --out file and directory. */
 export async function validate(r: GenerateRequest): Promise<ValidRequest> {
-  if (r.method !== 'legacy-token' && r.durationSeconds < MIN_DURATION_SECONDS) {
+  if (r.method !== 'legacy-token' && r.durationSeconds < MIN_TOKEN_SECONDS) {
     throw new UsageError(`--duration: at least 10m (the API server refuses shorter ${r.method === 'token' ? 'tokens' : 'certificates'})`)
   }
   if (r.method === 'client-cert' && r.identity.kind !== 'User') throw new UsageError('--method client-cert needs --user NAME (and optionally --group)')

@@ -1,8 +1,8 @@
 import {ConfigError, UsageError} from '../base/errors.js'
 import {readRequired} from '../base/files.js'
+import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import {type AuthenticationConfiguration, parseAuthenticationConfiguration} from './auth-config.js'
-import {MIN_EXPIRATION_SECONDS} from './token.js'
 
 /** Files and values the `wi` commands read from the user, each failing with one line naming the file or flag. */
 async function readUserFile(file: string, flag: string): Promise<string> {
@@ -23,6 +23,6 @@ export async function readAuthenticationConfig(file: string): Promise<{file: str
 
 export function expirationSeconds(ms: number): number {
   const s = Math.round(ms / 1000)
-  if (s < MIN_EXPIRATION_SECONDS) throw new UsageError(`--expiration: at least 10m (the API server refuses shorter tokens), got ${s}s`)
+  if (s < MIN_TOKEN_SECONDS) throw new UsageError(`--expiration: at least 10m (the API server refuses shorter tokens), got ${s}s`)
   return s
 }
