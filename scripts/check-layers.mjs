@@ -1,12 +1,19 @@
 #!/usr/bin/env node
-// Fails when a module in src/ imports from a floor above its own (see docs/architecture.md). Every import must point
-// down or sideways within its floor; a folder not listed here is an error too, so a new folder gets a floor on purpose.
-// Usage: node scripts/check-layers.mjs   (exit 1 and one line per upward import)
+// The rules of docs/architecture.md that the build checks, over every .ts file in src/:
+// - layers: a module imports only from its own floor or below; a folder not listed here is an error too, so a new
+//   folder gets a floor on purpose;
+// - cycles: no two files import each other, directly or around a ring (type-only imports count, as for floors);
+// - output: only cli/ writes to stdout or stderr (process.stdout, process.stderr, console.*); render() prints;
+// - user files: only base/ reads files and parses YAML (readFile*, js-yaml), and JSON.parse outside base/ reads only a
+//   response body or a plugin's stdout; everything else goes through src/base/files.ts and src/base/yaml.ts.
+// Each exception is one line in an allow-list below, with its reason.
+// Usage: node scripts/check-layers.mjs [--root DIR]   (exit 1 and one `file:line: ...` line per problem)
 import {readdirSync, readFileSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const rootArg = process.argv.indexOf('--root')
+const root = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : join(dirname(fileURLToPath(import.meta.url)), '..')
 const src = join(root, 'src')
 
 // Lowest first. Folders on one floor may import each other (they are peers); nothing may import a higher floor.
@@ -23,6 +30,41 @@ export const FLOORS = [
 ]
 const floorOf = new Map(FLOORS.flatMap((folders, i) => folders.map((f) => [f, i])))
 
+// Files (or folders, ending in /) under src/ that may write to stdout or stderr outside cli/, each with its reason.
+const OUTPUT_ALLOWED = new Map([
+  ['entry/', 'the entry point: oclif and Node start here, before any command exists'],
+  ['hooks/command-not-found.ts', 'runs before any command exists, so there is no render(); one error line, no secrets'],
+  ['base/warnings.ts', 'the default sink of warnOnce; the CLI replaces it with its scrubbed stderr (setWarningSink)'],
+  ['kube/exec-credential.ts', "an exec plugin's own stderr, passed through scrubbed, as client-go does"],
+  ['commands/wi/token.ts', 'the ExecCredential kubectl reads on stdout: raw on purpose, nothing else on stdout'],
+  ['commands/creds/generate.ts', '--out -: the kubeconfig raw on stdout, the one place fleet prints a secret on request'],
+])
+
+// Files outside base/ that read files, parse YAML or JSON.parse text themselves, per rule (`read`, `yaml`, `json`), each
+// with its reason. Shrink this list: a new reader of a user's file belongs in base/files.ts and base/yaml.ts.
+const READ_ALLOWED = new Map([
+  ['kubeconfig/parse.ts', {yaml: 1, json: 1, why: "the kubeconfig loader: client-go's rules (JSON fast path, duplicate keys, first document) need the parser itself"}],
+  ['kubeconfig/credentials.ts', {read: 1, json: 1, why: "token, certificate and CA files a kubeconfig names, in the loader's wording; a JWT's claims (jwtClaims)"}],
+  ['kubeconfig/readiness.ts', {read: 1, why: 'token and CA files a kubeconfig names, probed for readiness with their per-field wording'}],
+  ['kube/exec-credential.ts', {json: 1, why: "an exec plugin's stdout"}],
+  ['providers/hub/access-providers.ts', {json: 1, why: "a ClusterProfile's access-provider config (providers/ is being reshaped on another branch)"}],
+  ['cli/base-command.ts', {json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file'}],
+  ['cli/completion.ts', {read: 1, why: "the user's .zshrc-side completion file, rewritten in place (not parsed)"}],
+  ['verify/policy.ts', {read: 1, json: 1, why: "the shipped policy JSON schema; the user's policy file with its schema errors and line numbers"}],
+  ['workload-identity/auth-config.ts', {yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is'}],
+  ['workload-identity/consumers.ts', {read: 1, why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)'}],
+  ['workload-identity/connect.ts', {read: 1, why: 'a kubeconfig CA file with its own wording (`WHERE: certificate-authority FILE: ...`)'}],
+  ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],
+  ['creds/rotation-store.ts', {read: 1, yaml: 1, json: 1, why: "kubeconfig files fleet wrote (its own wording), their lock file's pid, and Secrets' config"}],
+  ['creds/list.ts', {read: 1, json: 1, why: "a context's user file, any failure meaning no facts; Secrets' cluster-profile config"}],
+  ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
+  ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],
+  ['creds/kubeconfig-out.ts', {read: 1, why: 'a certificate-authority file inlined into the kubeconfig fleet writes, with its own wording'}],
+])
+const readAllowed = (rel, rule) => Boolean(READ_ALLOWED.get(rel)?.[rule])
+
+const allowed = (list, rel) => [...list.keys()].some((k) => (k.endsWith('/') ? rel.startsWith(k) : rel === k))
+
 function files(dir) {
   return readdirSync(dir, {recursive: true, withFileTypes: true})
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
@@ -30,27 +72,119 @@ function files(dir) {
 }
 
 const topFolder = (file) => relative(src, file).split('/')[0]
+const lineOf = (text, index) => text.slice(0, index).split('\n').length
+// Comments explain code and may name what they forbid; a line that is only a comment is not code.
+const isComment = (text, index) => /^\s*(\/\/|\/?\*)/.test(text.slice(text.lastIndexOf('\n', index - 1) + 1, index + 1))
 const problems = []
-for (const file of files(src)) {
+const srcFiles = files(src).sort()
+const imports = new Map() // file -> [{target, line}]
+
+for (const file of srcFiles) {
+  const rel = relative(src, file)
   const from = topFolder(file)
-  if (!floorOf.has(from)) {
-    problems.push(`${relative(root, file)}: folder src/${from} has no floor in scripts/check-layers.mjs`)
-    continue
-  }
   const text = readFileSync(file, 'utf8')
-  for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    const target = resolve(dirname(file), m[1])
+  const edges = []
+  imports.set(file, edges)
+  for (const m of text.matchAll(/(?:from\s+|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    if (isComment(text, m.index)) continue
+    const target = resolve(dirname(file), m[1]).replace(/\.js$/, '.ts')
+    edges.push({target, line: lineOf(text, m.index)})
     const to = topFolder(target)
-    if (!floorOf.has(to)) continue
+    if (!floorOf.has(from) || !floorOf.has(to)) continue
     if (floorOf.get(to) > floorOf.get(from)) {
-      const line = text.slice(0, m.index).split('\n').length
-      problems.push(`${relative(root, file)}:${line}: src/${from} (floor ${floorOf.get(from)}) imports ${m[1]} from src/${to} (floor ${floorOf.get(to)}), a floor above`)
+      problems.push(`src/${rel}:${lineOf(text, m.index)}: src/${from} (floor ${floorOf.get(from)}) imports ${m[1]} from src/${to} (floor ${floorOf.get(to)}), a floor above`)
+    }
+  }
+  if (!floorOf.has(from)) problems.push(`src/${rel}: folder src/${from} has no floor in scripts/check-layers.mjs`)
+
+  if (from !== 'cli' && !allowed(OUTPUT_ALLOWED, rel)) {
+    for (const m of text.matchAll(/\bprocess\.(stdout|stderr)\b|\bconsole\.\w+/g)) {
+      if (isComment(text, m.index)) continue
+      problems.push(`src/${rel}:${lineOf(text, m.index)}: ${m[0]} outside src/cli/: build a View and call render() (or add the file to OUTPUT_ALLOWED with a reason)`)
+    }
+  }
+
+  if (from !== 'base') {
+    const rules = [
+      // Writing YAML (yaml.dump) is not reading a file; parsing it is.
+      ['yaml', /\byaml\.load(All)?\(|\bimport\s*\{[^}]*\bload(All)?\b[^}]*\}\s*from\s*['"]js-yaml['"]/g, 'parses YAML itself: use loadYaml or loadYamlIfValid (src/base/yaml.ts)'],
+      ['read', /\breadFile(Sync)?\b/g, 'reads a file: use readRequired/readOptional (src/base/files.ts)'],
+      // A response body (`res.body`) or a plugin's stdout is not a user's file; anything else is.
+      ['json', /\bJSON\.parse\((?!(?:[\w.]*\.)?body\b|stdout\b)/g, 'JSON.parse of something other than a response body: a user file is read in src/base/'],
+    ]
+    for (const [rule, re, why] of rules) {
+      if (readAllowed(rel, rule)) continue
+      for (const m of text.matchAll(re)) {
+        if (isComment(text, m.index)) continue
+        problems.push(`src/${rel}:${lineOf(text, m.index)}: ${why} (or add the file to READ_ALLOWED with a reason)`)
+      }
     }
   }
 }
+
+// Cycles: strongly connected components of the import graph (Tarjan); each ring is reported once, as a path.
+{
+  let next = 0
+  const index = new Map()
+  const low = new Map()
+  const stack = []
+  const onStack = new Set()
+  const rings = []
+  const visit = (v) => {
+    index.set(v, next)
+    low.set(v, next++)
+    stack.push(v)
+    onStack.add(v)
+    for (const {target: w} of imports.get(v) ?? []) {
+      if (!imports.has(w)) continue
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v), low.get(w)))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)))
+    }
+    if (low.get(v) === index.get(v)) {
+      const ring = []
+      let w
+      do {
+        w = stack.pop()
+        onStack.delete(w)
+        ring.push(w)
+      } while (w !== v)
+      if (ring.length > 1 || (imports.get(v) ?? []).some((e) => e.target === v)) rings.push(new Set(ring))
+    }
+  }
+  for (const f of srcFiles) if (!index.has(f)) visit(f)
+  for (const ring of rings) {
+    // The shortest way back to the first file (in name order) through the ring, for a message a person can follow.
+    const start = [...ring].sort()[0]
+    const prev = new Map([[start, null]])
+    const queue = [start]
+    let end
+    while (queue.length > 0 && !end) {
+      const v = queue.shift()
+      for (const e of imports.get(v)) {
+        if (!ring.has(e.target)) continue
+        if (e.target === start) {
+          end = {from: v, line: e.line}
+          break
+        }
+        if (!prev.has(e.target)) {
+          prev.set(e.target, {from: v, line: e.line})
+          queue.push(e.target)
+        }
+      }
+    }
+    const path = [start]
+    for (let v = end.from; v !== start; v = prev.get(v).from) path.splice(1, 0, v)
+    const firstLine = path.length > 1 ? prev.get(path[1]).line : end.line
+    const names = [...path, start].map((f) => relative(root, f))
+    problems.push(`${names[0]}:${firstLine}: import cycle: ${names.join(' -> ')} (move what they share into one of them or a third file)`)
+  }
+}
+
 for (const p of problems) console.error(p)
 if (problems.length > 0) {
-  console.error(`${problems.length} upward import${problems.length === 1 ? '' : 's'}; see docs/architecture.md`)
+  console.error(`${problems.length} problem${problems.length === 1 ? '' : 's'}; see docs/architecture.md`)
   process.exit(1)
 }
-console.log('layers: every import points down')
+console.log('layers: every import points down, no import cycle, output only from cli/, user files read only in base/')

@@ -1,5 +1,5 @@
 import type {ClusterSource} from '../providers/types.js'
-import type {UserInfo} from './whoami.js'
+import type {UserInfo} from './user-info.js'
 
 /**
  * Identities seen through a proxy. kcp's front proxy authenticates the client itself and forwards only some of its

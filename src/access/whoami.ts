@@ -6,14 +6,10 @@ import type {ClusterSource} from '../providers/types.js'
 import {type IdentityNote, identityNotes} from './front-proxy.js'
 import {accessReview} from './access-review.js'
 import {createReview} from './review.js'
+import type {UserInfo} from './user-info.js'
 
-/** Who the server says the credential is, with warnings when that identity holds unrestricted power. */
-export interface UserInfo {
-  username: string
-  uid: string
-  groups: string[]
-  extra: Record<string, string[]>
-}
+/** Who the server says the credential is (UserInfo), with warnings when that identity holds unrestricted power. */
+export type {UserInfo} from './user-info.js'
 
 export type WhoAmIWarningCode = 'system-masters' | 'cluster-admin'
 

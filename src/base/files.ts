@@ -77,13 +77,14 @@ export function writeError(label: string, path: string, error: unknown, what = '
 
 /**
  * A file that may be absent: its text, or undefined when there is no such file (the caller decides whether that is an
- * error); any other failure is a ConfigError naming the path and `what` the file was meant to be.
+ * error); any other failure is a ConfigError worded by `fileError` with `label` (the path, or the flag and the path)
+ * and `what` the file was meant to be.
  */
-export async function readOptional(path: string, what: string): Promise<string | undefined> {
+export async function readOptional(path: string, what: string, label: string = path): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw fileError(path, error, what)
+    throw fileError(label, error, what)
   }
 }

@@ -16,3 +16,15 @@ export function loadYaml(text: string, where: string, options: {firstDocument?: 
     throw new ConfigError(`${where}: not valid YAML${line}: ${e ? e.reason : String(error)}`, {cause: error})
   }
 }
+
+/**
+ * YAML text that may not be YAML at all, where that is an answer rather than an error: the document, or undefined when
+ * the text does not parse (a file at an --out path checked for fleet's extension before it is replaced).
+ */
+export function loadYamlIfValid(text: string): unknown {
+  try {
+    return yaml.load(text)
+  } catch {
+    return undefined
+  }
+}

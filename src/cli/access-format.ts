@@ -17,11 +17,3 @@ export function errorColumn<Row>(rows: Row[], item: (row: Row) => PerCluster | u
   if (!rows.some((r) => item(r)?.error)) return []
   return [{header: 'error', get: (r) => item(r)?.error?.kind ?? '', color: (r, k) => (item(r)?.error ? k.red : undefined)}]
 }
-
-/**
- * One line per failed cluster, for commands written before View.failures: prefer `failures: items` in the view, which
- * render() prints on stderr in every format (kept so commands being written against the old name still build).
- */
-export function failureNotes(items: PerCluster[]): string[] {
-  return items.filter((i) => i.error).map((i) => `error: ${i.cluster}: ${i.error!.message}`)
-}

@@ -4,7 +4,8 @@ import yaml from 'js-yaml'
 
 import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
-import {parseTimeLimit} from '../base/duration.js'
+import {formatDuration, parseTimeLimit} from '../base/duration.js'
+import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
 import {setWarningSink} from '../base/warnings.js'
 import {EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
@@ -137,7 +138,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     'request-timeout': Flags.string({
       description: 'Time limit for each request to a cluster (e.g. 10s, 1m; 0 for none).',
-      default: '10s',
+      default: formatDuration(DEFAULT_REQUEST_TIMEOUT_MS),
       helpGroup: 'GLOBAL',
     }),
     concurrency: Flags.integer({

@@ -1,15 +1,16 @@
 import {createHash} from 'node:crypto'
-import {readFile, writeFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import {resolve} from 'node:path'
 import type {V1ClusterRole, V1Namespace, V1ServiceAccount} from '@kubernetes/client-node'
-import yaml from 'js-yaml'
 
 import {accessReview} from '../access/access-review.js'
 import type {RiskFinding} from '../access/risk.js'
 import {type Check, worstStatus} from '../base/checks.js'
 import type {Cancellation} from '../base/cancel.js'
 import {ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError} from '../base/errors.js'
-import {checkWritableFile, fileError} from '../base/files.js'
+import {checkWritableFile, readOptional} from '../base/files.js'
+import {MIN_TOKEN_SECONDS} from '../base/limits.js'
+import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
@@ -34,7 +35,6 @@ import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluste
 import {type Lifetime, lifetimeOf, shortenedWarning} from './lifetime.js'
 import {
   type Issued,
-  MIN_DURATION_SECONDS,
   type Method,
   anchorName,
   anchorObject,
@@ -181,21 +181,10 @@ async function checkOutDir(path: string): Promise<void> {
 
 /** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
 async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw fileError(`--out ${path}`, error, 'a kubeconfig file')
-  }
-  if (force) return
-  let ours = false
-  try {
-    const doc = yaml.load(text) as {extensions?: Array<{name?: string}>} | undefined
-    ours = Boolean(doc?.extensions?.some((e) => e?.name === KUBECONFIG_EXTENSION))
-  } catch {
-    ours = false
-  }
+  const text = await readOptional(path, 'a kubeconfig file', `--out ${path}`)
+  if (text === undefined || force) return
+  const doc = loadYamlIfValid(text) as {extensions?: Array<{name?: string}>} | undefined
+  const ours = Boolean(doc?.extensions?.some((e) => e?.name === KUBECONFIG_EXTENSION))
   if (!ours) throw new ConfigError(`--out ${path}: the file exists and was not written by fleet; pass --force to replace it`)
 }
 
@@ -286,7 +275,7 @@ export interface ValidRequest {
 
 /** The offline checks: flags that contradict each other, the preset or rules file and its risk, the --out file and directory. */
 export async function validate(r: GenerateRequest): Promise<ValidRequest> {
-  if (r.method !== 'legacy-token' && r.durationSeconds < MIN_DURATION_SECONDS) {
+  if (r.method !== 'legacy-token' && r.durationSeconds < MIN_TOKEN_SECONDS) {
     throw new UsageError(`--duration: at least 10m (the API server refuses shorter ${r.method === 'token' ? 'tokens' : 'certificates'})`)
   }
   if (r.method === 'client-cert' && r.identity.kind !== 'User') throw new UsageError('--method client-cert needs --user NAME (and optionally --group)')

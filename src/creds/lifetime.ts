@@ -1,7 +1,7 @@
 import {formatLifetime} from '../base/duration.js'
+import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import {describeCertificate, jwtClaims} from '../kubeconfig/credentials.js'
 import type {UserEntry} from '../kubeconfig/types.js'
-import {MIN_DURATION_SECONDS} from './methods.js'
 
 /**
  * The lifetime of a credential: what was asked, what the server issued, and what a rotation asks for again.
@@ -27,7 +27,7 @@ const SIGNER_SHORT_SECONDS = 8 * 3600
 export function recordedLifetime(text: string | undefined): number | undefined {
   if (!text || !/^\d+$/.test(text)) return undefined
   const n = Number(text)
-  return n >= MIN_DURATION_SECONDS ? n : undefined
+  return n >= MIN_TOKEN_SECONDS ? n : undefined
 }
 
 /** A bound token's own lifetime (exp - iat, both set by the server as it issued it); at least the API minimum. */
@@ -35,7 +35,7 @@ export function tokenLifetimeSeconds(token: string | undefined): number | undefi
   const c = jwtClaims(token)
   const iat = c?.iat
   const exp = c?.exp
-  return typeof iat === 'number' && typeof exp === 'number' && iat > 0 && exp > iat ? Math.max(MIN_DURATION_SECONDS, exp - iat) : undefined
+  return typeof iat === 'number' && typeof exp === 'number' && iat > 0 && exp > iat ? Math.max(MIN_TOKEN_SECONDS, exp - iat) : undefined
 }
 
 /**
@@ -59,7 +59,7 @@ export function certLifetimeSeconds(user: UserEntry): number | undefined {
  */
 export function certSpanToLifetime(spanSeconds: number): number {
   const lifetime = spanSeconds < SIGNER_SHORT_SECONDS ? spanSeconds - SIGNER_BACKDATE_SECONDS : spanSeconds
-  return Math.max(MIN_DURATION_SECONDS, Math.round(lifetime / 60) * 60)
+  return Math.max(MIN_TOKEN_SECONDS, Math.round(lifetime / 60) * 60)
 }
 
 /** The lifetime the credential in a kubeconfig user was issued with (legacy tokens and unknown credentials: undefined). */

@@ -3,7 +3,7 @@ import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
-import {bearerToken, clientCertificatePem, describeCertificate, jwtClaims} from '../kubeconfig/credentials.js'
+import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'
@@ -63,9 +63,7 @@ export interface CredentialList {
   expiringWithin?: string
 }
 
-const claims = jwtClaims
-
-const iso = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined)
+const iso = (seconds: unknown) => (typeof seconds === 'number' ? isoSeconds(new Date(seconds * 1000)) : undefined)
 
 /** Method, identity and validity of one kubeconfig user, from the credential itself. */
 export async function describeUser(user: UserEntry): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
@@ -94,7 +92,7 @@ export async function describeUser(user: UserEntry): Promise<Pick<CredentialItem
     } catch (error) {
       problems.push(`tokenFile ${user.tokenFile}: ${(error as Error).message}`)
     }
-    const c = token ? claims(token) : undefined
+    const c = token ? jwtClaims(token) : undefined
     if (!c) return {method: 'static-token', problems}
     const k8s = c['kubernetes.io'] as {secret?: unknown; pod?: unknown; node?: unknown} | undefined
     const legacy = c.iss === 'kubernetes/serviceaccount'

@@ -13,9 +13,6 @@ import type {Wire} from '../kube/objects.js'
 export const METHODS = ['token', 'legacy-token', 'client-cert'] as const
 export type Method = (typeof METHODS)[number]
 
-/** The API server refuses shorter TokenRequests and CSR expirations. */
-export const MIN_DURATION_SECONDS = 600
-
 export const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client'
 
 export interface Issued {

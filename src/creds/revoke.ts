@@ -2,9 +2,10 @@ import {createHash} from 'node:crypto'
 import {readFile, unlink} from 'node:fs/promises'
 import {resolve} from 'node:path'
 import type {V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1Role, V1RoleBinding, V1Secret} from '@kubernetes/client-node'
-import yaml from 'js-yaml'
 
 import {ConfigError, type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
+import {namespacedName} from '../base/names.js'
+import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
@@ -130,10 +131,6 @@ interface CredentialRecord {
   consumer: {kind: 'secret'; secret: Secret} | {kind: 'file'; path: string; text: string}
 }
 
-const ref = (v: string | undefined) => {
-  const [namespace, name, extra] = (v ?? '').split('/')
-  return namespace && name && extra === undefined ? {namespace, name} : undefined
-}
 const key = (o: {kind: string; namespace?: string; name: string}) => `${o.kind}/${o.namespace ?? ''}/${o.name}`
 const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 const annotationsOf = (o: {metadata: object}) => ((o.metadata as {annotations?: Record<string, string>}).annotations ?? {})
@@ -163,7 +160,7 @@ function ownAnchors(id: Identity, method: Method, facts: Record<string, string>,
   const names = [tokenSecret(token) ?? facts[ANNOTATIONS.anchor] ?? facts.anchor ?? derived, facts[ROTATION.newAnchor], facts[ROTATION.oldAnchor], facts['rotation-new-anchor'], facts['rotation-old-anchor']]
   const out = new Map<string, {namespace: string; name: string}>()
   for (const n of names) {
-    const r = ref(n)
+    const r = namespacedName(n)
     if (r) out.set(`${r.namespace}/${r.name}`, r)
   }
   return [...out.values()]
@@ -241,12 +238,7 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     }
     throw new ConfigError(`--file ${abs}: ${(error as Error).message}`)
   }
-  let doc: KubeconfigDoc | undefined
-  try {
-    doc = yaml.load(text) as KubeconfigDoc | undefined
-  } catch {
-    doc = undefined
-  }
+  const doc = loadYamlIfValid(text) as KubeconfigDoc | undefined
   const facts = doc?.extensions?.find((x) => x?.name === KUBECONFIG_EXTENSION)?.extension as Record<string, string> | undefined
   if (!doc || !facts || !facts.method || !facts.cluster) throw notFleets(`--file ${abs}`, `was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`)
   const method = facts.method as Method

@@ -6,6 +6,7 @@ import {type Check, worstStatus} from '../base/checks.js'
 import type {Cancellation} from '../base/cancel.js'
 import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
+import {namespacedName} from '../base/names.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
 import {type Shard, inShard} from '../fleet/shard.js'
@@ -109,10 +110,6 @@ const STALE_CLAIM_MS = 120_000
 
 const fp = (hex: string | undefined) => (hex ? `sha256:${hex}` : undefined)
 const refText = (r: {namespace: string; name: string} | undefined) => (r ? `${r.namespace}/${r.name}` : undefined)
-const parseRef = (v: string | undefined) => {
-  const [namespace, name] = (v ?? '').split('/')
-  return namespace && name ? {namespace, name} : undefined
-}
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
@@ -247,7 +244,7 @@ async function rotateLocked(
     const fresh: RotationState = {
       phase: 'claimed',
       newAnchor: id.kind === 'User' ? undefined : {namespace: id.namespace, name: method === 'token' ? anchorName(id.name, key) : legacySecretName(id.name, key)},
-      oldAnchor: parseRef(item.old.anchor),
+      oldAnchor: namespacedName(item.old.anchor),
       run,
       started: new Date().toISOString(),
     }

@@ -1,5 +1,7 @@
 import {randomBytes} from 'node:crypto'
 
+import {namespacedName} from '../base/names.js'
+
 /**
  * The rotation's progress, recorded on the hub Secret itself so that a run killed after any step can be finished by the
  * next one (and so that `kubectl get secret -o yaml` shows where a rotation stopped). Only names and times: never a
@@ -34,18 +36,12 @@ export interface RotationState {
   started: string
 }
 
-const ref = (v: string | undefined) => {
-  if (!v) return undefined
-  const [namespace, name] = v.split('/')
-  return namespace && name ? {namespace, name} : undefined
-}
-
 export function readState(annotations: Record<string, string> | undefined): RotationState | undefined {
   const a = annotations ?? {}
   const phase = a[ROTATION.phase]
-  const newAnchor = ref(a[ROTATION.newAnchor])
+  const newAnchor = namespacedName(a[ROTATION.newAnchor])
   if (phase !== 'claimed' && phase !== 'replaced') return undefined
-  return {phase, newAnchor, oldAnchor: ref(a[ROTATION.oldAnchor]), run: a[ROTATION.run] ?? '', started: a[ROTATION.started] ?? ''}
+  return {phase, newAnchor, oldAnchor: namespacedName(a[ROTATION.oldAnchor]), run: a[ROTATION.run] ?? '', started: a[ROTATION.started] ?? ''}
 }
 
 /** The annotations to merge for a state; `undefined` clears them all (null values in a merge, absent in a PUT). */

@@ -1,9 +1,8 @@
-import {readFile} from 'node:fs/promises'
 import type {V1PolicyRule} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {ConfigError} from '../base/errors.js'
-import {fileError} from '../base/files.js'
+import {readRequired} from '../base/files.js'
 
 /** An RBAC PolicyRule (rbac.authorization.k8s.io/v1): client-node's model (it has no Date fields, so it is its own wire form). */
 export type PolicyRule = V1PolicyRule
@@ -15,12 +14,7 @@ const LIST_FIELDS = ['apiGroups', 'resources', 'verbs', 'resourceNames', 'nonRes
  * of multicluster-runtime's example script). Errors name the file and the line.
  */
 export async function loadRulesFile(path: string): Promise<PolicyRule[]> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    throw fileError(`--rules ${path}`, error, 'a rules file')
-  }
+  const text = (await readRequired(path, `--rules ${path}`, 'a rules file')).toString('utf8')
   return parseRules(text, path)
 }
 

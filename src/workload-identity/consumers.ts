@@ -3,6 +3,7 @@ import type {V1Role, V1RoleBinding, V1Secret} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
 import {ConfigError, FleetError} from '../base/errors.js'
+import {loadYamlIfValid} from '../base/yaml.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
@@ -164,12 +165,7 @@ export async function checkKubeconfigOut(path: string, force: boolean): Promise<
     throw new ConfigError(`--out ${path}: ${code === 'EACCES' ? 'permission denied' : (error as Error).message}`)
   }
   if (force) return
-  let ours = false
-  try {
-    ours = Boolean((yaml.load(text) as KubeconfigDoc | undefined)?.extensions?.some((e) => e?.name === WI_KUBECONFIG_EXTENSION))
-  } catch {
-    ours = false
-  }
+  const ours = Boolean((loadYamlIfValid(text) as KubeconfigDoc | undefined)?.extensions?.some((e) => e?.name === WI_KUBECONFIG_EXTENSION))
   if (!ours) throw new ConfigError(`--out ${path}: the file exists and was not written by fleet wi setup; pass --force to replace it`)
 }
 

@@ -1,18 +1,12 @@
-import {readFile} from 'node:fs/promises'
-
 import {ConfigError, UsageError} from '../base/errors.js'
-import {fileError} from '../base/files.js'
+import {readRequired} from '../base/files.js'
+import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import {type AuthenticationConfiguration, parseAuthenticationConfiguration} from './auth-config.js'
-import {MIN_EXPIRATION_SECONDS} from './token.js'
 
 /** Files and values the `wi` commands read from the user, each failing with one line naming the file or flag. */
 async function readUserFile(file: string, flag: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8')
-  } catch (error) {
-    throw fileError(`${flag} ${file}`, error, flag === '--token-file' ? 'a token file' : 'an AuthenticationConfiguration file')
-  }
+  return (await readRequired(file, `${flag} ${file}`, flag === '--token-file' ? 'a token file' : 'an AuthenticationConfiguration file')).toString('utf8')
 }
 
 export async function readTokenFile(file: string): Promise<{value: string; file: string}> {
@@ -29,6 +23,6 @@ export async function readAuthenticationConfig(file: string): Promise<{file: str
 
 export function expirationSeconds(ms: number): number {
   const s = Math.round(ms / 1000)
-  if (s < MIN_EXPIRATION_SECONDS) throw new UsageError(`--expiration: at least 10m (the API server refuses shorter tokens), got ${s}s`)
+  if (s < MIN_TOKEN_SECONDS) throw new UsageError(`--expiration: at least 10m (the API server refuses shorter tokens), got ${s}s`)
   return s
 }

@@ -1,4 +1,5 @@
 import {ConfigError} from '../base/errors.js'
+import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import type {ExecConfig} from '../kubeconfig/types.js'
 import {type ServiceAccountRef, parseServiceAccount} from './service-account.js'
 
@@ -79,8 +80,8 @@ export function clusterConfig(value: unknown, where: string): PluginClusterConfi
     out[k] = c[k] as string
   }
   if (c.expirationSeconds !== undefined) {
-    if (typeof c.expirationSeconds !== 'number' || !Number.isInteger(c.expirationSeconds) || c.expirationSeconds < 600) {
-      throw new ConfigError(`${where}: expirationSeconds must be a whole number of at least 600 (the API server's minimum)`)
+    if (typeof c.expirationSeconds !== 'number' || !Number.isInteger(c.expirationSeconds) || c.expirationSeconds < MIN_TOKEN_SECONDS) {
+      throw new ConfigError(`${where}: expirationSeconds must be a whole number of at least ${MIN_TOKEN_SECONDS} (the API server's minimum)`)
     }
     out.expirationSeconds = c.expirationSeconds
   }

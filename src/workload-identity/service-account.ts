@@ -1,4 +1,5 @@
 import {UsageError} from '../base/errors.js'
+import {parseNamespacedName} from '../base/names.js'
 
 /** A hub ServiceAccount, as typed on the command line (`NS/NAME`). */
 export interface ServiceAccountRef {
@@ -10,9 +11,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/
 
 export function parseServiceAccount(value: string, flag = '--service-account'): ServiceAccountRef {
-  const parts = value.split('/')
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new UsageError(`${flag}: expected NAMESPACE/NAME, got "${value}"`)
-  const [namespace, name] = parts
+  const {namespace, name} = parseNamespacedName(value, flag)
   if (!DNS_LABEL.test(namespace) || namespace.length > 63) throw new UsageError(`${flag}: "${namespace}" is not a valid namespace name`)
   if (!DNS_SUBDOMAIN.test(name) || name.length > 253) throw new UsageError(`${flag}: "${name}" is not a valid ServiceAccount name`)
   return {namespace, name}

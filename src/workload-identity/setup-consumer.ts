@@ -3,6 +3,7 @@ import {access, stat} from 'node:fs/promises'
 import {dirname, isAbsolute, resolve} from 'node:path'
 
 import {UsageError} from '../base/errors.js'
+import {parseNamespacedName} from '../base/names.js'
 import type {KubeObject} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import type {Cluster} from './connect.js'
@@ -70,12 +71,6 @@ export interface ConsumerFlags {
   fluxConfigMap?: string
 }
 
-function nsName(value: string, flag: string): {namespace: string; name: string} {
-  const parts = value.split('/')
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new UsageError(`${flag}: expected NAMESPACE/NAME, got "${value}"`)
-  return {namespace: parts[0], name: parts[1]}
-}
-
 async function checkOutDir(path: string, flag: string): Promise<void> {
   const dir = dirname(resolve(path))
   const st = await stat(dir).catch(() => undefined)
@@ -113,7 +108,7 @@ export async function checkConsumerFlags(f: ConsumerFlags): Promise<ConsumerChoi
   if (pluginHub && pluginHub.kubeconfig.length === 0) throw new UsageError('--plugin-hub-kubeconfig: no path given')
   return {
     name: f.consumer,
-    profile: f.profile ? nsName(f.profile, '--profile') : undefined,
+    profile: f.profile ? parseNamespacedName(f.profile, '--profile') : undefined,
     out: f.out,
     force: Boolean(f.force),
     providerFileOut: f.providerFileOut,

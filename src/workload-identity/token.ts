@@ -23,9 +23,6 @@ export interface TokenClaims {
   alg?: string
 }
 
-/** The TokenRequest minimum: the API server refuses less than 10 minutes. */
-export const MIN_EXPIRATION_SECONDS = 600
-
 export interface MintedToken {
   token: string
   expirationTimestamp?: string

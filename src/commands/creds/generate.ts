@@ -4,18 +4,13 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {credsWizard} from '../../cli/creds-wizard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
+import {parseNamespacedName} from '../../base/names.js'
 import {FORMATS, type SecretFormat} from '../../creds/formats.js'
 import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential} from '../../creds/generate.js'
 import {describeLifetime} from '../../creds/lifetime.js'
 import {METHODS, type Method} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
 import type {Identity} from '../../creds/rbac.js'
-
-function nsName(value: string, flag: string): {namespace: string; name: string} {
-  const parts = value.split('/')
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new UsageError(`${flag}: expected NAMESPACE/NAME, got "${value}"`)
-  return {namespace: parts[0], name: parts[1]}
-}
 
 export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
   static summary = 'Make a least-privilege credential for one cluster and deliver it as a kubeconfig file or a hub Secret.'
@@ -70,14 +65,14 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     const identity: Identity =
       method === 'client-cert'
         ? {kind: 'User', name: f.user ?? '', groups: f.group ?? []}
-        : {kind: 'ServiceAccount', ...nsName(f['service-account'] ?? '', '--service-account')}
+        : {kind: 'ServiceAccount', ...parseNamespacedName(f['service-account'] ?? '', '--service-account')}
     if (method === 'client-cert' && !f.user) throw new UsageError('--method client-cert needs --user NAME')
     if (f['display-name'] !== undefined && f['display-name'].trim() === '') throw new UsageError('--display-name: must not be empty')
     const access: AccessRequest = f.role ? {preset: f.role} : f.rules ? {rulesFile: f.rules} : {clusterRole: f['cluster-role']!}
     let destination: Destination
     if (f.secret) {
       if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
-      destination = {kind: 'secret', ...nsName(f.secret, '--secret'), format: f.format as SecretFormat, consumer: f.consumer, profile: f.profile}
+      destination = {kind: 'secret', ...parseNamespacedName(f.secret, '--secret'), format: f.format as SecretFormat, consumer: f.consumer, profile: f.profile}
     } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
     const hubs = f.secret ? await this.credsHubs(f) : []
 
@@ -97,7 +92,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         createNamespace: f['create-namespace'],
         force: f.force,
         dryRun: f['dry-run'],
-        updateProfile: f['update-profile'] ? nsName(f['update-profile'], '--update-profile') : undefined,
+        updateProfile: f['update-profile'] ? parseNamespacedName(f['update-profile'], '--update-profile') : undefined,
         displayName: f['display-name'],
       },
       {...this.connection, cancel},

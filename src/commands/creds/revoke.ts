@@ -3,6 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
 import {checkReadableFile} from '../../base/files.js'
+import {namespacedName} from '../../base/names.js'
 import {type RevocationReport, type RevokedCredential, revokeCredentials} from '../../creds/revoke.js'
 
 export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
@@ -37,9 +38,9 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
     const names = argv as string[]
     if (names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file PATH to revoke')
     const targets = names.map((n) => {
-      const [namespace, name, extra] = n.split('/')
-      if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
-      return {namespace, name}
+      const ref = namespacedName(n)
+      if (!ref) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
+      return ref
     })
     // A --file that is a directory or unreadable is one line before anything is touched; a missing one is `not-found`
     // (already revoked), as kubectl delete reports it.

@@ -6,6 +6,8 @@ import {resolveShard, shardName} from '../../fleet/shard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {checkReadableFile} from '../../base/files.js'
+import {MIN_TOKEN_SECONDS} from '../../base/limits.js'
+import {namespacedName} from '../../base/names.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
 
@@ -50,13 +52,13 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     // A --file that is missing, a directory or unreadable is one line before any cluster or hub is touched.
     for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file')
     const targets = names.map((n) => {
-      const [namespace, name, extra] = n.split('/')
-      if (!namespace || !name || extra !== undefined) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
-      return {namespace, name}
+      const ref = namespacedName(n)
+      if (!ref) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
+      return ref
     })
     const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
     const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
-    if (duration !== undefined && duration < 600) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
+    if (duration !== undefined && duration < MIN_TOKEN_SECONDS) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
     const hubs = f.all || names.length > 0 ? await this.credsHubs(f) : []
     // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
     const cancel = this.cancellation()

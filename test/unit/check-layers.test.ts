@@ -1,0 +1,134 @@
+// The rules the build checks (scripts/check-layers.mjs, run by `npm test`): each one is shown to fail on a violation
+// planted in a temporary copy of src/, with a message naming the file and the line, and to pass on src/ as it is.
+import assert from 'node:assert/strict'
+import {spawnSync} from 'node:child_process'
+import {appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {after, describe, it} from 'node:test'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const script = join(root, 'scripts/check-layers.mjs')
+const scratch: string[] = []
+after(() => {
+  for (const d of scratch) rmSync(d, {recursive: true, force: true})
+})
+
+/** A copy of src/ in a fresh directory; `plant` changes it; then the script runs over the copy. */
+function checkCopy(plant: (src: string) => void): {status: number | null; stderr: string; stdout: string} {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-check-layers-'))
+  scratch.push(dir)
+  cpSync(join(root, 'src'), join(dir, 'src'), {recursive: true})
+  plant(join(dir, 'src'))
+  const res = spawnSync(process.execPath, [script, '--root', dir], {encoding: 'utf8'})
+  return {status: res.status, stderr: res.stderr, stdout: res.stdout}
+}
+
+/** Appends lines to a file and returns the line number of the first one. */
+function append(file: string, ...lines: string[]): number {
+  const before = readFileSync(file, 'utf8')
+  const first = before.split('\n').length + (before.endsWith('\n') ? 0 : 1)
+  appendFileSync(file, (before.endsWith('\n') ? '' : '\n') + lines.join('\n') + '\n')
+  return first
+}
+
+function assertFails(res: {status: number | null; stderr: string}, ...lines: string[]): void {
+  assert.equal(res.status, 1, res.stderr)
+  for (const line of lines) assert.ok(res.stderr.includes(line), `expected ${JSON.stringify(line)} in:\n${res.stderr}`)
+}
+
+describe('check-layers', () => {
+  it('passes on src/ as it is', () => {
+    const res = checkCopy(() => {})
+    assert.equal(res.status, 0, res.stderr)
+    assert.match(res.stdout, /no import cycle/)
+  })
+
+  it('fails on an import from a floor above', () => {
+    let line = 0
+    const res = checkCopy((src) => {
+      line = append(join(src, 'base/duration.ts'), "import type {KubeClient} from '../kube/client.js'")
+    })
+    assertFails(res, `src/base/duration.ts:${line}: src/base (floor 0) imports ../kube/client.js from src/kube (floor 2), a floor above`)
+  })
+
+  it('fails on two files that import each other, naming the first file, the line and the ring', () => {
+    const res = checkCopy((src) => {
+      writeFileSync(join(src, 'base/planted-a.ts'), "import {b} from './planted-b.js'\nexport const a = () => b\n")
+      writeFileSync(join(src, 'base/planted-b.ts'), "export const b = 1\nimport type {a} from './planted-a.js'\nexport type A = typeof a\n")
+    })
+    assertFails(res, 'src/base/planted-a.ts:1: import cycle: src/base/planted-a.ts -> src/base/planted-b.ts -> src/base/planted-a.ts')
+  })
+
+  it('fails on a ring of three files, reported once', () => {
+    const res = checkCopy((src) => {
+      writeFileSync(join(src, 'base/ring-1.ts'), "import './ring-2.js'\n")
+      writeFileSync(join(src, 'base/ring-2.ts'), "import './ring-3.js'\n")
+      writeFileSync(join(src, 'base/ring-3.ts'), "// third\nimport './ring-1.js'\n")
+    })
+    assertFails(res, 'src/base/ring-1.ts:1: import cycle: src/base/ring-1.ts -> src/base/ring-2.ts -> src/base/ring-3.ts -> src/base/ring-1.ts')
+    assert.equal(res.stderr.split('\n').filter((l) => l.includes('import cycle')).length, 1, res.stderr)
+  })
+
+  it('fails when front-proxy.ts imports whoami.ts again (the cycle issue 22 broke)', () => {
+    const res = checkCopy((src) => {
+      const file = join(src, 'access/front-proxy.ts')
+      writeFileSync(file, readFileSync(file, 'utf8').replace("from './user-info.js'", "from './whoami.js'"))
+    })
+    assertFails(res, 'src/access/front-proxy.ts:2: import cycle: src/access/front-proxy.ts -> src/access/whoami.ts -> src/access/front-proxy.ts')
+  })
+
+  it('fails on process.stdout, process.stderr and console.* outside cli/, not in a comment or in cli/', () => {
+    let stdoutLine = 0
+    const res = checkCopy((src) => {
+      stdoutLine = append(
+        join(src, 'access/whoami.ts'),
+        "export const planted = () => process.stdout.write('x')",
+        '// process.stderr is named in this comment only',
+        "export const planted2 = () => console.log('y')",
+        "export const planted3 = () => process.stderr.write('z')",
+      )
+      append(join(src, 'cli/table.ts'), "export const fine = () => process.stdout.write('ok')")
+    })
+    assertFails(
+      res,
+      `src/access/whoami.ts:${stdoutLine}: process.stdout outside src/cli/`,
+      `src/access/whoami.ts:${stdoutLine + 2}: console.log outside src/cli/`,
+      `src/access/whoami.ts:${stdoutLine + 3}: process.stderr outside src/cli/`,
+    )
+    assert.equal(res.stderr.split('\n').filter((l) => l.includes('outside src/cli/')).length, 3, res.stderr)
+  })
+
+  it('fails on readFile, yaml.load and JSON.parse of a file outside base/; a response body is fine', () => {
+    let first = 0
+    const res = checkCopy((src) => {
+      writeFileSync(
+        join(src, 'access/planted.ts'),
+        [
+          "import {readFile} from 'node:fs/promises'",
+          "import yaml from 'js-yaml'",
+          'export async function planted(path: string, res: {body: string}) {',
+          "  const text = await readFile(path, 'utf8')",
+          '  const a = yaml.load(text)',
+          '  const b = JSON.parse(text)',
+          '  const c = JSON.parse(res.body)',
+          '  return [a, b, c, yaml.dump(a)]',
+          '}',
+          '',
+        ].join('\n'),
+      )
+      first = append(join(src, 'verify/checks.ts'), "import {readFileSync} from 'node:fs'")
+    })
+    assertFails(
+      res,
+      'src/access/planted.ts:1: reads a file: use readRequired/readOptional (src/base/files.ts)',
+      'src/access/planted.ts:4: reads a file',
+      'src/access/planted.ts:5: parses YAML itself: use loadYaml',
+      'src/access/planted.ts:6: JSON.parse of something other than a response body',
+      `src/verify/checks.ts:${first}: reads a file`,
+    )
+    assert.ok(!res.stderr.includes('src/access/planted.ts:7:'), res.stderr)
+    assert.ok(!res.stderr.includes('src/access/planted.ts:8:'), res.stderr)
+  })
+})
