@@ -1,4 +1,5 @@
 import {ConfigError, UsageError} from '../base/errors.js'
+import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
 import {
   type FleetConfig,
   type HubSpec,
@@ -83,7 +84,7 @@ function defaultEntry(type: string, cwd: string): ProviderConfig {
 export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
   const env = flags.env ?? process.env
   const cwd = flags.cwd ?? process.cwd()
-  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? 10_000, env, exec: flags.exec, log: flags.log}
+  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, env, exec: flags.exec, log: flags.log}
   // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
   const kubectlView = flags.kubeconfig !== undefined && !flags.provider
   if (kubectlView && flags.fleetConfig !== undefined) {
