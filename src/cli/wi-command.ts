@@ -1,4 +1,4 @@
-import type {Command} from '@oclif/core'
+import type {Command, Interfaces} from '@oclif/core'
 
 import {parseLifetime} from '../base/duration.js'
 import {UsageError} from '../base/errors.js'
@@ -15,7 +15,7 @@ import {parseCanI} from '../workload-identity/target.js'
 import {junitSuites} from '../verify/junit.js'
 import {BaseCommand} from './base-command.js'
 import {checkJunitTarget, writeJunit} from './junit-file.js'
-import {checkColumns, checkRows, fixNotes, junitSuitesOf} from './wi-format.js'
+import {checkColumns, checkRows, fixNotes, junitSuitesOf, type wiFlags} from './wi-format.js'
 
 /** The stable JSON shape of `wi test` and `wi doctor` (docs/workload-identity.md). */
 export interface WorkloadIdentityReport {
@@ -29,8 +29,17 @@ export interface WorkloadIdentityReport {
  * `wi test` and `wi doctor` differ only in what they run per target: both resolve --hub and the targets through fleet's
  * providers, build one probe per target and render its checks.
  */
-export abstract class WiProbeCommand<T extends typeof Command> extends BaseCommand<T> {
+export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof wiFlags}> extends BaseCommand<T> {
   private targets?: ClusterRef[]
+
+  /**
+   * The wiFlags values, typed by wiFlags itself: the class's type parameter requires every subclass to declare them, so
+   * this one view is exact (TypeScript cannot narrow the generic this.flags itself), and a renamed or retyped flag fails
+   * to compile here instead of reading undefined at run time.
+   */
+  private get wi(): Interfaces.InferredFlags<typeof wiFlags> {
+    return this.flags as unknown as Interfaces.InferredFlags<typeof wiFlags>
+  }
 
   protected abstract readonly reportKind: WorkloadIdentityReport['kind']
   protected abstract probe(p: Probe): Promise<ProbeResult>
@@ -38,14 +47,14 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
   /** The targets: --target (repeatable), or --all = every cluster but the hub. Never an empty selection. */
   protected async selectedClusters(): Promise<ClusterRef[]> {
     if (this.targets) return this.targets
-    const f = this.flags as Record<string, unknown>
+    const f = this.wi
     const provider = this.provider()
     // Without --hub (a fleet wi token target), there is no hub among the clusters to leave out.
-    const hub = f.hub ? await provider.get(f.hub as string) : undefined
+    const hub = f.hub ? await provider.get(f.hub) : undefined
     let refs: ClusterRef[]
     if (f.all) refs = (await provider.list()).filter((r) => r.name !== hub?.name)
     else {
-      const names = (f.target as string[] | undefined) ?? []
+      const names = f.target ?? []
       if (names.length === 0) throw new UsageError('name the cluster that should accept the token with --target, or use --all')
       refs = []
       for (const n of names) {
@@ -72,15 +81,16 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
   }
 
   protected async report(authenticationConfig?: string): Promise<WorkloadIdentityReport> {
-    const f = this.flags as Record<string, any>
+    const f = this.wi
     // Neither --hub nor --service-account: the target's own fleet wi token user says both (plugin mode).
-    const pluginMode = !f.hub && !f['service-account']
-    if (!pluginMode && !f.hub) throw new UsageError('missing --hub (the cluster whose ServiceAccount issues the token)')
-    if (!pluginMode && !f['service-account']) throw new UsageError('missing --service-account NAMESPACE/NAME')
-    if (pluginMode && (f.all || ((f.target as string[] | undefined) ?? []).length !== 1)) {
+    const {hub: hubName, 'service-account': saName} = f
+    const pluginMode = !hubName && !saName
+    if (!pluginMode && !hubName) throw new UsageError('missing --hub (the cluster whose ServiceAccount issues the token)')
+    if (!pluginMode && !saName) throw new UsageError('missing --service-account NAMESPACE/NAME')
+    if (pluginMode && (f.all || (f.target ?? []).length !== 1)) {
       throw new UsageError('without --hub and --service-account, name exactly one --target whose user runs fleet wi token')
     }
-    const canI = ((f['can-i'] as string[] | undefined) ?? []).map(parseCanI)
+    const canI = (f['can-i'] ?? []).map(parseCanI)
     const seconds = expirationSeconds(parseLifetime(f.expiration, '--expiration'))
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
     const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
@@ -88,10 +98,10 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     const options = this.connection
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
     const targets = await this.selectedClusters()
-    let plugin: PluginTarget | undefined
-    if (pluginMode) plugin = pluginTarget(targets[0].name, await targets[0].resolve())
-    const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(f['service-account'])
-    const hubRef = plugin ? undefined : await this.provider().get(f.hub)
+    const plugin = pluginMode ? pluginTarget(targets[0].name, await targets[0].resolve()) : undefined
+    // Outside plugin mode both names were required above.
+    const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(saName ?? '')
+    const hubRef = plugin ? undefined : await this.provider().get(hubName ?? '')
     const hubWith = (o: ConnectOptions) => (plugin ? pluginHub(plugin, o) : connectRef(hubRef!, o))
     const hub = await hubWith(options)
     // The plugin's identity may not read the target's metrics or RBAC; your own credentials for the same server may.
