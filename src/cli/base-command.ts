@@ -174,6 +174,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       strict: this.ctor.strict,
     })
     this.flags = flags as BaseFlags<T>
+    // The one reading of the format for the rest of the run (render, jsonEnabled, the error path, streaming).
+    this.resolvedFormat = this.readFormat()
     this.args = args as BaseArgs<T>
     this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
     // Refused before anything is read or contacted: metrics exist only where a command defines them.
@@ -195,6 +197,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * (jsonEnabled) and the error path follow, so the chosen format is the one printed.
    */
   protected get format(): OutputFormat {
+    // Before init (a parse that failed) there are no flags yet: argv alone says it.
+    return this.resolvedFormat ?? this.readFormat()
+  }
+
+  private resolvedFormat?: OutputFormat
+
+  private readFormat(): OutputFormat {
     const named = outputInArgv(this.argv ?? [])
     if (named !== undefined && (OUTPUT_FORMATS as readonly string[]).includes(named)) return named as OutputFormat
     if (this.flags?.json) return 'json'
@@ -257,7 +266,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   // JSON is on for --json and for -o json, so oclif prints the returned result and suppresses this.log.
   public jsonEnabled(): boolean {
     if (!this.ctor?.enableJsonFlag) return false
-    return outputInArgv(this.argv) === 'json'
+    return this.format === 'json'
   }
 
   public logJson(json: unknown): void {
@@ -446,8 +455,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
     const message = scrub(isFleet ? info.message.split('\n')[0] : oneLine(err))
     if (this.jsonEnabled()) this.logJson({error: {kind: info.kind, message}})
-    else if (outputInArgv(this.argv) === 'jsonl') process.stdout.write(JSON.stringify({error: {kind: info.kind, message}}) + '\n')
-    else if (outputInArgv(this.argv) === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
+    else if (this.format === 'jsonl') process.stdout.write(JSON.stringify({error: {kind: info.kind, message}}) + '\n')
+    else if (this.format === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
     const verbose = verboseInArgv(this.argv)
     process.stderr.write(`${'error'}: ${message}\n`)
     if (verbose && err.stack) process.stderr.write(scrub(err.stack) + '\n')
