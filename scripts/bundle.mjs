@@ -206,6 +206,12 @@ if (process.env.FLEET_BUNDLE_META) writeFileSync(process.env.FLEET_BUNDLE_META, 
   })
   if (ascii !== text) writeFileSync(file, ascii)
 }
+// A dynamic import() of a Node built-in left in cli.cjs goes through the launcher's importModuleDynamically, which
+// Node flags as experimental with a warning on stderr at run time (creds list printed one). Import built-ins statically.
+{
+  const left = readFileSync(join(out, 'cli.cjs'), 'latin1').match(/\bimport\((["'])node:[^"']+\1\)/g)
+  if (left) throw new Error(`scripts/bundle.mjs: cli.cjs imports ${left.join(', ')} dynamically; import Node's built-ins statically`)
+}
 const bundleHash = createHash('sha256').update(readFileSync(join(out, 'cli.cjs'))).digest('hex').slice(0, 16)
 
 // ---- oclif's configuration beside the bundle ---------------------------------------------------------------------

@@ -56,7 +56,7 @@ const READ_ALLOWED = new Map([
   ['workload-identity/connect.ts', {read: 1, why: 'a kubeconfig CA file with its own wording (`WHERE: certificate-authority FILE: ...`)'}],
   ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],
   ['creds/rotation-store.ts', {read: 1, yaml: 1, json: 1, why: "kubeconfig files fleet wrote (its own wording), their lock file's pid, and Secrets' config"}],
-  ['creds/list.ts', {read: 1, json: 1, why: "a context's user file, any failure meaning no facts; Secrets' cluster-profile config"}],
+  ['creds/list.ts', {json: 1, why: "Secrets' cluster-profile config"}],
   ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
   ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],
   ['creds/kubeconfig-out.ts', {read: 1, why: 'a certificate-authority file inlined into the kubeconfig fleet writes, with its own wording'}],

@@ -1,5 +1,6 @@
 import {whoami} from '../access/whoami.js'
 import {mapLimit} from '../base/concurrency.js'
+import {readOptional} from '../base/files.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {type ConnectionSettings, KubeClient} from '../kube/client.js'
@@ -142,13 +143,8 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
     if (seen.has(key)) continue
     seen.add(key)
     const path = ref.source.path ?? ctx.contextFile ?? ''
-    let text: string | undefined
-    try {
-      const {readFile} = await import('node:fs/promises')
-      text = await readFile(ctx.userFile ?? path, 'utf8')
-    } catch {
-      text = undefined
-    }
+    // Only to tell whether fleet wrote it: a file that cannot be read is simply not known to be fleet's.
+    const text = await readOptional(ctx.userFile ?? path, 'a kubeconfig file').catch(() => undefined)
     items.push(remember({
       location: `${path} (context ${ctx.contextName}${ctx.userName ? `, user ${ctx.userName}` : ''})`,
       source: {kind: 'kubeconfig', path, context: ctx.contextName, user: ctx.userName},
