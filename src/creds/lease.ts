@@ -70,20 +70,28 @@ export async function acquireLease(
     await new Promise((r) => setTimeout(r, 500))
   }
   // Renewed at a third of its duration; a renewal that fails only shortens the protection (the Secret's preconditions remain).
+  // The renewal in flight is kept so that release waits for it: a renewal landing between release's read and its delete
+  // would move resourceVersion, fail the delete's precondition and leave the Lease behind.
+  let renewing: Promise<void> = Promise.resolve()
   const timer = setInterval(() => {
-    void renew(hub, ns, name, holder).catch(() => undefined)
+    renewing = renewing.then(() => renew(hub, ns, name, holder)).catch(() => undefined)
   }, Math.max(1000, (o.seconds * 1000) / 3))
   timer.unref()
   return {
     takenOver: got === 'takenOver',
     async release() {
       clearInterval(timer)
-      const res = await hub.request('GET', path(ns, name))
-      if (res.status !== 200) return
-      const lease = JSON.parse(res.body) as LeaseObject
-      if (lease.spec.holderIdentity !== holder) return
-      // Deleted with a precondition on its resourceVersion, so a Lease another run has just taken is left alone.
-      await hub.request('DELETE', path(ns, name), {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: lease.metadata.resourceVersion}})
+      await renewing
+      // Deleted with a precondition on its resourceVersion, so a Lease another run has just taken is left alone; a
+      // conflict (someone else wrote it between the read and the delete) is read again and decided again.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const res = await hub.request('GET', path(ns, name))
+        if (res.status !== 200) return
+        const lease = JSON.parse(res.body) as LeaseObject
+        if (lease.spec.holderIdentity !== holder) return
+        const del = await hub.request('DELETE', path(ns, name), {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: lease.metadata.resourceVersion}})
+        if (del.status !== 409) return
+      }
     },
   }
 }
