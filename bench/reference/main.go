@@ -6,7 +6,7 @@
 //	fleet-reference -command whoami|can-i|verify [-kubeconfig FILE] [-concurrency 16] [-timeout 10s]
 //
 // whoami:  POST selfsubjectreviews, POST selfsubjectaccessreviews (* * *: fleet's cluster-admin warning)
-// can-i:   GET /api, GET /apis (discovery: is selfsubjectreviews a known resource, and its scope), POST
+// can-i:   GET /api, GET /apis (aggregated discovery, decoded: is selfsubjectreviews a known resource, and its scope), POST
 //
 //	selfsubjectaccessreviews (create selfsubjectreviews.authentication.k8s.io)
 //
@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,15 +33,16 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-var logRequests bool
+var logRequests, protobuf bool
 
-// logged prints each request as fleet -v 6 does: METHOD URL STATUS.
+// logged prints each request as fleet -v 6 does: METHOD URL STATUS, and the answer's content type (which document the
+// server sent: the test compares it with fleet's -v 8 response headers).
 type logged struct{ next http.RoundTripper }
 
 func (l logged) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := l.next.RoundTrip(r)
 	if err == nil {
-		fmt.Fprintf(os.Stderr, "%s %s %s\n", r.Method, r.URL.String(), res.Status)
+		fmt.Fprintf(os.Stderr, "%s %s %s content-type=%s\n", r.Method, r.URL.String(), res.Status, res.Header.Get("Content-Type"))
 	}
 	return res, err
 }
@@ -61,6 +63,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 16, "clusters at a time (fleet's default)")
 	timeout := flag.Duration("timeout", 10*time.Second, "time limit of each request (fleet's default --request-timeout)")
 	flag.BoolVar(&logRequests, "log", false, "print METHOD URL STATUS of every request on stderr (as fleet -v 6 does), to compare the two")
+	flag.BoolVar(&protobuf, "protobuf", false, "send and accept protobuf for the reviews (client-go's default for built-in types) instead of fleet's JSON: not the same requests, only to show what protobuf is worth")
 	flag.Parse()
 	if *command != "whoami" && *command != "can-i" && *command != "verify" {
 		fmt.Fprintf(os.Stderr, "-command %s: expected whoami, can-i or verify\n", *command)
@@ -113,6 +116,12 @@ func one(raw *clientcmdapi.Config, name, command string, timeout time.Duration) 
 	cfg.Timeout = timeout
 	// No client-side rate limit: fleet has none, and 2 to 4 requests per cluster would never reach client-go's anyway.
 	cfg.QPS = -1
+	// fleet speaks JSON (there is no protobuf codec for Kubernetes types in its stack); the same requests means JSON here
+	// too, not client-go's default protobuf for built-in types (-protobuf measures that).
+	if !protobuf {
+		cfg.ContentType = "application/json"
+		cfg.AcceptContentTypes = "application/json"
+	}
 	if logRequests {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return logged{rt} })
 	}
@@ -155,12 +164,35 @@ func whoami(ctx context.Context, cs *kubernetes.Clientset, it *item) error {
 	return nil
 }
 
+// aggregatedDiscovery is the Accept header fleet sends for discovery (src/access/discovery.ts): the aggregated
+// document, v2 then v2beta1, else the plain group list.
+const aggregatedDiscovery = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+
 func canI(ctx context.Context, cs *kubernetes.Clientset, it *item) error {
-	// Discovery as fleet asks for it: the two group lists, as plain JSON.
+	// Discovery as fleet asks for it and uses it: both aggregated documents, decoded, the resource looked up (known?
+	// namespaced?), as kubectl's RESTMapper would before it asks.
+	found := false
 	for _, path := range []string{"/api", "/apis"} {
-		if _, err := cs.Discovery().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(ctx); err != nil {
+		raw, err := cs.Discovery().RESTClient().Get().AbsPath(path).SetHeader("Accept", aggregatedDiscovery).DoRaw(ctx)
+		if err != nil {
 			return err
 		}
+		var list apidiscoveryv2.APIGroupDiscoveryList
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return fmt.Errorf("GET %s: %w", path, err)
+		}
+		for _, g := range list.Items {
+			for _, v := range g.Versions {
+				for _, r := range v.Resources {
+					if g.Name == "authentication.k8s.io" && r.Resource == "selfsubjectreviews" {
+						found = true
+					}
+				}
+			}
+		}
+	}
+	if !found {
+		return fmt.Errorf("the server does not have resource selfsubjectreviews.authentication.k8s.io")
 	}
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: "authentication.k8s.io", Resource: "selfsubjectreviews"},

@@ -35,13 +35,30 @@ before(() => {
   writeFileSync(kubeconfig, yaml.dump(merged), {mode: 0o600})
 })
 
-/** "METHOD /path" per server, in order, from lines "METHOD https://host:port/path[?query] STATUS ...". */
+/**
+ * "METHOD /path content-type" per server, in order. fleet's -v 8 log has a line "METHOD https://host:port/path[?query]
+ * STATUS ..." per request, then its request and response headers; the reference's has "... content-type=TYPE" on the
+ * request line. The answer's content type says which document the server sent (aggregated discovery or the plain
+ * group list), so the two cannot differ in what they asked for behind the same path.
+ */
 function requests(log: string): Map<string, string[]> {
   const out = new Map<string, string[]>()
+  let last: {server: string; index: number} | undefined
+  let inResponse = false
   for (const line of log.split('\n')) {
-    const m = /^(GET|POST|PUT|PATCH|DELETE) (https:\/\/[^/\s]+)(\/[^?\s]*)/.exec(line)
-    if (!m) continue
-    out.set(m[2], [...(out.get(m[2]) ?? []), `${m[1]} ${m[3]}`])
+    const m = /^(GET|POST|PUT|PATCH|DELETE) (https:\/\/[^/\s]+)(\/[^?\s]*)\S* (?:.*content-type=(\S*))?/.exec(line)
+    if (m) {
+      const list = out.get(m[2]) ?? []
+      list.push(`${m[1]} ${m[3]}${m[4] !== undefined ? ` ${m[4]}` : ''}`)
+      out.set(m[2], list)
+      last = {server: m[2], index: list.length - 1}
+      inResponse = false
+      continue
+    }
+    if (/^Response headers:/.test(line)) inResponse = true
+    else if (/^Request headers:/.test(line)) inResponse = false
+    const ct = /^\s+content-type: (\S+)/i.exec(line)
+    if (ct && inResponse && last) out.get(last.server)![last.index] += ` ${ct[1]}`
   }
   return out
 }
@@ -55,7 +72,7 @@ const COMMANDS: Array<[string, string[]]> = [
 describe('bench/reference sends what fleet sends', () => {
   for (const [command, args] of COMMANDS) {
     it(`${command}: the same requests per cluster, in order, and the same answers`, async () => {
-      const fleet = await runFleet([...args, '--all', '--kubeconfig', kubeconfig, '-o', 'json', '-v', '6'])
+      const fleet = await runFleet([...args, '--all', '--kubeconfig', kubeconfig, '-o', 'json', '-v', '8'])
       assert.ok(fleet.code === 0 || (command === 'verify' && fleet.code === 1), fleet.stderr)
       const ref = spawnSync(reference, ['-command', command, '-kubeconfig', kubeconfig, '-log'], {encoding: 'utf8'})
       assert.equal(ref.status, 0, ref.stderr)
@@ -64,6 +81,10 @@ describe('bench/reference sends what fleet sends', () => {
       const ours = settle(requests(fleet.stderr))
       const theirs = settle(requests(ref.stderr))
       assert.equal(ours.size, 3, `fleet's log names ${ours.size} servers:\n${fleet.stderr}`)
+      // Every request carries the content type of its answer in both logs (a request without one would compare equal to
+      // nothing in particular).
+      for (const list of [...ours.values(), ...theirs.values()]) for (const r of list) assert.match(r, /^\S+ \S+ (application\/json|text\/plain)/, r)
+      if (command === 'can-i') for (const list of ours.values()) assert.ok(list.some((r) => /^GET \/apis .*as=APIGroupDiscoveryList/.test(r)), `no aggregated discovery: ${list.join(', ')}`)
       assert.deepEqual(theirs, ours)
 
       const fleetItems = fleet.json().items as Array<{cluster: string; user?: {username: string}; username?: string; allowed?: boolean; version?: string}>
