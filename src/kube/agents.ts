@@ -18,12 +18,17 @@ export function agentFor(server: URL): https.Agent {
     agent = new https.Agent({keepAlive: true, maxCachedSessions: 100})
     const create = agent.createConnection.bind(agent)
     agent.createConnection = ((...args: Parameters<typeof create>) => {
-      opened.set(key, (opened.get(key) ?? 0) + 1)
+      countConnection(server)
       return create(...args)
     }) as typeof agent.createConnection
     agents.set(key, agent)
   }
   return agent
+}
+
+/** Counts a connection opened to a server (HTTP/1.1 through the agent, or an HTTP/2 session in h2.ts). */
+export function countConnection(server: URL): void {
+  opened.set(server.origin, (opened.get(server.origin) ?? 0) + 1)
 }
 
 /** How many connections were opened to a server by this process (what the sharing saves is visible in tests). */

@@ -1,6 +1,7 @@
 import {X509Certificate, createPrivateKey} from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
+import http2, {type ClientHttp2Stream} from 'node:http2'
 import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
 import {fileError, readRequired} from '../base/files.js'
@@ -12,6 +13,7 @@ import {decodeBase64, proxyUrl, serverUrl} from '../kubeconfig/readiness.js'
 import {maskUrlCredentials, registerSecret, registerUrlSecrets, registerUserSecrets} from '../kubeconfig/redact.js'
 import {warnOnce} from '../base/warnings.js'
 import {agentFor} from './agents.js'
+import {type TlsIdentity, http2Disabled, prefersHttp1, session as h2session, sessionKey, streamEnded, streamStarted} from './h2.js'
 import {classifyOpenSslError, classifyTransportError, httpError, parseStatus} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 import {proxyAgent} from './proxy.js'
@@ -280,11 +282,15 @@ export class KubeClient {
     // AbortSignal.any() Node holds a timeout signal only weakly, and once a garbage collection took it the request ran on
     // to the cluster's time limit (nodejs/node#57736: a 10 s --request-timeout ended at 30 s). It covers the whole
     // exchange: connection, TLS handshake, response headers and body. The timer and the run's signal end the request
-    // themselves (req.destroy with the reason) rather than through a signal given to http.request: an AbortController,
+    // themselves (destroying it with the reason) rather than through a signal given to http.request: an AbortController,
     // AbortSignal.any and Node's listener bookkeeping per request were a tenth of a thousand-cluster verify's CPU.
     let stopped: {reason: unknown} | undefined
-    let stop: (reason: unknown) => void = (reason) => {
-      stopped ??= {reason}
+    // What ends the request in flight; until there is one, a limit reached is only recorded (and checked before sending).
+    let end: ((reason: Error) => void) | undefined
+    const stop = (reason: unknown) => {
+      if (stopped) return
+      stopped = {reason}
+      end?.(reason instanceof Error ? reason : new Error(String(reason)))
     }
     const timer = left > 0 ? setTimeout(() => stop(this.timeoutError()), left) : undefined
     const runSignal = this.options.signal
@@ -316,88 +322,168 @@ export class KubeClient {
         logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
         reject(classified)
       }
-      let req: http.ClientRequest
-      try {
-        req = (secure ? https : http).request(
-        {
-          protocol: this.server.protocol,
-          hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
-          port: this.server.port || (secure ? 443 : 80),
-          path: base + path,
-          method,
-          ca: this.ca,
-          cert: creds.cert,
-          key: creds.key,
-          servername: this.context.cluster['tls-server-name'] || undefined,
-          // Verification happens by hand below so that the outcome can be reported even when it is skipped.
-          rejectUnauthorized: false,
-          // Through a proxy its agent; otherwise clusters on the same https server share its keep-alive connections
-          // (checkTls runs on reused sockets too). A plain-http server (allowed, with a warning) gets no shared agent.
-          agent: this.agent ?? (secure ? agentFor(this.server) : false),
-          headers,
-        },
-        (res) => {
-          const chunks: Buffer[] = []
-          res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('error', fail)
-          res.on('end', () => {
-            if (settled) return
-            settled = true
-            done()
-            const elapsedMs = performance.now() - started
-            logExchange(log, {method, url, requestHeaders: headers, status: res.statusCode, statusText: res.statusMessage, responseHeaders: res.headers, elapsedMs})
-            resolve({
-              status: res.statusCode ?? 0,
-              body: Buffer.concat(chunks).toString('utf8'),
-              headers: res.headers,
-              elapsedMs,
-              tlsAuthorized: tlsState.authorized,
-              tlsError: tlsState.error,
-            })
-          })
-        },
-      )
-      } catch (error) {
+      const succeed = (status: number, statusText: string | undefined, responseHeaders: KubeResponse['headers'], chunks: Buffer[]) => {
+        if (settled) return
         settled = true
         done()
-        // OpenSSL refuses the client certificate or key while building the TLS context: a configuration problem.
-        reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
-        return
+        const elapsedMs = performance.now() - started
+        logExchange(log, {method, url, requestHeaders: headers, status, statusText, responseHeaders, elapsedMs})
+        resolve({status, body: Buffer.concat(chunks).toString('utf8'), headers: responseHeaders, elapsedMs, tlsAuthorized: tlsState.authorized, tlsError: tlsState.error})
       }
       const tlsState: {authorized: boolean; error?: string} = {authorized: false}
-      const checkTls = (tls: TLSSocket) => {
+      /** The server's certificate, checked for this request (a connection may have been opened by another cluster). */
+      const checkTls = (tls: TLSSocket): Error | undefined => {
         tlsState.authorized = tls.authorized
         const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
         tlsState.error = verifyError
-        if (!tls.authorized && !insecure) {
-          const err = Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
-          req.destroy(err)
-        } else if (!insecure) {
-          // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
-          const nameError = checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
-          if (nameError) req.destroy(nameError)
-        }
-      }
-      req.on('socket', (socket) => {
-        if (!secure) return
-        // A kept-alive socket was verified for whoever opened it (perhaps a cluster that skips verification): check again.
-        if (req.reusedSocket) checkTls(socket as TLSSocket)
-        else whenSecure(socket as TLSSocket, () => checkTls(socket as TLSSocket))
-      })
-      req.on('error', fail)
-      // From here a limit that is reached ends the request; one reached already (the run aborted before this request
-      // started) ends it at once.
-      stop = (reason) => {
-        if (stopped || settled) return
-        stopped = {reason}
-        req.destroy(reason instanceof Error ? reason : new Error(String(reason)))
+        if (insecure) return undefined
+        if (!tls.authorized) return Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
+        // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
+        return checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
       }
       if (stopped) {
-        req.destroy(stopped.reason instanceof Error ? stopped.reason : new Error(String(stopped.reason)))
+        fail(stopped.reason)
         return
       }
-      if (payload) req.write(payload)
-      req.end()
+
+      const http1 = () => {
+        if (stopped) return fail(stopped.reason)
+        let req: http.ClientRequest
+        try {
+          req = (secure ? https : http).request({
+            protocol: this.server.protocol,
+            hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
+            port: this.server.port || (secure ? 443 : 80),
+            path: base + path,
+            method,
+            ca: this.ca,
+            cert: creds.cert,
+            key: creds.key,
+            servername: this.context.cluster['tls-server-name'] || undefined,
+            // Verification happens by hand (checkTls) so that the outcome can be reported even when it is skipped.
+            rejectUnauthorized: false,
+            // Through a proxy its agent; otherwise clusters on the same https server share its keep-alive connections
+            // (checkTls runs on reused sockets too). A plain-http server (allowed, with a warning) gets no shared agent.
+            agent: this.agent ?? (secure ? agentFor(this.server) : false),
+            headers,
+          }, (res) => {
+            const chunks: Buffer[] = []
+            res.on('data', (c: Buffer) => chunks.push(c))
+            res.on('error', fail)
+            res.on('end', () => succeed(res.statusCode ?? 0, res.statusMessage, res.headers, chunks))
+          })
+        } catch (error) {
+          settled = true
+          done()
+          // OpenSSL refuses the client certificate or key while building the TLS context: a configuration problem.
+          reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
+          return
+        }
+        req.on('socket', (socket) => {
+          if (!secure) return
+          const check = () => {
+            const problem = checkTls(socket as TLSSocket)
+            if (problem) req.destroy(problem)
+          }
+          // A kept-alive socket was verified for whoever opened it (perhaps a cluster that skips verification): check again.
+          if (req.reusedSocket) check()
+          else whenSecure(socket as TLSSocket, check)
+        })
+        req.on('error', fail)
+        end = (reason) => req.destroy(reason)
+        if (payload) req.write(payload)
+        req.end()
+      }
+
+      // HTTP/2 (src/kube/h2.ts) to an https server reached directly, unless the server chose HTTP/1.1 before or
+      // DISABLE_HTTP2 is set; through a proxy, or to a plain-http server, HTTP/1.1.
+      if (!secure || this.agent || http2Disabled()) return http1()
+      const id: TlsIdentity = {ca: this.ca, cert: creds.cert, key: creds.key, servername: this.context.cluster['tls-server-name'] || undefined}
+      const key = sessionKey(this.server, id)
+      if (prefersHttp1(key)) return http1()
+      const viaH2 = (retried: boolean) => {
+        let opening: ReturnType<typeof h2session>
+        try {
+          opening = h2session(this.server, id, key)
+        } catch (error) {
+          // OpenSSL refuses the client certificate or key while building the TLS context, as in http1().
+          settled = true
+          done()
+          reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
+          return
+        }
+        end = (reason) => {
+          opening.giveUp(reason)
+          fail(reason)
+        }
+        // A session the server is closing (GOAWAY) refuses new streams before it handles them: once, on a new session.
+        const again = (error: unknown) => {
+          const e = error as {code?: string; message?: string}
+          const refused = e?.code === 'ERR_HTTP2_GOAWAY_SESSION' || e?.code === 'ERR_HTTP2_INVALID_SESSION' || /REFUSED_STREAM/.test(e?.message ?? '')
+          if (!refused || retried || settled || stopped) return false
+          viaH2(true)
+          return true
+        }
+        opening.ready.then(
+          (s) => {
+            if (settled) return
+            if (s === 'http1') return http1()
+            if (stopped) return fail(stopped.reason)
+            const problem = checkTls(s.socket as TLSSocket)
+            if (problem) return fail(problem)
+            let stream: ClientHttp2Stream
+            try {
+              stream = s.request({':method': method, ':path': base + path, ...headers}, {endStream: !payload})
+            } catch (error) {
+              if (!again(error)) fail(error)
+              return
+            }
+            streamStarted(s)
+            let released = false
+            const release = () => {
+              if (!released) streamEnded(s)
+              released = true
+            }
+            end = (reason) => {
+              stream.close(http2.constants.NGHTTP2_CANCEL)
+              release()
+              fail(reason)
+            }
+            let status = 0
+            let responseHeaders: KubeResponse['headers'] = {}
+            const chunks: Buffer[] = []
+            stream.on('response', (h) => {
+              status = Number(h[':status'] ?? 0)
+              responseHeaders = {}
+              for (const [name, value] of Object.entries(h)) if (!name.startsWith(':')) responseHeaders[name] = value as string | string[] | undefined
+            })
+            stream.on('data', (c: Buffer) => chunks.push(c))
+            let superseded = false
+            stream.on('error', (error) => {
+              release()
+              if (status === 0 && again(error)) {
+                superseded = true
+                return
+              }
+              fail(error)
+            })
+            stream.on('end', () => {
+              release()
+              succeed(status, http.STATUS_CODES[status], responseHeaders, chunks)
+            })
+            // A stream that closed without a complete answer (reset by the server, its session gone) and no error.
+            stream.on('close', () => {
+              release()
+              if (!settled && !stopped && !superseded) fail(Object.assign(new Error('connection reset'), {code: 'ECONNRESET'}))
+            })
+            if (payload) stream.end(payload)
+          },
+          (error) => {
+            if (!again(error)) fail(error)
+          },
+        )
+      }
+      viaH2(false)
     })
   }
 
