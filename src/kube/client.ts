@@ -34,6 +34,8 @@ export interface KubeResponse {
   /** Whether the server's certificate chain verified against the configured trust (also measured when verification is skipped). */
   tlsAuthorized: boolean
   tlsError?: string
+  /** The HTTP version the answer came in: HTTP/2 to an https server reached directly (src/kube/h2.ts), else HTTP/1.1. */
+  protocol: 'h2' | 'http/1.1'
 }
 
 /** What every client of one command shares: its time limit, its one exec runner, its request log. */
@@ -277,7 +279,9 @@ export class KubeClient {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
     const base = this.server.pathname.replace(/\/$/, '')
     const started = performance.now()
-    const left = Number.isFinite(deadline) ? Math.max(1, Math.round(deadline - started)) : 0
+    // Rounded up to a tenth of a second: Node keeps one timer list per distinct duration, and a duration to the
+    // millisecond made a new list (and a priority-queue insert) for most requests of a large run.
+    const left = Number.isFinite(deadline) ? Math.max(100, Math.ceil((deadline - started) / 100) * 100) : 0
     // The time limit is a timer of our own, held until the exchange ends, not AbortSignal.timeout(): inside
     // AbortSignal.any() Node holds a timeout signal only weakly, and once a garbage collection took it the request ran on
     // to the cluster's time limit (nodejs/node#57736: a 10 s --request-timeout ended at 30 s). It covers the whole
@@ -322,13 +326,13 @@ export class KubeClient {
         logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
         reject(classified)
       }
-      const succeed = (status: number, statusText: string | undefined, responseHeaders: KubeResponse['headers'], chunks: Buffer[]) => {
+      const succeed = (protocol: KubeResponse['protocol'], status: number, statusText: string | undefined, responseHeaders: KubeResponse['headers'], chunks: Buffer[]) => {
         if (settled) return
         settled = true
         done()
         const elapsedMs = performance.now() - started
         logExchange(log, {method, url, requestHeaders: headers, status, statusText, responseHeaders, elapsedMs})
-        resolve({status, body: Buffer.concat(chunks).toString('utf8'), headers: responseHeaders, elapsedMs, tlsAuthorized: tlsState.authorized, tlsError: tlsState.error})
+        resolve({status, body: Buffer.concat(chunks).toString('utf8'), headers: responseHeaders, elapsedMs, tlsAuthorized: tlsState.authorized, tlsError: tlsState.error, protocol})
       }
       const tlsState: {authorized: boolean; error?: string} = {authorized: false}
       /** The server's certificate, checked for this request (a connection may have been opened by another cluster). */
@@ -370,7 +374,7 @@ export class KubeClient {
             const chunks: Buffer[] = []
             res.on('data', (c: Buffer) => chunks.push(c))
             res.on('error', fail)
-            res.on('end', () => succeed(res.statusCode ?? 0, res.statusMessage, res.headers, chunks))
+            res.on('end', () => succeed('http/1.1', res.statusCode ?? 0, res.statusMessage, res.headers, chunks))
           })
         } catch (error) {
           settled = true
@@ -469,7 +473,7 @@ export class KubeClient {
             })
             stream.on('end', () => {
               release()
-              succeed(status, http.STATUS_CODES[status], responseHeaders, chunks)
+              succeed('h2', status, http.STATUS_CODES[status], responseHeaders, chunks)
             })
             // A stream that closed without a complete answer (reset by the server, its session gone) and no error.
             stream.on('close', () => {
