@@ -14,7 +14,8 @@ import {cancellation, watchInterrupts} from './interrupt.js'
 import type {Cancellation} from '../base/cancel.js'
 import {normalizeArgv, plainParseMessage, verboseInArgv} from './argv.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {ConnectionSettings, Impersonation} from '../kube/client.js'
+import type {Impersonation} from '../kube/client.js'
+import {Connector} from '../kube/connector.js'
 import type {RequestLog} from '../kube/request-log.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
@@ -219,12 +220,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return parseTimeLimit(this.flags['request-timeout'])
   }
 
-  /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
-  /** How this command's services connect to clusters: one time limit, one exec runner, one request log. */
-  protected get connection(): ConnectionSettings {
-    return {timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog}
+  /**
+   * How this command connects to clusters and hubs, built once: one time limit, one exec runner, one request log.
+   * Without --as: runOptions() adds the identity for the clusters of a run, never for a hub.
+   */
+  protected get connector(): Connector {
+    this.connectorCache ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog})
+    return this.connectorCache
   }
 
+  private connectorCache?: Connector
+
+  /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
   protected get requestLog(): RequestLog | undefined {
     const level = this.flags?.verbosity ?? 0
     if (level < 6) return undefined
@@ -327,9 +334,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       context: this.flags.context,
       provider: this.flags.provider,
       fleetConfig: this.flags['fleet-config'],
-      requestTimeoutMs: this.requestTimeoutMs,
-      exec: this.execRunner,
-      log: this.requestLog,
+      connector: this.connector,
       note: this.flags.verbose ? (message) => this.logStderr(`note: ${message}`) : undefined,
     })
     return this.providerCache
@@ -388,12 +393,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected runOptions(clusterTimeout = this.fleetFlagValues['cluster-timeout'] ?? '0'): RunOptions {
     return {
       concurrency: this.flags.concurrency,
-      requestTimeoutMs: this.requestTimeoutMs,
       clusterTimeoutMs: parseTimeLimit(clusterTimeout, '--cluster-timeout'),
       onProgress: this.machineOutput ? undefined : progressLine(),
-      exec: this.execRunner,
-      log: this.requestLog,
-      impersonate: this.impersonation,
+      connector: this.impersonation ? this.connector.with({impersonate: this.impersonation}) : this.connector,
     }
   }
 

@@ -34,9 +34,6 @@ export interface KubeResponse {
   tlsError?: string
 }
 
-/** What every client of one command shares: its time limit, its one exec runner, its request log. */
-export type ConnectionSettings = Pick<ClientOptions, 'timeoutMs' | 'exec' | 'log'>
-
 /**
  * kubectl's --as, --as-group, --as-uid: every request of a client carries Impersonate-User, Impersonate-Group (one
  * header per group) and Impersonate-Uid, whatever credential authenticates it (token, certificate, exec plugin). The

@@ -3,6 +3,7 @@ import type {V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1RoleBinding, V1
 import {type RiskFinding, assessRules} from '../access/risk.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
+import type {Connector} from '../kube/connector.js'
 import {httpError} from '../kube/errors.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
 import {
@@ -13,7 +14,7 @@ import {
   parseVersion,
   toYaml,
 } from './auth-config.js'
-import {type Cluster, type ConnectOptions, caPemOf, originOf} from './connect.js'
+import {type Cluster, caPemOf, originOf} from './connect.js'
 import {type ServiceAccountRef, mappedUsername} from './service-account.js'
 import {serverVersion} from './target.js'
 
@@ -56,7 +57,7 @@ export interface SetupInput {
   /** Name of the Flux ConfigMap on the hub; undefined: none. */
   fluxConfigMap?: string
   allowRisky: boolean
-  options: ConnectOptions
+  options: Connector
   /** More hub objects a consumer needs (wi setup --consumer: an Argo CD cluster Secret, the plugin's token RBAC). */
   consumerHubObjects?: KubeObject[]
 }

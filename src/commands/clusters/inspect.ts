@@ -32,9 +32,7 @@ Without NAME, the current context (or --context) is inspected.`
       name: this.args.name,
       context: this.flags.context,
       offline: this.flags.offline,
-      requestTimeoutMs: this.requestTimeoutMs,
-      exec: this.execRunner,
-      log: this.requestLog,
+      connector: this.connector,
     })
     if (result.live && !result.live.ok) this.markFailed()
     this.render(result, {

@@ -95,7 +95,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         updateProfile: f['update-profile'] ? parseNamespacedName(f['update-profile'], '--update-profile') : undefined,
         displayName: f['display-name'],
       },
-      {...this.connection, cancel},
+      {connector: this.connector, cancel},
     )
     // A signal after the last step (delivery) has nothing to undo: the credential was delivered and is kept.
     if (cancel.interrupted) result.warnings.push(`${cancel.interrupted.signalName} arrived after the credential was delivered: it is kept`)

@@ -32,7 +32,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
     const hubs = await this.credsHubs(f)
     const refs = await this.provider().list()
     const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
-      ...this.connection,
+      connector: this.connector,
       expiringWithinMs: within,
       live: f.live,
       concurrency: this.flags.concurrency,

@@ -56,7 +56,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
         clusters: () => this.provider().list(),
         clusterOverride: f.cluster,
       },
-      this.connection,
+      {connector: this.connector},
     )
     const failed = report.items.filter((i) => i.status === 'failed')
     const missing = report.items.filter((i) => i.status === 'not-found')

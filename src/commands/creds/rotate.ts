@@ -78,7 +78,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         concurrency: f.concurrency,
         lease: !f['no-lease'],
       },
-      {...this.connection, cancel},
+      {connector: this.connector, cancel},
     )
     const notes: string[] = []
     const failed = report.items.filter((i) => i.status === 'failed')
