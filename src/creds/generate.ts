@@ -14,7 +14,6 @@ import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
-import {httpError} from '../kube/errors.js'
 import type {Wire} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
@@ -535,8 +534,5 @@ async function updateProfile(hub: KubeClient, p: {namespace: string; name: strin
   const list = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...list, entry]}
   const path = `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}/status`
-  const res = await hub.request('PUT', path, profile)
-  if (res.status < 200 || res.status >= 300) {
-    throw httpError(res.status, res.body, `update ${describeObject(profile)} status`)
-  }
+  await hub.json('PUT', path, profile, `update ${describeObject(profile)} status`)
 }

@@ -311,9 +311,7 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
 type Labelled<T> = Wire<T> & {metadata: ObjectMeta}
 
 async function list<T>(client: KubeClient, path: string, selector: string): Promise<Array<Labelled<T>>> {
-  const res = await client.request('GET', `${path}?labelSelector=${encodeURIComponent(selector)}`)
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${path} on ${client.context.contextName}`)
-  return (JSON.parse(res.body) as {items: Array<Labelled<T>>}).items
+  return (await client.json<{items: Array<Labelled<T>>}>('GET', `${path}?labelSelector=${encodeURIComponent(selector)}`, undefined, `list ${path} on ${client.context.contextName}`)).items
 }
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1'

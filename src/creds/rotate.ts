@@ -11,7 +11,6 @@ import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
 import {type Shard, inShard} from '../fleet/shard.js'
-import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -115,9 +114,7 @@ const refText = (r: {namespace: string; name: string} | undefined) => (r ? `${r.
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
-  const res = await hub.request('GET', `/api/v1/secrets?labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`)
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, 'list Secrets')
-  const items = (JSON.parse(res.body) as {items: Secret[]}).items
+  const {items} = await hub.json<{items: Secret[]}>('GET', `/api/v1/secrets?labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`, undefined, 'list Secrets')
   const a = (s: Secret) => (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
   return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method])
 }

@@ -3,7 +3,6 @@ import {decodeJwt, decodeProtectedHeader} from 'jose'
 
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
 import type {Wire} from '../kube/objects.js'
 import {isoSeconds} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
@@ -31,18 +30,8 @@ export interface MintedToken {
 /** TokenRequest on the hub for `sa`, with these audiences; the token is registered with the scrubber at once. */
 export async function requestToken(hub: KubeClient, sa: ServiceAccountRef, audiences: string[], expirationSeconds: number): Promise<MintedToken> {
   const path = `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}/token`
-  const res = await hub.request('POST', path, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: {audiences, expirationSeconds},
-  } satisfies Wire<AuthenticationV1TokenRequest>)
-  if (res.status !== 201 && res.status !== 200) throw httpError(res.status, res.body, `TokenRequest for ${sa.namespace}/${sa.name}`)
-  let body: Wire<AuthenticationV1TokenRequest>
-  try {
-    body = JSON.parse(res.body)
-  } catch {
-    throw new FleetError('server', 'TokenRequest: the answer is not JSON')
-  }
+  const request = {apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {audiences, expirationSeconds}} satisfies Wire<AuthenticationV1TokenRequest>
+  const body = await hub.json<Wire<AuthenticationV1TokenRequest>>('POST', path, request, `TokenRequest for ${sa.namespace}/${sa.name}`, {ok: [201, 200]})
   const token = body.status?.token
   if (!token) throw new FleetError('server', 'TokenRequest: the answer holds no token')
   registerSecret(token)

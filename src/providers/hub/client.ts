@@ -66,9 +66,8 @@ export class Hub {
   async get<T>(path: string, what: string): Promise<T | undefined> {
     const client = await this.client()
     try {
-      return await client.json<T>('GET', path, undefined, `${what} on hub ${client.context.contextName}`)
+      return await client.json<T>('GET', path, undefined, `${what} on hub ${client.context.contextName}`, {absent: true})
     } catch (error) {
-      if (error instanceof FleetError && error.kind === 'not-found') return undefined
       throw this.wrap(error)
     }
   }
