@@ -1,10 +1,9 @@
 import type {AuthenticationV1TokenRequest} from '@kubernetes/client-node'
-import {decodeJwt, decodeProtectedHeader} from 'jose'
 
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
-import {isoSeconds} from '../kubeconfig/credentials.js'
+import {decodeJwt, jwtTime} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ServiceAccountRef} from './service-account.js'
 
@@ -38,24 +37,17 @@ export async function requestToken(hub: KubeClient, sa: ServiceAccountRef, audie
   return {token, expirationTimestamp: body.status?.expirationTimestamp}
 }
 
-const seconds = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v * 1000)) : undefined)
-
 /** Decodes (without verifying) the claims fleet reasons about; throws a FleetError when the token is not a JWT. */
 export function readClaims(token: string): TokenClaims {
-  let payload: Record<string, unknown>
-  let header: Record<string, unknown>
-  try {
-    payload = decodeJwt(token)
-    header = decodeProtectedHeader(token)
-  } catch {
-    throw new FleetError('config', 'the token is not a JWT (three base64url parts with JSON header and claims)')
-  }
+  const jwt = decodeJwt(token)
+  if (!jwt) throw new FleetError('config', 'the token is not a JWT (three base64url parts with JSON header and claims)')
+  const {header, claims: payload} = jwt
   const aud = typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud.filter((a): a is string => typeof a === 'string') : []
   const claims: TokenClaims = {aud}
   if (typeof payload.iss === 'string') claims.iss = payload.iss
   if (typeof payload.sub === 'string') claims.sub = payload.sub
   for (const k of ['exp', 'iat', 'nbf'] as const) {
-    const v = seconds(payload[k])
+    const v = jwtTime(payload[k])
     if (v) claims[k] = v
   }
   if (typeof header.kid === 'string') claims.kid = header.kid
