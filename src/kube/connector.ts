@@ -37,18 +37,6 @@ export interface NamedContext {
 export class Connector {
   constructor(private readonly options: ConnectorOptions) {}
 
-  get timeoutMs(): number {
-    return this.options.timeoutMs
-  }
-
-  get exec(): ExecCredentialRunner {
-    return this.options.exec
-  }
-
-  get log(): RequestLog | undefined {
-    return this.options.log
-  }
-
   /** The same connector with another abort signal or identity (a cluster's time limit, --as). */
   with(changes: Pick<ConnectorOptions, 'signal' | 'impersonate'>): Connector {
     return new Connector({...this.options, ...changes})
@@ -71,13 +59,15 @@ export class Connector {
   /**
    * A client for the hub a HubSpec names (the one hub rule), named `hub <context>` in errors. Never impersonated: the
    * hub is where fleet reads and writes as the caller (docs/decisions.md, "Access as another identity").
-   * `server` rewrites the context's server (kcp: the server's base, paths then name the workspace).
    */
-  async hub(spec: HubSpec | undefined, env: NodeJS.ProcessEnv = process.env, server?: (server: string) => string): Promise<KubeClient> {
-    return this.hubClient(await resolveHubContext(spec ?? {}, env), server)
+  async hub(spec: HubSpec | undefined, env: NodeJS.ProcessEnv = process.env): Promise<KubeClient> {
+    return this.hubClient(await resolveHubContext(spec ?? {}, env))
   }
 
-  /** A client for a hub context already resolved by resolveHubContext (a provider's hub names itself before it connects). */
+  /**
+   * A client for a hub context already resolved by resolveHubContext (a provider's hub names itself before it
+   * connects); `server` rewrites the context's server (kcp: the server's base, paths then name the workspace).
+   */
   hubClient(ctx: ResolvedContext, server?: (server: string) => string): Promise<KubeClient> {
     const context = server && ctx.cluster.server ? {...ctx, cluster: {...ctx.cluster, server: server(ctx.cluster.server)}} : ctx
     return this.with({impersonate: undefined}).context(context, `hub ${ctx.contextName}`)
