@@ -46,10 +46,10 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
   protected abstract probe(p: Probe): Promise<ProbeResult>
 
   /** The targets: --target (repeatable), or --all = every cluster but the hub. Never an empty selection. */
-  protected async selectedClusters(): Promise<ClusterRef[]> {
+  private async selectTargets(): Promise<ClusterRef[]> {
     if (this.targets) return this.targets
     const f = this.wi
-    const provider = this.provider()
+    const provider = this.fleet.provider
     // Without --hub (a fleet wi token target), there is no hub among the clusters to leave out.
     const hub = f.hub ? await provider.get(f.hub) : undefined
     let refs: ClusterRef[]
@@ -72,7 +72,7 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
   /** Another cluster fleet knows with the same server and a user that is not the plugin: your own credentials there. */
   private async readerFor(target: ClusterRef): Promise<ClusterRef | undefined> {
     const server = (await target.resolve()).cluster.server
-    const refs = await this.provider().list().catch(() => [] as ClusterRef[])
+    const refs = await this.fleet.provider.list().catch(() => [] as ClusterRef[])
     for (const r of refs) {
       if (r.name === target.name) continue
       const ctx = await r.resolve().catch(() => undefined)
@@ -96,13 +96,13 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
     const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
     if (f.junit) await checkJunitTarget(f.junit)
-    const connector = this.connector
+    const connector = this.fleet.connector
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
-    const targets = await this.selectedClusters()
+    const targets = await this.selectTargets()
     const plugin = pluginMode ? pluginTarget(targets[0].name, await targets[0].resolve()) : undefined
     // Outside plugin mode both names were required above.
     const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(saName ?? '')
-    const hubRef = plugin ? undefined : await this.provider().get(hubName ?? '')
+    const hubRef = plugin ? undefined : await this.fleet.provider.get(hubName ?? '')
     const hubWith = (c: Connector) => (plugin ? pluginHub(plugin, c) : connectRef(hubRef!, c))
     const hub = await hubWith(connector)
     // The plugin's identity may not read the target's metrics or RBAC; your own credentials for the same server may.
@@ -117,6 +117,8 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
           options: connector.with({signal}),
         }),
       ),
+      undefined,
+      targets,
     )
     if (plugin) {
       const from = plugin.hubKubeconfig ? `--hub-kubeconfig ${plugin.hubKubeconfig}${plugin.hubContext ? ` --hub-context ${plugin.hubContext}` : ''}` : 'the one hub rule (in a Pod: in-cluster)'

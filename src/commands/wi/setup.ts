@@ -91,9 +91,9 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       pluginHubContext: flags['plugin-hub-context'], pluginIdentity: flags['plugin-identity'], fluxConfigMap: flags['flux-configmap'],
       argocdNamespace: flags['argocd-namespace'],
     })
-    const provider = this.provider()
+    const provider = this.fleet.provider
     const targetRef = await provider.get(flags.target)
-    const connector = this.connector
+    const connector = this.fleet.connector
     // --hub names a cluster; without it the hub is found as creds finds it (creds/hubs.ts), the same rule everywhere.
     const hubRef = flags.hub ? await provider.get(flags.hub) : undefined
     if (hubRef?.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)

@@ -42,7 +42,7 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
       expirationSeconds: flags.expiration === undefined ? undefined : expirationSeconds(parseLifetime(flags.expiration, '--expiration')),
     })
     const [hub] = await this.credsHubs(flags)
-    const client = await this.connector.hub(hub.spec)
+    const client = await this.fleet.connector.hub(hub.spec)
     const minted = await requestToken(client, plan.serviceAccount, [plan.audience], plan.expirationSeconds).catch((error: unknown) => {
       // Which hub refused matters most when the hub came from a rule rather than a flag.
       if (error instanceof FleetError) throw new FleetError(error.kind, `hub ${client.context.contextName}: ${error.message}`, {cause: error, exitCode: error.exitCode})
