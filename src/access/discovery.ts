@@ -1,5 +1,4 @@
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
 
 /**
  * What a cluster calls its resources, enough to turn what a person types (`deploy`, `deployment`, `Deployment`,
@@ -42,9 +41,7 @@ interface LegacyResourceList {
 }
 
 async function getJson<T>(client: KubeClient, path: string, accept?: string): Promise<T> {
-  const res = await client.request('GET', path, undefined, accept ? {accept} : {})
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `GET ${path}`)
-  return JSON.parse(res.body) as T
+  return client.json<T>('GET', path, undefined, `GET ${path}`, accept ? {accept} : {})
 }
 
 function fromAggregated(list: AggregatedList): DiscoveredResource[] {

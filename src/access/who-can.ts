@@ -2,7 +2,6 @@ import type {V1SubjectAccessReviewSpec, V1SubjectAccessReviewStatus} from '@kube
 import {mapLimit} from '../base/concurrency.js'
 import {FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
 import type {Wire} from '../kube/objects.js'
 import type {ClusterSource} from '../providers/types.js'
 import type {NonResourceAttributes, ResourceAttributes} from './access-review.js'
@@ -94,16 +93,12 @@ interface Listed<T> {
 }
 
 async function list<T>(client: KubeClient, path: string, what: string): Promise<Listed<T>> {
-  const res = await client.request('GET', path)
-  if (res.status === 403 || res.status === 404) {
-    const e = httpError(res.status, res.body, `list ${what}`)
-    return {warning: `${e.message}: subjects granted through them are not shown`}
-  }
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${what}`)
   try {
-    return {items: (JSON.parse(res.body) as {items?: T[]}).items ?? []}
-  } catch {
-    throw new FleetError('server', `list ${what}: the answer is not JSON`)
+    return {items: (await client.json<{items?: T[]}>('GET', path, undefined, `list ${what}`)).items ?? []}
+  } catch (error) {
+    // 403 and 404 only (httpError's forbidden and not-found): anything else fails the cluster.
+    if (error instanceof FleetError && (error.kind === 'forbidden' || error.kind === 'not-found')) return {warning: `${error.message}: subjects granted through them are not shown`}
+    throw error
   }
 }
 

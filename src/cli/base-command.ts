@@ -4,7 +4,7 @@ import yaml from 'js-yaml'
 
 import {scrub, scrubValue} from '../kubeconfig/redact.js'
 import {colorEnabled, makeChalk} from './color.js'
-import {formatDuration, parseTimeLimit} from '../base/duration.js'
+import {formatDuration} from '../base/duration.js'
 import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
 import {setWarningSink} from '../base/warnings.js'
 import {EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
@@ -13,17 +13,12 @@ import {canInteract} from './tty.js'
 import {cancellation, watchInterrupts} from './interrupt.js'
 import type {Cancellation} from '../base/cancel.js'
 import {normalizeArgv, plainParseMessage, verboseInArgv} from './argv.js'
-import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {ConnectionSettings, Impersonation} from '../kube/client.js'
-import type {RequestLog} from '../kube/request-log.js'
+import type {Impersonation} from '../kube/client.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
-import {type ClusterResult, type ClusterTask, type RunOptions, runOverClusters} from '../fleet/runner.js'
-import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
-import {resolveShard, shardName} from '../fleet/shard.js'
-import {type FleetFlagValues, fleetFlagValues, impersonationValue} from './flags.js'
-import {progressLine} from './progress.js'
+import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
+import {impersonationValue} from './flags.js'
+import {Fleet} from './fleet-run.js'
 import {type MetricFamily, formatMetrics} from './prometheus.js'
-import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import {PROVIDER_TYPES} from '../config/fleet-config.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type HubChoice, type HubFlags, credsHubs} from '../creds/hubs.js'
@@ -184,7 +179,20 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
     // --as and friends are checked here, before any provider or cluster is touched.
     this.impersonation = impersonationValue(this.flags)
+    this.fleet = new Fleet({
+      flags: this.flags,
+      machineOutput: this.machineOutput,
+      interactive: () => this.interactive,
+      impersonation: this.impersonation,
+      say: (line) => this.logStderr(line),
+    })
   }
+
+  /**
+   * What the command works over, composed once here: the providers, the connector, the selection and the runner's
+   * options (src/cli/fleet-run.ts). Commands read it instead of getters of their own.
+   */
+  protected fleet!: Fleet
 
   /**
    * The identity named by --as/--as-group/--as-uid (commands that declare impersonationFlags), or undefined. runOptions()
@@ -215,37 +223,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this.format === 'json' || this.format === 'jsonl' || this.format === 'yaml' || this.format === 'name' || this.format === 'prometheus'
   }
 
-  protected get requestTimeoutMs(): number {
-    return parseTimeLimit(this.flags['request-timeout'])
-  }
-
-  /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
-  /** How this command's services connect to clusters: one time limit, one exec runner, one request log. */
-  protected get connection(): ConnectionSettings {
-    return {timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog}
-  }
-
-  protected get requestLog(): RequestLog | undefined {
-    const level = this.flags?.verbosity ?? 0
-    if (level < 6) return undefined
-    return {level, write: (line) => this.logStderr(line)}
-  }
-
-  /** `--kubeconfig` split like KUBECONFIG (path or list). */
-  protected get kubeconfigPaths(): string[] | undefined {
-    const value = this.flags.kubeconfig
-    if (value === undefined) return undefined
-    const paths = value.split(':').filter((p) => p !== '')
-    if (paths.length === 0) throw new UsageError('--kubeconfig: no path given')
-    return paths
-  }
-
   /** The inputs of the one hub rule (creds/hubs.ts): --hub-kubeconfig/--hub-context, the fleet configuration, the loading rules. */
   protected hubFlags(f: {'hub-kubeconfig'?: string; 'hub-context'?: string}): HubFlags {
     return {
       hubKubeconfig: f['hub-kubeconfig'],
       hubContext: f['hub-context'],
-      kubeconfig: this.kubeconfigPaths,
+      kubeconfig: this.fleet.kubeconfigPaths,
       context: this.flags.context,
       provider: this.flags.provider,
       fleetConfig: this.flags['fleet-config'],
@@ -320,92 +303,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return canInteract({machineOutput: this.machineOutput})
   }
 
-  /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
-  protected provider(): DeferredProvider {
-    this.providerCache ??= fleetProvider({
-      kubeconfig: this.kubeconfigPaths,
-      context: this.flags.context,
-      provider: this.flags.provider,
-      fleetConfig: this.flags['fleet-config'],
-      requestTimeoutMs: this.requestTimeoutMs,
-      exec: this.execRunner,
-      log: this.requestLog,
-      note: this.flags.verbose ? (message) => this.logStderr(`note: ${message}`) : undefined,
-    })
-    return this.providerCache
-  }
-
   /**
-   * One exec credential runner for the whole command: hubs, members and single-cluster commands share its cache and its
-   * one-run-per-credential rule, and a plugin may talk to the user only when fleet may.
+   * Runs `work` on every selected cluster (or on `clusters`, a command's own choice of them) with bounded concurrency; a
+   * provider that could not list is one failed result in its place when the selection walked the list (--all, -l).
+   * Marks the run failed if any cluster failed.
    */
-  protected get execRunner(): ExecCredentialRunner {
-    this.execRunnerCache ??= new ExecCredentialRunner({interactiveAvailable: this.interactive})
-    return this.execRunnerCache
-  }
-
-  private execRunnerCache?: ExecCredentialRunner
-
-  private providerCache?: DeferredProvider
-
-  /** The fleetFlags of this command (all absent for a command that does not declare them). */
-  private get fleetFlagValues(): FleetFlagValues {
-    return fleetFlagValues(this.flags)
-  }
-
-  /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
-  protected get clusterSelection(): Selection {
-    const f = this.fleetFlagValues
-    this.shardCache ??= {shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
-    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: this.shardCache.shard}
-  }
-
-  private shardCache?: {shard: Selection['shard']}
-
-  /**
-   * The clusters chosen by --cluster / --all / --selector, or the current context, then this run's shard of them.
-   * Needs fleetFlags. A sharded run says on stderr, in every format, how much of the selection it took (an empty part
-   * is a Pod with nothing to do, not a success that checked something).
-   */
-  protected async selectedClusters(): Promise<ClusterRef[]> {
-    this.selectedCache ??= (async () => {
-      const selection = this.clusterSelection
-      const all = await selectClusters(this.provider(), selection)
-      if (!selection.shard) return all
-      const part = takeShard(all, selection.shard)
-      this.logStderr(`${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`)
-      return part
-    })()
-    return this.selectedCache
-  }
-
-  private selectedCache?: Promise<ClusterRef[]>
-
-  /**
-   * How the fleet runner runs for this command: its concurrency, time limits, progress line and its one exec runner.
-   * Services that run over clusters themselves (clusters list --live) get these, so nothing makes a second runner.
-   */
-  protected runOptions(clusterTimeout = this.fleetFlagValues['cluster-timeout'] ?? '0'): RunOptions {
-    return {
-      concurrency: this.flags.concurrency,
-      requestTimeoutMs: this.requestTimeoutMs,
-      clusterTimeoutMs: parseTimeLimit(clusterTimeout, '--cluster-timeout'),
-      onProgress: this.machineOutput ? undefined : progressLine(),
-      exec: this.execRunner,
-      log: this.requestLog,
-      impersonate: this.impersonation,
-    }
-  }
-
-  /**
-   * Runs `work` on every selected cluster with bounded concurrency; a provider that could not list is one failed result
-   * in its place when the selection walked the list (--all, -l). Marks the run failed if any cluster failed.
-   */
-  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>, item?: (result: ClusterResult<R>) => unknown): Promise<ClusterResult<R>[]> {
-    const provider = this.provider()
-    const refs = await this.selectedClusters()
-    const failures = await selectionFailures(provider, this.clusterSelection)
-    const options = this.runOptions()
+  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>, item?: (result: ClusterResult<R>) => unknown, clusters?: ClusterRef[]): Promise<ClusterResult<R>[]> {
+    const provider = this.fleet.provider
+    const refs = clusters ?? (await this.fleet.selected())
+    const failures = await selectionFailures(provider, this.fleet.selection)
+    const options = this.fleet.runOptions()
     // -o jsonl with a command that can say what one result's item is: each line goes out as that cluster answers, so
     // a reader of a 10,000-cluster run starts before the last cluster does (in the order they finish; providers that
     // could not list come first).

@@ -3,14 +3,15 @@ import type {Command, Interfaces} from '@oclif/core'
 import {parseLifetime} from '../base/duration.js'
 import {UsageError} from '../base/errors.js'
 import {type ClusterItem, toItem} from '../fleet/items.js'
+import type {Connector} from '../kube/connector.js'
 import type {ClusterRef} from '../providers/types.js'
 import {connectRef} from '../workload-identity/connect.js'
 import {expirationSeconds, readAuthenticationConfig, readTokenFile} from '../workload-identity/inputs.js'
 import {type Probe, type ProbeResult, probeFor} from '../workload-identity/probe.js'
 import {parseServiceAccount} from '../workload-identity/service-account.js'
 import {type PluginTarget, pluginTarget, wiTokenExec} from '../workload-identity/plugin.js'
-import {connectCredsHub, credsHubs} from '../creds/hubs.js'
-import type {Cluster, ConnectOptions} from '../workload-identity/connect.js'
+import {credsHubs} from '../creds/hubs.js'
+import type {Cluster} from '../workload-identity/connect.js'
 import {parseCanI} from '../workload-identity/target.js'
 import {BaseCommand} from './base-command.js'
 import {checkJunitTarget, writeJunit} from './junit-file.js'
@@ -44,10 +45,10 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
   protected abstract probe(p: Probe): Promise<ProbeResult>
 
   /** The targets: --target (repeatable), or --all = every cluster but the hub. Never an empty selection. */
-  protected async selectedClusters(): Promise<ClusterRef[]> {
+  private async selectTargets(): Promise<ClusterRef[]> {
     if (this.targets) return this.targets
     const f = this.wi
-    const provider = this.provider()
+    const provider = this.fleet.provider
     // Without --hub (a fleet wi token target), there is no hub among the clusters to leave out.
     const hub = f.hub ? await provider.get(f.hub) : undefined
     let refs: ClusterRef[]
@@ -70,7 +71,7 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
   /** Another cluster fleet knows with the same server and a user that is not the plugin: your own credentials there. */
   private async readerFor(target: ClusterRef): Promise<ClusterRef | undefined> {
     const server = (await target.resolve()).cluster.server
-    const refs = await this.provider().list().catch(() => [] as ClusterRef[])
+    const refs = await this.fleet.provider.list().catch(() => [] as ClusterRef[])
     for (const r of refs) {
       if (r.name === target.name) continue
       const ctx = await r.resolve().catch(() => undefined)
@@ -94,27 +95,29 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
     const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
     const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
     if (f.junit) await checkJunitTarget(f.junit)
-    const options = this.connection
+    const connector = this.fleet.connector
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
-    const targets = await this.selectedClusters()
+    const targets = await this.selectTargets()
     const plugin = pluginMode ? pluginTarget(targets[0].name, await targets[0].resolve()) : undefined
     // Outside plugin mode both names were required above.
     const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(saName ?? '')
-    const hubRef = plugin ? undefined : await this.provider().get(hubName ?? '')
-    const hubWith = (o: ConnectOptions) => (plugin ? pluginHub(plugin, o) : connectRef(hubRef!, o))
-    const hub = await hubWith(options)
+    const hubRef = plugin ? undefined : await this.fleet.provider.get(hubName ?? '')
+    const hubWith = (c: Connector) => (plugin ? pluginHub(plugin, c) : connectRef(hubRef!, c))
+    const hub = await hubWith(connector)
     // The plugin's identity may not read the target's metrics or RBAC; your own credentials for the same server may.
     const reader = plugin ? await this.readerFor(targets[0]) : undefined
-    const readerClient = reader ? (await connectRef(reader, options)).client : undefined
+    const readerClient = reader ? (await connectRef(reader, connector)).client : undefined
     const results = await this.overClusters(async ({ref, client, signal}) =>
       this.probe(
         // The hub's requests for this target end with the target's --cluster-timeout too (a client per target costs no
         // connection: they share the hub's keep-alive agent), so a hung hub never outlives the limit.
-        probeFor(await hubWith({...options, signal}), {name: ref.name, context: client.context, client: readerClient ?? client}, {
+        probeFor(await hubWith(connector.with({signal})), {name: ref.name, context: client.context, client: readerClient ?? client}, {
           serviceAccount: sa, audience: f.audience ?? plugin?.audience, expirationSeconds: seconds, expectUser: f['expect-user'], canI, token, authConfig,
-          options: {...options, signal},
+          options: connector.with({signal}),
         }),
       ),
+      undefined,
+      targets,
     )
     if (plugin) {
       const from = plugin.hubKubeconfig ? `--hub-kubeconfig ${plugin.hubKubeconfig}${plugin.hubContext ? ` --hub-context ${plugin.hubContext}` : ''}` : 'the one hub rule (in a Pod: in-cluster)'
@@ -143,8 +146,8 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
 }
 
 /** The hub as the plugin finds it: its own flags and environment, the one hub rule. */
-async function pluginHub(p: PluginTarget, options: ConnectOptions): Promise<Cluster> {
+async function pluginHub(p: PluginTarget, connector: Connector): Promise<Cluster> {
   const [choice] = await credsHubs({hubKubeconfig: p.hubKubeconfig, hubContext: p.hubContext, env: p.env})
-  const client = await connectCredsHub(choice.spec, {...options, env: p.env})
+  const client = await connector.hub(choice.spec, p.env)
   return {name: client.context.contextName, context: client.context, client}
 }

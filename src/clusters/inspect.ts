@@ -1,7 +1,5 @@
 import {UsageError, toErrorInfo} from '../base/errors.js'
-import {KubeClient} from '../kube/client.js'
-import type {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {RequestLog} from '../kube/request-log.js'
+import type {Connector} from '../kube/connector.js'
 import type {ClusterProvider} from '../providers/types.js'
 import {type ProbeResult, probe} from './probe.js'
 import {type ClusterDetails, describeRef} from './summary.js'
@@ -19,11 +17,8 @@ export interface InspectOptions {
   context?: string
   /** Do not contact the cluster. */
   offline?: boolean
-  requestTimeoutMs: number
-  /** The command's one exec credential runner. */
-  exec: ExecCredentialRunner
-  /** Request logging (-v 6 and up). */
-  log?: RequestLog
+  /** The command's connector (its time limit, exec runner and request log). */
+  connector: Connector
 }
 
 /**
@@ -41,7 +36,7 @@ export async function inspectCluster(provider: ClusterProvider, options: Inspect
   const result: ClusterInspection = {kind: 'ClusterInspection', ...(await describeRef(ref))}
   if (options.offline) return result
   try {
-    const client = await KubeClient.connect(context, {timeoutMs: options.requestTimeoutMs, clusterName: ref.name, exec: options.exec, log: options.log})
+    const client = await options.connector.context(context, ref.name)
     result.live = await probe(client)
   } catch (error) {
     const info = toErrorInfo(error)

@@ -12,8 +12,8 @@ import {checkWritableFile, readOptional} from '../base/files.js'
 import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
-import {type ConnectionSettings, KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
+import type {KubeClient} from '../kube/client.js'
+import type {Connector} from '../kube/connector.js'
 import type {Wire} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
@@ -30,7 +30,6 @@ import {
 import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
-import {connectCredsHub} from './hubs.js'
 import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
 import {type Lifetime, lifetimeOf, shortenedWarning} from './lifetime.js'
 import {
@@ -85,7 +84,9 @@ export function displayName(r: Pick<GenerateRequest, 'ref' | 'displayName'>): st
   return r.ref.source.kind === 'kubeconfig-file' && r.ref.source.context ? r.ref.source.context : r.ref.name
 }
 
-export interface GenerateEnv extends ConnectionSettings {
+export interface GenerateEnv {
+  /** The command's connector: the hub, the target and the new credential. */
+  connector: Connector
   env?: NodeJS.ProcessEnv
   /** The command's interrupt (SIGINT/SIGTERM), honoured between steps: what was made is undone, then Interrupted. */
   cancel?: Cancellation
@@ -304,7 +305,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   let hub: KubeClient | undefined
   let hubNamespace: KubeObject | undefined
   if (r.destination.kind === 'secret') {
-    hub = await connectCredsHub(r.hub, env)
+    hub = await env.connector.hub(r.hub, env.env)
     const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
     if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
       throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
@@ -316,7 +317,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   }
 
   const ctx = await r.ref.resolve()
-  const target = await KubeClient.connect(ctx, {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec, log: env.log})
+  const target = await env.connector.context(ctx, cluster)
   const access = await resolveAccess(r.access, target)
   const verdict = assessGrant(access.rules, r.namespaces.length === 0)
   if (!r.allowRisky) refuseRisky(verdict, `to grant ${describeAccess(access)} ${describeScope(r.namespaces)}`)
@@ -474,7 +475,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     result.fingerprint = `sha256:${kubeconfigSha256(kubeconfig)}`
 
     // Proved with the credential itself before it is handed anywhere.
-    const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: cluster, exec: env.exec, log: env.log})
+    const fresh = await env.connector.context(contextFromKubeconfigText(kubeconfig, 'the new credential'), cluster)
     result.verification = await verifyCredential(fresh, {username: username(id), rules: access.rules, namespaces: r.namespaces})
     if (worstStatus(result.verification) === 'fail') {
       const failed = result.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
@@ -533,8 +534,5 @@ async function updateProfile(hub: KubeClient, p: {namespace: string; name: strin
   const list = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...list, entry]}
   const path = `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}/status`
-  const res = await hub.request('PUT', path, profile)
-  if (res.status < 200 || res.status >= 300) {
-    throw httpError(res.status, res.body, `update ${describeObject(profile)} status`)
-  }
+  await hub.json('PUT', path, profile, `update ${describeObject(profile)} status`)
 }

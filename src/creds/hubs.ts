@@ -1,7 +1,5 @@
 import {UsageError} from '../base/errors.js'
 import {type HubSpec, loadFleetConfig} from '../config/fleet-config.js'
-import {type ConnectionSettings, KubeClient} from '../kube/client.js'
-import {resolveHubContext} from '../providers/hub/client.js'
 
 /**
  * The one hub rule of `creds generate`, `creds list` and `creds rotate` (docs/creds.md "Which hub"):
@@ -9,7 +7,7 @@ import {resolveHubContext} from '../providers/hub/client.js'
  * 2. else the fleet configuration's hub and every provider's own hub (the configuration the command would read: an
  *    explicit `--kubeconfig` without `--provider` is kubectl's view, as for the clusters, and reads none);
  * 3. else the current context of the loading rules every other command uses: `--kubeconfig`, `--context`, KUBECONFIG,
- *    ~/.kube/config, then a Pod's in-cluster configuration (resolveHubContext, client-go's order).
+ *    ~/.kube/config, then a Pod's in-cluster configuration (resolveHubContext in kube/connector.ts, client-go's order; Connector.hub connects).
  */
 export interface HubFlags {
   /** --hub-kubeconfig (a ":"-list) and --hub-context. */
@@ -51,12 +49,6 @@ export async function credsHubs(f: HubFlags): Promise<HubChoice[]> {
   for (const p of config?.providers ?? []) if ('hub' in p && p.type !== 'namespace') add(p.hub ?? config?.hub)
   if (hubs.length === 0) hubs.push({spec: {kubeconfig: f.kubeconfig, context: f.context}, origin: 'loading-rules'})
   return hubs
-}
-
-/** A client for a hub the rule chose (or any HubSpec): the one way creds connects to a hub. */
-export async function connectCredsHub(spec: HubSpec | undefined, c: ConnectionSettings & {env?: NodeJS.ProcessEnv}): Promise<KubeClient> {
-  const ctx = await resolveHubContext(spec ?? {}, c.env ?? process.env)
-  return KubeClient.connect(ctx, {timeoutMs: c.timeoutMs, clusterName: `hub ${ctx.contextName}`, exec: c.exec, log: c.log})
 }
 
 /** The HubSpecs of credsHubs, for callers written before the rule had a step 3 of its own. */

@@ -35,18 +35,13 @@ export function objectPath(kind: string, name: string, namespace?: string): stri
 export const describeObject = (o: Pick<KubeObject, 'kind' | 'metadata'>) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`
 
 export async function getObject<T = KubeObject>(client: KubeClient, kind: string, name: string, namespace?: string): Promise<T | undefined> {
-  const res = await client.request('GET', objectPath(kind, name, namespace))
-  if (res.status === 404) return undefined
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `get ${kind} ${namespace ? `${namespace}/` : ''}${name} on ${client.context.contextName}`)
-  return JSON.parse(res.body) as T
+  return client.json<T>('GET', objectPath(kind, name, namespace), undefined, `get ${kind} ${namespace ? `${namespace}/` : ''}${name} on ${client.context.contextName}`, {absent: true})
 }
 
 /** Server-side apply as field manager `fleet`; force takes over fields another manager set (fleet owns these objects). */
 export async function applyObject<T = KubeObject>(client: KubeClient, obj: KubeObject, options: {subresource?: string} = {}): Promise<T> {
   const path = objectPath(obj.kind, obj.metadata.name, obj.metadata.namespace) + (options.subresource ? `/${options.subresource}` : '')
-  const res = await client.request('PATCH', `${path}?fieldManager=${FIELD_MANAGER}&force=true`, obj, {contentType: 'application/apply-patch+yaml'})
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `apply ${describeObject(obj)}`)
-  return JSON.parse(res.body) as T
+  return client.json<T>('PATCH', `${path}?fieldManager=${FIELD_MANAGER}&force=true`, obj, `apply ${describeObject(obj)}`, {contentType: 'application/apply-patch+yaml'})
 }
 
 export async function deleteObject(client: KubeClient, kind: string, name: string, namespace?: string): Promise<void> {

@@ -29,9 +29,9 @@ export interface HeldLease {
 }
 
 async function tryTake(hub: KubeClient, ns: string, name: string, holder: string, seconds: number): Promise<'taken' | 'takenOver' | 'busy'> {
-  const res = await hub.request('GET', path(ns, name))
+  const lease = await hub.json<LeaseObject>('GET', path(ns, name), undefined, `get Lease ${ns}/${name}`, {absent: true})
   const now = micro()
-  if (res.status === 404) {
+  if (!lease) {
     const body: LeaseObject = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -43,8 +43,6 @@ async function tryTake(hub: KubeClient, ns: string, name: string, holder: string
     if (c.status < 200 || c.status >= 300) throw httpError(c.status, c.body, `create Lease ${ns}/${name}`)
     return 'taken'
   }
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `get Lease ${ns}/${name}`)
-  const lease = JSON.parse(res.body) as LeaseObject
   if (lease.spec.holderIdentity && lease.spec.holderIdentity !== holder && !expired(lease)) return 'busy'
   const over = Boolean(lease.spec.holderIdentity) && lease.spec.holderIdentity !== holder
   lease.spec = {...lease.spec, holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1}

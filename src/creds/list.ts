@@ -3,7 +3,7 @@ import {mapLimit} from '../base/concurrency.js'
 import {readOptional} from '../base/files.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
-import {type ConnectionSettings, KubeClient} from '../kube/client.js'
+import type {Connector} from '../kube/connector.js'
 import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
@@ -229,8 +229,8 @@ async function describeSecret(s: Secret, hub: string, referenced?: {format: Secr
 }
 
 /** Consumer Secrets of every known format on one hub (each found once). */
-export async function hubCredentials(spec: HubSpec, o: ConnectionSettings & {env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
-  const hub = new Hub(spec, {requestTimeoutMs: o.timeoutMs, exec: o.exec, log: o.log, env: o.env}, 'hub')
+export async function hubCredentials(spec: HubSpec, o: {connector: Connector; env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
+  const hub = new Hub(spec, {connector: o.connector, env: o.env}, 'hub')
   const name = await hub.name()
   const queries: Array<Record<string, string>> = [
     {labelSelector: `${KUBECONFIG_SECRET_LABEL}=true`},
@@ -348,7 +348,7 @@ export function markExpiring(items: CredentialItem[], withinMs: number, now = Da
 /** --live: each credential asked who it is, with its own kubeconfig. */
 export async function checkLive(
   items: CredentialItem[],
-  o: ConnectionSettings & {concurrency: number},
+  o: {connector: Connector; concurrency: number},
 ): Promise<void> {
   await mapLimit(items, o.concurrency, async (item) => {
     const ctx = contexts.get(item)
@@ -357,7 +357,7 @@ export async function checkLive(
       return
     }
     try {
-      const client = await KubeClient.connect(ctx, {timeoutMs: o.timeoutMs, clusterName: item.location, exec: o.exec, log: o.log})
+      const client = await o.connector.context(ctx, item.location)
       item.live = {ok: true, username: (await whoami(client)).user.username}
     } catch (error) {
       item.live = {ok: false, error: toErrorInfo(error)}
@@ -366,7 +366,9 @@ export async function checkLive(
 }
 
 
-export interface ListOptions extends ConnectionSettings {
+export interface ListOptions {
+  /** The command's connector: hubs and --live clusters. */
+  connector: Connector
   env?: NodeJS.ProcessEnv
   /** ms; mark (and count) credentials expiring within it. */
   expiringWithinMs?: number

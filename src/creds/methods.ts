@@ -60,9 +60,7 @@ export async function issueBoundToken(
     spec: {expirationSeconds: seconds, boundObjectRef: {kind: 'Secret', apiVersion: 'v1', name: anchor.name, uid: anchor.uid}},
     // audiences (required in the model) is left out: the server then uses its own API audiences, which a kubeconfig needs.
   } satisfies Omit<Wire<AuthenticationV1TokenRequest>, 'spec'> & {spec: Omit<Wire<V1TokenRequestSpec>, 'audiences'>}
-  const res = await client.request('POST', path, body)
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create token for ServiceAccount ${id.namespace}/${id.name}`)
-  const status = (JSON.parse(res.body) as Wire<AuthenticationV1TokenRequest>).status
+  const {status} = await client.json<Wire<AuthenticationV1TokenRequest>>('POST', path, body, `create token for ServiceAccount ${id.namespace}/${id.name}`)
   if (!status?.token) throw new FleetError('server', `create token for ServiceAccount ${id.namespace}/${id.name}: the answer has no token`)
   registerSecret(status.token)
   return {user: {token: status.token}, expires: status.expirationTimestamp, anchor: {namespace: id.namespace, ...anchor}}
@@ -116,8 +114,7 @@ export async function issueClientCert(
   obj.status = {
     conditions: [{type: 'Approved', status: 'True', reason: 'FleetCredsGenerate', message: `approved by fleet creds generate for ${id.name}`}],
   }
-  const approved = await client.request('PUT', objectPath('CertificateSigningRequest', name) + '/approval', obj)
-  if (approved.status < 200 || approved.status >= 300) throw httpError(approved.status, approved.body, `approve CertificateSigningRequest ${name}`)
+  await client.json('PUT', objectPath('CertificateSigningRequest', name) + '/approval', obj, `approve CertificateSigningRequest ${name}`)
   const certB64 = await poll(`certificate for CertificateSigningRequest ${name}`, timeoutMs, async () => {
     const c = await getObject<Wire<V1CertificateSigningRequest>>(client, 'CertificateSigningRequest', name)
     const failed = c?.status?.conditions?.find((x) => x.type === 'Failed' || x.type === 'Denied')

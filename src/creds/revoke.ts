@@ -7,7 +7,7 @@ import {ConfigError, type ErrorInfo, FleetError, toErrorInfo} from '../base/erro
 import {namespacedName} from '../base/names.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
-import {KubeClient} from '../kube/client.js'
+import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
@@ -23,7 +23,6 @@ import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
 import {type Access, type Identity, credentialId, rbacObjects} from './rbac.js'
 import {type RotateEnv, type RotateRequest, confirmDead, reachTarget} from './rotate.js'
 import {certNotAfter, heldCredential, identityOf} from './rotation-store.js'
-import {connectCredsHub} from './hubs.js'
 import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
 import {jwtClaims} from '../kubeconfig/credentials.js'
@@ -105,7 +104,7 @@ export interface RevocationReport {
 export function reach(r: RevokeRequest, env: RevokeEnv) {
   const find = {cluster: r.cluster, clusters: r.clusters, clusterOverride: r.clusterOverride} as RotateRequest
   return {
-    hub: () => connectCredsHub(r.hub, env),
+    hub: () => env.connector.hub(r.hub, env.env),
     // The same resolution as rotate: the recorded server, CA and cluster ID among the clusters fleet knows.
     target: async (rec: CredentialRecord) => {
       const held = contextFromKubeconfigText(rec.kubeconfig, rec.where).cluster
@@ -312,9 +311,7 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
 type Labelled<T> = Wire<T> & {metadata: ObjectMeta}
 
 async function list<T>(client: KubeClient, path: string, selector: string): Promise<Array<Labelled<T>>> {
-  const res = await client.request('GET', `${path}?labelSelector=${encodeURIComponent(selector)}`)
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${path} on ${client.context.contextName}`)
-  return (JSON.parse(res.body) as {items: Array<Labelled<T>>}).items
+  return (await client.json<{items: Array<Labelled<T>>}>('GET', `${path}?labelSelector=${encodeURIComponent(selector)}`, undefined, `list ${path} on ${client.context.contextName}`)).items
 }
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1'
@@ -435,7 +432,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   }
 
   // Kept to prove afterwards that the server refuses it.
-  const old = await KubeClient.connect(contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`), {timeoutMs: env.timeoutMs, clusterName: rec.cluster, exec: env.exec, log: env.log})
+  const old = await env.connector.context(contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`), rec.cluster)
   // Credential first, then bindings before roles, then the ServiceAccount: a re-run after an interruption finds the
   // record and treats what is gone as done.
   for (const p of onCluster) {

@@ -8,14 +8,13 @@ import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import {namespacedName} from '../base/names.js'
 import type {HubSpec} from '../config/fleet-config.js'
-import {type ConnectionSettings, KubeClient} from '../kube/client.js'
+import type {KubeClient} from '../kube/client.js'
+import type {Connector} from '../kube/connector.js'
 import {type Shard, inShard} from '../fleet/shard.js'
-import {httpError} from '../kube/errors.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type RecordedCluster, type ResolvedTarget, identityFacts, resolveCredentialCluster} from './cluster-identity.js'
-import {connectCredsHub} from './hubs.js'
 import {ApplyLog, type KubeObject, applyObject, deleteObject} from './kube-objects.js'
 import {buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
@@ -59,7 +58,9 @@ export interface RotateRequest {
   leaseWaitMs?: number
 }
 
-export interface RotateEnv extends ConnectionSettings {
+export interface RotateEnv {
+  /** The command's connector: the hub, the targets, the old and the new credential. */
+  connector: Connector
   env?: NodeJS.ProcessEnv
   /** The command's interrupt (SIGINT/SIGTERM), honoured after each step (see afterInterrupt). */
   cancel?: Cancellation
@@ -113,9 +114,7 @@ const refText = (r: {namespace: string; name: string} | undefined) => (r ? `${r.
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
-  const res = await hub.request('GET', `/api/v1/secrets?labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`)
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, 'list Secrets')
-  const items = (JSON.parse(res.body) as {items: Secret[]}).items
+  const {items} = await hub.json<{items: Secret[]}>('GET', `/api/v1/secrets?labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`, undefined, 'list Secrets')
   const a = (s: Secret) => (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
   return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method])
 }
@@ -128,7 +127,7 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
     fileItems.push(await rotateOne(new FileStore(abs), {file: {path: abs}}, r, env, run))
   }
   if (!r.all && r.names.length === 0) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hub = await connectCredsHub(r.hub, env)
+  const hub = await env.connector.hub(r.hub, env.env)
   const hubName = hub.context.contextName
   let targets: Array<{namespace: string; name: string}>
   let shard: RotationReport['shard']
@@ -273,7 +272,7 @@ async function rotateLocked(
   let oldClient: KubeClient | undefined
   if (state.phase === 'claimed') {
     // The old credential is still the store's: kept to prove later that it stopped working.
-    oldClient = await KubeClient.connect(contextFromKubeconfigText(held.kubeconfig, `${where} (old credential)`), {timeoutMs: env.timeoutMs, clusterName: item.target?.cluster ?? item.cluster ?? where, exec: env.exec, log: env.log})
+    oldClient = await env.connector.context(contextFromKubeconfigText(held.kubeconfig, `${where} (old credential)`), item.target?.cluster ?? item.cluster ?? where)
     const grant = await store.grant(target!)
     const claimed = state
     const annotations = store.anchorAnnotations()
@@ -301,7 +300,7 @@ async function rotateLocked(
     }
     if (method !== 'legacy-token') item.lifetime = lifetimeOf(seconds, issued.user)
     const kubeconfig = buildKubeconfig({name: held.names.cluster, userName: held.names.user, cluster: held.cluster, user: issued.user, namespace: held.names.namespace})
-    const fresh = await KubeClient.connect(contextFromKubeconfigText(kubeconfig, 'the new credential'), {timeoutMs: env.timeoutMs, clusterName: item.target?.cluster ?? item.cluster ?? where, exec: env.exec, log: env.log})
+    const fresh = await env.connector.context(contextFromKubeconfigText(kubeconfig, 'the new credential'), item.target?.cluster ?? item.cluster ?? where)
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: item.identity!, rules: grant.rules, namespaces: grant.namespaces}), (c) => c.map((x) => `${x.name} ${x.status}`).join(', '))
     const newAnchor = refText(claimed.newAnchor)
     item.new = {fingerprint: fp(kubeconfigSha256(kubeconfig)), expires: issued.expires, anchor: newAnchor}
@@ -389,7 +388,7 @@ export async function reachTarget(
   return resolveCredentialCluster(rec, {
     override: r.clusterOverride,
     clusters: {get: r.cluster, list: r.clusters ?? (async () => [])},
-    connect: async (ref) => KubeClient.connect(await ref.resolve(), {timeoutMs: env.timeoutMs, clusterName: ref.name, exec: env.exec, log: env.log}),
+    connect: (ref) => env.connector.cluster(ref),
     mayMint: async (client) => (await accessReview(client, {resource: need})).allowed,
     exclude: (ref) => Boolean(o.self && ref.source.kind === 'secret' && ref.source.namespace === o.self.namespace && ref.source.name === o.self.name),
     what: o.what,

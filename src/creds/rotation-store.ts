@@ -354,11 +354,8 @@ function currentOf(doc: KubeconfigDoc) {
 /** The grant fleet applied for this identity, found by its label: rules, and namespaces (empty: cluster-wide). */
 async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules: PolicyRule[]; namespaces: string[]}> {
   const sel = `labelSelector=${encodeURIComponent(`${CREDENTIAL_LABEL}=${credentialId(id)}`)}`
-  const list = async (path: string) => {
-    const res = await target.request('GET', `${path}?${sel}`)
-    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list ${path}`)
-    return (JSON.parse(res.body) as {items: Array<Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}>}).items
-  }
+  const list = async (path: string) =>
+    (await target.json<{items: Array<Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}>}>('GET', `${path}?${sel}`, undefined, `list ${path}`)).items
   const crbs = await list('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')
   const rbs = await list('/apis/rbac.authorization.k8s.io/v1/rolebindings')
   const b = crbs[0] ?? rbs[0]

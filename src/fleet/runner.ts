@@ -1,9 +1,8 @@
 import {mapLimit} from '../base/concurrency.js'
 import {formatDuration} from '../base/duration.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
-import type {Impersonation, KubeClient} from '../kube/client.js'
-import type {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {RequestLog} from '../kube/request-log.js'
+import type {KubeClient} from '../kube/client.js'
+import type {Connector} from '../kube/connector.js'
 import type {ClusterRef} from '../providers/types.js'
 
 /** One cluster's outcome. Results come back in input order; a failure never stops the others. */
@@ -17,20 +16,17 @@ export interface ClusterResult<T> {
 
 export interface RunOptions {
   concurrency: number
-  /** Time limit for one request. */
-  requestTimeoutMs: number
   /** Time limit for all the work on one cluster (0: none). */
   clusterTimeoutMs: number
   /** Told after each cluster finishes (the command draws a progress line; the runner itself never prints). */
   onProgress?: (progress: Progress) => void
   /** Told each cluster's result as soon as it is in (-o jsonl prints it then), in the order they finish. */
   onResult?: (result: ClusterResult<unknown>) => void
-  /** The command's one exec credential runner (required: a second runner would run each plugin again). */
-  exec: ExecCredentialRunner
-  /** Request logging (-v 6 and up) for every cluster's client. */
-  log?: RequestLog
-  /** --as/--as-group/--as-uid: every request to every selected cluster acts as this identity. */
-  impersonate?: Impersonation
+  /**
+   * The command's connector (required: its one exec runner, since a second would run each plugin again), with
+   * --as/--as-group/--as-uid when given: every request to every selected cluster acts as that identity.
+   */
+  connector: Connector
 }
 
 export interface ClusterTask {
@@ -51,8 +47,6 @@ export async function runOverClusters<T>(
   work: (task: ClusterTask) => Promise<T>,
   options: RunOptions,
 ): Promise<ClusterResult<T>[]> {
-  // The command's runner for the whole run, so concurrent requests to clusters sharing a plugin config share its output.
-  const exec = options.exec
   let done = 0
   let failed = 0
 
@@ -63,18 +57,8 @@ export async function runOverClusters<T>(
     try {
       if (!ref.ready && !ref.server) throw new FleetError('config', ref.reason ?? 'not ready')
       const job = (async () => {
-        const context = await ref.resolve()
-        // Loaded on the first connection, not with the module: commands that only list clusters never load the HTTP
-        // client (node:https, node:tls) at start-up.
-        const {KubeClient} = await import('../kube/client.js')
-        const client = await KubeClient.connect(context, {
-          timeoutMs: options.requestTimeoutMs,
-          clusterName: ref.name,
-          exec,
-          signal: abort.signal,
-          log: options.log,
-          impersonate: options.impersonate,
-        })
+        // The command's one connector (and exec runner) for the whole run, so clusters sharing a plugin config share its output.
+        const client = await options.connector.with({signal: abort.signal}).cluster(ref)
         return work({ref, client, signal: abort.signal})
       })()
       const limit =

@@ -38,9 +38,6 @@ export interface KubeResponse {
   protocol: 'h2' | 'http/1.1'
 }
 
-/** What every client of one command shares: its time limit, its one exec runner, its request log. */
-export type ConnectionSettings = Pick<ClientOptions, 'timeoutMs' | 'exec' | 'log'>
-
 /**
  * kubectl's --as, --as-group, --as-uid: every request of a client carries Impersonate-User, Impersonate-Group (one
  * header per group) and Impersonate-Uid, whatever credential authenticates it (token, certificate, exec plugin). The
@@ -78,6 +75,14 @@ export interface RequestOptions {
   accept?: string
   /** The body is always sent as JSON; server-side apply reads it as `application/apply-patch+yaml` (JSON is YAML). */
   contentType?: string
+}
+
+/** What KubeClient.json accepts as the answer besides the request's own options. */
+export interface ExpectOptions extends RequestOptions {
+  /** The statuses that are the answer (default: any 2xx). */
+  ok?: readonly number[]
+  /** A 404 is an answer too: json returns undefined instead of throwing a not-found error. */
+  absent?: boolean
 }
 
 interface Credentials {
@@ -496,10 +501,17 @@ export class KubeClient {
     return new FleetError('timeout', `${this.serverUrl}: no answer within ${formatDuration(this.options.timeoutMs)} (--request-timeout)`)
   }
 
-  /** Sends a request and parses the JSON answer; an HTTP error becomes a classified error naming `what`. */
-  async json<T>(method: string, path: string, body?: unknown, what = `${method} ${path}`): Promise<T> {
-    const res = await this.request(method, path, body)
-    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, what)
+  /**
+   * The one "expect this answer, else classify the error": sends a request and parses the JSON answer. A status in
+   * `ok` (default: any 2xx) is the answer; with `absent`, a 404 returns undefined; any other status throws httpError's
+   * classified error, `<what>: <the server's message>`.
+   */
+  async json<T>(method: string, path: string, body: unknown, what: string, options: ExpectOptions & {absent: true}): Promise<T | undefined>
+  async json<T>(method: string, path: string, body?: unknown, what?: string, options?: ExpectOptions): Promise<T>
+  async json<T>(method: string, path: string, body?: unknown, what = `${method} ${path}`, options: ExpectOptions = {}): Promise<T | undefined> {
+    const res = await this.request(method, path, body, options)
+    if (options.absent && res.status === 404) return undefined
+    if (options.ok ? !options.ok.includes(res.status) : res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, what)
     try {
       return JSON.parse(res.body) as T
     } catch {

@@ -100,7 +100,8 @@ export function fingerprint(secret: string): string {
 function decodeSegment(segment: string): Record<string, unknown> | undefined {
   try {
     const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'))
-    return value && typeof value === 'object' ? value : undefined
+    // A JOSE header and a claims set are JSON objects (RFC 7519 section 7.2), never arrays.
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined
   } catch {
     return undefined
   }
@@ -108,7 +109,8 @@ function decodeSegment(segment: string): Record<string, unknown> | undefined {
 
 /** RFC 3339 to the second, as Kubernetes writes timestamps. */
 export const isoSeconds = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z')
-const seconds = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v * 1000)) : undefined)
+/** A JWT time claim (seconds since the epoch) in RFC 3339; undefined when it is not a number. */
+export const jwtTime = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v * 1000)) : undefined)
 
 /** Describes a bearer token; JWT claims are decoded without verifying (fleet does not hold the issuer's keys). */
 export function describeToken(token: string): TokenInfo {
@@ -120,23 +122,31 @@ export function describeToken(token: string): TokenInfo {
   if (typeof claims.sub === 'string') info.subject = claims.sub
   if (typeof claims.aud === 'string') info.audiences = [claims.aud]
   else if (Array.isArray(claims.aud)) info.audiences = claims.aud.filter((a): a is string => typeof a === 'string')
-  info.expires = seconds(claims.exp)
-  info.issuedAt = seconds(claims.iat)
+  info.expires = jwtTime(claims.exp)
+  info.issuedAt = jwtTime(claims.iat)
   return info
 }
 
-/** The claims of a token shaped as a JWT (three segments, the first two JSON objects), not verified: the one decoder. */
-export function jwtClaims(token: string | undefined): Record<string, unknown> | undefined {
+/**
+ * The header and claims of a token shaped as a JWT (three segments, the first two JSON objects), not verified: the one
+ * decoder (credentials, creds list/revoke, workload identity's readClaims).
+ */
+export function decodeJwt(token: string | undefined): {header: Record<string, unknown>; claims: Record<string, unknown>} | undefined {
   const parts = token?.split('.') ?? []
   if (parts.length !== 3) return undefined
   const header = decodeSegment(parts[0])
   const claims = decodeSegment(parts[1])
-  return header && claims ? claims : undefined
+  return header && claims ? {header, claims} : undefined
+}
+
+/** The claims of a token shaped as a JWT (decodeJwt), not verified. */
+export function jwtClaims(token: string | undefined): Record<string, unknown> | undefined {
+  return decodeJwt(token)?.claims
 }
 
 /** When a JWT bearer token expires (describeToken's `expires`), without the fingerprint's hash: readiness needs no more. */
 export function tokenExpires(token: string): string | undefined {
-  return seconds(jwtClaims(token)?.exp)
+  return jwtTime(jwtClaims(token)?.exp)
 }
 
 async function readText(path: string): Promise<string> {

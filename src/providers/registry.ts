@@ -1,5 +1,4 @@
 import {ConfigError, UsageError} from '../base/errors.js'
-import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
 import {
   type FleetConfig,
   type HubSpec,
@@ -9,8 +8,7 @@ import {
   loadFleetConfig,
   providerSpec,
 } from '../config/fleet-config.js'
-import type {ExecCredentialRunner} from '../kube/exec-credential.js'
-import type {RequestLog} from '../kube/request-log.js'
+import type {Connector} from '../kube/connector.js'
 import {FileProvider} from './file.js'
 import type {HubOptions} from './hub/client.js'
 import type {ClusterProvider, ClusterRef, ProviderFailure} from './types.js'
@@ -22,11 +20,8 @@ export interface ProviderFlags {
   provider?: string
   /** --fleet-config: an explicit fleet configuration file. */
   fleetConfig?: string
-  requestTimeoutMs?: number
-  /** The command's exec credential runner (required: one per command), so a plugin shared by a hub and its members runs once. */
-  exec: ExecCredentialRunner
-  /** Request logging (-v 6 and up) for the hub clients. */
-  log?: RequestLog
+  /** The command's connector (required: one exec runner per command), so a plugin shared by a hub and its members runs once. */
+  connector: Connector
   env?: NodeJS.ProcessEnv
   cwd?: string
   /** Where to say things only --verbose shows (a ./fleet.yaml that is not ours, ignored). */
@@ -84,7 +79,7 @@ function defaultEntry(type: string, cwd: string): ProviderConfig {
 export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvider> {
   const env = flags.env ?? process.env
   const cwd = flags.cwd ?? process.cwd()
-  const options: HubOptions = {requestTimeoutMs: flags.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, env, exec: flags.exec, log: flags.log}
+  const options: HubOptions = {connector: flags.connector, env}
   // An explicit --kubeconfig without --provider means kubectl's view; a default fleet.yaml lying around must not change it.
   const kubectlView = flags.kubeconfig !== undefined && !flags.provider
   if (kubectlView && flags.fleetConfig !== undefined) {

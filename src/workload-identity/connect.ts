@@ -1,20 +1,12 @@
 import {readFile} from 'node:fs/promises'
 
 import {ConfigError} from '../base/errors.js'
-import {type ConnectionSettings, KubeClient} from '../kube/client.js'
+import type {KubeClient} from '../kube/client.js'
+import type {Connector} from '../kube/connector.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry} from '../kubeconfig/types.js'
 import type {ClusterRef} from '../providers/types.js'
-
-/**
- * Connections workload identity needs besides the user's own: the target as the hub token (the kubeconfig's cluster
- * entry, the token as the only credential), and an issuer URL with no credentials at all, as the target's API server
- * fetches discovery and keys.
- */
-export interface ConnectOptions extends ConnectionSettings {
-  signal?: AbortSignal
-}
 
 /** A cluster fleet knows, with the user's credentials. */
 export interface Cluster {
@@ -23,24 +15,27 @@ export interface Cluster {
   client: KubeClient
 }
 
-export async function connectRef(ref: ClusterRef, options: ConnectOptions): Promise<Cluster> {
+export async function connectRef(ref: ClusterRef, connector: Connector): Promise<Cluster> {
   const context = await ref.resolve()
-  const client = await KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: ref.name, exec: options.exec, log: options.log, signal: options.signal})
-  return {name: ref.name, context, client}
+  return {name: ref.name, context, client: await connector.context(context, ref.name)}
 }
 
+/*
+ * Connections workload identity needs besides the user's own: the target as the hub token (the kubeconfig's cluster
+ * entry, the token as the only credential), and an issuer URL with no credentials at all, as the target's API server
+ * fetches discovery and keys.
+ */
+
 /** The same cluster, presenting `token` and nothing else. */
-export function connectWithToken(cluster: Cluster, token: string, options: ConnectOptions): Promise<KubeClient> {
+export function connectWithToken(cluster: Cluster, token: string, connector: Connector): Promise<KubeClient> {
   registerSecret(token)
-  const context: ResolvedContext = {...cluster.context, userName: 'workload-identity-token', user: {token}}
-  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: cluster.name, exec: options.exec, log: options.log, signal: options.signal})
+  return connector.context({...cluster.context, userName: 'workload-identity-token', user: {token}}, cluster.name)
 }
 
 /** An anonymous client for `url` (scheme, host, port and base path), trusting `caPem` or, without it, the system roots. */
-export function connectAnonymous(url: string, caPem: string | undefined, options: ConnectOptions & {tlsServerName?: string}): Promise<KubeClient> {
+export function connectAnonymous(url: string, caPem: string | undefined, connector: Connector): Promise<KubeClient> {
   const cluster: ClusterEntry = {server: url}
   if (caPem) cluster['certificate-authority-data'] = Buffer.from(caPem).toString('base64')
-  if (options.tlsServerName) cluster['tls-server-name'] = options.tlsServerName
   const context: ResolvedContext = {
     contextName: 'anonymous',
     clusterName: url,
@@ -49,7 +44,7 @@ export function connectAnonymous(url: string, caPem: string | undefined, options
     contextFile: '(none)',
     clusterFile: '(none)',
   }
-  return KubeClient.connect(context, {timeoutMs: options.timeoutMs, clusterName: url, exec: options.exec, log: options.log, signal: options.signal})
+  return connector.context(context, url)
 }
 
 /** The PEM of the CA a kubeconfig cluster entry trusts; undefined when it relies on the system roots. */

@@ -5,7 +5,6 @@ import yaml from 'js-yaml'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
 import type {ClusterEntry, ExecConfig, KubeconfigDoc} from '../kubeconfig/types.js'
 import {type Cluster, caPemOf} from './connect.js'
@@ -96,10 +95,9 @@ interface Profile {
 }
 
 async function readProfile(hub: KubeClient, p: {namespace: string; name: string}): Promise<Profile> {
-  const res = await hub.request('GET', profilePath(p))
-  if (res.status === 404) throw new ConfigError(`--profile ${p.namespace}/${p.name}: no such ClusterProfile on hub ${hub.context.contextName}`)
-  if (res.status !== 200) throw httpError(res.status, res.body, `read ClusterProfile ${p.namespace}/${p.name}`)
-  return JSON.parse(res.body) as Profile
+  const profile = await hub.json<Profile>('GET', profilePath(p), undefined, `read ClusterProfile ${p.namespace}/${p.name}`, {ok: [200], absent: true})
+  if (!profile) throw new ConfigError(`--profile ${p.namespace}/${p.name}: no such ClusterProfile on hub ${hub.context.contextName}`)
+  return profile
 }
 
 const canonical = (v: unknown): string =>
@@ -125,8 +123,7 @@ export async function writeProfile(hub: KubeClient, p: {namespace: string; name:
   const profile = await readProfile(hub, p)
   const others = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...others, entry]}
-  const res = await hub.request('PUT', `${profilePath(p)}/status${dryRun ? '?dryRun=All' : ''}`, profile)
-  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `update ClusterProfile ${p.namespace}/${p.name} status`)
+  await hub.json('PUT', `${profilePath(p)}/status${dryRun ? '?dryRun=All' : ''}`, profile, `update ClusterProfile ${p.namespace}/${p.name} status`)
   if (dryRun) return
   const back = (await readProfile(hub, p)).status?.accessProviders?.find((a) => a.name === entry.name)
   if (!back || canonical(back) !== canonical(entry)) throw new FleetError('server', `ClusterProfile ${p.namespace}/${p.name}: status.accessProviders does not read back as written`)

@@ -2,7 +2,8 @@ import {compactVerify, createLocalJWKSet, type JSONWebKeySet} from 'jose'
 
 import {FleetError, toErrorInfo, type ErrorInfo} from '../base/errors.js'
 import {parseStatus} from '../kube/errors.js'
-import {type ConnectOptions, connectAnonymous} from './connect.js'
+import type {Connector} from '../kube/connector.js'
+import {connectAnonymous} from './connect.js'
 
 /**
  * The issuer side as a target's API server sees it: `{issuer}/.well-known/openid-configuration` and its `jwks_uri`, both
@@ -30,7 +31,7 @@ export function discoveryUrl(issuer: string): string {
   return issuer.replace(/\/$/, '') + '/.well-known/openid-configuration'
 }
 
-export async function fetchAnonymous<T>(url: string, caPem: string | undefined, options: ConnectOptions): Promise<Fetched<T>> {
+export async function fetchAnonymous<T>(url: string, caPem: string | undefined, connector: Connector): Promise<Fetched<T>> {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -39,7 +40,7 @@ export async function fetchAnonymous<T>(url: string, caPem: string | undefined, 
   }
   if (parsed.protocol !== 'https:') return {url, error: {kind: 'config', message: `${url}: the API server only fetches https URLs`}}
   try {
-    const client = await connectAnonymous(parsed.origin, caPem, options)
+    const client = await connectAnonymous(parsed.origin, caPem, connector)
     // The API server serves the JWKS only as application/jwk-set+json (406 for a plain JSON accept).
     const res = await client.request('GET', parsed.pathname + parsed.search, undefined, {accept: 'application/json, application/jwk-set+json'})
     const out: Fetched<T> = {url, status: res.status}

@@ -2,7 +2,8 @@ import {type Check} from '../base/checks.js'
 import {toErrorInfo} from '../base/errors.js'
 import type {UserInfo} from '../access/whoami.js'
 import type {AuthenticationConfiguration} from './auth-config.js'
-import {type Cluster, type ConnectOptions} from './connect.js'
+import type {Connector} from '../kube/connector.js'
+import {type Cluster} from './connect.js'
 import {type ServiceAccountRef} from './service-account.js'
 import type {CanIQuestion} from './target.js'
 import {type TokenClaims, readClaims, requestToken} from './token.js'
@@ -75,7 +76,7 @@ export interface ProbeSettings {
   token?: {value: string; file: string}
   /** The target's AuthenticationConfiguration, if the user has it (`--authentication-config`). */
   authConfig?: {file: string; raw: string; config: AuthenticationConfiguration}
-  options: ConnectOptions
+  options: Connector
 }
 
 export function probeFor(hub: Cluster, target: Cluster, s: ProbeSettings): Probe {

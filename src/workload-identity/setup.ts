@@ -3,7 +3,7 @@ import type {V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1RoleBinding, V1
 import {type RiskFinding, assessRules} from '../access/risk.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
+import type {Connector} from '../kube/connector.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
 import {
   type AuthenticationConfiguration,
@@ -13,7 +13,7 @@ import {
   parseVersion,
   toYaml,
 } from './auth-config.js'
-import {type Cluster, type ConnectOptions, caPemOf, originOf} from './connect.js'
+import {type Cluster, caPemOf, originOf} from './connect.js'
 import {type ServiceAccountRef, mappedUsername} from './service-account.js'
 import {serverVersion} from './target.js'
 
@@ -56,7 +56,7 @@ export interface SetupInput {
   /** Name of the Flux ConfigMap on the hub; undefined: none. */
   fluxConfigMap?: string
   allowRisky: boolean
-  options: ConnectOptions
+  options: Connector
   /** More hub objects a consumer needs (wi setup --consumer: an Argo CD cluster Secret, the plugin's token RBAC). */
   consumerHubObjects?: KubeObject[]
 }
@@ -127,9 +127,7 @@ export function defaultFluxConfigMapName(targetShortName: string): string {
 
 /** The hub's --service-account-issuer, from its discovery document (with the user's credentials, then without). */
 async function hubIssuer(hub: KubeClient): Promise<string> {
-  const res = await hub.request('GET', '/.well-known/openid-configuration')
-  if (res.status !== 200) throw httpError(res.status, res.body, "read the hub's /.well-known/openid-configuration")
-  const doc = JSON.parse(res.body) as {issuer?: unknown}
+  const doc = await hub.json<{issuer?: unknown}>('GET', '/.well-known/openid-configuration', undefined, "read the hub's /.well-known/openid-configuration", {ok: [200]})
   if (typeof doc.issuer !== 'string' || doc.issuer === '') throw new FleetError('server', "the hub's discovery document has no issuer")
   return doc.issuer
 }
@@ -188,20 +186,18 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
 }
 
 async function roleRisks(target: Cluster, role: string): Promise<RiskFinding[]> {
-  const res = await target.client.request('GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(role)}`)
-  if (res.status === 404) throw new ConfigError(`ClusterRole ${role} not found on ${target.name}`)
-  if (res.status !== 200) throw httpError(res.status, res.body, `read ClusterRole ${role} on ${target.name}`)
-  const rules = ((JSON.parse(res.body) as Wire<V1ClusterRole>).rules ?? []).map((r) => ({
+  const path = `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(role)}`
+  const found = await target.client.json<Wire<V1ClusterRole>>('GET', path, undefined, `read ClusterRole ${role} on ${target.name}`, {ok: [200], absent: true})
+  if (!found) throw new ConfigError(`ClusterRole ${role} not found on ${target.name}`)
+  const rules = (found.rules ?? []).map((r) => ({
     verbs: r.verbs ?? [], apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], resourceNames: r.resourceNames ?? [],
   }))
   return assessRules(rules)
 }
 
 async function planned(cluster: Cluster, side: 'hub' | 'target', object: KubeObject): Promise<PlannedObject> {
-  const res = await cluster.client.request('GET', pathOf(object))
-  if (res.status === 404) return {side, cluster: cluster.name, object, action: 'create'}
-  if (res.status !== 200) throw httpError(res.status, res.body, `read ${describeObject(object)} on ${cluster.name}`)
-  const have = JSON.parse(res.body) as Record<string, unknown>
+  const have = await cluster.client.json<Record<string, unknown>>('GET', pathOf(object), undefined, `read ${describeObject(object)} on ${cluster.name}`, {ok: [200], absent: true})
+  if (!have) return {side, cluster: cluster.name, object, action: 'create'}
   const roleRef = (have as {roleRef?: unknown}).roleRef
   if ((object as {roleRef?: unknown}).roleRef && roleRef && canonical(roleRef) !== canonical((object as {roleRef?: unknown}).roleRef)) {
     throw new ConfigError(`${describeObject(object)} on ${cluster.name} already grants ${(roleRef as {name?: string}).name}; its roleRef cannot change: delete it or choose that role`)
@@ -212,9 +208,7 @@ async function planned(cluster: Cluster, side: 'hub' | 'target', object: KubeObj
 /** Server-side apply of one object (field manager fleet; conflicts with other managers are reported, not forced). */
 async function apply(client: KubeClient, o: KubeObject, dryRun: boolean): Promise<Record<string, unknown>> {
   const query = `?fieldManager=${FIELD_MANAGER}${dryRun ? '&dryRun=All' : ''}`
-  const res = await client.request('PATCH', pathOf(o) + query, o, {contentType: 'application/apply-patch+yaml'})
-  if (res.status !== 200 && res.status !== 201) throw httpError(res.status, res.body, `apply ${describeObject(o)}`)
-  return JSON.parse(res.body) as Record<string, unknown>
+  return client.json<Record<string, unknown>>('PATCH', pathOf(o) + query, o, `apply ${describeObject(o)}`, {contentType: 'application/apply-patch+yaml', ok: [200, 201]})
 }
 
 /**

@@ -1,11 +1,9 @@
 import type {AuthenticationV1TokenRequest} from '@kubernetes/client-node'
-import {decodeJwt, decodeProtectedHeader} from 'jose'
 
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
 import type {Wire} from '../kube/objects.js'
-import {isoSeconds} from '../kubeconfig/credentials.js'
+import {decodeJwt, jwtTime} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ServiceAccountRef} from './service-account.js'
 
@@ -31,42 +29,25 @@ export interface MintedToken {
 /** TokenRequest on the hub for `sa`, with these audiences; the token is registered with the scrubber at once. */
 export async function requestToken(hub: KubeClient, sa: ServiceAccountRef, audiences: string[], expirationSeconds: number): Promise<MintedToken> {
   const path = `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}/token`
-  const res = await hub.request('POST', path, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: {audiences, expirationSeconds},
-  } satisfies Wire<AuthenticationV1TokenRequest>)
-  if (res.status !== 201 && res.status !== 200) throw httpError(res.status, res.body, `TokenRequest for ${sa.namespace}/${sa.name}`)
-  let body: Wire<AuthenticationV1TokenRequest>
-  try {
-    body = JSON.parse(res.body)
-  } catch {
-    throw new FleetError('server', 'TokenRequest: the answer is not JSON')
-  }
+  const request = {apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {audiences, expirationSeconds}} satisfies Wire<AuthenticationV1TokenRequest>
+  const body = await hub.json<Wire<AuthenticationV1TokenRequest>>('POST', path, request, `TokenRequest for ${sa.namespace}/${sa.name}`, {ok: [201, 200]})
   const token = body.status?.token
   if (!token) throw new FleetError('server', 'TokenRequest: the answer holds no token')
   registerSecret(token)
   return {token, expirationTimestamp: body.status?.expirationTimestamp}
 }
 
-const seconds = (v: unknown) => (typeof v === 'number' ? isoSeconds(new Date(v * 1000)) : undefined)
-
 /** Decodes (without verifying) the claims fleet reasons about; throws a FleetError when the token is not a JWT. */
 export function readClaims(token: string): TokenClaims {
-  let payload: Record<string, unknown>
-  let header: Record<string, unknown>
-  try {
-    payload = decodeJwt(token)
-    header = decodeProtectedHeader(token)
-  } catch {
-    throw new FleetError('config', 'the token is not a JWT (three base64url parts with JSON header and claims)')
-  }
+  const jwt = decodeJwt(token)
+  if (!jwt) throw new FleetError('config', 'the token is not a JWT (three base64url parts with JSON header and claims)')
+  const {header, claims: payload} = jwt
   const aud = typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud.filter((a): a is string => typeof a === 'string') : []
   const claims: TokenClaims = {aud}
   if (typeof payload.iss === 'string') claims.iss = payload.iss
   if (typeof payload.sub === 'string') claims.sub = payload.sub
   for (const k of ['exp', 'iat', 'nbf'] as const) {
-    const v = seconds(payload[k])
+    const v = jwtTime(payload[k])
     if (v) claims[k] = v
   }
   if (typeof header.kid === 'string') claims.kid = header.kid

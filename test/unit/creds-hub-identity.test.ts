@@ -10,7 +10,7 @@ import {describe, it} from 'node:test'
 
 import {caFingerprint, identityRecord, normalServer, recordedCluster} from '../../src/creds/cluster-identity.js'
 import {credsHubs} from '../../src/creds/hubs.js'
-import {resolveHubContext} from '../../src/providers/hub/client.js'
+import {resolveHubContext} from '../../src/kube/connector.js'
 
 const pem = (body: Buffer) => `-----BEGIN CERTIFICATE-----\n${body.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----\n`
 const der1 = Buffer.from('first certificate DER bytes')

@@ -4,6 +4,7 @@ import {after, before, describe, it} from 'node:test'
 
 import {FleetError} from '../../src/base/errors.js'
 import {runOverClusters, type RunOptions} from '../../src/fleet/runner.js'
+import {Connector} from '../../src/kube/connector.js'
 import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
 import type {ClusterRef} from '../../src/providers/types.js'
@@ -20,7 +21,8 @@ function ref(name: string, server = 'https://127.0.0.1:1', extra: Partial<Cluste
   return {name, provider: 'test', aliases: [], server, auth: 'none', source: {kind: 'kubeconfig-file'}, labels: {}, ready: true, resolve: async () => context, ...extra}
 }
 
-const OPTIONS: RunOptions = {concurrency: 4, requestTimeoutMs: 0, clusterTimeoutMs: 0, exec: new ExecCredentialRunner()}
+const EXEC = new ExecCredentialRunner()
+const OPTIONS: RunOptions = {concurrency: 4, clusterTimeoutMs: 0, connector: new Connector({timeoutMs: 0, exec: EXEC})}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A TCP server that accepts connections and never says a word: the hang a real API server cannot produce on demand. */
@@ -106,7 +108,7 @@ describe('fleet runner', () => {
 
   it('a server that never answers is a timeout after --request-timeout', async () => {
     const started = Date.now()
-    const [r] = await runOverClusters([ref('hang', silentUrl)], ({client}) => client.request('GET', '/version'), {...OPTIONS, requestTimeoutMs: 300})
+    const [r] = await runOverClusters([ref('hang', silentUrl)], ({client}) => client.request('GET', '/version'), {...OPTIONS, connector: new Connector({timeoutMs: 300, exec: EXEC})})
     assert.equal(r.error?.kind, 'timeout')
     assert.equal(r.error?.message, `${silentUrl}: no answer within 300ms (--request-timeout)`)
     assert.ok(Date.now() - started < 2000)

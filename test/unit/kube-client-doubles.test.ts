@@ -134,6 +134,27 @@ describe('TLS configuration errors are config errors in plain words', () => {
     const classified = classifyOpenSslError(openssl, 'cluster "x"')
     assert.deepEqual([classified.kind, classified.message], ['config', 'cluster "x": client-key does not match client-certificate'])
   })
+
+  it('json: the statuses that answer, a 404 that is absent, and httpError\'s classified error for anything else', async () => {
+    handler = (req, res) => {
+      const status = Number(req.url?.slice(1))
+      res.writeHead(status, {'content-type': 'application/json'})
+      res.end(status === 299 ? 'not json' : status >= 400 ? `{"kind":"Status","message":"said ${status}"}` : `{"status":${status}}`)
+    }
+    const client = await connect('http')
+    assert.deepEqual(await client.json('GET', '/201', undefined, 'get it'), {status: 201})
+    assert.deepEqual(await client.json('GET', '/201', undefined, 'get it', {ok: [200, 201]}), {status: 201})
+    assert.equal(await client.json('GET', '/404', undefined, 'get it', {absent: true}), undefined)
+    const notOk = await failure(client.json('GET', '/201', undefined, 'get it', {ok: [200]}))
+    assert.equal(notOk.kind, 'server')
+    assert.equal(notOk.message, 'get it: {"status":201}')
+    const missing = await failure(client.json('GET', '/404', undefined, 'get it'))
+    assert.deepEqual([missing.kind, missing.message], ['not-found', 'get it: said 404'])
+    const refused = await failure(client.json('GET', '/403', undefined, 'get it', {absent: true}))
+    assert.deepEqual([refused.kind, refused.message], ['forbidden', 'get it: said 403'])
+    const garbled = await failure(client.json('GET', '/299', undefined, 'get it'))
+    assert.deepEqual([garbled.kind, garbled.message], ['server', 'get it: the answer is not JSON'])
+  })
 })
 
 describe('failure kinds', () => {

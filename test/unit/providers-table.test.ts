@@ -3,6 +3,7 @@ import {describe, it} from 'node:test'
 
 import {BaseCommand} from '../../src/cli/base-command.js'
 import {PROVIDERS, PROVIDER_TYPES, isProviderType, normaliseType, parseFleetConfig} from '../../src/config/fleet-config.js'
+import {Connector} from '../../src/kube/connector.js'
 import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {CONSTRUCTORS, createProvider} from '../../src/providers/registry.js'
 
@@ -41,7 +42,7 @@ describe('provider table: one line per provider type', () => {
 
   it('createProvider builds every line’s example through the constructor of the same type (nothing is contacted)', async () => {
     assert.deepEqual(Object.keys(CONSTRUCTORS).sort(), [...types].sort())
-    const options = {requestTimeoutMs: 1000, env, exec: new ExecCredentialRunner({env})}
+    const options = {connector: new Connector({timeoutMs: 1000, exec: new ExecCredentialRunner({env})}), env}
     for (const spec of PROVIDERS) {
       const entry = parse(`providers:\n  - ${spec.example}\n`).providers[0]
       const provider = await createProvider(entry, undefined, options)

@@ -64,7 +64,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
   // The identity is whoever the connection authenticates as: the caller, or with --as the identity the fleet runner's
   // connect options impersonate (KubeClient sets the headers); nothing in access/diff.ts knows the difference.
   async run(): Promise<RulesDiff> {
-    const refs = await this.selectedClusters()
+    const refs = await this.fleet.selected()
     // Checked before any cluster is contacted: a comparison needs two sides, and the baseline must be one of them.
     if (refs.length < 2) {
       throw new UsageError(`auth diff compares clusters: ${refs.length === 1 ? `only ${refs[0].name} is` : 'no cluster is'} selected (use -c NAME twice or more, --all or -l)`)
@@ -116,7 +116,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
   private async baselineAmong(wanted: string, selected: string[]): Promise<string> {
     let name: string
     try {
-      name = (await this.provider().get(wanted)).name
+      name = (await this.fleet.provider.get(wanted)).name
     } catch (error) {
       throw new UsageError(`--baseline ${wanted}: ${(error as Error).message}`)
     }

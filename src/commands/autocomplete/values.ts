@@ -15,7 +15,7 @@ export default class AutocompleteValues extends BaseCommand<typeof AutocompleteV
   async run(): Promise<void> {
     let refs
     try {
-      refs = await this.provider().list()
+      refs = await this.fleet.provider.list()
     } catch {
       return
     }

@@ -28,13 +28,11 @@ Without NAME, the current context (or --context) is inspected.`
   }
 
   async run(): Promise<ClusterInspection> {
-    const result = await inspectCluster(this.provider(), {
+    const result = await inspectCluster(this.fleet.provider, {
       name: this.args.name,
       context: this.flags.context,
       offline: this.flags.offline,
-      requestTimeoutMs: this.requestTimeoutMs,
-      exec: this.execRunner,
-      log: this.requestLog,
+      connector: this.fleet.connector,
     })
     if (result.live && !result.live.ok) this.markFailed()
     this.render(result, {

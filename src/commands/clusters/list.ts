@@ -36,10 +36,10 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
   }
 
   async run(): Promise<ClusterList> {
-    const listing = await listClusters(this.provider(), {
+    const listing = await listClusters(this.fleet.provider, {
       context: this.flags.context,
       selector: this.flags.selector,
-      live: this.flags.live ? this.runOptions('0') : undefined,
+      live: this.flags.live ? this.fleet.runOptions('0') : undefined,
     })
     const items = listing.items
     const result: ClusterList = {kind: 'ClusterList', items}
@@ -68,7 +68,7 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
       // -o name: the clusters only; a provider that could not list is an error line, not a name.
       names: listing.clusters.map((c) => c.name),
       failures: listing.failures.map((f) => ({error: toErrorInfo(f.error)})),
-      notes: items.length === 0 ? [`No clusters found in ${this.provider().describe()}.`] : [],
+      notes: items.length === 0 ? [`No clusters found in ${this.fleet.provider.describe()}.`] : [],
     })
     return result
   }

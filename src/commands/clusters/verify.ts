@@ -35,8 +35,8 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     // A bad policy stops the run before any cluster is contacted.
     const policy = this.flags.policy ? await loadPolicy(this.flags.policy) : DEFAULT_POLICY
     if (this.flags.junit) await checkJunitTarget(this.flags.junit)
-    const refs = await this.selectedClusters()
-    const verifier = new FleetVerifier(policy, {exec: this.execRunner, strict: this.flags.strict})
+    const refs = await this.fleet.selected()
+    const verifier = new FleetVerifier(policy, {exec: this.fleet.execRunner, strict: this.flags.strict})
     await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)

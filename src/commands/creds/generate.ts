@@ -53,14 +53,14 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     const missing = missingFlags(f)
     if (missing.length > 0) {
       if (!this.interactive) throw new UsageError(`missing ${missing.join(', ')} (see fleet creds generate --help)`)
-      f = {...f, ...(await credsWizard(this.provider(), f))}
+      f = {...f, ...(await credsWizard(this.fleet.provider, f))}
       const again = missingFlags(f)
       if (again.length > 0) throw new UsageError(`missing ${again.join(', ')}`)
     }
     if (f.out === '-' && this.format !== 'table') throw new UsageError('--out - prints the kubeconfig on stdout; it cannot be combined with -o')
     // A lifetime, not a timer: 30d and 720h are fine (checked before any cluster or hub is asked anything).
     const durationSeconds = Math.floor(parseLifetime(f.duration, '--duration') / 1000)
-    const ref = await this.provider().get(f.cluster!)
+    const ref = await this.fleet.provider.get(f.cluster!)
     const method = f.method as Method
     const identity: Identity =
       method === 'client-cert'
@@ -95,7 +95,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         updateProfile: f['update-profile'] ? parseNamespacedName(f['update-profile'], '--update-profile') : undefined,
         displayName: f['display-name'],
       },
-      {...this.connection, cancel},
+      {connector: this.fleet.connector, cancel},
     )
     // A signal after the last step (delivery) has nothing to undo: the credential was delivered and is kept.
     if (cancel.interrupted) result.warnings.push(`${cancel.interrupted.signalName} arrived after the credential was delivered: it is kept`)

@@ -30,9 +30,9 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
     const f = this.flags
     const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
     const hubs = await this.credsHubs(f)
-    const refs = await this.provider().list()
+    const refs = await this.fleet.provider.list()
     const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
-      ...this.connection,
+      connector: this.fleet.connector,
       expiringWithinMs: within,
       live: f.live,
       concurrency: this.flags.concurrency,

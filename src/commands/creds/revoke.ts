@@ -52,11 +52,11 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
         files: f.file ?? [],
         dryRun: f['dry-run'],
         hub: hubs[0]?.spec,
-        cluster: (name) => this.provider().get(name),
-        clusters: () => this.provider().list(),
+        cluster: (name) => this.fleet.provider.get(name),
+        clusters: () => this.fleet.provider.list(),
         clusterOverride: f.cluster,
       },
-      this.connection,
+      {connector: this.fleet.connector},
     )
     const failed = report.items.filter((i) => i.status === 'failed')
     const missing = report.items.filter((i) => i.status === 'not-found')

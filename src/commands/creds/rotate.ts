@@ -72,13 +72,13 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         durationSeconds: duration,
         dryRun: f['dry-run'],
         hub: hubs[0]?.spec,
-        cluster: (name) => this.provider().get(name),
-        clusters: () => this.provider().list(),
+        cluster: (name) => this.fleet.provider.get(name),
+        clusters: () => this.fleet.provider.list(),
         clusterOverride: f.cluster,
         concurrency: f.concurrency,
         lease: !f['no-lease'],
       },
-      {...this.connection, cancel},
+      {connector: this.fleet.connector, cancel},
     )
     const notes: string[] = []
     const failed = report.items.filter((i) => i.status === 'failed')

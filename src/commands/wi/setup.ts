@@ -6,7 +6,6 @@ import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {connectRef} from '../../workload-identity/connect.js'
-import {connectCredsHub} from '../../creds/hubs.js'
 import {parseServiceAccount} from '../../workload-identity/service-account.js'
 import {type ConsumerOutput, checkConsumerFlags, consumerHubSide, pluginHubOf, writeConsumer} from '../../workload-identity/setup-consumer.js'
 import {CONSUMERS} from '../../workload-identity/consumers.js'
@@ -92,15 +91,15 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       pluginHubContext: flags['plugin-hub-context'], pluginIdentity: flags['plugin-identity'], fluxConfigMap: flags['flux-configmap'],
       argocdNamespace: flags['argocd-namespace'],
     })
-    const provider = this.provider()
+    const provider = this.fleet.provider
     const targetRef = await provider.get(flags.target)
-    const options = this.connection
+    const connector = this.fleet.connector
     // --hub names a cluster; without it the hub is found as creds finds it (creds/hubs.ts), the same rule everywhere.
     const hubRef = flags.hub ? await provider.get(flags.hub) : undefined
     if (hubRef?.name === targetRef.name) throw new UsageError(`--target ${flags.target} is the hub itself`)
     const [hub, target] = await Promise.all([
-      hubRef ? connectRef(hubRef, options) : connectCredsHub((await this.credsHubs(flags))[0].spec, options).then((client) => ({name: client.context.contextName, context: client.context, client})),
-      connectRef(targetRef, options),
+      hubRef ? connectRef(hubRef, connector) : connector.hub((await this.credsHubs(flags))[0].spec).then((client) => ({name: client.context.contextName, context: client.context, client})),
+      connectRef(targetRef, connector),
     ])
     if (!hubRef && hub.context.cluster.server === target.context.cluster.server) throw new UsageError(`--target ${flags.target} is the hub itself (${hub.name})`)
     const shortName = targetRef.aliases[0] ?? targetRef.name
@@ -110,7 +109,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       hub, target, targetShortName: shortName, serviceAccount: sa, prefix: flags.prefix, audience: flags.audience,
       clusterRole: flags['cluster-role'] ?? flags.role, namespaces: flags.namespace ?? [],
       fluxConfigMap: consumer.name === 'flux' && flags.flux ? (flags['flux-configmap'] ?? defaultFluxConfigMapName(shortName)) : undefined,
-      allowRisky: flags['allow-risky'], options, consumerHubObjects: side.hubObjects,
+      allowRisky: flags['allow-risky'], options: connector, consumerHubObjects: side.hubObjects,
     })
     if (flags.apply) {
       // The profile's status is checked by a dry run with the objects, before anything is changed; written after them.

@@ -3,7 +3,6 @@ import {Flags} from '@oclif/core'
 import {parseLifetime} from '../../base/duration.js'
 import {FleetError, UsageError} from '../../base/errors.js'
 import {BaseCommand} from '../../cli/base-command.js'
-import {connectCredsHub} from '../../creds/hubs.js'
 import {expirationSeconds} from '../../workload-identity/inputs.js'
 import {execCredential, parseExecInfo, planTokenRequest} from '../../workload-identity/plugin.js'
 import {requestToken} from '../../workload-identity/token.js'
@@ -43,7 +42,7 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
       expirationSeconds: flags.expiration === undefined ? undefined : expirationSeconds(parseLifetime(flags.expiration, '--expiration')),
     })
     const [hub] = await this.credsHubs(flags)
-    const client = await connectCredsHub(hub.spec, this.connection)
+    const client = await this.fleet.connector.hub(hub.spec)
     const minted = await requestToken(client, plan.serviceAccount, [plan.audience], plan.expirationSeconds).catch((error: unknown) => {
       // Which hub refused matters most when the hub came from a rule rather than a flag.
       if (error instanceof FleetError) throw new FleetError(error.kind, `hub ${client.context.contextName}: ${error.message}`, {cause: error, exitCode: error.exitCode})

@@ -1,22 +1,17 @@
-import {ConfigError, FleetError} from '../../base/errors.js'
+import {FleetError} from '../../base/errors.js'
 import type {HubSpec} from '../../config/fleet-config.js'
 import type {KubeClient} from '../../kube/client.js'
-import type {ExecCredentialRunner} from '../../kube/exec-credential.js'
-import type {RequestLog} from '../../kube/request-log.js'
-import {inClusterAvailable, inClusterContext, useInCluster} from '../../kubeconfig/in-cluster.js'
-import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../../kubeconfig/loading-rules.js'
+import {type Connector, resolveHubContext} from '../../kube/connector.js'
+import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 
 /**
  * What hub-backed providers share: the hub is a kubeconfig context, read through fleet's own KubeClient; objects are
  * listed page by page; kubeconfigs found in Secrets are parsed so that errors name the Secret.
  */
 export interface HubOptions {
-  requestTimeoutMs: number
+  /** The command's connector: its time limit, and its one exec runner, so a plugin shared by the hub and its members runs once. */
+  connector: Connector
   env?: NodeJS.ProcessEnv
-  /** The command's one exec credential runner: a plugin shared by the hub and its members runs once. */
-  exec: ExecCredentialRunner
-  /** Request logging (-v 6 and up) for the hub's client. */
-  log?: RequestLog
 }
 
 interface ListPage<T> {
@@ -25,35 +20,6 @@ interface ListPage<T> {
 }
 
 const PAGE_SIZE = 500
-
-/**
- * The one hub rule's last step, shared by every hub fleet reads or writes (providers, creds generate/list/rotate):
- * the given files (they must exist, as with --kubeconfig) and context, or else the loading rules (KUBECONFIG, else
- * ~/.kube/config) and their current context, or else, when those find nothing at all, the in-cluster configuration of a
- * Pod (client-go's order). With nothing found the message says what was looked for.
- */
-export async function resolveHubContext(spec: HubSpec = {}, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedContext> {
-  if (spec.kubeconfig?.length) {
-    const merged = await loadMerged(spec.kubeconfig, {explicit: true})
-    const name = spec.context ?? merged.currentContext
-    if (!name) throw new ConfigError(`no hub context: ${spec.kubeconfig.join(':')} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`)
-    return resolveContext(merged, name)
-  }
-  const {paths} = precedence(env)
-  const merged = await loadMerged(paths)
-  if (!spec.context && (await useInCluster(env))) return inClusterContext(env)
-  if (merged.files.length === 0) {
-    const looked = env.KUBECONFIG ? `none of the files in KUBECONFIG=${env.KUBECONFIG} exists` : `KUBECONFIG is unset and ${paths[0]} does not exist`
-    const pod = inClusterAvailable(env) ? '' : ', and this is not a Pod (KUBERNETES_SERVICE_HOST is unset)'
-    throw new ConfigError(`no kubeconfig found: ${looked}${pod}; pass --kubeconfig or --hub-kubeconfig`)
-  }
-  const name = spec.context ?? merged.currentContext
-  if (!name) {
-    const where = merged.files.map((f) => f.path).join(':')
-    throw new ConfigError(`no hub context: ${where} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`)
-  }
-  return resolveContext(merged, name)
-}
 
 export class Hub {
   private contextPromise?: Promise<ResolvedContext>
@@ -81,22 +47,11 @@ export class Hub {
   }
 
   private client(): Promise<KubeClient> {
-    // The HTTP client (and with it node:https and node:tls) is loaded only when a hub is contacted: commands that list
-    // file clusters never pay for it (docs/decisions.md, "What is left at start-up").
-    this.clientPromise ??= this.context().then((ctx) =>
-      import('../../kube/client.js')
-        .then(({KubeClient}) =>
-          KubeClient.connect(ctx.cluster.server ? {...ctx, cluster: {...ctx.cluster, server: this.serverOf(ctx.cluster.server)}} : ctx, {
-            timeoutMs: this.options.requestTimeoutMs,
-            clusterName: `hub ${ctx.contextName}`,
-            exec: this.options.exec,
-            log: this.options.log,
-          }),
-        )
-        .catch((error) => {
-          throw this.wrap(error)
-        }),
-    )
+    this.clientPromise ??= this.context()
+      .then((ctx) => this.options.connector.hubClient(ctx, this.serverOf))
+      .catch((error) => {
+        throw this.wrap(error)
+      })
     return this.clientPromise
   }
 
@@ -111,9 +66,8 @@ export class Hub {
   async get<T>(path: string, what: string): Promise<T | undefined> {
     const client = await this.client()
     try {
-      return await client.json<T>('GET', path, undefined, `${what} on hub ${client.context.contextName}`)
+      return await client.json<T>('GET', path, undefined, `${what} on hub ${client.context.contextName}`, {absent: true})
     } catch (error) {
-      if (error instanceof FleetError && error.kind === 'not-found') return undefined
       throw this.wrap(error)
     }
   }

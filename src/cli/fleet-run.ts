@@ -1,0 +1,141 @@
+import {parseTimeLimit} from '../base/duration.js'
+import {UsageError} from '../base/errors.js'
+import type {Impersonation} from '../kube/client.js'
+import {Connector} from '../kube/connector.js'
+import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import type {RequestLog} from '../kube/request-log.js'
+import type {RunOptions} from '../fleet/runner.js'
+import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
+import {resolveShard, shardName} from '../fleet/shard.js'
+import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
+import type {ClusterRef} from '../providers/types.js'
+import {fleetFlagValues} from './flags.js'
+import {progressLine} from './progress.js'
+
+/** What a Fleet is made of: the command's parsed flags and the facts the base command decided at init. */
+export interface FleetInputs {
+  /** The global flags (BaseCommand.baseFlags) and, when the command declares them, the fleetFlags. */
+  flags: {
+    kubeconfig?: string
+    context?: string
+    provider?: string
+    'fleet-config'?: string
+    'request-timeout': string
+    concurrency: number
+    verbose?: boolean
+    verbosity?: number
+  }
+  /** JSON, YAML, name, prometheus (or a quiet command): no progress line, no plugin talking to the user. */
+  machineOutput: boolean
+  /** Whether an exec plugin may talk to the user (asked when the first plugin runs). */
+  interactive: () => boolean
+  /** --as/--as-group/--as-uid, for the clusters of a run (never a hub). */
+  impersonation?: Impersonation
+  /** One line on stderr, the command's scrubbed way. */
+  say: (line: string) => void
+}
+
+/**
+ * What a command works over, composed once by the base command at init: the providers, the connector (time limit, exec
+ * runner, request log), the selection and how the runner runs. Each part is made on first use, so a command that never
+ * looks at clusters reads no fleet configuration and checks no --request-timeout, as before.
+ */
+export class Fleet {
+  constructor(private readonly inputs: FleetInputs) {}
+
+  private connectorMade?: Connector
+  private execRunnerMade?: ExecCredentialRunner
+  private providerMade?: DeferredProvider
+  private shardMade?: {shard: Selection['shard']}
+  private selectedMade?: Promise<ClusterRef[]>
+
+  private get flags(): FleetInputs['flags'] {
+    return this.inputs.flags
+  }
+
+  /** `--kubeconfig` split like KUBECONFIG (path or list). */
+  get kubeconfigPaths(): string[] | undefined {
+    const value = this.flags.kubeconfig
+    if (value === undefined) return undefined
+    const paths = value.split(':').filter((p) => p !== '')
+    if (paths.length === 0) throw new UsageError('--kubeconfig: no path given')
+    return paths
+  }
+
+  get requestTimeoutMs(): number {
+    return parseTimeLimit(this.flags['request-timeout'])
+  }
+
+  /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
+  get requestLog(): RequestLog | undefined {
+    const level = this.flags.verbosity ?? 0
+    if (level < 6) return undefined
+    return {level, write: this.inputs.say}
+  }
+
+  /**
+   * One exec credential runner for the whole command: hubs, members and single-cluster commands share its cache and its
+   * one-run-per-credential rule, and a plugin may talk to the user only when fleet may.
+   */
+  get execRunner(): ExecCredentialRunner {
+    this.execRunnerMade ??= new ExecCredentialRunner({interactiveAvailable: this.inputs.interactive()})
+    return this.execRunnerMade
+  }
+
+  /** How the command connects to clusters and hubs: one time limit, one exec runner, one request log (without --as). */
+  get connector(): Connector {
+    this.connectorMade ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog})
+    return this.connectorMade
+  }
+
+  /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
+  get provider(): DeferredProvider {
+    this.providerMade ??= fleetProvider({
+      kubeconfig: this.kubeconfigPaths,
+      context: this.flags.context,
+      provider: this.flags.provider,
+      fleetConfig: this.flags['fleet-config'],
+      connector: this.connector,
+      note: this.flags.verbose ? (message) => this.inputs.say(`note: ${message}`) : undefined,
+    })
+    return this.providerMade
+  }
+
+  /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
+  get selection(): Selection {
+    const f = fleetFlagValues(this.flags)
+    this.shardMade ??= {shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
+    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: this.shardMade.shard}
+  }
+
+  /**
+   * The clusters chosen by --cluster / --all / --selector, or the current context, then this run's shard of them.
+   * Needs fleetFlags. A sharded run says on stderr, in every format, how much of the selection it took (an empty part
+   * is a Pod with nothing to do, not a success that checked something).
+   */
+  selected(): Promise<ClusterRef[]> {
+    this.selectedMade ??= (async () => {
+      const selection = this.selection
+      const all = await selectClusters(this.provider, selection)
+      if (!selection.shard) return all
+      const part = takeShard(all, selection.shard)
+      this.inputs.say(`${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`)
+      return part
+    })()
+    return this.selectedMade
+  }
+
+  /**
+   * How the fleet runner runs for this command: its concurrency, time limits, progress line and its connector (with
+   * --as). Services that run over clusters themselves (clusters list --live) get these, so nothing makes a second runner.
+   */
+  runOptions(clusterTimeout = fleetFlagValues(this.flags)['cluster-timeout'] ?? '0'): RunOptions {
+    const as = this.inputs.impersonation
+    return {
+      concurrency: this.flags.concurrency,
+      clusterTimeoutMs: parseTimeLimit(clusterTimeout, '--cluster-timeout'),
+      onProgress: this.inputs.machineOutput ? undefined : progressLine(),
+      connector: as ? this.connector.with({impersonate: as}) : this.connector,
+    }
+  }
+}
