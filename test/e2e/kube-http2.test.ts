@@ -47,6 +47,14 @@ describe('HTTP/2 to API servers', () => {
     for (const s of servers) s.close()
   })
 
+  /** Starts a local test server on a free port of 127.0.0.1 (closed after the suite) and returns its https URL. */
+  async function listen(srv: https.Server | http2.Http2SecureServer): Promise<string> {
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
+    servers.push(srv)
+    return `https://127.0.0.1:${(srv.address() as AddressInfo).port}`
+  }
+  const trustTestCa = () => (trustTestCa())
+
   it('the apiserver answers over HTTP/2 on one connection for concurrent requests of many cluster entries; DISABLE_HTTP2 gives HTTP/1.1', async () => {
     const server = freshSpelling('localhost')
     const caData = readFileSync(hub.caFile).toString('base64')
@@ -92,10 +100,8 @@ describe('HTTP/2 to API servers', () => {
       res.setHeader('content-type', 'application/json')
       res.end(JSON.stringify({kind: 'Status', path: req.url, version: req.httpVersion}))
     })
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-    servers.push(srv)
-    const server = `https://127.0.0.1:${(srv.address() as AddressInfo).port}`
-    const c = await client(context('h1-only', server, {'certificate-authority-data': readFileSync(ca.certFile).toString('base64')}, {token: 'not-a-real-token-h1'}))
+    const server = await listen(srv)
+    const c = await client(context('h1-only', server, trustTestCa(), {token: 'not-a-real-token-h1'}))
     for (let i = 0; i < 3; i++) {
       const res = await c.request('GET', `/version-${i}`)
       assert.equal(res.status, 200)
@@ -114,10 +120,8 @@ describe('HTTP/2 to API servers', () => {
       stream.end(JSON.stringify({kind: 'Status', path: headers[':path']}))
       stream.session?.goaway()
     })
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-    servers.push(srv)
-    const server = `https://127.0.0.1:${(srv.address() as AddressInfo).port}`
-    const c = await client(context('goaway', server, {'certificate-authority-data': readFileSync(ca.certFile).toString('base64')}, {token: 'not-a-real-token-goaway'}))
+    const server = await listen(srv)
+    const c = await client(context('goaway', server, trustTestCa(), {token: 'not-a-real-token-goaway'}))
     for (let i = 0; i < 4; i++) {
       const res = await c.request('GET', `/x-${i}`)
       assert.equal(res.status, 200)
@@ -129,9 +133,7 @@ describe('HTTP/2 to API servers', () => {
 
   it('a server whose certificate does not match the CA fails over HTTP/2 as over HTTP/1.1: TLS verification, one line', async () => {
     const srv = http2.createSecureServer({cert: readFileSync(serverPair.certFile), key: readFileSync(serverPair.keyFile)}, (_req, res) => res.end('{}'))
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-    servers.push(srv)
-    const server = `https://127.0.0.1:${(srv.address() as AddressInfo).port}`
+    const server = await listen(srv)
     const wrong = readFileSync(hub.caFile).toString('base64')
     const c = await client(context('wrong-ca', server, {'certificate-authority-data': wrong}, {token: 'not-a-real-token-wrong'}))
     await assert.rejects(c.request('GET', '/version'), (error: Error & {kind?: string}) => {
@@ -158,10 +160,8 @@ describe('HTTP/2 to API servers', () => {
       }
       stream.end('{"kind":"Status"}')
     })
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-    servers.push(srv)
-    const server = `https://127.0.0.1:${(srv.address() as AddressInfo).port}`
-    const ctx = context('slow', server, {'certificate-authority-data': readFileSync(ca.certFile).toString('base64')}, {token: 'not-a-real-token-slow'})
+    const server = await listen(srv)
+    const ctx = context('slow', server, trustTestCa(), {token: 'not-a-real-token-slow'})
     const c = await KubeClient.connect(ctx, {timeoutMs: 500, clusterName: 'slow', exec: new ExecCredentialRunner()})
     const t0 = performance.now()
     await assert.rejects(c.request('GET', '/a'), (error: Error & {kind?: string}) => error.kind === 'timeout')
