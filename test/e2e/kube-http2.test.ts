@@ -53,7 +53,7 @@ describe('HTTP/2 to API servers', () => {
     servers.push(srv)
     return `https://127.0.0.1:${(srv.address() as AddressInfo).port}`
   }
-  const trustTestCa = () => (trustTestCa())
+  const trustTestCa = () => ({'certificate-authority-data': readFileSync(ca.certFile).toString('base64')})
 
   it('the apiserver answers over HTTP/2 on one connection for concurrent requests of many cluster entries; DISABLE_HTTP2 gives HTTP/1.1', async () => {
     const server = freshSpelling('localhost')
