@@ -356,6 +356,13 @@ export class KubeClient {
         fail(stopped.reason)
         return
       }
+      // OpenSSL refuses the client certificate or key while building the TLS context (either transport): a configuration
+      // problem, not a transport failure.
+      const refusedTls = (error: unknown) => {
+        settled = true
+        done()
+        reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
+      }
 
       const http1 = () => {
         if (stopped) return fail(stopped.reason)
@@ -384,10 +391,7 @@ export class KubeClient {
             res.on('end', () => succeed('http/1.1', res.statusCode ?? 0, res.statusMessage, res.headers, chunks))
           })
         } catch (error) {
-          settled = true
-          done()
-          // OpenSSL refuses the client certificate or key while building the TLS context: a configuration problem.
-          reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
+          refusedTls(error)
           return
         }
         req.on('socket', (socket) => {
@@ -417,10 +421,7 @@ export class KubeClient {
         try {
           opening = h2session(this.server, id, key)
         } catch (error) {
-          // OpenSSL refuses the client certificate or key while building the TLS context, as in http1().
-          settled = true
-          done()
-          reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
+          refusedTls(error)
           return
         }
         end = (reason) => {
