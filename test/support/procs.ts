@@ -107,3 +107,32 @@ export function tail(file: string, lines = 25): string {
     return '(no log)';
   }
 }
+
+/**
+ * Node source for a program that starts a grandchild (in its own process group, which only a kill of the whole group reaches), writes
+ * the grandchild's pid to pidFile and waits forever. The file is written under another name and renamed, so a reader
+ * never sees it empty (an empty file read as pid 0 is our own group, which is always "alive").
+ */
+export function parentOfGrandchild(pidFile: string): string {
+  return `const {spawn} = require('node:child_process'); const fs = require('node:fs');
+const c = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {stdio: 'ignore'});
+fs.writeFileSync(${JSON.stringify(pidFile + '.tmp')}, String(c.pid)); fs.renameSync(${JSON.stringify(pidFile + '.tmp')}, ${JSON.stringify(pidFile)});
+setInterval(() => {}, 1000)`;
+}
+
+/** The pid parentOfGrandchild wrote, waiting for it as long as a loaded machine needs to start two Node processes. */
+export async function grandchildPid(pidFile: string, ms = 20_000): Promise<number> {
+  const deadline = Date.now() + ms;
+  while (!existsSync(pidFile)) {
+    if (Date.now() > deadline) throw new Error(`${pidFile}: no pid within ${ms} ms (the program did not start its child)`);
+    await sleep(25);
+  }
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  if (!(pid > 0)) throw new Error(`${pidFile}: not a pid`);
+  return pid;
+}
+
+/** Waits (bounded) for a process to be gone; returns whether it is. */
+export async function gone(pid: number, ms = 10_000): Promise<boolean> {
+  return (await waitDead([pid], ms)).length === 0;
+}

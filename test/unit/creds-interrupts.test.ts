@@ -2,7 +2,7 @@
 // service, ApplyLog's account of what is not undone yet, and killChildren ending a plugin's whole process group.
 import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
-import {mkdtempSync, readFileSync, existsSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
@@ -14,7 +14,7 @@ import {type GenerateFacts, type GenerateRequest, plan, validate} from '../../sr
 import {findPreset} from '../../src/creds/presets.js'
 import type {KubeClient} from '../../src/kube/client.js'
 import type {ClusterRef} from '../../src/providers/types.js'
-import {isAlive} from '../support/procs.js'
+import {gone, grandchildPid, isAlive, parentOfGrandchild} from '../support/procs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-intr-'))
 const ref = {name: 'member-1', source: {kind: 'kubeconfig', context: 'member-1'}} as unknown as ClusterRef
@@ -120,16 +120,13 @@ describe('Cancellation', () => {
 describe('killChildren', () => {
   it('kills every running child with its process group (a plugin and the child it started)', async () => {
     const pidFile = join(dir, 'grandchild.pid')
-    const script = `const {spawn} = require('node:child_process'); const c = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {stdio: 'ignore'}); require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); setInterval(() => {}, 1000)`
-    const running = runProcess(process.execPath, {args: ['-e', script], timeoutMs: 60_000})
-    for (let i = 0; i < 100 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50))
-    const grandchild = Number(readFileSync(pidFile, 'utf8'))
+    const running = runProcess(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: 60_000})
+    const grandchild = await grandchildPid(pidFile)
     assert.ok(isAlive(grandchild))
     assert.equal(killChildren(), 1)
     const result = await running
     assert.equal(result.signal, 'SIGKILL')
-    for (let i = 0; i < 100 && isAlive(grandchild); i++) await new Promise((r) => setTimeout(r, 50))
-    assert.equal(isAlive(grandchild), false)
+    assert.ok(await gone(grandchild), 'the grandchild survived')
     assert.equal(killChildren(), 0, 'a finished child is forgotten')
     await assert.rejects(runProcess('/nonexistent-program', {timeoutMs: 1000}), ProcessStartError)
     assert.equal(killChildren(), 0, 'a child that never started is forgotten')
