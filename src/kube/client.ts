@@ -1,7 +1,7 @@
 import {X509Certificate, createPrivateKey} from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
-import http2, {type ClientHttp2Stream} from 'node:http2'
+import http2, {type ClientHttp2Session, type ClientHttp2Stream} from 'node:http2'
 import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
 import {fileError, readRequired} from '../base/files.js'
@@ -13,7 +13,7 @@ import {decodeBase64, proxyUrl, serverUrl} from '../kubeconfig/readiness.js'
 import {maskUrlCredentials, registerSecret, registerUrlSecrets, registerUserSecrets} from '../kubeconfig/redact.js'
 import {warnOnce} from '../base/warnings.js'
 import {agentFor} from './agents.js'
-import {type TlsIdentity, http2Disabled, prefersHttp1, session as h2session, sessionKey, streamEnded, streamStarted} from './h2.js'
+import {type TlsIdentity, established, http2Disabled, prefersHttp1, session as h2session, sessionKey, streamEnded, streamStarted} from './h2.js'
 import {classifyOpenSslError, classifyTransportError, httpError, parseStatus} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
 import {proxyAgent} from './proxy.js'
@@ -84,6 +84,9 @@ export interface ExpectOptions extends RequestOptions {
   /** A 404 is an answer too: json returns undefined instead of throwing a not-found error. */
   absent?: boolean
 }
+
+/** client-go's file token source reads a tokenFile again after a minute: a projected token the kubelet rotates is picked up. */
+const TOKEN_FILE_REREAD_MS = 60_000
 
 interface Credentials {
   /** A list is sent as one header line per value (Impersonate-Group). */
@@ -187,7 +190,20 @@ export class KubeClient {
     return proxy ? maskUrlCredentials(proxy) : undefined
   }
 
-  private async credentials(rejected?: ExecCredential): Promise<Credentials> {
+  /** The credentials of a user without an exec plugin, read once (a tokenFile again after a minute, as client-go does). */
+  private fixed?: {credentials: Promise<Credentials>; at: number}
+
+  private credentials(rejected?: ExecCredential): Promise<Credentials> {
+    const user = this.context.user
+    if (user.exec) return this.readCredentials(rejected)
+    // Reading them per request (registering the user's secrets, decoding certificate data, checking the key pair) was a
+    // tenth of fleet's own work per request over a thousand clusters.
+    const now = performance.now()
+    if (!this.fixed || (user.tokenFile !== undefined && now - this.fixed.at > TOKEN_FILE_REREAD_MS)) this.fixed = {credentials: this.readCredentials(), at: now}
+    return this.fixed.credentials
+  }
+
+  private async readCredentials(rejected?: ExecCredential): Promise<Credentials> {
     const user = this.context.user
     // Whatever this user holds inline is scrubbed from output before any of it is sent.
     registerUserSecrets(user)
@@ -274,229 +290,51 @@ export class KubeClient {
     return {...response, body: JSON.stringify({...status, message})}
   }
 
-  private async once(
-    method: string,
-    path: string,
-    body: unknown,
-    options: RequestOptions,
-    creds: Credentials,
-    deadline = Infinity,
-  ): Promise<KubeResponse> {
-    const insecure = this.context.cluster['insecure-skip-tls-verify'] === true
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
-    const base = this.server.pathname.replace(/\/$/, '')
-    const started = performance.now()
-    // Rounded up to a tenth of a second: Node keeps one timer list per distinct duration, and a duration to the
-    // millisecond made a new list (and a priority-queue insert) for most requests of a large run.
-    const left = Number.isFinite(deadline) ? Math.max(100, Math.ceil((deadline - started) / 100) * 100) : 0
-    // The time limit is a timer of our own, held until the exchange ends, not AbortSignal.timeout(): inside
-    // AbortSignal.any() Node holds a timeout signal only weakly, and once a garbage collection took it the request ran on
-    // to the cluster's time limit (nodejs/node#57736: a 10 s --request-timeout ended at 30 s). It covers the whole
-    // exchange: connection, TLS handshake, response headers and body. The timer and the run's signal end the request
-    // themselves (destroying it with the reason) rather than through a signal given to http.request: an AbortController,
-    // AbortSignal.any and Node's listener bookkeeping per request were a tenth of a thousand-cluster verify's CPU.
-    let stopped: {reason: unknown} | undefined
-    // What ends the request in flight; until there is one, a limit reached is only recorded (and checked before sending).
-    let end: ((reason: Error) => void) | undefined
-    const stop = (reason: unknown) => {
-      if (stopped) return
-      stopped = {reason}
-      end?.(reason instanceof Error ? reason : new Error(String(reason)))
-    }
-    const timer = left > 0 ? setTimeout(() => stop(this.timeoutError()), left) : undefined
-    const runSignal = this.options.signal
-    const onRunAbort = () => stop(runSignal!.reason)
-    if (runSignal?.aborted) onRunAbort()
-    else runSignal?.addEventListener('abort', onRunAbort, {once: true})
-    const done = () => {
-      clearTimeout(timer)
-      runSignal?.removeEventListener('abort', onRunAbort)
-    }
-    const secure = this.server.protocol === 'https:'
-    const headers: Record<string, string | string[]> = {
-      accept: options.accept ?? 'application/json',
-      'user-agent': 'fleet',
-      ...creds.headers,
-      ...(payload ? {'content-type': options.contentType ?? 'application/json', 'content-length': String(payload.length)} : {}),
-    }
-    const log = this.options.log
-    const url = `${this.server.origin}${base}${path}`
-    return new Promise<KubeResponse>((resolve, reject) => {
-      let settled = false
-      const fail = (error: unknown) => {
-        if (settled) return
-        settled = true
-        done()
-        // Whichever limit ended the exchange names it, even when Node reports the abort as a reset of the response body.
-        const reason = stopped ? stopped.reason : abortReason(error)
-        const classified = classifyTransportError(reason, this.serverUrl, this.agent ? this.proxyShown : undefined)
-        logExchange(log, {method, url, requestHeaders: headers, elapsedMs: performance.now() - started, error: classified.message})
-        reject(classified)
-      }
-      const succeed = (protocol: KubeResponse['protocol'], status: number, statusText: string | undefined, responseHeaders: KubeResponse['headers'], chunks: Buffer[]) => {
-        if (settled) return
-        settled = true
-        done()
-        const elapsedMs = performance.now() - started
-        logExchange(log, {method, url, requestHeaders: headers, status, statusText, responseHeaders, elapsedMs})
-        resolve({status, body: Buffer.concat(chunks).toString('utf8'), headers: responseHeaders, elapsedMs, tlsAuthorized: tlsState.authorized, tlsError: tlsState.error, protocol})
-      }
-      const tlsState: {authorized: boolean; error?: string} = {authorized: false}
-      /** The server's certificate, checked for this request (a connection may have been opened by another cluster). */
-      const checkTls = (tls: TLSSocket): Error | undefined => {
-        tlsState.authorized = tls.authorized
-        const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
-        tlsState.error = verifyError
-        if (insecure) return undefined
-        if (!tls.authorized) return Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
-        // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
-        return checkServerName(tls, this.context.cluster['tls-server-name'] || this.server.hostname)
-      }
-      if (stopped) {
-        fail(stopped.reason)
-        return
-      }
-      // OpenSSL refuses the client certificate or key while building the TLS context (either transport): a configuration
-      // problem, not a transport failure.
-      const refusedTls = (error: unknown) => {
-        settled = true
-        done()
-        reject(classifyOpenSslError(error, `cluster "${this.options.clusterName}"`))
-      }
+  private once(method: string, path: string, body: unknown, options: RequestOptions, creds: Credentials, deadline = Infinity): Promise<KubeResponse> {
+    const x = new Exchange(this.target(), method, path, body, options, creds, deadline)
+    x.start()
+    return x.promise
+  }
 
-      const http1 = () => {
-        if (stopped) return fail(stopped.reason)
-        let req: http.ClientRequest
-        try {
-          req = (secure ? https : http).request({
-            protocol: this.server.protocol,
-            hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
-            port: this.server.port || (secure ? 443 : 80),
-            path: base + path,
-            method,
-            ca: this.ca,
-            cert: creds.cert,
-            key: creds.key,
-            servername: this.context.cluster['tls-server-name'] || undefined,
-            // Verification happens by hand (checkTls) so that the outcome can be reported even when it is skipped.
-            rejectUnauthorized: false,
-            // Through a proxy its agent; otherwise clusters on the same https server share its keep-alive connections
-            // (checkTls runs on reused sockets too). A plain-http server (allowed, with a warning) gets no shared agent.
-            agent: this.agent ?? (secure ? agentFor(this.server) : false),
-            headers,
-          }, (res) => {
-            const chunks: Buffer[] = []
-            res.on('data', (c: Buffer) => chunks.push(c))
-            res.on('error', fail)
-            res.on('end', () => succeed('http/1.1', res.statusCode ?? 0, res.statusMessage, res.headers, chunks))
-          })
-        } catch (error) {
-          refusedTls(error)
-          return
-        }
-        req.on('socket', (socket) => {
-          if (!secure) return
-          const check = () => {
-            const problem = checkTls(socket as TLSSocket)
-            if (problem) req.destroy(problem)
-          }
-          // A kept-alive socket was verified for whoever opened it (perhaps a cluster that skips verification): check again.
-          if (req.reusedSocket) check()
-          else whenSecure(socket as TLSSocket, check)
-        })
-        req.on('error', fail)
-        end = (reason) => req.destroy(reason)
-        if (payload) req.write(payload)
-        req.end()
-      }
+  /** What every request of this client shares, worked out once (see Exchange). */
+  private shared?: ExchangeTarget
 
-      // HTTP/2 (src/kube/h2.ts) to an https server reached directly, unless the server chose HTTP/1.1 before or
-      // DISABLE_HTTP2 is set; through a proxy, or to a plain-http server, HTTP/1.1.
-      if (!secure || this.agent || this.http1Only) return http1()
-      const id: TlsIdentity = {ca: this.ca, cert: creds.cert, key: creds.key, servername: this.context.cluster['tls-server-name'] || undefined}
-      const key = sessionKey(this.server, id)
-      if (prefersHttp1(key)) return http1()
-      const viaH2 = (retried: boolean) => {
-        let opening: ReturnType<typeof h2session>
-        try {
-          opening = h2session(this.server, id, key)
-        } catch (error) {
-          refusedTls(error)
-          return
-        }
-        end = (reason) => {
-          opening.giveUp(reason)
-          fail(reason)
-        }
-        // A session the server is closing (GOAWAY) refuses new streams before it handles them: once, on a new session.
-        const again = (error: unknown) => {
-          const e = error as {code?: string; message?: string}
-          const refused = e?.code === 'ERR_HTTP2_GOAWAY_SESSION' || e?.code === 'ERR_HTTP2_INVALID_SESSION' || /REFUSED_STREAM/.test(e?.message ?? '')
-          if (!refused || retried || settled || stopped) return false
-          viaH2(true)
-          return true
-        }
-        opening.ready.then(
-          (s) => {
-            if (settled) return
-            if (s === 'http1') return http1()
-            if (stopped) return fail(stopped.reason)
-            const problem = checkTls(s.socket as TLSSocket)
-            if (problem) return fail(problem)
-            let stream: ClientHttp2Stream
-            try {
-              stream = s.request({':method': method, ':path': base + path, ...headers}, {endStream: !payload})
-            } catch (error) {
-              if (!again(error)) fail(error)
-              return
-            }
-            streamStarted(s)
-            let released = false
-            const release = () => {
-              if (!released) streamEnded(s)
-              released = true
-            }
-            end = (reason) => {
-              stream.close(http2.constants.NGHTTP2_CANCEL)
-              release()
-              fail(reason)
-            }
-            let status = 0
-            let responseHeaders: KubeResponse['headers'] = {}
-            const chunks: Buffer[] = []
-            stream.on('response', (h) => {
-              status = Number(h[':status'] ?? 0)
-              responseHeaders = {}
-              for (const [name, value] of Object.entries(h)) if (!name.startsWith(':')) responseHeaders[name] = value as string | string[] | undefined
-            })
-            stream.on('data', (c: Buffer) => chunks.push(c))
-            let superseded = false
-            stream.on('error', (error) => {
-              release()
-              if (status === 0 && again(error)) {
-                superseded = true
-                return
-              }
-              fail(error)
-            })
-            stream.on('end', () => {
-              release()
-              succeed('h2', status, http.STATUS_CODES[status], responseHeaders, chunks)
-            })
-            // A stream that closed without a complete answer (reset by the server, its session gone) and no error.
-            stream.on('close', () => {
-              release()
-              if (!settled && !stopped && !superseded) fail(Object.assign(new Error('connection reset'), {code: 'ECONNRESET'}))
-            })
-            if (payload) stream.end(payload)
-          },
-          (error) => {
-            if (!again(error)) fail(error)
-          },
-        )
-      }
-      viaH2(false)
-    })
+  private target(): ExchangeTarget {
+    if (this.shared) return this.shared
+    const server = this.server
+    const servername = this.context.cluster['tls-server-name'] || undefined
+    const t: ExchangeTarget = {
+      server,
+      base: server.pathname.replace(/\/$/, ''),
+      secure: server.protocol === 'https:',
+      insecure: this.context.cluster['insecure-skip-tls-verify'] === true,
+      ca: this.ca,
+      agent: this.agent,
+      servername,
+      checkedName: servername || server.hostname,
+      h2: server.protocol === 'https:' && !this.agent && !this.http1Only,
+      timeoutMs: this.options.timeoutMs,
+      log: this.options.log,
+      inFlight: new Set(),
+      classify: (reason) => classifyTransportError(reason, this.serverUrl, this.agent ? this.proxyShown : undefined),
+      timeoutError: () => this.timeoutError(),
+      refusedTls: (error) => classifyOpenSslError(error, `cluster "${this.options.clusterName}"`),
+    }
+    // The run's signal ends every request in flight: one listener for the client, not one per request (an
+    // AbortSignal listener added and removed per request was measurable over a thousand clusters).
+    const signal = this.options.signal
+    if (signal?.aborted) t.aborted = {reason: signal.reason}
+    else
+      signal?.addEventListener(
+        'abort',
+        () => {
+          t.aborted = {reason: signal.reason}
+          for (const x of t.inFlight) x.stop(signal.reason)
+        },
+        {once: true},
+      )
+    this.shared = t
+    return t
   }
 
   /** What a request that outlived --request-timeout fails with: the server and the limit as the user gave it. */
@@ -564,4 +402,340 @@ function checkServerName(socket: TLSSocket, host: string): Error | undefined {
   const result = !cert || Object.keys(cert).length === 0 ? undefined : (checkServerIdentity(host.replace(/^\[|\]$/g, ''), cert) ?? undefined)
   checks.set(host, result)
   return result
+}
+
+/** What the requests of one client share (KubeClient.target): where they go, how, and how failures are worded. */
+interface ExchangeTarget {
+  server: URL
+  /** The server URL's path without its trailing slash, put before every request's path. */
+  base: string
+  secure: boolean
+  insecure: boolean
+  ca: Buffer | undefined
+  agent: http.Agent | undefined
+  servername: string | undefined
+  /** The name the server's certificate must carry: tls-server-name, else the server's host. */
+  checkedName: string
+  /** HTTP/2 is tried: https, reached directly (no proxy), DISABLE_HTTP2 not set. */
+  h2: boolean
+  timeoutMs: number
+  log: RequestLog | undefined
+  /** Requests in flight, ended together when the run's signal aborts. */
+  inFlight: Set<Exchange>
+  /** Set once the run's signal has aborted: a request after that fails at once. */
+  aborted?: {reason: unknown}
+  classify: (reason: unknown) => FleetError
+  timeoutError: () => FleetError
+  refusedTls: (error: unknown) => FleetError
+}
+
+/** The TLS identity and session key of a set of credentials, computed once per Credentials object. */
+const h2Keys = new WeakMap<Credentials, {id: TlsIdentity; key: string}>()
+
+// The exchange an HTTP/2 stream carries, so that the stream's listeners can be shared functions (`this` is the stream)
+// instead of closures made for every request.
+const EXCHANGE = Symbol('fleet.exchange')
+type CarriedStream = ClientHttp2Stream & {[EXCHANGE]: Exchange}
+
+/**
+ * One HTTP exchange, connection to body, under one time limit. Its state lives on the object and its handlers are
+ * methods or shared functions: made as closures per request (some fifteen, each named by the bundle's keepNames),
+ * they were a sizeable share of fleet's own CPU per request over a thousand clusters.
+ *
+ * The time limit is a timer of our own, held until the exchange ends, not AbortSignal.timeout(): inside
+ * AbortSignal.any() Node holds a timeout signal only weakly, and once a garbage collection took it the request ran on to
+ * the cluster's time limit (nodejs/node#57736: a 10 s --request-timeout ended at 30 s). It covers the whole exchange:
+ * connection, TLS handshake, response headers and body. The timer and the run's signal end the request themselves
+ * (destroying it with the reason) rather than through a signal given to http.request: an AbortController,
+ * AbortSignal.any and Node's listener bookkeeping per request were a tenth of a thousand-cluster verify's CPU.
+ */
+class Exchange {
+  readonly promise: Promise<KubeResponse>
+  private resolve!: (response: KubeResponse) => void
+  private reject!: (error: unknown) => void
+  private settled = false
+  /** Why the exchange was ended early (time limit, run aborted); checked before anything is sent. */
+  private stopped: {reason: unknown} | undefined
+  private readonly timer: NodeJS.Timeout | undefined
+  private readonly started = performance.now()
+  private readonly payload: Buffer | undefined
+  private readonly headers: Record<string, string | string[]>
+  private readonly fullPath: string
+  // What is in flight now, so that stop() can end it: an HTTP/1.1 request, a session being opened, or a stream.
+  private req?: http.ClientRequest
+  private opening?: ReturnType<typeof h2session>
+  /** The stream now carrying the request (a stream that failed before any answer may be replaced once, see again()). */
+  stream?: ClientHttp2Stream
+  private session?: ClientHttp2Session
+  private released = true
+  private retried = false
+  status = 0
+  responseHeaders: KubeResponse['headers'] = {}
+  readonly chunks: Buffer[] = []
+  private tlsAuthorized = false
+  private tlsError: string | undefined
+
+  constructor(
+    private readonly t: ExchangeTarget,
+    private readonly method: string,
+    path: string,
+    body: unknown,
+    options: RequestOptions,
+    private readonly creds: Credentials,
+    deadline: number,
+  ) {
+    this.promise = new Promise<KubeResponse>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+    this.payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+    this.fullPath = t.base + path
+    this.headers = {accept: options.accept ?? 'application/json', 'user-agent': 'fleet', ...creds.headers}
+    if (this.payload) {
+      this.headers['content-type'] = options.contentType ?? 'application/json'
+      this.headers['content-length'] = String(this.payload.length)
+    }
+    // Rounded up to a tenth of a second: Node keeps one timer list per distinct duration, and a duration to the
+    // millisecond made a new list (and a priority-queue insert) for most requests of a large run.
+    const left = Number.isFinite(deadline) ? Math.max(100, Math.ceil((deadline - this.started) / 100) * 100) : 0
+    this.timer = left > 0 ? setTimeout(onTimeout, left, this) : undefined
+  }
+
+  start(): void {
+    if (this.t.aborted) return this.fail(this.t.aborted.reason)
+    this.t.inFlight.add(this)
+    if (this.stopped) return this.fail(this.stopped.reason)
+    // HTTP/2 (src/kube/h2.ts) to an https server reached directly, unless the server chose HTTP/1.1 before or
+    // DISABLE_HTTP2 is set; through a proxy, or to a plain-http server, HTTP/1.1.
+    if (!this.t.h2) return this.http1()
+    let k = h2Keys.get(this.creds)
+    if (!k) {
+      const id: TlsIdentity = {ca: this.t.ca, cert: this.creds.cert, key: this.creds.key, servername: this.t.servername}
+      h2Keys.set(this.creds, (k = {id, key: sessionKey(this.t.server, id)}))
+    }
+    if (prefersHttp1(k.key)) return this.http1()
+    this.viaH2()
+  }
+
+  /** Ends the exchange early (its time limit, the run aborted): what is in flight is cancelled, the reason reported. */
+  stop(reason: unknown): void {
+    if (this.stopped || this.settled) return
+    this.stopped = {reason}
+    const error = reason instanceof Error ? reason : new Error(String(reason))
+    if (this.req) this.req.destroy(error)
+    else if (this.stream) {
+      this.stream.close(http2.constants.NGHTTP2_CANCEL)
+      this.release()
+      this.fail(error)
+    } else if (this.opening) {
+      this.opening.giveUp(error)
+      this.fail(error)
+    }
+    // Nothing in flight yet (an exec plugin, a session opening for another request): start() fails with the reason.
+  }
+
+  private done(): void {
+    this.settled = true
+    clearTimeout(this.timer)
+    this.t.inFlight.delete(this)
+  }
+
+  fail(error: unknown): void {
+    if (this.settled) return
+    this.done()
+    // Whichever limit ended the exchange names it, even when Node reports the abort as a reset of the response body.
+    const reason = this.stopped ? this.stopped.reason : abortReason(error)
+    const classified = this.t.classify(reason)
+    logExchange(this.t.log, {method: this.method, url: this.url(), requestHeaders: this.headers, elapsedMs: performance.now() - this.started, error: classified.message})
+    this.reject(classified)
+  }
+
+  succeed(protocol: KubeResponse['protocol'], status: number, statusText: string | undefined, responseHeaders: KubeResponse['headers']): void {
+    if (this.settled) return
+    this.done()
+    const elapsedMs = performance.now() - this.started
+    logExchange(this.t.log, {method: this.method, url: this.url(), requestHeaders: this.headers, status, statusText, responseHeaders, elapsedMs})
+    const body = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8')
+    this.resolve({status, body, headers: responseHeaders, elapsedMs, tlsAuthorized: this.tlsAuthorized, tlsError: this.tlsError, protocol})
+  }
+
+  timeoutReason(): FleetError {
+    return this.t.timeoutError()
+  }
+
+  private url(): string {
+    return `${this.t.server.origin}${this.fullPath}`
+  }
+
+  /** OpenSSL refused the client certificate or key while building the TLS context: a configuration problem. */
+  private refusedTls(error: unknown): void {
+    if (this.settled) return
+    this.done()
+    this.reject(this.t.refusedTls(error))
+  }
+
+  /** The server's certificate, checked for this request (a connection may have been opened by another cluster). */
+  private checkTls(tls: TLSSocket): Error | undefined {
+    this.tlsAuthorized = tls.authorized
+    const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
+    this.tlsError = verifyError
+    if (this.t.insecure) return undefined
+    if (!tls.authorized) return Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
+    // The chain verified; check the name as Node would (rejectUnauthorized=false skips it).
+    return checkServerName(tls, this.t.checkedName)
+  }
+
+  private http1(): void {
+    if (this.stopped) return this.fail(this.stopped.reason)
+    const {server, secure} = this.t
+    let req: http.ClientRequest
+    try {
+      req = (secure ? https : http).request(
+        {
+          protocol: server.protocol,
+          hostname: server.hostname.replace(/^\[|\]$/g, ''),
+          port: server.port || (secure ? 443 : 80),
+          path: this.fullPath,
+          method: this.method,
+          ca: this.t.ca,
+          cert: this.creds.cert,
+          key: this.creds.key,
+          servername: this.t.servername,
+          // Verification happens by hand (checkTls) so that the outcome can be reported even when it is skipped.
+          rejectUnauthorized: false,
+          // Through a proxy its agent; otherwise clusters on the same https server share its keep-alive connections
+          // (checkTls runs on reused sockets too). A plain-http server (allowed, with a warning) gets no shared agent.
+          agent: this.t.agent ?? (secure ? agentFor(server) : false),
+          headers: this.headers,
+        },
+        (res) => {
+          res.on('data', (c: Buffer) => this.chunks.push(c))
+          res.on('error', (error) => this.fail(error))
+          res.on('end', () => this.succeed('http/1.1', res.statusCode ?? 0, res.statusMessage, res.headers))
+        },
+      )
+    } catch (error) {
+      this.refusedTls(error)
+      return
+    }
+    this.req = req
+    req.on('socket', (socket) => {
+      if (!secure) return
+      const check = () => {
+        const problem = this.checkTls(socket as TLSSocket)
+        if (problem) req.destroy(problem)
+      }
+      // A kept-alive socket was verified for whoever opened it (perhaps a cluster that skips verification): check again.
+      if (req.reusedSocket) check()
+      else whenSecure(socket as TLSSocket, check)
+    })
+    req.on('error', (error) => this.fail(error))
+    if (this.payload) req.write(this.payload)
+    req.end()
+  }
+
+  private viaH2(): void {
+    const k = h2Keys.get(this.creds)!
+    // An open session is used at once; one being opened (or none yet) is waited for.
+    const open = established(k.key)
+    if (open) return this.onSession(open)
+    let opening: ReturnType<typeof h2session>
+    try {
+      opening = h2session(this.t.server, k.id, k.key)
+    } catch (error) {
+      this.refusedTls(error)
+      return
+    }
+    this.opening = opening
+    opening.ready.then(
+      (s) => this.onSession(s),
+      (error) => this.again(error) || this.fail(error),
+    )
+  }
+
+  /** A session the server is closing (GOAWAY) refuses new streams before it handles them: once, on a new session. */
+  again(error: unknown): boolean {
+    const e = error as {code?: string; message?: string}
+    const refused = e?.code === 'ERR_HTTP2_GOAWAY_SESSION' || e?.code === 'ERR_HTTP2_INVALID_SESSION' || /REFUSED_STREAM/.test(e?.message ?? '')
+    if (!refused || this.retried || this.settled || this.stopped) return false
+    this.retried = true
+    this.stream = undefined
+    this.viaH2()
+    return true
+  }
+
+  private onSession(s: ClientHttp2Session | 'http1'): void {
+    this.opening = undefined
+    if (this.settled) return
+    if (s === 'http1') return this.http1()
+    if (this.stopped) return this.fail(this.stopped.reason)
+    const problem = this.checkTls(s.socket as TLSSocket)
+    if (problem) return this.fail(problem)
+    let stream: ClientHttp2Stream
+    try {
+      stream = s.request({':method': this.method, ':path': this.fullPath, ...this.headers}, {endStream: !this.payload})
+    } catch (error) {
+      if (!this.again(error)) this.fail(error)
+      return
+    }
+    streamStarted(s)
+    this.session = s
+    this.released = false
+    this.stream = stream
+    ;(stream as CarriedStream)[EXCHANGE] = this
+    stream.on('response', onH2Response)
+    stream.on('data', onH2Data)
+    stream.on('error', onH2Error)
+    stream.on('end', onH2End)
+    stream.on('close', onH2Close)
+    if (this.payload) stream.end(this.payload)
+  }
+
+  release(): void {
+    if (this.released) return
+    this.released = true
+    streamEnded(this.session!)
+  }
+
+  /** A stream that closed without a complete answer (reset by the server, its session gone) and no error. */
+  closed(stream: ClientHttp2Stream): void {
+    if (stream !== this.stream) return
+    this.release()
+    if (!this.settled && !this.stopped) this.fail(Object.assign(new Error('connection reset'), {code: 'ECONNRESET'}))
+  }
+}
+
+function onTimeout(x: Exchange): void {
+  x.stop(x.timeoutReason())
+}
+
+function onH2Response(this: CarriedStream, h: http2.IncomingHttpHeaders): void {
+  const x = this[EXCHANGE]
+  x.status = Number(h[':status'] ?? 0)
+  // Node's own object (with its pseudo-headers, which the request log leaves out), not a copy per response.
+  x.responseHeaders = h as KubeResponse['headers']
+}
+
+function onH2Data(this: CarriedStream, chunk: Buffer): void {
+  this[EXCHANGE].chunks.push(chunk)
+}
+
+function onH2Error(this: CarriedStream, error: Error): void {
+  const x = this[EXCHANGE]
+  // A stream replaced after a refusal (again()) is no longer this exchange's: its later events are not.
+  if (this !== x.stream) return
+  x.release()
+  if (x.status === 0 && x.again(error)) return
+  x.fail(error)
+}
+
+function onH2End(this: CarriedStream): void {
+  const x = this[EXCHANGE]
+  if (this !== x.stream) return
+  x.release()
+  x.succeed('h2', x.status, http.STATUS_CODES[x.status], x.responseHeaders)
+}
+
+function onH2Close(this: CarriedStream): void {
+  this[EXCHANGE].closed(this)
 }

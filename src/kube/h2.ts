@@ -60,6 +60,12 @@ export function prefersHttp1(key: string): boolean {
   return http1Only.has(key)
 }
 
+/** The session for a key when it is open and usable now (no promise to wait on); undefined otherwise. */
+export function established(key: string): ClientHttp2Session | undefined {
+  const s = sessions.get(key)?.session
+  return s && !s.closed && !s.destroyed ? s : undefined
+}
+
 /**
  * The open (or opening) session for a key, opening one when there is none. Resolves to 'http1' when the server chose
  * HTTP/1.1. A connection or handshake failure rejects with Node's own error (classified by the caller as for HTTP/1.1).

@@ -30,7 +30,8 @@ type Headers = Record<string, string | string[] | number | undefined>
 function headerLines(title: string, headers: Headers): string[] {
   const lines = [`${title}:`]
   for (const [name, raw] of Object.entries(headers)) {
-    if (raw === undefined) continue
+    // HTTP/2's pseudo-headers (:status) are the status line's, already on the first line.
+    if (raw === undefined || name.startsWith(':')) continue
     for (const v of Array.isArray(raw) ? raw : [String(raw)]) lines.push(`    ${name}: ${maskHeader(name, v)}`)
   }
   return lines
