@@ -2,7 +2,7 @@
 // with Retry-After, answer 200 with the wrong kind, or not speak TLS at all.
 import assert from 'node:assert/strict'
 import {execFileSync} from 'node:child_process'
-import {mkdtemp, readFile} from 'node:fs/promises'
+import {mkdtemp, readFile, writeFile} from 'node:fs/promises'
 import http from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -107,6 +107,34 @@ describe('KubeClient against HTTP doubles', () => {
     const error = await failure(client.request('GET', '/version'))
     assert.equal(error.kind, 'tls')
     assert.equal(error.message, `https://127.0.0.1:${port}: this port speaks plain HTTP, not HTTPS (it answered the TLS handshake in HTTP)`)
+  })
+
+  it('a tokenFile is read once per client, and again after a minute as client-go reads it (a rotated projected token)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-tokenfile-'))
+    const file = join(dir, 'token')
+    await writeFile(file, 'tok-file-first-aaaaaaaa\n')
+    const seen: string[] = []
+    handler = (req, res) => {
+      seen.push(String(req.headers.authorization))
+      res.end('{}')
+    }
+    const client = await connect('http', 10_000, {tokenFile: file})
+    await client.request('GET', '/a')
+    await writeFile(file, 'tok-file-second-bbbbbbbb\n')
+    await client.request('GET', '/b')
+    // A minute later by the client's clock (performance.now), the file is read again.
+    const now = performance.now.bind(performance)
+    performance.now = () => now() + 61_000
+    try {
+      await client.request('GET', '/c')
+    } finally {
+      performance.now = now
+    }
+    assert.deepEqual(seen, ['Bearer tok-file-first-aaaaaaaa', 'Bearer tok-file-first-aaaaaaaa', 'Bearer tok-file-second-bbbbbbbb'])
+    // A new client (the next command) reads it at once.
+    seen.length = 0
+    await (await connect('http', 10_000, {tokenFile: file})).request('GET', '/d')
+    assert.deepEqual(seen, ['Bearer tok-file-second-bbbbbbbb'])
   })
 })
 
