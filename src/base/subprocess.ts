@@ -76,49 +76,92 @@ export function runProcess(command: string, options: RunProcessOptions): Promise
   return runDirect(command, options)
 }
 
+/**
+ * What both ways of starting a program (directly, or through the spawner) share: one settlement, the time limit, the
+ * caller's stop, and the pid known to killChildren while the program runs. `stopChild` ends the program (and its group).
+ */
+class Run {
+  settled = false
+  private pid: number | undefined
+  private readonly timer: NodeJS.Timeout
+  private readonly onStop = () => this.end(new ProcessStopped(this.command))
+
+  constructor(
+    private readonly command: string,
+    private readonly options: RunProcessOptions,
+    private readonly group: boolean,
+    private readonly resolve: (result: ProcessResult) => void,
+    private readonly reject: (error: Error) => void,
+    private readonly stopChild: (pid: number | undefined) => void,
+  ) {
+    // Our own timer: spawn's `timeout` option neither kills the group nor fires when the command does not exist.
+    this.timer = setTimeout(() => this.end(new ProcessTimeout(command, options.timeoutMs)), options.timeoutMs)
+    if (options.signal?.aborted) this.onStop()
+    else options.signal?.addEventListener('abort', this.onStop, {once: true})
+  }
+
+  /** The program runs as `pid`; one that started after the run was settled (stopped meanwhile) is killed at once. */
+  started(pid: number | undefined): void {
+    if (pid === undefined) return
+    if (this.settled) return kill(pid, this.group)
+    this.pid = pid
+    live.set(pid, this.group)
+  }
+
+  succeed(result: ProcessResult): void {
+    this.settle(() => this.resolve(result))
+  }
+
+  fail(error: Error): void {
+    this.settle(() => this.reject(error))
+  }
+
+  /** Another run takes over (and settles it): this one's timer and stop are dropped. */
+  handOver(other: () => Promise<ProcessResult>): void {
+    this.settle(() => other().then(this.resolve, this.reject))
+  }
+
+  /** Ends the program early (time limit, stop) and reports why. */
+  private end(error: Error): void {
+    if (this.settled) return
+    this.stopChild(this.pid)
+    this.fail(error)
+  }
+
+  private settle(fn: () => void): void {
+    if (this.settled) return
+    this.settled = true
+    if (this.pid !== undefined) live.delete(this.pid)
+    clearTimeout(this.timer)
+    this.options.signal?.removeEventListener('abort', this.onStop)
+    fn()
+  }
+}
+
 function runDirect(command: string, options: RunProcessOptions): Promise<ProcessResult> {
   return new Promise<ProcessResult>((resolve, reject) => {
     const group = options.interactive !== true
-    let settled = false
-    const settle = (fn: () => void) => {
-      if (settled) return
-      settled = true
-      if (child.pid !== undefined) live.delete(child.pid)
-      clearTimeout(timer)
-      options.signal?.removeEventListener('abort', onStop)
-      fn()
-    }
     const child = spawn(command, options.args ?? [], {
       env: options.env ?? process.env,
       stdio: [options.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
       detached: group,
     })
-    if (child.pid !== undefined) live.set(child.pid, group)
-    const end = (error: Error) => {
+    const run = new Run(command, options, group, resolve, reject, () => {
       kill(child.pid, group)
       child.stdout?.destroy()
       child.stderr?.destroy()
-      settle(() => reject(error))
-    }
-    // Our own timer: spawn's `timeout` option neither kills the group nor fires when the command does not exist.
-    const timer = setTimeout(() => end(new ProcessTimeout(command, options.timeoutMs)), options.timeoutMs)
-    const onStop = () => end(new ProcessStopped(command))
-    if (options.signal?.aborted) onStop()
-    else options.signal?.addEventListener('abort', onStop, {once: true})
+    })
+    run.started(child.pid)
     const out: Buffer[] = []
     let err = ''
     child.stdout!.on('data', (d: Buffer) => out.push(d))
     child.stderr!.on('data', (d: Buffer) => {
       const text = d.toString()
       err += text
-      if (!settled) options.onStderr?.(text)
+      if (!run.settled) options.onStderr?.(text)
     })
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      settle(() => reject(new ProcessStartError(command, error.code, error.message)))
-    })
-    child.on('close', (code, signal) => {
-      settle(() => resolve({code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: err}))
-    })
+    child.on('error', (error: NodeJS.ErrnoException) => run.fail(new ProcessStartError(command, error.code, error.message)))
+    child.on('close', (code, signal) => run.succeed({code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: err}))
   })
 }
 
@@ -179,8 +222,8 @@ interface SpawnerAnswer {
 
 interface Waiting {
   command: string
-  options: RunProcessOptions
-  pid?: number
+  /** The spawner said it started the program. */
+  started?: boolean
   answer: (a: SpawnerAnswer) => void
 }
 
@@ -195,9 +238,12 @@ function spawnerNow(): Spawner | undefined {
   return spawner ?? undefined
 }
 
-/** How many programs the spawner has started in this process, and its pid (tests check that it is used, and ends). */
-export function spawnerState(): {runs: number; pid?: number} {
-  return spawner ? {runs: spawner.runs, pid: spawner.pid} : {runs: 0}
+/**
+ * How many programs the spawner has started in this process, its pid, and how many of them it has not yet answered for
+ * (tests check that it is used, that it ends, and what is left after a stop).
+ */
+export function spawnerState(): {runs: number; pid?: number; waiting: number} {
+  return spawner ? {runs: spawner.runs, pid: spawner.pid, waiting: spawner.answersDue} : {runs: 0, waiting: 0}
 }
 
 class Spawner {
@@ -208,6 +254,10 @@ class Spawner {
 
   get pid(): number | undefined {
     return this.child.pid
+  }
+
+  get answersDue(): number {
+    return this.waiting.size
   }
 
   constructor() {
@@ -221,7 +271,7 @@ class Spawner {
       // A run it had not started yet starts directly; one it had started is lost with it (its group was killed).
       for (const [id, w] of this.waiting) {
         this.waiting.delete(id)
-        if (w.pid === undefined) w.answer({id, error: {code: 'ESPAWNER', message: 'restart'}})
+        if (!w.started) w.answer({id, error: {code: 'ESPAWNER', message: 'restart'}})
         else w.answer({id, error: {message: `${w.command}: the process that started it exited`}})
       }
     }
@@ -240,39 +290,31 @@ class Spawner {
   run(command: string, options: RunProcessOptions): Promise<ProcessResult> {
     const id = this.next++
     return new Promise<ProcessResult>((resolve, reject) => {
-      let settled = false
-      const w: Waiting = {command, options, answer: () => undefined}
-      const settle = (fn: () => void) => {
-        if (settled) return
-        settled = true
-        this.waiting.delete(id)
-        if (w.pid !== undefined) live.delete(w.pid)
-        clearTimeout(timer)
-        options.signal?.removeEventListener('abort', onStop)
-        fn()
-      }
-      const end = (error: Error) => {
-        if (w.pid !== undefined) kill(w.pid, true)
+      const run = new Run(command, options, true, resolve, reject, (pid) => {
+        // Started: its group is ours to kill; not yet: the spawner kills it when it starts it.
+        if (pid !== undefined) kill(pid, true)
         else this.send({op: 'kill', id})
-        settle(() => reject(error))
-      }
-      const timer = setTimeout(() => end(new ProcessTimeout(command, options.timeoutMs)), options.timeoutMs)
-      const onStop = () => end(new ProcessStopped(command))
-      w.answer = (a) => {
-        if (a.pid !== undefined && a.error === undefined && a.code === undefined) {
-          w.pid = a.pid
-          live.set(a.pid, true)
-          if (settled) kill(a.pid, true)
-          return
-        }
-        if (a.error?.code === 'ESPAWNER') return settle(() => runDirect(command, options).then(resolve, reject))
-        if (a.error) return settle(() => reject(new ProcessStartError(command, a.error!.code, a.error!.message)))
-        if (a.stderr && !settled) options.onStderr?.(a.stderr)
-        settle(() => resolve({code: a.code ?? null, signal: a.signal ?? null, stdout: a.stdout ?? '', stderr: a.stderr ?? ''}))
+      })
+      // Stopped before it was asked for: nothing is started.
+      if (run.settled) return
+      const w: Waiting = {
+        command,
+        answer: (a) => {
+          if (a.pid !== undefined && a.error === undefined && a.code === undefined) {
+            w.started = true
+            run.started(a.pid)
+            return
+          }
+          this.waiting.delete(id)
+          // The spawner could not take it (it died before starting it): started directly instead, which has its own
+          // time limit and stop.
+          if (a.error?.code === 'ESPAWNER') return run.handOver(() => runDirect(command, options))
+          if (a.error) return run.fail(new ProcessStartError(command, a.error.code, a.error.message))
+          if (a.stderr && !run.settled) options.onStderr?.(a.stderr)
+          run.succeed({code: a.code ?? null, signal: a.signal ?? null, stdout: a.stdout ?? '', stderr: a.stderr ?? ''})
+        },
       }
       this.waiting.set(id, w)
-      if (options.signal?.aborted) return onStop()
-      options.signal?.addEventListener('abort', onStop, {once: true})
       this.runs++
       if (!this.send({op: 'run', id, command, args: options.args ?? [], env: options.env ?? process.env})) {
         w.answer({id, error: {code: 'ESPAWNER', message: 'restart'}})

@@ -50,6 +50,19 @@ describe('the spawner', () => {
     }
   })
 
+  it('a program stopped before the spawner said it started is killed as it starts, and not left counted as running', async () => {
+    const before = spawnerState().runs
+    const stop = new AbortController()
+    const running = runProcess(process.execPath, {args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 60_000, signal: stop.signal})
+    stop.abort()
+    await assert.rejects(running, ProcessStopped)
+    assert.equal(spawnerState().runs, before + 1, 'it went through the spawner')
+    // The spawner still reports the start, then the end of the program it killed.
+    await waitFor(() => spawnerState().waiting === 0)
+    assert.equal(spawnerState().waiting, 0, 'the spawner never reported the end of the program')
+    assert.equal(killChildren(), 0, 'a program that was stopped is still counted as running')
+  })
+
   it('killChildren ends what the spawner started, group and all', async () => {
     const pidFile = join(dir, 'kill.pid')
     const running = runProcess(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: 60_000})
