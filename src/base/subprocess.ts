@@ -109,16 +109,16 @@ class Run {
   }
 
   succeed(result: ProcessResult): void {
-    this.settle(() => this.resolve(result))
+    if (this.settle()) this.resolve(result)
   }
 
   fail(error: Error): void {
-    this.settle(() => this.reject(error))
+    if (this.settle()) this.reject(error)
   }
 
   /** Another run takes over (and settles it): this one's timer and stop are dropped. */
   handOver(other: () => Promise<ProcessResult>): void {
-    this.settle(() => other().then(this.resolve, this.reject))
+    if (this.settle()) other().then(this.resolve, this.reject)
   }
 
   /** Ends the program early (time limit, stop) and reports why. */
@@ -128,13 +128,14 @@ class Run {
     this.fail(error)
   }
 
-  private settle(fn: () => void): void {
-    if (this.settled) return
+  /** Settles the run once: false when it already was. */
+  private settle(): boolean {
+    if (this.settled) return false
     this.settled = true
     if (this.pid !== undefined) live.delete(this.pid)
     clearTimeout(this.timer)
     this.options.signal?.removeEventListener('abort', this.onStop)
-    fn()
+    return true
   }
 }
 

@@ -133,11 +133,13 @@ export class KubeClient {
     private readonly ca: Buffer | undefined,
     /** Set when the cluster names a proxy-url: every request tunnels through it. */
     private readonly agent: http.Agent | undefined,
-  ) {}
+  ) {
+    this.target = this.exchangeTarget()
+  }
 
   private presented?: string | Buffer
-  /** DISABLE_HTTP2, read once per client: reading the environment per request was 1% of a thousand-cluster verify. */
-  private readonly http1Only = http2Disabled()
+  /** What every request of this client shares, worked out once (see Exchange). */
+  private readonly target: ExchangeTarget
 
   /** The client certificate sent with the latest request (the kubeconfig's or an exec plugin's), if any. */
   get presentedCertificate(): string | Buffer | undefined {
@@ -196,8 +198,8 @@ export class KubeClient {
   private credentials(rejected?: ExecCredential): Promise<Credentials> {
     const user = this.context.user
     if (user.exec) return this.readCredentials(rejected)
-    // Reading them per request (registering the user's secrets, decoding certificate data, checking the key pair) was a
-    // tenth of fleet's own work per request over a thousand clusters.
+    // Not per request: registering the user's secrets, decoding certificate data and checking a key pair (an X509 parse)
+    // are the same for every request of the client.
     const now = performance.now()
     if (!this.fixed || (user.tokenFile !== undefined && now - this.fixed.at > TOKEN_FILE_REREAD_MS)) this.fixed = {credentials: this.readCredentials(), at: now}
     return this.fixed.credentials
@@ -291,16 +293,12 @@ export class KubeClient {
   }
 
   private once(method: string, path: string, body: unknown, options: RequestOptions, creds: Credentials, deadline = Infinity): Promise<KubeResponse> {
-    const x = new Exchange(this.target(), method, path, body, options, creds, deadline)
+    const x = new Exchange(this.target, method, path, body, options, creds, deadline)
     x.start()
     return x.promise
   }
 
-  /** What every request of this client shares, worked out once (see Exchange). */
-  private shared?: ExchangeTarget
-
-  private target(): ExchangeTarget {
-    if (this.shared) return this.shared
+  private exchangeTarget(): ExchangeTarget {
     const server = this.server
     const servername = this.context.cluster['tls-server-name'] || undefined
     const t: ExchangeTarget = {
@@ -312,8 +310,8 @@ export class KubeClient {
       agent: this.agent,
       servername,
       checkedName: servername || server.hostname,
-      h2: server.protocol === 'https:' && !this.agent && !this.http1Only,
-      timeoutMs: this.options.timeoutMs,
+      // DISABLE_HTTP2 is read once per client: reading the environment per request was 1% of a thousand-cluster verify.
+      h2: server.protocol === 'https:' && !this.agent && !http2Disabled(),
       log: this.options.log,
       inFlight: new Set(),
       classify: (reason) => classifyTransportError(reason, this.serverUrl, this.agent ? this.proxyShown : undefined),
@@ -333,7 +331,6 @@ export class KubeClient {
         },
         {once: true},
       )
-    this.shared = t
     return t
   }
 
@@ -404,7 +401,7 @@ function checkServerName(socket: TLSSocket, host: string): Error | undefined {
   return result
 }
 
-/** What the requests of one client share (KubeClient.target): where they go, how, and how failures are worded. */
+/** What the requests of one client share (KubeClient.exchangeTarget): where they go, how, and how failures are worded. */
 interface ExchangeTarget {
   server: URL
   /** The server URL's path without its trailing slash, put before every request's path. */
@@ -418,7 +415,6 @@ interface ExchangeTarget {
   checkedName: string
   /** HTTP/2 is tried: https, reached directly (no proxy), DISABLE_HTTP2 not set. */
   h2: boolean
-  timeoutMs: number
   log: RequestLog | undefined
   /** Requests in flight, ended together when the run's signal aborts. */
   inFlight: Set<Exchange>
@@ -467,6 +463,8 @@ class Exchange {
   /** The stream now carrying the request (a stream that failed before any answer may be replaced once, see again()). */
   stream?: ClientHttp2Stream
   private session?: ClientHttp2Session
+  /** The HTTP/2 session's TLS identity and key (h2Keys). */
+  private h2?: {id: TlsIdentity; key: string}
   private released = true
   private retried = false
   status = 0
@@ -504,7 +502,6 @@ class Exchange {
   start(): void {
     if (this.t.aborted) return this.fail(this.t.aborted.reason)
     this.t.inFlight.add(this)
-    if (this.stopped) return this.fail(this.stopped.reason)
     // HTTP/2 (src/kube/h2.ts) to an https server reached directly, unless the server chose HTTP/1.1 before or
     // DISABLE_HTTP2 is set; through a proxy, or to a plain-http server, HTTP/1.1.
     if (!this.t.h2) return this.http1()
@@ -514,6 +511,7 @@ class Exchange {
       h2Keys.set(this.creds, (k = {id, key: sessionKey(this.t.server, id)}))
     }
     if (prefersHttp1(k.key)) return this.http1()
+    this.h2 = k
     this.viaH2()
   }
 
@@ -522,16 +520,13 @@ class Exchange {
     if (this.stopped || this.settled) return
     this.stopped = {reason}
     const error = reason instanceof Error ? reason : new Error(String(reason))
-    if (this.req) this.req.destroy(error)
-    else if (this.stream) {
-      this.stream.close(http2.constants.NGHTTP2_CANCEL)
-      this.release()
-      this.fail(error)
-    } else if (this.opening) {
-      this.opening.giveUp(error)
-      this.fail(error)
-    }
-    // Nothing in flight yet (an exec plugin, a session opening for another request): start() fails with the reason.
+    // An HTTP/1.1 request fails through its 'error' event (with the reason recorded above); a stream or a session being
+    // opened is given up here.
+    if (this.req) return void this.req.destroy(error)
+    this.stream?.close(http2.constants.NGHTTP2_CANCEL)
+    this.release()
+    this.opening?.giveUp(error)
+    this.fail(error)
   }
 
   private done(): void {
@@ -635,7 +630,7 @@ class Exchange {
   }
 
   private viaH2(): void {
-    const k = h2Keys.get(this.creds)!
+    const k = this.h2!
     // An open session is used at once; one being opened (or none yet) is waited for.
     const open = established(k.key)
     if (open) return this.onSession(open)

@@ -120,8 +120,8 @@ export function describeToken(token: string): TokenInfo {
   info.jwt = true
   if (typeof claims.iss === 'string') info.issuer = claims.iss
   if (typeof claims.sub === 'string') info.subject = claims.sub
-  if (typeof claims.aud === 'string') info.audiences = [claims.aud]
-  else if (Array.isArray(claims.aud)) info.audiences = claims.aud.filter((a): a is string => typeof a === 'string')
+  const audiences = jwtAudiences(claims)
+  if (audiences) info.audiences = audiences
   info.expires = jwtTime(claims.exp)
   info.issuedAt = jwtTime(claims.iat)
   return info
@@ -137,6 +137,12 @@ export function decodeJwt(token: string | undefined): {header: Record<string, un
   const header = decodeSegment(parts[0])
   const claims = decodeSegment(parts[1])
   return header && claims ? {header, claims} : undefined
+}
+
+/** The `aud` claim as a list (a JWT may write one audience as a string); undefined when the claim is absent. */
+export function jwtAudiences(claims: Record<string, unknown>): string[] | undefined {
+  if (typeof claims.aud === 'string') return [claims.aud]
+  return Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : undefined
 }
 
 /** The claims of a token shaped as a JWT (decodeJwt), not verified. */

@@ -3,7 +3,7 @@ import type {AuthenticationV1TokenRequest} from '@kubernetes/client-node'
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
-import {decodeJwt, jwtTime} from '../kubeconfig/credentials.js'
+import {decodeJwt, jwtAudiences, jwtTime} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ServiceAccountRef} from './service-account.js'
 
@@ -42,8 +42,7 @@ export function readClaims(token: string): TokenClaims {
   const jwt = decodeJwt(token)
   if (!jwt) throw new FleetError('config', 'the token is not a JWT (three base64url parts with JSON header and claims)')
   const {header, claims: payload} = jwt
-  const aud = typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud.filter((a): a is string => typeof a === 'string') : []
-  const claims: TokenClaims = {aud}
+  const claims: TokenClaims = {aud: jwtAudiences(payload) ?? []}
   if (typeof payload.iss === 'string') claims.iss = payload.iss
   if (typeof payload.sub === 'string') claims.sub = payload.sub
   for (const k of ['exp', 'iat', 'nbf'] as const) {

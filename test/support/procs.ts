@@ -109,7 +109,7 @@ export function tail(file: string, lines = 25): string {
 }
 
 /**
- * Node source for a program that starts a grandchild (in its own process group, which only a kill of the whole group reaches), writes
+ * Node source for a program that starts a grandchild (in the program's process group, so only a kill of the whole group reaches it), writes
  * the grandchild's pid to pidFile and waits forever. The file is written under another name and renamed, so a reader
  * never sees it empty (an empty file read as pid 0 is our own group, which is always "alive").
  */
