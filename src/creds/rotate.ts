@@ -427,3 +427,17 @@ async function afterInterrupt(store: RotationStore, env: RotateEnv, run: string,
   await store.release(st)
   return 'before the new credential was written: the old one is unchanged, the new anchor deleted and the claim lifted'
 }
+
+/**
+ * What the failures left: one that failed before its store was replaced keeps the old credential; one that failed after
+ * (an interrupt, a revoke that did not go through) already holds the new one, and the next run finishes it.
+ */
+export function rotationFailureNote(failed: RotatedCredential[]): string {
+  // Replaced by this run (its steps), or by an interrupted one this run was finishing.
+  const replaced = failed.filter((i) => i.resumed === 'replaced' || i.steps.some((s) => s.step === 'replace')).length
+  const kept = failed.length - replaced
+  const parts: string[] = []
+  if (kept > 0) parts.push(`${kept === failed.length ? (kept > 1 ? 'their' : 'its') : kept} old credential${kept > 1 ? 's are' : ' is'} still in place`)
+  if (replaced > 0) parts.push(`${replaced === failed.length ? (replaced > 1 ? 'they' : 'it') : replaced} already ${replaced > 1 ? 'hold' : 'holds'} the new one and the next run finishes ${replaced > 1 ? 'them' : 'it'}`)
+  return `${failed.length} rotation${failed.length > 1 ? 's' : ''} failed: ${parts.join('; ')}`
+}

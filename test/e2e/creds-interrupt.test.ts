@@ -439,6 +439,7 @@ describe('creds rotate --file: the same steps, so the same interrupt handling (l
     const item = JSON.parse(r.stdout).items[0]
     assert.equal(item.error.kind, 'interrupted')
     assert.match(item.error.message, /before the new credential was written: the old one is unchanged, the new anchor deleted and the claim lifted$/)
+    assert.ok(!item.steps.some((s: {step: string}) => s.step === 'replace'), JSON.stringify(item.steps))
     assert.equal(token(), before.token)
     assert.equal(facts().anchor, before.anchor)
     for (const k of ['rotation-phase', 'rotation-new-anchor', 'rotation-old-anchor', 'rotation-run', 'rotation-started']) assert.equal(facts()[k], undefined, k)
@@ -450,7 +451,10 @@ describe('creds rotate --file: the same steps, so the same interrupt handling (l
     const r = await rotateFileInterrupted('replace', async () => facts()['rotation-phase'] === 'replaced')
     outputs.push({what: 'rotate --file interrupted after replace', code: r.code, signal: null, stdout: r.stdout, stderr: r.stderr})
     assert.equal(r.code, 130, r.stderr)
-    assert.match(JSON.parse(r.stdout).items[0].error.message, /after the file got the new credential: the next run finishes the rotation/)
+    const interrupted = JSON.parse(r.stdout).items[0]
+    assert.match(interrupted.error.message, /after the file got the new credential: the next run finishes the rotation/)
+    // What the summary note reads to say the file already holds the new credential (rotationFailureNote).
+    assert.ok(interrupted.steps.some((s: {step: string}) => s.step === 'replace'), JSON.stringify(interrupted.steps))
     secrets.push(token())
     // generate derives a file's first anchor from its path; the claim recorded it, and the new one is the file's now.
     const oldAnchor = facts()['rotation-old-anchor']

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
-import {lifetimeSeconds, parseIdentity} from '../../src/creds/rotate.js'
+import {type RotatedCredential, lifetimeSeconds, parseIdentity, rotationFailureNote} from '../../src/creds/rotate.js'
 import {ROTATION, STEPS, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
@@ -68,5 +68,21 @@ describe('in-cluster configuration', () => {
     assert.equal(await useInCluster({...pod, HOME: without, KUBECONFIG: join(withKube, '.kube', 'config')}), false)
     // Outside a Pod there is nothing to choose.
     assert.equal(await useInCluster({HOME: without}), false)
+  })
+})
+
+describe('creds rotate: what the failures left', () => {
+  const failed = (steps: string[], resumed?: string): RotatedCredential =>
+    ({status: 'failed', old: {}, verification: [], steps: steps.map((step) => ({step, ms: 1})), resumed}) as RotatedCredential
+
+  it('before the replace the old credential stays; after it (or finishing a replaced one) the next run finishes', () => {
+    assert.equal(rotationFailureNote([failed(['claim', 'anchor', 'mint'])]), '1 rotation failed: its old credential is still in place')
+    assert.equal(rotationFailureNote([failed(['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke'])]), '1 rotation failed: it already holds the new one and the next run finishes it')
+    assert.equal(rotationFailureNote([failed([], 'replaced')]), '1 rotation failed: it already holds the new one and the next run finishes it')
+    assert.equal(rotationFailureNote([failed(['claim']), failed(['claim'])]), '2 rotations failed: their old credentials are still in place')
+    assert.equal(
+      rotationFailureNote([failed(['claim']), failed(['claim']), failed(['replace'])]),
+      '3 rotations failed: 2 old credentials are still in place; 1 already holds the new one and the next run finishes it',
+    )
   })
 })

@@ -9,11 +9,11 @@ import {checkReadableFile} from '../../base/files.js'
 import {MIN_TOKEN_SECONDS} from '../../base/limits.js'
 import {namespacedName} from '../../base/names.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
-import {type RotatedCredential, type RotationReport, rotateCredentials} from '../../creds/rotate.js'
+import {type RotatedCredential, type RotationReport, rotateCredentials, rotationFailureNote} from '../../creds/rotate.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
   static summary = 'Replace fleet-made credentials in hub Secrets with new ones, proved first, and revoke the old ones.'
-  static description = `For each hub Secret written by fleet creds generate (NAMESPACE/NAME, or --all): mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition, deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (the old credential is then still in place and working). See docs/rotation.md.`
+  static description = `For each hub Secret written by fleet creds generate (NAMESPACE/NAME, or --all): mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition, deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (a credential that failed before it was replaced keeps its old one, still working; one that failed after is finished by the next run). See docs/rotation.md.`
 
   static examples = [
     '<%= config.bin %> creds rotate fleet-system/member-1',
@@ -92,7 +92,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       const shortened = i.lifetime && shortenedWarning(i.lifetime, i.method ?? '')
       if (shortened) notes.push(`warning: ${where(i)}: ${shortened}`)
     }
-    if (failed.length > 0) notes.push(`${failed.length} rotation${failed.length > 1 ? 's' : ''} failed; the old credential${failed.length > 1 ? 's are' : ' is'} still in place`)
+    if (failed.length > 0) notes.push(rotationFailureNote(failed))
     if ((report.items.length === 0 && !emptyShard) || failed.length > 0) this.markFailed()
     if (cancel.interrupted) {
       notes.push(`interrupted (${cancel.interrupted.signalName}): a credential not yet replaced keeps its old one (claim lifted); one already replaced is finished by the next run`)
