@@ -6,7 +6,7 @@ import {describe, it} from 'node:test'
 
 import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
 import {type RotatedCredential, lifetimeSeconds, parseIdentity, rotationFailureNote} from '../../src/creds/rotate.js'
-import {ROTATION, STEPS, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
+import {ROTATION, STEPS, type Step, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
 
@@ -72,8 +72,7 @@ describe('in-cluster configuration', () => {
 })
 
 describe('creds rotate: what the failures left', () => {
-  const failed = (steps: string[], resumed?: string): RotatedCredential =>
-    ({status: 'failed', old: {}, verification: [], steps: steps.map((step) => ({step, ms: 1})), resumed}) as RotatedCredential
+  const failed = (steps: Step[], resumed?: string): RotatedCredential => ({status: 'failed', old: {}, verification: [], steps: steps.map((step) => ({step, ms: 1})), resumed, durationMs: 1})
 
   it('before the replace the old credential stays; after it (or finishing a replaced one) the next run finishes', () => {
     assert.equal(rotationFailureNote([failed(['claim', 'anchor', 'mint'])]), '1 rotation failed: its old credential is still in place')
