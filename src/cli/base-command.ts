@@ -116,6 +116,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       env: 'FLEET_CONFIG',
       helpGroup: 'GLOBAL',
     }),
+    kuberc: Flags.string({
+      description: "kubectl's preferences file, whose credentialPluginPolicy decides which exec plugins may run (default: $KUBERC, then ~/.kube/kuberc; KUBECTL_KUBERC=false: none).",
+      helpGroup: 'GLOBAL',
+    }),
     provider: Flags.string({
       description: `Only this provider: a name from the fleet configuration, or a provider type (${PROVIDER_TYPES.join(', ')}).`,
       helpGroup: 'GLOBAL',
@@ -232,6 +236,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       context: this.flags.context,
       provider: this.flags.provider,
       fleetConfig: this.flags['fleet-config'],
+      trust: this.fleet.trust,
     }
   }
 

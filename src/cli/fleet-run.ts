@@ -3,6 +3,7 @@ import {UsageError} from '../base/errors.js'
 import type {Impersonation} from '../kube/client.js'
 import {Connector} from '../kube/connector.js'
 import {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {TrustPolicy} from '../kubeconfig/trust.js'
 import type {RequestLog} from '../kube/request-log.js'
 import type {RunOptions} from '../fleet/runner.js'
 import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
@@ -19,6 +20,7 @@ export interface FleetInputs {
     kubeconfig?: string
     context?: string
     provider?: string
+    kuberc?: string
     'fleet-config'?: string
     'request-timeout': string
     concurrency: number
@@ -84,8 +86,15 @@ export class Fleet {
 
   /** How the command connects to clusters and hubs: one time limit, one exec runner, one request log (without --as). */
   get connector(): Connector {
-    this.connectorMade ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog})
+    this.connectorMade ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog, trust: this.trust})
     return this.connectorMade
+  }
+
+  private trustMade?: TrustPolicy
+  /** Which plugins may run (the kuberc) and what hub data may use (the fleet configuration, added when it is read). */
+  get trust(): TrustPolicy {
+    this.trustMade ??= new TrustPolicy({kuberc: this.flags.kuberc})
+    return this.trustMade
   }
 
   /** The providers this run looks at, from flags and the fleet configuration (read on first use). */

@@ -4,6 +4,7 @@ import {ConfigError} from '../base/errors.js'
 import {readOptional} from '../base/files.js'
 import {loadYaml} from '../base/yaml.js'
 import {expandHome, homeDir} from '../base/paths.js'
+import type {DataAllowances} from '../kubeconfig/trust.js'
 import {Fields} from './fields.js'
 
 /**
@@ -30,6 +31,8 @@ interface Common {
   name: string
   /** Where the entry is written, for error messages: `fleet.yaml: providers[2]`. */
   origin?: string
+  /** What this provider's hub data may use (credentialPluginAllowlist, localFileAllowlist; docs/security.md). */
+  allow?: DataAllowances
 }
 
 export interface FileProviderConfig extends Common {
@@ -182,6 +185,32 @@ export interface FleetConfig {
   path: string
   hub?: HubSpec
   providers: ProviderConfig[]
+  /** What hub data may use wherever fleet reads it (every provider, creds and wi commands). */
+  allow?: DataAllowances
+}
+
+/** The fields that allow hub data a plugin or a file, top-level and in the entry of a provider that reads a hub. */
+export const ALLOW_FIELDS = ['credentialPluginAllowlist', 'localFileAllowlist'] as const
+/** Provider types whose clusters come from the user's own files, not from hub data: the allow fields mean nothing there. */
+const USER_SOURCED_TYPES = ['file', 'kind']
+
+/**
+ * `credentialPluginAllowlist: [{command: kubelogin}, {command: /usr/local/bin/x}]` (kuberc's shape) and
+ * `localFileAllowlist: [/var/run/secrets/tokens/]` (absolute paths; a directory ends in /). Commands are written as
+ * kubectl's allowlist wants them: a bare name, or a clean path.
+ */
+function readAllowances(f: Fields, file: string, env: NodeJS.ProcessEnv): DataAllowances | undefined {
+  if (!f.has('credentialPluginAllowlist') && !f.has('localFileAllowlist')) return undefined
+  const commands = f.list('credentialPluginAllowlist').map((entry) => {
+    entry.only(['command'])
+    return entry.requiredString('command')
+  })
+  const files = (f.strings('localFileAllowlist') ?? []).map((p, i) => {
+    const path = expandHome(p, env) ?? p
+    if (!isAbsolute(path)) throw f.error(`localFileAllowlist[${i}]`, `"${p}" must be an absolute path (a directory ends in /)`)
+    return path
+  })
+  return {credentialPluginAllowlist: commands, localFileAllowlist: files, where: `${file}: ${f.path || 'top level'}`}
 }
 
 export const FLEET_CONFIG_API_VERSION = 'fleet/v1alpha1'
@@ -254,7 +283,7 @@ export function declaresFleetConfig(text: string): boolean {
 export function parseFleetConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): FleetConfig {
   const loaded = loadYaml(text, path)
   const root = Fields.root(path, loaded, 'a fleet configuration')
-  root.only(['apiVersion', 'kind', 'hub', 'providers'])
+  root.only(['apiVersion', 'kind', 'hub', 'providers', ...ALLOW_FIELDS])
   const apiVersion = root.string('apiVersion')
   if (apiVersion !== undefined && apiVersion !== FLEET_CONFIG_API_VERSION) {
     throw root.error('apiVersion', `must be ${FLEET_CONFIG_API_VERSION}; got "${apiVersion}"`)
@@ -273,7 +302,8 @@ export function parseFleetConfig(text: string, path: string, env: NodeJS.Process
     seen.add(provider.name)
     providers.push(provider)
   }
-  return {path, hub, providers}
+  const allow = readAllowances(root, path, env)
+  return {path, hub, providers, ...(allow ? {allow} : {})}
 }
 
 function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv): HubSpec | undefined {
@@ -315,12 +345,14 @@ function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): Provider
   const spec = providerSpec(rawType)
   if (!spec) throw f.error('type', `must be one of ${PROVIDER_TYPES.join(', ')}; got "${rawType}"`)
   const type = spec.type
-  f.only(['name', 'type', ...spec.fields])
+  const hubData = !USER_SOURCED_TYPES.includes(type)
+  f.only(['name', 'type', ...spec.fields, ...(hubData ? ALLOW_FIELDS : [])])
   const name = f.string('name') ?? type
   if (!NAME.test(name)) {
     throw f.error('name', `"${name}" is not a valid provider name (letters, digits, ".", "_" and "-"; it prefixes cluster names as <provider>#<cluster>)`)
   }
   const origin = `${f.file}: ${f.path}`
   const path = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, file, env))
-  return {type, name, origin, ...spec.parse(f, {path, hub: () => readHub(f, file, env)})} as ProviderConfig
+  const allow = hubData ? readAllowances(f, f.file, env) : undefined
+  return {type, name, origin, ...(allow ? {allow} : {}), ...spec.parse(f, {path, hub: () => readHub(f, file, env)})} as ProviderConfig
 }

@@ -475,7 +475,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     result.fingerprint = `sha256:${kubeconfigSha256(kubeconfig)}`
 
     // Proved with the credential itself before it is handed anywhere.
-    const fresh = await env.connector.context(contextFromKubeconfigText(kubeconfig, 'the new credential'), cluster)
+    const fresh = await env.connector.context(contextFromKubeconfigText(kubeconfig, 'the new credential', 'user'), cluster)
     result.verification = await verifyCredential(fresh, {username: username(id), rules: access.rules, namespaces: r.namespaces})
     if (worstStatus(result.verification) === 'fail') {
       const failed = result.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)

@@ -1,5 +1,6 @@
 import {UsageError} from '../base/errors.js'
 import {type HubSpec, loadFleetConfig} from '../config/fleet-config.js'
+import type {TrustPolicy} from '../kubeconfig/trust.js'
 
 /**
  * The one hub rule of `creds generate`, `creds list` and `creds rotate` (docs/creds.md "Which hub"):
@@ -21,6 +22,8 @@ export interface HubFlags {
   fleetConfig?: string
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** The command's trust policy: the fleet configuration's file-wide allowlists apply to what these hubs hold. */
+  trust?: TrustPolicy
 }
 
 /** A hub and the step of the rule that chose it (`loading-rules`: the current context, a guess rather than a setting). */
@@ -39,6 +42,7 @@ export async function credsHubs(f: HubFlags): Promise<HubChoice[]> {
   }
   const kubectlView = f.kubeconfig !== undefined && !f.provider
   const config = kubectlView ? undefined : await loadFleetConfig({path: f.fleetConfig, env: f.env, cwd: f.cwd})
+  if (config?.allow) f.trust?.allow(undefined, config.allow)
   const hubs: HubChoice[] = []
   const add = (h: HubSpec | undefined) => {
     if (!h || (!h.kubeconfig && !h.context)) return

@@ -7,6 +7,7 @@ import type {Connector} from '../kube/connector.js'
 import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import type {TrustPolicy} from '../kubeconfig/trust.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
 import {Hub} from '../providers/hub/client.js'
@@ -170,7 +171,19 @@ export function secretFormat(s: Secret): SecretFormat | 'unknown' {
   return 'unknown'
 }
 
-async function describeSecret(s: Secret, hub: string, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
+/**
+ * A credential held in hub data, described without running or reading anything the trust policy refuses: such an item
+ * says why in its problems, and --live does not connect with it (the connector refuses it too).
+ */
+async function describeHeld(ctx: ResolvedContext, trust: TrustPolicy): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
+  const refused = await trust.problem(ctx)
+  if (!refused) return describeUser(ctx.user)
+  const user = ctx.user
+  const method: CredentialMethod = user.exec ? 'exec' : user['client-certificate'] ? 'client-cert' : user.tokenFile ? 'token' : 'none'
+  return {method, identity: user.exec?.command, problems: [refused.message]}
+}
+
+async function describeSecret(s: Secret, hub: string, trust: TrustPolicy, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
   const {namespace = '', name} = s.metadata
   const format = referenced?.format ?? secretFormat(s)
   const annotations = s.metadata.annotations ?? {}
@@ -210,8 +223,9 @@ async function describeSecret(s: Secret, hub: string, referenced?: {format: Secr
         contextFile: `secret ${namespace}/${name}`,
         clusterFile: `secret ${namespace}/${name}`,
         userFile: `secret ${namespace}/${name}`,
+        origin: {object: `Secret ${namespace}/${name} key config`},
       } as ResolvedContext
-      return remember({...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, ...(await describeUser(user))}, ctx)
+      return remember({...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, ...(await describeHeld(ctx, trust))}, ctx)
     } catch (error) {
       return {...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, method: 'none', problems: [`config: ${(error as Error).message}`]}
     }
@@ -221,8 +235,8 @@ async function describeSecret(s: Secret, hub: string, referenced?: {format: Secr
   const source = {kind: 'secret' as const, hub, namespace, name, key}
   if (!text) return {...base, source, method: 'none', problems: [key ? `no data key "${key}"` : 'format not recognised']}
   try {
-    const ctx = contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`)
-    return remember({...base, source, server: ctx.cluster.server, ...(await describeUser(ctx.user)), managedByFleet: base.managedByFleet || fleetMadeKubeconfig(text)}, ctx)
+    const ctx = contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {object: `Secret ${namespace}/${name} key ${key}`})
+    return remember({...base, source, server: ctx.cluster.server, ...(await describeHeld(ctx, trust)), managedByFleet: base.managedByFleet || fleetMadeKubeconfig(text)}, ctx)
   } catch (error) {
     return {...base, source, method: 'none', problems: [toErrorInfo(error).message]}
   }
@@ -245,14 +259,14 @@ export async function hubCredentials(spec: HubSpec, o: {connector: Connector; en
   }
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig.
   const consumers = [...found.values()].filter((s) => secretFormat(s) !== 'unknown')
-  const items = await Promise.all(consumers.map((s) => describeSecret(s, name)))
+  const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)))
   const profiles = await listProfiles(hub)
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
   for (const ref of secretreaderRefs(profiles)) {
     const id = `${ref.namespace}/${ref.name}`
     if (found.has(id) && secretFormat(found.get(id)!) !== 'unknown') continue
     const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
-    if (secret) items.push(await describeSecret(secret, name, {format: 'kubeconfig-secretreader', key: ref.key}))
+    if (secret) items.push(await describeSecret(secret, name, o.connector.trust, {format: 'kubeconfig-secretreader', key: ref.key}))
   }
   // Flux Secrets carry no label either: the Kustomizations and HelmReleases that deploy with them name them.
   for (const ref of await fluxSecretRefs(hub)) {
@@ -265,7 +279,7 @@ export async function hubCredentials(spec: HubSpec, o: {connector: Connector; en
     const secret = found.get(id) ?? (await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`))
     if (!secret) continue
     // The same object, not a copy: --live finds the credential's context by the item.
-    const item = await describeSecret(secret, name, {format: 'flux', key: fluxKey(ref, secret)})
+    const item = await describeSecret(secret, name, o.connector.trust, {format: 'flux', key: fluxKey(ref, secret)})
     item.referencedBy = ref.referencedBy
     items.push(item)
   }
@@ -314,7 +328,9 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
         identity: `hub ServiceAccount ${ext.serviceAccount}`,
         managedByFleet: a.name === ACCESS_PROVIDER_NAME,
         problems: [],
-      }, {contextName: `${namespace}/${name}`, clusterName: a.name, userName: a.name, cluster: a.cluster, user: {exec}, contextFile: location, clusterFile: location, userFile: location}))
+      }, {contextName: `${namespace}/${name}`, clusterName: a.name, userName: a.name, cluster: a.cluster, user: {exec}, contextFile: location, clusterFile: location, userFile: location,
+        // fleet's own command; the profile's cluster entry is hub data.
+        origin: {object: location, commandFromUser: true}}))
     }
   }
   return items

@@ -25,6 +25,7 @@ import {type RotateEnv, type RotateRequest, confirmDead, reachTarget} from './ro
 import {certNotAfter, heldCredential, identityOf} from './rotation-store.js'
 import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
+import type {ContextOrigin} from '../kubeconfig/trust.js'
 import {jwtClaims} from '../kubeconfig/credentials.js'
 
 /**
@@ -107,7 +108,7 @@ export function reach(r: RevokeRequest, env: RevokeEnv) {
     hub: () => env.connector.hub(r.hub, env.env),
     // The same resolution as rotate: the recorded server, CA and cluster ID among the clusters fleet knows.
     target: async (rec: CredentialRecord) => {
-      const held = contextFromKubeconfigText(rec.kubeconfig, rec.where).cluster
+      const held = contextFromKubeconfigText(rec.kubeconfig, rec.where, recordOrigin(rec)).cluster
       const found = await reachTarget(find, recordedCluster(rec.facts, rec.consumer.kind, held), env, {what: rec.where, method: rec.method, id: rec.id})
       return found.client
     },
@@ -115,6 +116,11 @@ export function reach(r: RevokeRequest, env: RevokeEnv) {
 }
 
 /** A credential as its record (hub Secret annotations or the file's extension) describes it. */
+/** A record read from a file the user named is the user's; one read from a hub Secret is hub data (see rotate.ts). */
+function recordOrigin(rec: CredentialRecord): ContextOrigin | 'user' {
+  return rec.consumer.kind === 'file' ? 'user' : {object: rec.where}
+}
+
 interface CredentialRecord {
   item: RevokedCredential
   where: string
@@ -432,7 +438,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   }
 
   // Kept to prove afterwards that the server refuses it.
-  const old = await env.connector.context(contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`), rec.cluster)
+  const old = await env.connector.context(contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`, recordOrigin(rec)), rec.cluster)
   // Credential first, then bindings before roles, then the ServiceAccount: a re-run after an interruption finds the
   // record and treats what is gone as done.
   for (const p of onCluster) {

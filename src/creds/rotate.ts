@@ -24,6 +24,15 @@ import type {Identity} from './rbac.js'
 import {type RotationState, type Step, anchorSuffix, failpoint, newRunId, pausepoint} from './rotation-state.js'
 import {Conflict, FileStore, type RotationStore, SecretStore, certNotAfter} from './rotation-store.js'
 import {verifyCredential} from './verify.js'
+import type {ContextOrigin} from '../kubeconfig/trust.js'
+
+/**
+ * Whose the held kubeconfig is: a file --file names is the user's; a hub Secret is hub data (fleet wrote it, but anyone
+ * who may write the Secret could have changed it since), so its cluster entry may not name local files or plugins.
+ */
+function storeOrigin(store: RotationStore): ContextOrigin | 'user' {
+  return store instanceof FileStore ? 'user' : {object: store.where}
+}
 
 /**
  * `fleet creds rotate`: replaces the credential in a fleet-managed hub Secret, or a kubeconfig file creds generate wrote,
@@ -272,7 +281,7 @@ async function rotateLocked(
   let oldClient: KubeClient | undefined
   if (state.phase === 'claimed') {
     // The old credential is still the store's: kept to prove later that it stopped working.
-    oldClient = await env.connector.context(contextFromKubeconfigText(held.kubeconfig, `${where} (old credential)`), item.target?.cluster ?? item.cluster ?? where)
+    oldClient = await env.connector.context(contextFromKubeconfigText(held.kubeconfig, `${where} (old credential)`, storeOrigin(store)), item.target?.cluster ?? item.cluster ?? where)
     const grant = await store.grant(target!)
     const claimed = state
     const annotations = store.anchorAnnotations()
@@ -300,7 +309,7 @@ async function rotateLocked(
     }
     if (method !== 'legacy-token') item.lifetime = lifetimeOf(seconds, issued.user)
     const kubeconfig = buildKubeconfig({name: held.names.cluster, userName: held.names.user, cluster: held.cluster, user: issued.user, namespace: held.names.namespace})
-    const fresh = await env.connector.context(contextFromKubeconfigText(kubeconfig, 'the new credential'), item.target?.cluster ?? item.cluster ?? where)
+    const fresh = await env.connector.context(contextFromKubeconfigText(kubeconfig, 'the new credential', storeOrigin(store)), item.target?.cluster ?? item.cluster ?? where)
     item.verification = await timed('verify', () => verifyCredential(fresh, {username: item.identity!, rules: grant.rules, namespaces: grant.namespaces}), (c) => c.map((x) => `${x.name} ${x.status}`).join(', '))
     const newAnchor = refText(claimed.newAnchor)
     item.new = {fingerprint: fp(kubeconfigSha256(kubeconfig)), expires: issued.expires, anchor: newAnchor}

@@ -1,7 +1,8 @@
-import {ConfigError} from '../base/errors.js'
+import {ConfigError, FleetError} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import {inClusterAvailable, inClusterContext, useInCluster} from '../kubeconfig/in-cluster.js'
 import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../kubeconfig/loading-rules.js'
+import {TrustPolicy} from '../kubeconfig/trust.js'
 import type {Impersonation, KubeClient} from './client.js'
 import type {ExecCredentialRunner} from './exec-credential.js'
 import type {RequestLog} from './request-log.js'
@@ -18,6 +19,11 @@ export interface ConnectorOptions {
   signal?: AbortSignal
   /** --as: every cluster's requests act as this identity; never a hub's (the hub lists clusters as the caller). */
   impersonate?: Impersonation
+  /**
+   * Which plugins may run and which files hub data may name (the kuberc, the fleet configuration's allowlists). Without
+   * one, the strictest: no kuberc, nothing allowed to hub data.
+   */
+  trust?: TrustPolicy
 }
 
 /**
@@ -35,15 +41,25 @@ export interface NamedContext {
  * limit, exec runner and request log, so nothing below the command can make a second exec runner.
  */
 export class Connector {
-  constructor(private readonly options: ConnectorOptions) {}
+  constructor(private readonly options: ConnectorOptions) {
+    this.trust = options.trust ?? TrustPolicy.strict()
+  }
+
+  /** The command's one trust policy: providers judge their clusters with it, and every connection passes it first. */
+  readonly trust: TrustPolicy
 
   /** The same connector with another abort signal or identity (a cluster's time limit, --as). */
   with(changes: Pick<ConnectorOptions, 'signal' | 'impersonate'>): Connector {
-    return new Connector({...this.options, ...changes})
+    return new Connector({...this.options, trust: this.trust, ...changes})
   }
 
   /** A client for a context; `name` names the cluster in errors. */
   async context(context: ResolvedContext, name: string): Promise<KubeClient> {
+    // The last gate before anything is read or run for a context: whatever path led here (a provider, a credential read
+    // from a hub by creds or wi), a plugin or a file the policy refuses is never used.
+    const refused = await this.trust.problem(context)
+    // Exit 1, not 2: one cluster's data (or one plugin) refused, while the others go on.
+    if (refused) throw new FleetError(refused.kind, refused.message, {exitCode: 1})
     // Loaded on the first connection, not with this module: commands that only list clusters never load the HTTP
     // client (node:https, node:tls) at start-up (docs/decisions.md, "What is left at start-up").
     const {KubeClient} = await import('./client.js')

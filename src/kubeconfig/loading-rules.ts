@@ -3,7 +3,7 @@ import {delimiter, dirname, isAbsolute, join, resolve, sep} from 'node:path'
 import {ConfigError} from '../base/errors.js'
 import {homeDir} from '../base/paths.js'
 import {type KubeconfigFile, readKubeconfig} from './parse.js'
-import type {ClusterEntry, ContextEntry, UserEntry} from './types.js'
+import type {ClusterEntry, ContextEntry, ContextOrigin, UserEntry} from './types.js'
 
 /**
  * client-go's loading rules, which kubectl users expect (and which @kubernetes/client-node gets wrong):
@@ -103,6 +103,8 @@ export interface ResolvedContext {
   contextFile: string
   clusterFile: string
   userFile?: string
+  /** Set when the kubeconfig was read from a cluster (hub data), absent when the user gave it (docs/security.md). */
+  origin?: ContextOrigin
 }
 
 /** Relative to the file that names it, as client-go resolves it: `~` is not expanded (kubectl does not either). */

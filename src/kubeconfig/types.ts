@@ -72,3 +72,25 @@ export interface KubeconfigDoc {
   extensions?: NamedExtension[]
   [key: string]: unknown
 }
+
+/**
+ * Where a kubeconfig fleet uses came from, and so how far it is trusted (docs/security.md).
+ *
+ * A kubeconfig the user gave fleet (--kubeconfig, KUBECONFIG, ~/.kube/config, a file provider, kind's output, a
+ * credential fleet itself just minted against the user's own cluster entry) is the user's: it may run the exec plugin it
+ * names and read the files it names, as with kubectl, subject only to the user's kuberc. A kubeconfig read from a
+ * cluster (a hub Secret of any format, a ClusterProfile, an Argo CD cluster Secret) is data written by whoever may write
+ * that object: it never chooses a program to run nor a local file to read, unless the operator allowed that command (or
+ * file) in the fleet configuration, or the command in the kuberc's Allowlist. `origin` is set on every context built from
+ * data and absent on the user's.
+ */
+export interface ContextOrigin {
+  /** The object the kubeconfig was read from, as messages name it: `Secret fleet-system/prod key kubeconfig`. */
+  object: string
+  /** The provider that read it (its allowlists apply); absent for commands that read a hub themselves (creds, wi). */
+  provider?: string
+  /** The exec command was chosen by the user, not by the data: a ClusterProfile access-provider file, fleet's wi token. */
+  commandFromUser?: boolean
+  /** Environment variables the data added to that command (a ClusterProfile's additional-envs extension). */
+  dataEnv?: string[]
+}

@@ -68,7 +68,8 @@ export class KindProvider extends CachedProvider {
     try {
       const r = await this.run(args)
       if (r.code !== 0) throw this.failure(args, r)
-      found = contextFromKubeconfigText(r.stdout, `kind cluster ${name}`)
+      // kind's own output, from the kind the user configured: the user's, like a kubeconfig file.
+      found = contextFromKubeconfigText(r.stdout, `kind cluster ${name}`, 'user')
     } catch (error) {
       return makeRef(fields, asError(error))
     }

@@ -1,6 +1,7 @@
 import {ConfigError, FleetError} from '../base/errors.js'
 import {type AuthKind, authKind} from '../kubeconfig/credentials.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import type {TrustPolicy} from '../kubeconfig/trust.js'
 import type {ClusterRef} from './types.js'
 
 /**
@@ -40,4 +41,39 @@ export function makeRef(fields: RefFields, found: ResolvedContext | Error, notRe
   const reason = server ? notReady : `${found.clusterFile}: cluster "${found.clusterName}" has no server`
   const auth = authKind(found.user)
   return {...base, labels: withAuthLabel(base.labels, auth), server, auth, ready: !reason, reason, resolve: async () => found}
+}
+
+/**
+ * A ref as the run's trust policy sees it (src/kubeconfig/trust.ts): a cluster whose kubeconfig would run a plugin, or
+ * read a file, that the policy refuses is not ready, with the one-line reason, and resolving it fails with that reason,
+ * so nothing is run or read for it; the plugin it names is recorded either way (`fleet auth plugins`). Deciding reads
+ * nothing: every provider resolves its refs without the network (a hub's objects were read when it listed them).
+ */
+export async function guardRef(ref: ClusterRef, trust: TrustPolicy): Promise<ClusterRef> {
+  let ctx: ResolvedContext
+  try {
+    ctx = await ref.resolve()
+  } catch {
+    return ref
+  }
+  const exec = ctx.user.exec
+  if (!ctx.origin && !exec) return ref
+  const refusal = await trust.problem(ctx)
+  let plugin: ClusterRef['plugin']
+  if (exec && typeof exec.command === 'string' && exec.command !== '') {
+    const v = await trust.plugin(exec.command, ctx.origin)
+    const from = ctx.origin ? (ctx.origin.commandFromUser ? (ctx.userFile ?? ctx.origin.object) : ctx.origin.object) : (ctx.userFile ?? ctx.contextFile)
+    plugin = {command: exec.command, from, trust: ctx.origin && !ctx.origin.commandFromUser ? 'data' : 'file', allowed: v.allowed && !refusal, reason: refusal?.message ?? v.reason, allowWith: v.allowWith}
+  }
+  if (!refusal) return plugin ? {...ref, plugin} : ref
+  const error = new FleetError(refusal.kind, refusal.message, {exitCode: 1})
+  return {
+    ...ref,
+    plugin,
+    ready: false,
+    reason: refusal.message,
+    resolve: async () => {
+      throw error
+    },
+  }
 }

@@ -9,8 +9,10 @@ import {
   providerSpec,
 } from '../config/fleet-config.js'
 import type {Connector} from '../kube/connector.js'
+import type {TrustPolicy} from '../kubeconfig/trust.js'
 import {FileProvider} from './file.js'
 import type {HubOptions} from './hub/client.js'
+import {guardRef} from './ref.js'
 import type {ClusterProvider, ClusterRef, ProviderFailure} from './types.js'
 
 export interface ProviderFlags {
@@ -88,6 +90,9 @@ export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvid
   if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd, flag: '--kubeconfig'})
   const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd, note: flags.note})
   const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
+  // What the operator lets hub data use, file-wide and per provider: the connector's policy judges every cluster with it.
+  if (config?.allow) flags.connector.trust.allow(undefined, config.allow)
+  for (const p of config?.providers ?? []) if (p.allow) flags.connector.trust.allow(p.name, p.allow)
 
   if (flags.provider) {
     const entry = config?.providers.find((p) => p.name === flags.provider) ?? (isProviderType(flags.provider) ? defaultEntry(flags.provider, cwd) : undefined)
@@ -114,8 +119,21 @@ function unknownProvider(name: string, config: FleetConfig | undefined): ConfigE
 export class DeferredProvider implements ClusterProvider {
   readonly name = 'fleet'
   private inner?: Promise<ClusterProvider>
+  // One judged ref per ref a provider hands out, so list() and get() give the same object for a cluster.
+  private readonly guarded = new WeakMap<ClusterRef, Promise<ClusterRef>>()
 
-  constructor(private readonly load: () => Promise<ClusterProvider>) {}
+  constructor(
+    private readonly load: () => Promise<ClusterProvider>,
+    /** The run's trust policy: every ref is judged by it before a command sees it (guardRef). */
+    private readonly trust?: TrustPolicy,
+  ) {}
+
+  private guard(ref: ClusterRef): Promise<ClusterRef> {
+    if (!this.trust) return Promise.resolve(ref)
+    let g = this.guarded.get(ref)
+    if (!g) this.guarded.set(ref, (g = guardRef(ref, this.trust)))
+    return g
+  }
 
   private loaded?: ClusterProvider
 
@@ -131,11 +149,11 @@ export class DeferredProvider implements ClusterProvider {
   }
 
   async list(): Promise<ClusterRef[]> {
-    return (await this.provider()).list()
+    return Promise.all((await (await this.provider()).list()).map((r) => this.guard(r)))
   }
 
   async get(name: string): Promise<ClusterRef> {
-    return (await this.provider()).get(name)
+    return this.guard(await (await this.provider()).get(name))
   }
 
   async failures(): Promise<ProviderFailure[]> {
@@ -145,12 +163,12 @@ export class DeferredProvider implements ClusterProvider {
   async current(context?: string): Promise<ClusterRef> {
     const p = await this.provider()
     if (!p.current) throw new UsageError(`${p.describe?.() ?? p.name} has no current cluster: name one with --cluster, or use --all or --selector`)
-    return p.current(context)
+    return this.guard(await p.current(context))
   }
 }
 
 export function fleetProvider(flags: ProviderFlags): DeferredProvider {
-  return new DeferredProvider(() => buildProvider(flags))
+  return new DeferredProvider(() => buildProvider(flags), flags.connector.trust)
 }
 
 export type {ClusterProvider}

@@ -49,7 +49,25 @@ export interface ClusterRef {
   clusterId?: string
   /** Where clusterId came from: `ClusterProfile` (status.properties), `ClusterProperty` or `kube-system` (live). */
   clusterIdSource?: string
+  /**
+   * The exec plugin the cluster's credential runs, where that command was written, and whether the trust policy lets it
+   * run (set by the run's provider from TrustPolicy; `fleet auth plugins` lists these).
+   */
+  plugin?: PluginUse
   resolve(): Promise<ResolvedContext>
+}
+
+export interface PluginUse {
+  command: string
+  /** Where the command is written: a kubeconfig file, a Secret, a ClusterProfile's access-provider file. */
+  from: string
+  /** `file` (the user's) or `data` (read from a cluster). */
+  trust: 'file' | 'data'
+  allowed: boolean
+  /** Why it is refused, or what allowed it when a policy had to. */
+  reason?: string
+  /** What to add to allow it (hub data only). */
+  allowWith?: string
 }
 
 /**

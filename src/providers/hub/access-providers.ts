@@ -118,7 +118,7 @@ export function chooseAccessProvider(
  * rest.Config has no TLS server name and never skips verification), interactiveMode is Never, and the profile's
  * additional args and envs apply only as the file's policies allow.
  */
-export function execContext(entry: AccessProviderEntry, access: ProfileAccessProvider): {cluster: ClusterEntry; exec: ExecConfig} | Error {
+export function execContext(entry: AccessProviderEntry, access: ProfileAccessProvider): {cluster: ClusterEntry; exec: ExecConfig; dataEnv: string[]} | Error {
   if (!entry.execConfig) return new Error(`access provider "${entry.name}" has no execConfig`)
   const src = access.cluster ?? {}
   const cluster: ClusterEntry = {server: src.server}
@@ -126,14 +126,16 @@ export function execContext(entry: AccessProviderEntry, access: ProfileAccessPro
   if (src['proxy-url']) cluster['proxy-url'] = src['proxy-url']
   if (src.extensions?.length) cluster.extensions = src.extensions
   const exec: ExecConfig = {...entry.execConfig, args: [...(entry.execConfig.args ?? [])], env: [...(entry.execConfig.env ?? [])], interactiveMode: 'Never'}
+  const dataEnv: string[] = []
   for (const ext of src.extensions ?? []) {
-    const problem = applyExtension(exec, ext, entry)
+    const problem = applyExtension(exec, ext, entry, dataEnv)
     if (problem) return new Error(`access provider "${entry.name}": extension ${ext.name}: ${problem}`)
   }
-  return {cluster, exec}
+  return {cluster, exec, dataEnv}
 }
 
-function applyExtension(exec: ExecConfig, ext: NamedExtension, entry: AccessProviderEntry): string | undefined {
+/** Applies one extension of the profile; `dataEnv` collects the variables the profile set (TrustPolicy judges them). */
+function applyExtension(exec: ExecConfig, ext: NamedExtension, entry: AccessProviderEntry, dataEnv: string[]): string | undefined {
   if (ext.name === ADDITIONAL_ARGS_EXTENSION && entry.argsPolicy === 'Append') {
     const value = ext.extension
     if (!Array.isArray(value) || !value.every(isScalar)) return 'must be a list of strings'
@@ -144,6 +146,7 @@ function applyExtension(exec: ExecConfig, ext: NamedExtension, entry: AccessProv
     if (!isMapping(value) || !Object.values(value).every(isScalar)) return 'must be a mapping of names to strings'
     const fromProfile = new Map(Object.entries(value).map(([k, v]) => [k, String(v)]))
     const replace = entry.envPolicy === 'Replace'
+    for (const name of fromProfile.keys()) if (replace || !exec.env!.some((e) => e.name === name)) dataEnv.push(name)
     // The file's variables keep their order; the profile's new ones follow. Which value wins depends on the policy.
     const merged: ExecEnvVar[] = exec.env!.map((e) => (replace && fromProfile.has(e.name) ? {name: e.name, value: fromProfile.get(e.name)!} : e))
     for (const [name, v] of fromProfile) if (!merged.some((e) => e.name === name)) merged.push({name, value: v})

@@ -62,7 +62,7 @@ export function refFromCapiCluster(
   const {name, namespace} = cluster.metadata
   const secretName = kubeconfigSecretName(name)
   const found: ResolvedContext | Error = secret
-    ? kubeconfigInSecret(secret, CAPI_KUBECONFIG_KEY)
+    ? kubeconfigInSecret(secret, CAPI_KUBECONFIG_KEY, o.provider)
     : new Error(`kubeconfig Secret ${namespace}/${secretName} not found`)
   const notReady = capiNotReady(cluster, o.version)
   return makeRef(

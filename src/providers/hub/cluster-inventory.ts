@@ -41,7 +41,7 @@ type Strategy =
   | {kind: 'secret'; consumer: string; secrets: Map<string, Secret[]>}
 
 /** The context for one profile through the access-provider strategy. */
-function accessContext(profile: ClusterProfile, config: AccessConfig, name: string): {found: ResolvedContext | Error; source: Partial<ClusterSource>} {
+function accessContext(profile: ClusterProfile, config: AccessConfig, name: string, provider: string): {found: ResolvedContext | Error; source: Partial<ClusterSource>} {
   const chosen = chooseAccessProvider(config, profile.status ?? {})
   if (chosen instanceof Error) return {found: chosen, source: {}}
   const built = execContext(chosen.entry, chosen.access)
@@ -59,12 +59,15 @@ function accessContext(profile: ClusterProfile, config: AccessConfig, name: stri
       contextFile: where,
       clusterFile: where,
       userFile: config.path,
+      // The command is the access-provider file's (the user's); the cluster entry, and any arguments and variables the
+      // profile adds to the command, are hub data.
+      origin: {object: `ClusterProfile ${name}`, provider, commandFromUser: true, dataEnv: built.dataEnv},
     },
   }
 }
 
 /** The context for one profile through the Secret strategy: exactly one labelled Secret, key `Config`. */
-function secretContext(profile: ClusterProfile, consumer: string, secrets: Secret[]): {found: ResolvedContext | Error; source: Partial<ClusterSource>} {
+function secretContext(profile: ClusterProfile, consumer: string, secrets: Secret[], provider: string): {found: ResolvedContext | Error; source: Partial<ClusterSource>} {
   const {namespace, name} = profile.metadata
   const labels = `${CONSUMER_LABEL}=${consumer},${PROFILE_LABEL}=${name}`
   if (secrets.length === 0) return {found: new Error(`no Secret labelled ${labels} in namespace ${namespace}`), source: {}}
@@ -73,7 +76,7 @@ function secretContext(profile: ClusterProfile, consumer: string, secrets: Secre
     return {found: new Error(`${secrets.length} Secrets labelled ${labels} in namespace ${namespace} (${names}); expected one`), source: {}}
   }
   const secret = secrets[0]
-  const found = kubeconfigInSecret(secret, SECRET_STRATEGY_KEY)
+  const found = kubeconfigInSecret(secret, SECRET_STRATEGY_KEY, provider)
   return {
     found,
     source: {
@@ -89,8 +92,8 @@ export function refFromProfile(profile: ClusterProfile, strategy: Strategy, o: {
   const full = `${namespace}/${name}`
   const {found, source} =
     strategy.kind === 'access'
-      ? accessContext(profile, strategy.config, full)
-      : secretContext(profile, strategy.consumer, strategy.secrets.get(full) ?? [])
+      ? accessContext(profile, strategy.config, full, o.provider)
+      : secretContext(profile, strategy.consumer, strategy.secrets.get(full) ?? [], o.provider)
   const clusterId = profile.status?.properties?.find((p) => p.name === CLUSTER_ID_PROPERTY)?.value || undefined
   const notReady = profileNotReady(profile)
   return makeRef(

@@ -15,7 +15,7 @@ export const KUBECONFIG_SECRET_KEY = 'kubeconfig'
 /** Upstream skips a Secret without the key; fleet lists it, not ready, so the operator sees why a controller will not. */
 export function refFromKubeconfigSecret(secret: Secret, o: {provider: string; key: string; hub?: string}): ClusterRef {
   const {name, namespace} = secret.metadata
-  const found = kubeconfigInSecret(secret, o.key)
+  const found = kubeconfigInSecret(secret, o.key, o.provider)
   return makeRef(
     {
       name,

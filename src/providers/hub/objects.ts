@@ -22,13 +22,16 @@ export function secretText(secret: Secret, key: string): string | undefined {
   return Buffer.from(value, 'base64').toString('utf8')
 }
 
-/** The kubeconfig in one data key of a Secret, resolved at its current-context; or why there is none usable. */
-export function kubeconfigInSecret(secret: Secret, key: string): ResolvedContext | Error {
+/**
+ * The kubeconfig in one data key of a Secret, resolved at its current-context; or why there is none usable. It is hub
+ * data: `provider` (whose allowlists apply) is recorded in its origin, and TrustPolicy judges its plugins and files.
+ */
+export function kubeconfigInSecret(secret: Secret, key: string, provider?: string): ResolvedContext | Error {
   const {name, namespace} = secret.metadata
   const text = secretText(secret, key)
   if (text === undefined) return new Error(`Secret ${namespace}/${name} has no data key "${key}"`)
   try {
-    return contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`)
+    return contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {object: `Secret ${namespace}/${name} key ${key}`, provider})
   } catch (error) {
     return asError(error)
   }

@@ -1,0 +1,48 @@
+import type {ClusterRef} from '../providers/types.js'
+
+/**
+ * `fleet auth plugins`: every exec credential plugin the fleet's kubeconfigs would run, grouped by command and by whose
+ * word it is (the user's files, or hub data), with the clusters that use it and whether the trust policy lets it run.
+ * Nothing is run: the verdicts are the ones the providers' refs carry (guardRef), made without the network.
+ */
+export interface PluginEntry {
+  /** The command as the kubeconfig writes it (a bare name is looked up on PATH when it runs). */
+  command: string
+  /** `file`: the user's own kubeconfig or access-provider file; `data`: a kubeconfig read from a cluster. */
+  trust: 'file' | 'data'
+  /** Where the command is written: kubeconfig files, Secrets, ClusterProfiles' access-provider files. */
+  sources: string[]
+  /** The clusters whose credential runs it. */
+  clusters: string[]
+  allowed: boolean
+  /** Why it is refused, or which allowlist allowed it. */
+  reason?: string
+  /** What to add to the fleet configuration to allow it (hub data only). */
+  allowWith?: string
+}
+
+export function listPlugins(refs: ClusterRef[]): PluginEntry[] {
+  const byKey = new Map<string, PluginEntry>()
+  for (const ref of refs) {
+    const p = ref.plugin
+    if (!p) continue
+    // One row per command, trust and verdict: a command allowed from the user's files but refused from hub data is two rows.
+    const key = `${p.command}\u0000${p.trust}\u0000${p.allowed}`
+    let entry = byKey.get(key)
+    if (!entry) {
+      entry = {command: p.command, trust: p.trust, sources: [], clusters: [], allowed: p.allowed, reason: p.allowed ? p.reason : undefined, allowWith: p.allowWith}
+      byKey.set(key, entry)
+    }
+    if (!entry.sources.includes(p.from)) entry.sources.push(p.from)
+    entry.clusters.push(ref.name)
+    // A refusal names the cluster's own object: kept as the row's reason only when all its clusters share it.
+    if (!p.allowed) entry.reason = entry.clusters.length === 1 ? p.reason : sharedReason(entry.reason, p.reason)
+  }
+  return [...byKey.values()].sort((a, b) => a.command.localeCompare(b.command) || a.trust.localeCompare(b.trust))
+}
+
+/** The reason rows of several clusters share: the part after the object's name (`<object>: <why>`). */
+function sharedReason(a: string | undefined, b: string | undefined): string | undefined {
+  const why = (s: string | undefined) => s?.slice(s.indexOf(': ') + 2)
+  return why(a) === why(b) ? why(a) : 'refused (see each cluster in clusters list -o wide)'
+}

@@ -1,0 +1,86 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import type {Column} from '../../cli/table.js'
+import {type PluginEntry, listPlugins} from '../../access/plugins.js'
+import {ConfigError, UsageError} from '../../base/errors.js'
+import {checkWritableFile} from '../../base/files.js'
+import {selectForListing} from '../../fleet/select.js'
+import {mergeKubercAllowlist} from '../../kubeconfig/kuberc.js'
+
+/** The stable JSON shape of `auth plugins` (docs/security.md). */
+export interface PluginList {
+  kind: 'PluginList'
+  /** The kuberc whose policy was applied, if any. */
+  kuberc?: string
+  items: PluginEntry[]
+  /** --write-kuberc: the file and the commands added to its allowlist (or that would be, with --dry-run). */
+  written?: {path: string; added: string[]; dryRun: boolean}
+}
+
+export default class AuthPlugins extends BaseCommand<typeof AuthPlugins> {
+  static summary = 'List the exec credential plugins the fleet would run, where each is written, and whether policy allows it.'
+  static description = `Every exec command named by the kubeconfigs of the selected clusters, grouped by command and by whose word it is: the user's own files (kubeconfig files, a ClusterProfile access-provider file) or hub data (a kubeconfig read from a cluster: hub Secrets of every format, Cluster API, ClusterProfiles). For each: the clusters that use it, and whether it may run under the user's kuberc (credentialPluginPolicy, as kubectl 1.35 reads it) and, for hub data, the fleet configuration's credentialPluginAllowlist. Nothing is run.
+
+--write-kuberc FILE adds the listed commands (or those named with --command) to FILE's credentialPluginAllowlist, merging with what is there, so that kubectl with credentialPluginPolicy: Allowlist runs them too; --dry-run shows what it would add.
+
+Exit 1 when a selected cluster's plugin is refused.`
+
+  static examples = [
+    '<%= config.bin %> auth plugins',
+    '<%= config.bin %> auth plugins --fleet-config fleet.yaml -o json',
+    '<%= config.bin %> auth plugins --write-kuberc ~/.kube/kuberc --command kubelogin --dry-run',
+  ]
+
+  static flags = {
+    selector: Flags.string({char: 'l', description: 'Only clusters whose labels match this selector (e.g. env=prod).'}),
+    'write-kuberc': Flags.string({description: "Add the plugins' commands to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
+    command: Flags.string({description: 'With --write-kuberc: only this command (repeatable).', multiple: true}),
+    'dry-run': Flags.boolean({description: 'With --write-kuberc: show what would be added, write nothing.'}),
+  }
+
+  async run(): Promise<PluginList> {
+    const out = this.flags['write-kuberc']
+    if (!out && (this.flags.command || this.flags['dry-run'])) throw new UsageError(`${this.flags.command ? '--command' : '--dry-run'} needs --write-kuberc`)
+    // The file is checked before anything else is looked at: a run never does its work and then cannot keep it.
+    if (out) await checkWritableFile(out, `--write-kuberc ${out}`, 'a kuberc file')
+    const refs = await selectForListing(this.fleet.provider, {selector: this.flags.selector, context: this.flags.context})
+    const items = listPlugins(refs)
+    const kuberc = await this.fleet.trust.kuberc()
+    const result: PluginList = {kind: 'PluginList', ...(kuberc ? {kuberc: kuberc.path} : {}), items}
+
+    if (out) {
+      const known = new Set(items.map((i) => i.command))
+      const wanted = this.flags.command ?? [...known]
+      const unknown = wanted.filter((c) => !known.has(c))
+      if (unknown.length > 0) throw new ConfigError(`--command: no selected cluster runs ${unknown.map((c) => `"${c}"`).join(', ')}; the fleet runs ${[...known].map((c) => `"${c}"`).join(', ') || 'no plugin'}`)
+      if (wanted.length === 0) throw new UsageError('--write-kuberc: the selected clusters run no exec plugin; nothing to allow')
+      const merged = await mergeKubercAllowlist(out, wanted, {dryRun: this.flags['dry-run']})
+      result.written = {path: out, added: merged.added, dryRun: Boolean(this.flags['dry-run'])}
+    }
+
+    if (items.some((i) => !i.allowed)) this.markFailed()
+    const columns: Column<PluginEntry>[] = [
+      {header: 'command', get: (p) => p.command},
+      {header: 'from', get: (p) => (p.trust === 'data' ? 'hub data' : 'user file')},
+      {header: 'clusters', get: (p) => summarize(p.clusters)},
+      {header: 'allowed', get: (p) => (p.allowed ? 'yes' : 'no'), color: (p, k) => (p.allowed ? undefined : k.red)},
+      {header: 'sources', get: (p) => summarize(p.sources), wide: true},
+      {header: 'reason', get: (p) => p.reason ?? '', wide: !items.some((i) => !i.allowed)},
+    ]
+    const notes: string[] = []
+    if (items.length === 0) notes.push(`No exec credential plugins in ${this.fleet.provider.describe()}.`)
+    for (const p of items) if (!p.allowed && p.allowWith) notes.push(`to allow "${p.command}" from hub data: ${p.allowWith}`)
+    if (result.written) {
+      const w = result.written
+      notes.push(w.added.length === 0 ? `${w.path}: already allows every command` : `${w.path}: ${w.dryRun ? 'would add' : 'added'} ${w.added.map((c) => `{command: ${c}}`).join(', ')} to credentialPluginAllowlist`)
+    }
+    this.render(result, {rows: items, columns, name: (p) => p.command, notes})
+    return result
+  }
+}
+
+/** A list in a table cell: the first two, then how many more. */
+function summarize(list: string[]): string {
+  return list.length <= 2 ? list.join(', ') : `${list.slice(0, 2).join(', ')} +${list.length - 2} more`
+}
