@@ -111,6 +111,11 @@ export interface ProviderSpec<E extends Common & {type: string}> {
   example: string
   /** Settings when `--provider TYPE` names a type nothing in the configuration is called. */
   defaults?(cwd: string): Partial<Settings<E>>
+  /**
+   * Its clusters come from the user's own files or programs (kubeconfig files, kind), never from data read from a
+   * cluster: the entry has no allow fields (ALLOW_FIELDS), which only mean something for hub data.
+   */
+  userSourced?: true
 }
 
 const provider = <E extends Common & {type: string}>(spec: ProviderSpec<E>) => spec
@@ -121,7 +126,7 @@ const provider = <E extends Common & {type: string}>(spec: ProviderSpec<E>) => s
  */
 export const PROVIDERS = [
   provider<FileProviderConfig>({
-    type: 'file', fields: ['kubeconfig', 'labels'], example: '{name: local, type: file, kubeconfig: [~/.kube/config], labels: {env: dev}}',
+    type: 'file', userSourced: true, fields: ['kubeconfig', 'labels'], example: '{name: local, type: file, kubeconfig: [~/.kube/config], labels: {env: dev}}',
     parse: (f, at) => {
       const labels = readLabelRules(f)
       return {kubeconfig: f.strings('kubeconfig')?.map((p) => at.path(p)!), ...(labels ? {labels} : {})}
@@ -153,7 +158,7 @@ export const PROVIDERS = [
     parse: (f, at) => ({hub: at.hub(), selector: f.string('selector')}),
   }),
   provider<KindProviderConfig>({
-    type: 'kind', fields: ['prefix', 'command'], example: '{name: dev, type: kind, prefix: dev-}',
+    type: 'kind', userSourced: true, fields: ['prefix', 'command'], example: '{name: dev, type: kind, prefix: dev-}',
     parse: (f, at) => {
       // A command with a path separator is a file relative to the config; a bare name is looked up on PATH.
       const command = f.string('command')
@@ -191,8 +196,6 @@ export interface FleetConfig {
 
 /** The fields that allow hub data a plugin or a file, top-level and in the entry of a provider that reads a hub. */
 export const ALLOW_FIELDS = ['credentialPluginAllowlist', 'localFileAllowlist'] as const
-/** Provider types whose clusters come from the user's own files, not from hub data: the allow fields mean nothing there. */
-const USER_SOURCED_TYPES = ['file', 'kind']
 
 /**
  * `credentialPluginAllowlist: [{command: kubelogin}, {command: /usr/local/bin/x}]` (kuberc's shape) and
@@ -345,7 +348,7 @@ function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): Provider
   const spec = providerSpec(rawType)
   if (!spec) throw f.error('type', `must be one of ${PROVIDER_TYPES.join(', ')}; got "${rawType}"`)
   const type = spec.type
-  const hubData = !USER_SOURCED_TYPES.includes(type)
+  const hubData = !spec.userSourced
   f.only(['name', 'type', ...spec.fields, ...(hubData ? ALLOW_FIELDS : [])])
   const name = f.string('name') ?? type
   if (!NAME.test(name)) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
 import {BaseCommand} from '../../src/cli/base-command.js'
-import {PROVIDERS, PROVIDER_TYPES, isProviderType, normaliseType, parseFleetConfig} from '../../src/config/fleet-config.js'
+import {ALLOW_FIELDS, PROVIDERS, PROVIDER_TYPES, isProviderType, normaliseType, parseFleetConfig} from '../../src/config/fleet-config.js'
 import {Connector} from '../../src/kube/connector.js'
 import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {CONSTRUCTORS, createProvider} from '../../src/providers/registry.js'
@@ -31,7 +31,7 @@ describe('provider table: one line per provider type', () => {
       assert.equal(entry.origin, `${f}: providers[0]`)
       // A field no line declares is rejected with the line's own list, in its order.
       assert.throws(() => parse(`providers:\n  - {type: ${spec.type}, zzzzzzzzzz: 1}\n`), {
-        message: `${f}: providers[0].zzzzzzzzzz: unknown field (known: ${['name', 'type', ...spec.fields].join(', ')})`,
+        message: `${f}: providers[0].zzzzzzzzzz: unknown field (known: ${['name', 'type', ...spec.fields, ...(spec.userSourced ? [] : ALLOW_FIELDS)].join(', ')})`,
       }, spec.type)
       for (const alias of spec.aliases ?? []) {
         assert.ok(isProviderType(alias), alias)
