@@ -42,6 +42,7 @@ export async function credsHubs(f: HubFlags): Promise<HubChoice[]> {
   }
   const kubectlView = f.kubeconfig !== undefined && !f.provider
   const config = kubectlView ? undefined : await loadFleetConfig({path: f.fleetConfig, env: f.env, cwd: f.cwd})
+  if (config && f.trust) f.trust.configPath = config.path
   if (config?.allow) f.trust?.allow(undefined, config.allow)
   const hubs: HubChoice[] = []
   const add = (h: HubSpec | undefined) => {

@@ -81,6 +81,9 @@ export class TrustPolicy {
     return this.kurcPromise
   }
 
+  /** The fleet configuration the run read, if any: refusals say which file to add an allowance to. */
+  configPath?: string
+
   /** The fleet configuration's allowances: for every hub (provider undefined) or for one provider. */
   allow(provider: string | undefined, allowances: DataAllowances): void {
     if (provider === undefined) this.global = allowances
@@ -115,9 +118,8 @@ export class TrustPolicy {
   /** The line that would allow a data-sourced command: in the provider's entry when there is one, else file-wide. */
   private allowLine(command: string, origin: ContextOrigin): string {
     const entry = `credentialPluginAllowlist: [{command: ${command}}]`
-    const where = origin.provider ? this.perProvider.get(origin.provider)?.where ?? this.global?.where : this.global?.where
-    if (origin.provider) return `${entry} in provider "${origin.provider}"${where ? ` (${where.split(':')[0]})` : ' of the fleet configuration'}`
-    return `${entry} at the top of the fleet configuration`
+    const file = this.configPath ?? 'the fleet configuration'
+    return origin.provider ? `${entry} to provider "${origin.provider}" in ${file}` : `${entry} at the top of ${file}`
   }
 
   /** Whether the exec plugin of a context may run, and why (for `fleet auth plugins` and for the refusal). */
@@ -168,8 +170,9 @@ export class TrustPolicy {
     const lists = this.allowancesFor(origin.provider).flatMap((a) => a.localFileAllowlist)
     for (const {field, path} of namedFiles(ctx)) {
       if (lists.some((allowed) => fileAllowed(path, allowed))) continue
-      const where = origin.provider ? `provider "${origin.provider}"` : 'the top of the fleet configuration'
-      return `${field} names the local file ${path}, and hub data may not read local files; to allow it, add localFileAllowlist: [${path}] in ${where}`
+      const file = this.configPath ?? 'the fleet configuration'
+      const where = origin.provider ? `to provider "${origin.provider}" in ${file}` : `at the top of ${file}`
+      return `${field} names the local file ${path}, and hub data may not read local files; to allow it, add localFileAllowlist: [${path}] ${where}`
     }
     return undefined
   }

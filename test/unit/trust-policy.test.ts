@@ -49,7 +49,7 @@ describe('hub data may not run programs', () => {
     assert.equal(ref.ready, false)
     assert.equal(
       ref.reason,
-      'Secret fleet-system/evil key kubeconfig: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] in provider "secrets" of the fleet configuration',
+      'Secret fleet-system/evil key kubeconfig: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] to provider "secrets" in the fleet configuration',
     )
     assert.deepEqual({command: ref.plugin?.command, trust: ref.plugin?.trust, allowed: ref.plugin?.allowed}, {command: '/bin/sh', trust: 'data', allowed: false})
     await assert.rejects(ref.resolve(), (e: FleetError) => e.kind === 'plugin' && e.exitCode === 1 && e.message === ref.reason)
@@ -110,7 +110,7 @@ describe('hub data may not read local files', () => {
       const text = where === 'cluster' ? kubeconfig({token: 'x'}, {[field]: value}) : kubeconfig({[field]: value, ...(field === 'client-key' ? {'client-certificate-data': 'eA=='} : {})})
       const ref = await guardRef(refFromKubeconfigSecret(secret('files', text), o), strict())
       assert.equal(ref.ready, false)
-      assert.equal(ref.reason, `Secret fleet-system/files key kubeconfig: ${field} names the local file ${value}, and hub data may not read local files; to allow it, add localFileAllowlist: [${value}] in provider "secrets"`)
+      assert.equal(ref.reason, `Secret fleet-system/files key kubeconfig: ${field} names the local file ${value}, and hub data may not read local files; to allow it, add localFileAllowlist: [${value}] to provider "secrets" in the fleet configuration`)
       await assert.rejects(ref.resolve(), (e: FleetError) => e.kind === 'config' && e.exitCode === 1)
     })
   }

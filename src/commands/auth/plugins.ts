@@ -70,7 +70,6 @@ Exit 1 when a selected cluster's plugin is refused.`
     ]
     const notes: string[] = []
     if (items.length === 0) notes.push(`No exec credential plugins in ${this.fleet.provider.describe()}.`)
-    for (const p of items) if (!p.allowed && p.allowWith) notes.push(`to allow "${p.command}" from hub data: ${p.allowWith}`)
     if (result.written) {
       const w = result.written
       notes.push(w.added.length === 0 ? `${w.path}: already allows every command` : `${w.path}: ${w.dryRun ? 'would add' : 'added'} ${w.added.map((c) => `{command: ${c}}`).join(', ')} to credentialPluginAllowlist`)
