@@ -120,10 +120,10 @@ interface Found {
  * The documents of a file as apimachinery's YAML reader splits them: at lines starting with `---`, where only spaces or
  * a comment may follow the dashes (anything else makes the whole file unreadable for kubectl); blank documents skipped.
  */
-export function splitYamlDocuments(text: string): string[] {
+export function splitYamlDocuments(text: string, starts: number[] = []): string[] {
   const docs: string[] = []
   let current: string[] = []
-  for (const line of text.split(/\r?\n/)) {
+  for (const [i, line] of text.split(/\r?\n/).entries()) {
     if (line.startsWith('---')) {
       const rest = line.slice(3).trim()
       if (rest !== '' && !rest.startsWith('#')) throw new KubercProblem(`invalid YAML document separator: ${rest}`)
@@ -131,6 +131,7 @@ export function splitYamlDocuments(text: string): string[] {
       current = []
       continue
     }
+    if (current.length === 0) starts[docs.length] = i
     current.push(line)
   }
   if (current.length > 0) docs.push(current.join('\n'))
@@ -143,15 +144,22 @@ export function splitYamlDocuments(text: string): string[] {
  * wrong shape are skipped as kubectl skips them; when every document was skipped the file has no usable preferences.
  */
 function findPreference(text: string, path: string): Found | undefined {
-  const documents = splitYamlDocuments(text)
+  const starts: number[] = []
+  const documents = splitYamlDocuments(text, starts)
   let attempted = 0
   for (const [index, source] of documents.entries()) {
     if (source.trim() === '') continue
     attempted++
     let doc: unknown
     try {
-      doc = loadYaml(source, path)
-    } catch {
+      // Padded to its place in the file, so that a YAML error names the file's line.
+      doc = loadYaml('\n'.repeat(starts[index]) + source, path)
+    } catch (error) {
+      // kubectl reads a key given twice with a warning and keeps the last value; js-yaml will not read the document at
+      // all, and skipping it could drop a DenyAll, so fleet refuses the file rather than guess.
+      if (/duplicated mapping key/.test((error as Error).message)) {
+        throw new ConfigError(`${(error as Error).message} (kubectl 1.35 warns and uses the last value; fleet refuses the file)`)
+      }
       continue
     }
     if (!isMapping(doc)) continue
@@ -266,6 +274,9 @@ function toKuberc(found: Found, path: string): Kuberc {
   }
   if (!hasList) throw new ConfigError(`${path}: credentialPluginPolicy is Allowlist but credentialPluginAllowlist is missing`)
   if (listValue.length === 0) throw new ConfigError(`${path}: credentialPluginPolicy is Allowlist but credentialPluginAllowlist is empty (use DenyAll to allow no plugin)`)
+  if (listValue.some((entry) => isMapping(entry) && entry.command !== undefined && entry.command !== null)) {
+    warnOnce(`kuberc ${path}: credentialPluginAllowlist entries spelled command: are kubectl 1.36's; kubectl 1.35 ignores that field (and refuses an entry with no name:); fleet reads them as 1.36 does`)
+  }
   const allowlist = listValue.map((entry, i) => {
     const at = `${path}: credentialPluginAllowlist[${i}]`
     const command = allowlistEntry(entry, at)

@@ -315,3 +315,11 @@ describe('mergeKubercAllowlist', () => {
     assert.match(await readFile(path, 'utf8'), /credentialPluginPolicy: Allowlist/)
   })
 })
+
+describe('a key given twice', () => {
+  it('is refused with the file and line (kubectl keeps the last value with a warning; skipping could drop a DenyAll)', async () => {
+    const path = await file(`apiVersion: v1\nkind: Config\n---\n${V1BETA1}credentialPluginPolicy: AllowAll\ncredentialPluginPolicy: DenyAll\n`)
+    const home = join(path, '..')
+    await configError(loadKuberc({env: {HOME: home, KUBERC: path}}), new RegExp(`^${path}: not valid YAML \\(line 7\\): duplicated mapping key \\(kubectl 1.35 warns and uses the last value; fleet refuses the file\\)$`))
+  })
+})
