@@ -399,7 +399,8 @@ export async function mergeKubercAllowlist(path: string, commands: string[]): Pr
   }
   const doc: Record<string, unknown> = found ? {...found.doc} : {apiVersion: KUBERC_V1BETA1, kind: 'Preference'}
   const before = found ? toKuberc(found, path) : undefined
-  const policyWas = typeof doc.credentialPluginPolicy === 'string' && doc.credentialPluginPolicy !== '' ? (before?.policy ?? undefined) : undefined
+  // The policy as the file wrote it (undefined when unset, which kubectl reads as AllowAll).
+  const policyWas = doc.credentialPluginPolicy ? before?.policy : undefined
   if (before?.policy === 'DenyAll') {
     throw new ConfigError(`${path}: credentialPluginPolicy is DenyAll; fleet does not loosen it (set it to Allowlist yourself to allow ${wanted.join(', ')})`)
   }
