@@ -126,6 +126,15 @@ describe('loadKuberc', () => {
     }
   })
 
+  it('skips an unreadable default kuberc with a warning, and refuses it when named', async () => {
+    const home = join(root, 'home-dir')
+    await mkdir(join(home, '.kube', 'kuberc'), {recursive: true})
+    warnings.length = 0
+    assert.equal(await loadKuberc({env: {HOME: home}}), undefined)
+    assert.deepEqual(warnings, [`warning: kuberc: no preferences loaded from ${home}/.kube/kuberc: is a directory, not a kuberc file (kubectl 1.35 ignores this file too)`])
+    await configError(loadKuberc({env: {HOME: home, KUBERC: join(home, '.kube', 'kuberc')}}), /^KUBERC \S+: is a directory, not a kuberc file$/)
+  })
+
   it('uses the first usable Preference of several documents', async () => {
     const path = await file(`apiVersion: v1\nkind: Config\n---\n{broken\n---\n${V1BETA1}credentialPluginPolicy: DenyAll\n---\n${V1BETA1}\n`)
     assert.equal((await loadKuberc({flag: path, env: {}}))?.policy, 'DenyAll')
@@ -172,7 +181,11 @@ describe('loadKuberc', () => {
 
   it('reads allowlist entries spelled name (1.35) or command (1.36 on), and both when they agree', async () => {
     const path = await file(`${V1BETA1}credentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- name: a\n- command: /b\n- {name: c, command: c}\n`)
+    warnings.length = 0
     assert.deepEqual((await loadKuberc({flag: path, env: {}}))?.allowlist, ['a', '/b', 'c'])
+    assert.deepEqual(warnings, [
+      `warning: kuberc ${path}: credentialPluginAllowlist entries spelled command: are kubectl 1.36's; kubectl 1.35 ignores that field (and refuses an entry with no name:); fleet reads them as 1.36 does`,
+    ])
   })
 })
 
