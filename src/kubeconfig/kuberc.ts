@@ -15,7 +15,7 @@ import {writeFileAtomic} from './atomic-write.js'
  * upstream files; test/e2e/kuberc-kubectl.test.ts runs a kubectl built from the 1.35 modules on the same files.
  */
 
-export const KUBERC_GROUP = 'kubectl.config.k8s.io'
+const KUBERC_GROUP = 'kubectl.config.k8s.io'
 export const KUBERC_V1BETA1 = `${KUBERC_GROUP}/v1beta1`
 const KUBERC_V1ALPHA1 = `${KUBERC_GROUP}/v1alpha1`
 
