@@ -6,7 +6,7 @@ import {type PluginEntry, listPlugins} from '../../access/plugins.js'
 import {ConfigError, UsageError} from '../../base/errors.js'
 import {checkWritableFile} from '../../base/files.js'
 import {selectForListing} from '../../fleet/select.js'
-import {mergeKubercAllowlist} from '../../kubeconfig/kuberc.js'
+import {mergeKubercAllowlist, writeKubercAllowlist} from '../../kubeconfig/kuberc.js'
 
 /** The stable JSON shape of `auth plugins` (docs/security.md). */
 export interface PluginList {
@@ -55,7 +55,8 @@ Exit 1 when a selected cluster's plugin is refused.`
       const unknown = wanted.filter((c) => !known.has(c))
       if (unknown.length > 0) throw new ConfigError(`--command: no selected cluster runs ${unknown.map((c) => `"${c}"`).join(', ')}; the fleet runs ${[...known].map((c) => `"${c}"`).join(', ') || 'no plugin'}`)
       if (wanted.length === 0) throw new UsageError('--write-kuberc: the selected clusters run no exec plugin; nothing to allow')
-      const merged = await mergeKubercAllowlist(out, wanted, {dryRun: this.flags['dry-run']})
+      // The merge is computed (and refused, say for a DenyAll file) the same way with --dry-run; only the write is skipped.
+      const merged = this.flags['dry-run'] ? await mergeKubercAllowlist(out, wanted) : await writeKubercAllowlist(out, wanted)
       result.written = {path: out, added: merged.added, dryRun: Boolean(this.flags['dry-run'])}
     }
 
