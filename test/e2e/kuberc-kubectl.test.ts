@@ -17,6 +17,7 @@ import {ConfigError} from '../../src/base/errors.js'
 import {setWarningSink} from '../../src/base/warnings.js'
 import {loadKuberc, pluginAllowed} from '../../src/kubeconfig/kuberc.js'
 import {loadMerged, resolveContext} from '../../src/kubeconfig/loading-rules.js'
+import {runFleet} from '../support/cli.js'
 import {loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
 
 const cp = loadControlPlane()
@@ -174,6 +175,29 @@ async function runFleetSide(c: Case, env: NodeJS.ProcessEnv, flag?: string): Pro
   }
 }
 
+/**
+ * The fleet CLI itself on the same case: `auth whoami` with the case's HOME, KUBERC, KUBECTL_KUBERC and --kuberc. The
+ * verdict reaches the user as kubectl's does: the plugin ran (the server named its ServiceAccount), a refusal naming the
+ * context, the command and the kuberc (exit 1), or the kuberc refused as a whole (one line, exit 2).
+ */
+async function runFleetCli(c: Case, env: NodeJS.ProcessEnv, flag?: string): Promise<Seen> {
+  const res = await runFleet(['auth', 'whoami', '--kubeconfig', kubeconfigs[c.command], ...(flag ? ['--kuberc', flag] : []), '-o', 'json'], {env, cwd: work})
+  const detail = res.stderr.replace(/\s+/g, ' ').trim()
+  const warned = /warning: .*kuberc/i.test(res.stderr)
+  if (res.code === 2) {
+    assert.equal(res.stderr.trim().split('\n').filter((l) => l.startsWith('error:')).length, 1, detail)
+    return {outcome: 'kuberc refused', warned, detail}
+  }
+  if (res.code === 0 && res.json<{items: Array<{user?: {username?: string}}>}>().items[0]?.user?.username === USER) return {outcome: 'allowed', warned, detail: 'whoami ok'}
+  if (/not allowed by credentialPluginPolicy/.test(res.stderr)) {
+    assert.match(res.stderr, new RegExp(`context "kuberc-${c.command}"`), 'the refusal names the context')
+    return {outcome: 'refused', warned, detail}
+  }
+  // The policy let it through and the program could not be started (a name that is nowhere on PATH).
+  if (/executable not found/.test(res.stderr)) return {outcome: 'allowed', warned, detail}
+  throw new Error(`fleet on case ${c.name} (${c.command}): unexpected exit ${res.code}: ${res.stderr}${res.stdout}`)
+}
+
 describe('kuberc: fleet against kubectl 1.35 on the same files', () => {
   before(async () => {
     const start = Date.now()
@@ -226,12 +250,24 @@ describe('kuberc: fleet against kubectl 1.35 on the same files', () => {
     )
     const fleetSeen: Seen[] = []
     for (const [i, c] of all.entries()) fleetSeen.push(await runFleetSide(c, prepared[i].env, prepared[i].flag))
+    // And the CLI, which must reach the same verdict as the module it calls (the policy is applied where plugins run).
+    const cliSeen: Seen[] = new Array(all.length)
+    next = 0
+    await Promise.all(
+      Array.from({length: 2}, async () => {
+        while (next < all.length) {
+          const i = next++
+          cliSeen[i] = await runFleetCli(all[i], prepared[i].env, prepared[i].flag)
+        }
+      }),
+    )
 
     const rows = all.map((c, i) => ({
       case: c.name,
       command: c.command,
       kubectl: kubectlSeen[i].outcome + (kubectlSeen[i].warned ? ' (warned)' : ''),
       fleet: fleetSeen[i].outcome + (fleetSeen[i].warned ? ' (warned)' : ''),
+      'fleet CLI': cliSeen[i].outcome,
       same: c.differs ? `no: ${c.differs.why}` : 'yes',
     }))
     console.log('\nkuberc matrix (kubectl 1.35 auth whoami vs fleet loadKuberc + pluginAllowed):')
@@ -245,6 +281,7 @@ describe('kuberc: fleet against kubectl 1.35 on the same files', () => {
       if (k.outcome !== want.kubectl || f.outcome !== want.fleet) {
         problems.push(`${c.name} (${c.command}): kubectl ${k.outcome} [${k.detail}], fleet ${f.outcome} [${f.detail}]${c.differs ? ' (a documented difference that no longer holds)' : ''}`)
       }
+      if (cliSeen[i].outcome !== f.outcome) problems.push(`${c.name} (${c.command}): fleet's module ${f.outcome}, the fleet CLI ${cliSeen[i].outcome} [${cliSeen[i].detail}]`)
       const warned = c.differs?.warned ?? {kubectl: k.warned, fleet: k.warned}
       if (k.warned !== warned.kubectl || f.warned !== warned.fleet) problems.push(`${c.name} (${c.command}): kubectl ${k.warned ? 'warned' : 'did not warn'} [${k.detail}], fleet ${f.warned ? 'warned' : 'did not warn'} [${f.detail}]`)
     }
