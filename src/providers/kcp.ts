@@ -123,7 +123,10 @@ export class KcpProvider extends CachedProvider {
       const shown = forbidden.sort(comparePaths)
       warnOnce(`${this.describe()}: the credential may not list the workspaces inside ${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ` and ${shown.length - 5} more` : ''} (403): the tree below ${shown.length === 1 ? 'it' : 'them'} is not shown`)
     }
-    const shards = this.config.frontProxy === undefined ? await this.shards() : undefined
+    // A Workspace's spec.URL is data: it chooses where the user's kcp credential goes. One outside the context's server is
+    // used only when the root's Shards (written by kcp's administrators) name it; the Shards are read for that too.
+    const offServer = this.config.server !== 'context' && found.some((f) => f.workspace?.spec?.URL && !underUrl(f.workspace.spec.URL, base))
+    const shards = this.config.frontProxy === undefined || offServer ? await this.shards() : undefined
     return found.sort((a, b) => comparePaths(a.path, b.path)).map((f) => this.ref(ctx, base, f, shards))
   }
 
@@ -174,6 +177,10 @@ export class KcpProvider extends CachedProvider {
     const spec = f.workspace?.spec
     const url = this.config.server !== 'context' && spec?.URL ? spec.URL : `${base}/clusters/${f.path}`
     const frontProxy = this.config.frontProxy ?? viaFrontProxy(url, shards)
+    const elsewhere = underUrl(url, base) || shards?.some((s) => underUrl(url, s.spec?.baseURL) || underUrl(url, s.spec?.externalURL))
+      ? undefined
+      : new Error(`Workspace ${f.path}: spec.URL ${url} is neither on the context's server ${base} nor on a Shard of the root, and would receive the kcp credential; use server: context in the provider's entry to reach it through ${base}`)
+    if (elsewhere) return makeRef({name: f.path, provider: this.name, labels: f.workspace?.metadata.labels ?? {}, source: {kind: 'kcp-workspace', workspace: f.path, hub: ctx.contextName, context: ctx.contextName}}, elsewhere)
     return makeRef(
       {
         name: f.path,
