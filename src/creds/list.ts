@@ -178,6 +178,12 @@ export function secretFormat(s: Secret): SecretFormat | 'unknown' {
 async function describeHeld(ctx: ResolvedContext, trust: TrustPolicy): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
   const refused = await trust.problem(ctx)
   if (!refused) return describeUser(ctx.user)
+  // A refused plugin can still be described: describing an exec user reads its command, runs nothing.
+  if (refused.kind === 'plugin') {
+    const described = await describeUser(ctx.user)
+    return {...described, problems: [...described.problems, refused.message]}
+  }
+  // A refused file is never read, so the credential behind it cannot be described.
   const user = ctx.user
   const method: CredentialMethod = user.exec ? 'exec' : user['client-certificate'] ? 'client-cert' : user.tokenFile ? 'token' : 'none'
   return {method, identity: user.exec?.command, problems: [refused.message]}
