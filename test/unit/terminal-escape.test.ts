@@ -1,8 +1,12 @@
 // Data is not code (issue 29, item 4): strings from servers and from data are printed with control characters escaped
 // in every human format (table, wide, name, notes, error and warning lines, the final error line); JSON and YAML on
 // stdout stay exact. The function (src/base/terminal.ts), the scrub-then-escape order (src/cli/terminal.ts), the table,
-// and render() of a real BaseCommand run in this process for each format, with colour forced on where it applies.
+// render() of a real BaseCommand run in this process for each format, with colour forced on where it applies, and the
+// built CLI over a kubeconfig whose names are hostile. The real API server's echo is in test/e2e/hostile-strings.test.ts.
 import assert from 'node:assert/strict'
+import {mkdtemp, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, describe, it} from 'node:test'
 import {Config, Flags} from '@oclif/core'
@@ -16,6 +20,7 @@ import {BaseCommand} from '../../src/cli/base-command.js'
 import {FleetError} from '../../src/base/errors.js'
 import {warnOnce} from '../../src/base/warnings.js'
 import {REDACTED, registerSecret, scrub} from '../../src/kubeconfig/redact.js'
+import {runFleet} from '../support/cli.js'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -262,5 +267,44 @@ describe('render() and the error path, per format', () => {
     const res = await run(['--fail', '--verbose'])
     assert.ok(res.stderr.split('\n').length > 3)
     onlyLayout(res.stderr)
+  })
+})
+
+// The built CLI over a kubeconfig whose context, cluster, user and namespace names hold the hostile string (a kubeconfig
+// fleet reads from a hub is data): every command's table, -o name and error lines, no cluster needed (127.0.0.1:1).
+describe('names from a kubeconfig, through the built CLI', () => {
+  it('clusters list, clusters inspect and auth whoami: one row or line per cluster, escaped; JSON exact', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-hostile-'))
+    const file = join(dir, 'hostile.kubeconfig')
+    const ctx = `ctx${HOSTILE}`
+    await writeFile(file, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': ctx,
+      clusters: [{name: `cl${HOSTILE}`, cluster: {server: 'https://127.0.0.1:1'}}],
+      users: [{name: `u${HOSTILE}`, user: {token: 'fixture-token-hostile-0123456789'}}],
+      contexts: [{name: ctx, context: {cluster: `cl${HOSTILE}`, user: `u${HOSTILE}`, namespace: `ns${HOSTILE}`}}],
+    }))
+    const name = `${file}+${ctx}`
+    const color = {NO_COLOR: ''}
+    for (const format of ['table', 'wide']) {
+      const res = await runFleet(['clusters', 'list', '--kubeconfig', file, '-o', format, '--color'], {env: color})
+      assert.equal(res.code, 0, res.stderr)
+      assert.equal(res.stdout.trimEnd().split('\n').length, 2, res.stdout)
+      assert.ok(res.stdout.includes(escapeTerminal(name)))
+      if (format === 'wide') assert.ok(res.stdout.includes(`ns${HOSTILE_SHOWN}`))
+      onlyLayout(res.stdout, [...sgrOf(makeChalk(true).green), ...sgrOf(makeChalk(true).red), ...sgrOf(makeChalk(true).yellow)])
+    }
+    const names = await runFleet(['clusters', 'list', '--kubeconfig', file, '-o', 'name'])
+    assert.equal(names.stdout, `${escapeTerminal(name)}\n`)
+    for (const format of ['table', 'json', 'name']) {
+      const res = await runFleet(['auth', 'whoami', '--kubeconfig', file, '-o', format])
+      assert.equal(res.code, 1)
+      assert.equal(res.stderr, `error: ${escapeTerminal(name)}: https://127.0.0.1:1: connection refused\n`)
+      if (format === 'json') assert.equal((JSON.parse(res.stdout) as {items: Array<{cluster: string}>}).items[0].cluster, name)
+      else onlyLayout(res.stdout)
+    }
+    const inspect = await runFleet(['clusters', 'inspect', '--kubeconfig', file])
+    assert.equal(inspect.stderr, `error: ${escapeTerminal(name)}: https://127.0.0.1:1: connection refused\n`)
+    assert.match(inspect.stdout, new RegExp(`^Context\\s+ctx${HOSTILE_SHOWN.replace(/[\\[\]().^$*+?{}|]/g, '\\$&')}$`, 'm'))
+    onlyLayout(inspect.stdout)
   })
 })
