@@ -75,13 +75,12 @@ describe('escapeTerminal', () => {
     const t0 = process.hrtime.bigint()
     for (let i = 0; i < 20; i++) renderTable(rows, columns, {wide: true, chalk})
     const tableMs = Number(process.hrtime.bigint() - t0) / 20 / 1e6
-    const cells = rows.flat()
-    const t1 = process.hrtime.bigint()
-    for (let i = 0; i < 20; i++) for (const c of cells) forTerminal(c)
-    const escapeMs = Number(process.hrtime.bigint() - t1) / 20 / 1e6
-    // Printed for the record (the lead's report); the bound is loose so a busy machine does not fail it.
-    console.log(`# 1,000 rows x 6 columns: table ${tableMs.toFixed(2)} ms, of which escaping checks ${escapeMs.toFixed(3)} ms`)
-    assert.ok(escapeMs < Math.max(2, tableMs / 2), `escaping ${escapeMs} ms against a table of ${tableMs} ms`)
+    // Printed for the record. Measured against the table before escaping (0f75583^, same rows, interleaved, median of
+    // 21): 0.56 ms before, 0.57-0.70 ms after; `clusters list -o wide` over 1,000 contexts, median of 20 runs, 385 ms
+    // before and 386 ms after. The bound catches a table that falls back to cli-table3 (about 400 ms here) or
+    // scrubs every cell, not noise.
+    console.log(`# 1,000 rows x 6 columns of ordinary text: ${tableMs.toFixed(2)} ms per table`)
+    assert.ok(tableMs < 50, `${tableMs} ms for a plain 1,000-row table`)
   })
 })
 
