@@ -19,8 +19,9 @@ const PLAIN = /^[\x20-\x7e]*$/
 /**
  * Borderless, left-aligned, three spaces between columns, upper-case headers: what kubectl users read every day.
  * Written directly in one pass over the cells (linear in rows): cli-table3's layout spent most of a 2,000-row table's
- * time checking cell spans that this table never has. Text it cannot measure as simply (wide or combining characters,
- * line breaks, tabs) still goes through cli-table3, so the output is the same either way.
+ * time checking cell spans that this table never has. Text it cannot measure as simply (wide or combining characters)
+ * still goes through cli-table3, so the output is the same either way; line breaks and tabs never reach either path,
+ * being escaped (below).
  *
  * Every cell is data (a username, a server's message, a context name) and is escaped here, the one place for tables
  * (src/cli/terminal.ts: scrubbed, then control characters written visibly), before it is measured and before its
