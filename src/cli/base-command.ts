@@ -7,6 +7,8 @@ import {colorEnabled, makeChalk} from './color.js'
 import {formatDuration} from '../base/duration.js'
 import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
 import {setWarningSink} from '../base/warnings.js'
+import {escapeTerminal} from '../base/terminal.js'
+import {forTerminal} from './terminal.js'
 import {EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, type ErrorInfo, FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import {type Column, renderTable} from './table.js'
 import {canInteract} from './tty.js'
@@ -261,11 +263,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     process.stdout.write(JSON.stringify(scrubValue(json), null, 2) + '\n')
   }
 
+  /**
+   * Text a command composed itself on stdout (a YAML document it shows, e.g. a plan): scrubbed, then every control
+   * character escaped except LF. Its line breaks are the command's layout and stay; the data inside must be escaped
+   * where it enters (js-yaml already writes a string's CR, TAB, ESC and C1 characters as escapes and its line breaks as
+   * the document's own lines), because here a line break of the data cannot be told from the command's.
+   */
   public log(message = '', ...args: unknown[]): void {
-    super.log(scrub(String(message)), ...args)
+    super.log(escapeTerminal(scrub(String(message)), {keepNewlines: true}), ...args)
   }
 
-  /** Prints a result in the chosen format (JSON is printed by oclif from the return value of run), then its failures. */
+  /** stdout text whose data was escaped where it entered (a table's cells, -o name's lines): scrubbed only. */
+  private print(text: string): void {
+    super.log(scrub(text))
+  }
+
+  /**
+   * Prints a result in the chosen format (JSON is printed by oclif from the return value of run), then its failures.
+   *
+   * Strings from servers and from data are escaped for the terminal (src/base/terminal.ts) in every human format, one
+   * place each: table and wide cells in renderTable (before colour is applied, so only chalk's own sequences remain),
+   * -o name per line here, notes and `error:` lines in logStderr (every stderr line, in every format, -o json included:
+   * stderr is always read by a person). JSON, JSONL and YAML on stdout carry the data exactly, and -o prometheus writes
+   * label values escaped as its text format defines (src/cli/prometheus.ts), for a program to read back.
+   */
   protected render<Row>(result: unknown, view: View<Row>): void {
     switch (this.format) {
       case 'json':
@@ -281,10 +302,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         process.stdout.write(scrub(formatMetrics(view.metrics ?? [])))
         break
       case 'name':
-        for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.log(line)
+        // One line per name: a CR or LF inside a name is escaped, so it cannot make a second name.
+        for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.print(forTerminal(line))
         break
       default: {
-        if (view.rows.length > 0) this.log(renderTable(view.rows, view.columns, {wide: this.format === 'wide', chalk: this.chalk}))
+        if (view.rows.length > 0) this.print(renderTable(view.rows, view.columns, {wide: this.format === 'wide', chalk: this.chalk}))
         for (const note of view.notes ?? []) this.logStderr(note)
       }
     }
@@ -299,9 +321,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Whether overClusters already printed the items (-o jsonl with a command that maps each result as it comes). */
   private streamed = false
 
-  /** One line on stderr, scrubbed: the only way a command writes there. */
+  /**
+   * One line on stderr, scrubbed, then escaped for the terminal: the only way a command writes there. A stderr line is
+   * one line by fleet's rule (notes, warnings, `error: <cluster>: <message>`, the request log), so any control
+   * character in it, a line break included, came from data: a server's message cannot forge a second line or reach
+   * the terminal as an escape sequence, in any output format.
+   */
   protected logStderr(line: string): void {
-    process.stderr.write(scrub(line) + '\n')
+    process.stderr.write(escapeTerminal(scrub(line)) + '\n')
   }
 
   protected get interactive(): boolean {
@@ -370,8 +397,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     else if (this.format === 'jsonl') process.stdout.write(JSON.stringify({error: {kind: info.kind, message}}) + '\n')
     else if (this.format === 'yaml') process.stdout.write(yaml.dump({error: {kind: info.kind, message}}))
     const verbose = verboseInArgv(this.argv)
-    process.stderr.write(`${'error'}: ${message}\n`)
-    if (verbose && err.stack) process.stderr.write(scrub(err.stack) + '\n')
+    // stdout above is exact (JSON, YAML); this line is for a person, in every format: escaped like every stderr line.
+    process.stderr.write(`error: ${escapeTerminal(message)}\n`)
+    // A stack trace is lines by nature (its frames); the message at its top is data and may hold anything else.
+    if (verbose && err.stack) process.stderr.write(escapeTerminal(scrub(err.stack), {keepNewlines: true}) + '\n')
     if (!isFleet && !err.oclif && !verbose) process.stderr.write('(run with --verbose for details)\n')
     this.exit(code)
     return undefined

@@ -1,3 +1,4 @@
+import {escapeTerminal} from '../base/terminal.js'
 import type {ClusterProvider} from '../providers/types.js'
 import {FORMATS} from '../creds/formats.js'
 import {METHODS} from '../creds/methods.js'
@@ -31,7 +32,8 @@ export async function credsWizard(provider: ClusterProvider, given: WizardAnswer
   if (!given.cluster) {
     const refs = await provider.list()
     if (refs.length === 0) a.cluster = await input({message: 'Cluster', validate: nonEmpty})
-    else a.cluster = await select({message: 'Cluster', choices: refs.map((r) => ({name: `${r.name}${r.ready ? '' : ' (not ready)'}`, value: r.name}))})
+    // The menu shows a cluster's name (data: a context or a hub object's name) escaped; the answer is the name itself.
+    else a.cluster = await select({message: 'Cluster', choices: refs.map((r) => ({name: `${escapeTerminal(r.name)}${r.ready ? '' : ' (not ready)'}`, value: r.name}))})
   }
   const method = (given.method as string | undefined) ?? 'token'
   a.method = await select({message: 'Method', default: method as (typeof METHODS)[number], choices: METHODS.map((m) => ({name: m, value: m}))})
@@ -70,6 +72,7 @@ export async function credsWizard(provider: ClusterProvider, given: WizardAnswer
   for (const g of (all.group as string[] | undefined) ?? []) parts.push(`--group ${quote(g)}`)
   for (const n of (all.namespace as string[] | undefined) ?? []) parts.push(`-n ${quote(n)}`)
   if (all['create-namespace']) parts.push('--create-namespace')
-  process.stderr.write(`\nEquivalent command:\n  ${parts.join(' ')}\n\n`)
+  // The blank lines are this message's layout; the command line holds the answers (data) and is escaped.
+  process.stderr.write(`\nEquivalent command:\n  ${escapeTerminal(parts.join(' '))}\n\n`)
   return a
 }

@@ -52,6 +52,14 @@ export const impersonationFlags = {
   'as-uid': Flags.string({description: 'Act with this UID (needs --as), like kubectl --as-uid.'}),
 }
 
+// What an HTTP header value cannot hold (RFC 9110 field-value: no control character but HTAB): such a value would end
+// every cluster's request in a protocol error that reads as "unreachable", so it is refused before any is touched.
+const NOT_IN_HEADER = /[\x00-\x08\x0a-\x1f\x7f]/
+
+function notInHeader(flag: string, value: string): void {
+  if (NOT_IN_HEADER.test(value)) throw new UsageError(`${flag} ${JSON.stringify(value)}: a control character cannot be sent in an HTTP header (Impersonate-*)`)
+}
+
 /**
  * The identity impersonationFlags name, checked before any cluster is touched; undefined when none was given. Groups or
  * a UID without a user are refused, as client-go refuses them ("without impersonating a user").
@@ -68,5 +76,8 @@ export function impersonationValue(flags: object): Impersonation | undefined {
   if (user.trim() === '') throw new UsageError('--as: the user to impersonate must not be empty')
   if (groups.some((g) => g.trim() === '')) throw new UsageError('--as-group: a group must not be empty')
   if (uid !== undefined && uid.trim() === '') throw new UsageError('--as-uid: the UID must not be empty')
+  notInHeader('--as', user)
+  for (const g of groups) notInHeader('--as-group', g)
+  if (uid !== undefined) notInHeader('--as-uid', uid)
   return {user, groups, ...(uid === undefined ? {} : {uid})}
 }

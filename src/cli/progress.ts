@@ -15,6 +15,8 @@ export function cursorControlAllowed(stream: {isTTY?: boolean}, env: NodeJS.Proc
  */
 export function progressLine(stream: NodeJS.WriteStream = process.stderr, env: NodeJS.ProcessEnv = process.env): ((p: Progress) => void) | undefined {
   if (!cursorControlAllowed(stream, env)) return undefined
+  // Only numbers and fleet's own words: nothing from a server or from data is in this line, so it needs no escaping
+  // (src/base/terminal.ts), and its CR and erase-line are the one cursor control fleet writes on purpose.
   return ({done, total, failed}) => {
     if (total <= 1) return
     stream.write(done >= total ? '\r\u001B[2K' : `\r\u001B[2K[${done}/${total}] clusters${failed > 0 ? `, ${failed} failed` : ''}`)

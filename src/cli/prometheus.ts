@@ -5,6 +5,10 @@
  * Label values are written escaped (backslash, double quote, line feed), HELP text likewise (backslash, line feed), so
  * any value, however odd, parses back to itself. What goes into a label is chosen by the caller from fields that are
  * never secret (cluster names, locations, check names), and the whole text still goes through the scrubber.
+ *
+ * Like JSON, this is output for a program: a label value keeps every other character exactly (a control character is
+ * valid there and a scraper reads it back as it was), so the terminal escaping of human output (src/base/terminal.ts)
+ * is not applied. Its `\x1b` would be an invalid escape sequence to a Prometheus parser, not the value.
  */
 export interface Sample {
   labels: Record<string, string>

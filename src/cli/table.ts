@@ -1,6 +1,8 @@
 import {createRequire} from 'node:module'
 import type {ChalkInstance} from 'chalk'
 
+import {forTerminal} from './terminal.js'
+
 /** A column of a kubectl-style table. `wide` columns appear only with `-o wide`. */
 export interface Column<Row> {
   header: string
@@ -17,19 +19,36 @@ const PLAIN = /^[\x20-\x7e]*$/
 /**
  * Borderless, left-aligned, three spaces between columns, upper-case headers: what kubectl users read every day.
  * Written directly in one pass over the cells (linear in rows): cli-table3's layout spent most of a 2,000-row table's
- * time checking cell spans that this table never has. Text it cannot measure as simply (wide or combining characters,
- * line breaks, tabs) still goes through cli-table3, so the output is the same either way.
+ * time checking cell spans that this table never has. Text it cannot measure as simply (wide or combining characters)
+ * still goes through cli-table3, so the output is the same either way; line breaks and tabs never reach either path,
+ * being escaped (below).
+ *
+ * Every cell is data (a username, a server's message, a context name) and is escaped here, the one place for tables
+ * (src/cli/terminal.ts: scrubbed, then control characters written visibly), before it is measured and before its
+ * colour is applied: a CR or LF in a cell cannot start a row of its own, an escape sequence cannot reach the terminal,
+ * and chalk's own sequences, added after, are the only ones in the output. The line breaks between rows are the
+ * table's layout and are the only line breaks in it.
  */
 export function renderTable<Row>(rows: Row[], columns: Column<Row>[], options: {wide: boolean; chalk: ChalkInstance}): string {
   const cols = columns.filter((c) => options.wide || !c.wide)
-  const head = cols.map((c) => c.header.toUpperCase())
+  const head = cols.map((c) => forTerminal(c.header.toUpperCase()))
   const colour = options.chalk.level > 0
   const texts: string[][] = []
   const paints: Array<Array<((s: string) => string) | undefined>> = []
   let plain = head.every((h) => PLAIN.test(h))
   for (const row of rows) {
-    const cells = cols.map((c) => c.get(row) ?? '')
-    if (plain && !cells.every((t) => PLAIN.test(t))) plain = false
+    const cells: string[] = []
+    for (const c of cols) {
+      const text = c.get(row) ?? ''
+      // Printable ASCII has nothing to escape: the one test every cell needs for the layout also spares it the escaping
+      // check, so a table of ordinary names costs what it did before escaping existed.
+      if (PLAIN.test(text)) cells.push(text)
+      else {
+        const shown = forTerminal(text)
+        if (plain && !PLAIN.test(shown)) plain = false
+        cells.push(shown)
+      }
+    }
     texts.push(cells)
     paints.push(colour ? cols.map((c) => c.color?.(row, options.chalk)) : [])
   }

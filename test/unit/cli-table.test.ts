@@ -1,12 +1,14 @@
 // The table renderer writes kubectl-style tables itself (linear in rows); cli-table3 laid them out before. Existing e2e
 // tests assert tables byte for byte, and these check the two layouts agree on the inputs commands produce: plain ASCII,
 // empty cells, colour, wide columns; and that text the direct path cannot measure (wide characters, line breaks) still
-// comes out as cli-table3 lays it out.
+// comes out as cli-table3 lays it out. Cells are escaped for the terminal before layout (src/cli/terminal.ts; the
+// hostile cases are in terminal-escape.test.ts), so the reference lays out the escaped text.
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
 import {type Column, renderTable, withCliTable3} from '../../src/cli/table.js'
 import {makeChalk} from '../../src/cli/color.js'
+import {forTerminal} from '../../src/cli/terminal.js'
 
 type Row = string[]
 
@@ -24,7 +26,7 @@ function reference(rows: Row[], cols: Column<Row>[], wide: boolean, chalk: Retur
   const shown = cols.filter((c) => wide || !c.wide)
   return withCliTable3(
     shown.map((c) => c.header.toUpperCase()),
-    rows.map((r) => shown.map((c) => c.get(r) ?? '')),
+    rows.map((r) => shown.map((c) => forTerminal(c.get(r) ?? ''))),
     rows.map((r) => shown.map((c) => (chalk.level > 0 ? c.color?.(r, chalk) : undefined))),
   )
 }
@@ -50,12 +52,15 @@ describe('renderTable', () => {
     }
   })
 
-  it('lays out wide characters, line breaks and tabs as cli-table3 does', () => {
+  it('lays out wide characters as cli-table3 does, and line breaks and tabs escaped', () => {
     const chalk = makeChalk(false)
     for (const odd of ['名前', 'emoji 🚀 here', 'two\nlines', 'tab\there', 'é']) {
       const rows = [['a', odd], ['bb', 'c']]
       const cols = columns(2, false)
-      assert.equal(renderTable(rows, cols, {wide: true, chalk}), reference(rows, cols, true, chalk), odd)
+      const out = renderTable(rows, cols, {wide: true, chalk})
+      assert.equal(out, reference(rows, cols, true, chalk), odd)
+      assert.equal(out.split('\n').length, 3, `${odd}: one line per row`)
+      assert.doesNotMatch(out, /\t/)
     }
   })
 

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
+import {escapeTerminal} from '../../base/terminal.js'
 import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
@@ -145,9 +146,11 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       ],
     })
     if (this.format === 'table' || this.format === 'wide') {
-      this.log(`\n# AuthenticationConfiguration for ${plan.target} (${plan.targetVersion}): put it where its kube-apiserver reads --authentication-config`)
+      // log() keeps line breaks as layout: the cluster name and titles (data) are escaped here, where they enter, so a
+      // line break in them cannot add a line to the YAML shown below the comment.
+      this.log(`\n# AuthenticationConfiguration for ${escapeTerminal(plan.target)} (${escapeTerminal(plan.targetVersion)}): put it where its kube-apiserver reads --authentication-config`)
       this.log(configYaml.trimEnd())
-      for (const [title, text] of side.printed) this.log(`\n# ${title}\n${text.trimEnd()}`)
+      for (const [title, text] of side.printed) this.log(`\n# ${escapeTerminal(title)}\n${text.trimEnd()}`)
     }
     return result
   }
