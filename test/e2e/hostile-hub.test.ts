@@ -5,7 +5,7 @@
 // none appears by default (the cluster is not ready, naming the object, the command and the line that allows it, and
 // the others go on); each appears once the operator allows /bin/sh in fleet.yaml.
 import assert from 'node:assert/strict'
-import {existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 
@@ -197,5 +197,36 @@ describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
     // What the operator allowed runs as kubectl would run it: with fleet's environment (that is what allowing means).
     assert.ok(readFileSync(join(markers, 'mcr'), 'utf8').includes(CANARY))
     assert.ok(!existsSync(join(markers, 'never')))
+  })
+
+  it('auth plugins --write-kuberc: --dry-run writes nothing; then the kuberc allows /bin/sh (0600, kubectl 1.35 spelling) and fleet runs it from hub data with no fleet.yaml allowance', async () => {
+    const kuberc = join(dir, 'kuberc')
+    writeFileSync(kuberc, 'apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ndefaults: []\n', {mode: 0o600})
+    const before = readFileSync(kuberc, 'utf8')
+    const dry = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh', '--dry-run', '-o', 'json'])
+    clean(dry)
+    assert.deepEqual(dry.json<PluginList>().written, {path: kuberc, added: ['/bin/sh'], dryRun: true})
+    assert.equal(readFileSync(kuberc, 'utf8'), before, '--dry-run wrote nothing')
+    const unknown = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', 'kubelogin'])
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /^error: --command: no selected cluster runs "kubelogin"; the fleet runs "\/bin\/sh"\n$/)
+
+    const wrote = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh'])
+    clean(wrote)
+    assert.match(wrote.stderr, new RegExp(`${kuberc}: added \\{command: /bin/sh\\} to credentialPluginAllowlist`))
+    const text = readFileSync(kuberc, 'utf8')
+    assert.match(text, /credentialPluginPolicy: Allowlist/)
+    assert.match(text, /- name: \/bin\/sh/)
+    assert.match(text, /defaults: \[\]/, 'the rest of the kuberc is kept')
+    assert.equal(statSync(kuberc).mode & 0o777, 0o600)
+    const again = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh', '-o', 'json'])
+    assert.deepEqual(again.json<PluginList>().written?.added, [], 'a second run adds nothing')
+    assert.equal(readFileSync(kuberc, 'utf8'), text)
+
+    // The kuberc's explicit Allowlist entry is the user's say-so for hub data too.
+    const listed = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--kuberc', kuberc, '-o', 'json'])
+    const sh = listed.json<PluginList>().items.find((p) => p.command === '/bin/sh')
+    assert.deepEqual([sh?.allowed, sh?.reason, listed.json<PluginList>().kuberc], [true, `credentialPluginAllowlist of ${kuberc}`, kuberc])
+    assert.equal(listed.code, 0)
   })
 })
