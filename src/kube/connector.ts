@@ -18,6 +18,8 @@ export interface ConnectorOptions {
   signal?: AbortSignal
   /** --as: every cluster's requests act as this identity; never a hub's (the hub lists clusters as the caller). */
   impersonate?: Impersonation
+  /** The command reports skipped TLS verification itself (see ClientOptions.reportsSkippedTls). */
+  reportsSkippedTls?: boolean
 }
 
 /**
@@ -47,8 +49,8 @@ export class Connector {
     // Loaded on the first connection, not with this module: commands that only list clusters never load the HTTP
     // client (node:https, node:tls) at start-up (docs/decisions.md, "What is left at start-up").
     const {KubeClient} = await import('./client.js')
-    const {timeoutMs, exec, log, signal, impersonate} = this.options
-    return KubeClient.connect(context, {timeoutMs, clusterName: name, exec, log, signal, impersonate})
+    const {timeoutMs, exec, log, signal, impersonate, reportsSkippedTls} = this.options
+    return KubeClient.connect(context, {timeoutMs, clusterName: name, exec, log, signal, impersonate, reportsSkippedTls})
   }
 
   /** A client for a provider's cluster (a ClusterRef). */
