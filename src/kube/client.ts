@@ -167,12 +167,6 @@ export class KubeClient {
     // client-go talks to an http server too; the credential then crosses the network in clear, which deserves a word.
     // The URL is shown without userinfo or query, which may hold credentials (registered above by registerUrlSecrets).
     if (url.protocol === 'http:') warnOnce(`${where}: server ${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')} is plain http: the credential is sent in clear`)
-    // Skipped verification with a credential is the same exposure as plain http, to whoever answers at that address.
-    // Commands that report the TLS outcome themselves (clusters inspect's TLS row, verify's tls-verified check) say
-    // it there instead.
-    else if (context.cluster['insecure-skip-tls-verify'] === true && !options.reportsSkippedTls && sendsCredential(context.user)) {
-      warnOnce(`${where}: insecure-skip-tls-verify is set: the server's certificate is not checked, and the credential is sent to whoever answers`)
-    }
     // Read here, once per process, so that a bad value is a configuration error before any request is sent.
     maxResponseBytes()
     const ca = await fileOrData(context.cluster['certificate-authority'], context.cluster['certificate-authority-data'], 'certificate-authority')
@@ -331,6 +325,7 @@ export class KubeClient {
       // DISABLE_HTTP2 is read once per client: reading the environment per request was 1% of a thousand-cluster verify.
       h2: server.protocol === 'https:' && !this.agent && !http2Disabled(),
       log: this.options.log,
+      insecureWarning: this.insecureWarning(),
       maxBytes: maxResponseBytes(),
       tooLarge: () => new FleetError('server', `${this.serverUrl}: response larger than ${formatBytes(maxResponseBytes())} (${MAX_RESPONSE_BYTES_ENV})`),
       tooDeep: () => new FleetError('server', `${this.serverUrl}: response nested deeper than ${MAX_JSON_DEPTH} levels`),
@@ -353,6 +348,17 @@ export class KubeClient {
         {once: true},
       )
     return t
+  }
+
+  /**
+   * Skipped verification with a credential is the same exposure as plain http, to whoever answers at that address: said
+   * once per cluster, when a handshake completes and the credential goes out (Exchange.checkTls). Commands that report
+   * the TLS outcome themselves (clusters inspect's TLS row, verify's tls-verified check) say it there instead.
+   */
+  private insecureWarning(): string | undefined {
+    const {cluster, user} = this.context
+    if (cluster['insecure-skip-tls-verify'] !== true || this.options.reportsSkippedTls || this.server.protocol !== 'https:' || !sendsCredential(user)) return undefined
+    return `cluster "${this.options.clusterName}": insecure-skip-tls-verify is set: the server's certificate is not checked, and the credential is sent to whoever answers`
   }
 
   /** What a request that outlived --request-timeout fails with: the server and the limit as the user gave it. */
@@ -437,6 +443,8 @@ interface ExchangeTarget {
   /** HTTP/2 is tried: https, reached directly (no proxy), DISABLE_HTTP2 not set. */
   h2: boolean
   log: RequestLog | undefined
+  /** Said (warnOnce) when the first handshake completes, then cleared: see KubeClient.insecureWarning. */
+  insecureWarning: string | undefined
   /** The largest response body read (maxResponseBytes()); a larger one ends its request with tooLarge(). */
   maxBytes: number
   tooLarge: () => FleetError
@@ -604,14 +612,11 @@ class Exchange {
     if (this.settled) return
     this.done()
     const elapsedMs = performance.now() - this.started
-    logExchange(this.t.log, {method: this.method, url: this.url(), requestHeaders: this.headers, status, statusText, responseHeaders, elapsedMs})
     const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
     // One place for every caller: a body nested too deep never reaches JSON.parse, an output format or a message.
-    if (nestedDeeperThan(bytes, MAX_JSON_DEPTH)) {
-      const error = this.t.tooDeep()
-      logExchange(this.t.log, {method: this.method, url: this.url(), requestHeaders: this.headers, status, statusText, responseHeaders, elapsedMs, error: error.message})
-      return this.reject(error)
-    }
+    const error = nestedDeeperThan(bytes, MAX_JSON_DEPTH) ? this.t.tooDeep() : undefined
+    logExchange(this.t.log, {method: this.method, url: this.url(), requestHeaders: this.headers, status, statusText, responseHeaders, elapsedMs, error: error?.message})
+    if (error) return this.reject(error)
     const body = bytes.toString('utf8')
     this.resolve({status, body, headers: responseHeaders, elapsedMs, tlsAuthorized: this.tlsAuthorized, tlsError: this.tlsError, protocol})
   }
@@ -632,7 +637,11 @@ class Exchange {
     this.tlsAuthorized = tls.authorized
     const verifyError = tls.authorizationError ? String((tls.authorizationError as any).code ?? tls.authorizationError) : undefined
     this.tlsError = verifyError
-    if (this.t.insecure) return undefined
+    if (this.t.insecure) {
+      if (this.t.insecureWarning) warnOnce(this.t.insecureWarning)
+      this.t.insecureWarning = undefined
+      return undefined
+    }
     // The chain verified but the name did not: Node keeps only the code; checkServerName's error names the hosts.
     if (!tls.authorized && verifyError === 'ERR_TLS_CERT_ALTNAME_INVALID') return checkServerName(tls, this.t.checkedName) ?? nameMismatch(this.t.checkedName)
     if (!tls.authorized) return Object.assign(new Error(String(tls.authorizationError)), {code: verifyError})
