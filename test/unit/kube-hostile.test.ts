@@ -259,6 +259,23 @@ describe('TLS errors name the hosts', () => {
   }
 })
 
+describe('TLS: a certificate with no subject alternative names', () => {
+  it('is valid for no host (its common name is not used, as in Go), and says so', async () => {
+    const cnOnly = await hs.serverPki({})
+    const s = await hs.hostileServer(cnOnly, hs.answer(hs.selfSubjectReview('x')))
+    servers.push(s)
+    const client = await KubeClient.connect(
+      {...ctx(s.url), cluster: {server: s.url, 'certificate-authority-data': cnOnly.caData}},
+      {timeoutMs: 10_000, clusterName: 'hostile', exec: new ExecCredentialRunner()},
+    )
+    const e = await failure(client.request('GET', '/version'))
+    assert.equal(
+      e.message,
+      `${s.url}: TLS verification failed: the certificate names no host (no subject alternative names, only the common name "hostile", which is not used), not 127.0.0.1 (ERR_TLS_CERT_ALTNAME_INVALID)`,
+    )
+  })
+})
+
 describe('skipped verification is warned about when a credential is sent', () => {
   it('one warning per cluster once a credential goes out; none without one, none when the command reports it itself', async () => {
     const s = await serve(hs.answer(hs.selfSubjectReview('x')))
