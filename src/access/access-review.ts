@@ -1,7 +1,7 @@
 import type {V1SelfSubjectAccessReviewSpec, V1SubjectAccessReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
-import {createReview} from './review.js'
+import {createReview, optionalField, wrongShape} from './review.js'
 
 /** The attributes of one SelfSubjectAccessReview, in the API's own field names. */
 export interface ResourceAttributes {
@@ -41,6 +41,12 @@ export async function accessReview(client: KubeClient, attributes: AccessAttribu
     spec,
   })
   const s = review.status
+  // allowed is the answer (never omitted by the API server); a string "true" or a missing field is no answer, not a "no".
+  const SSAR = 'SelfSubjectAccessReview'
+  if (typeof s.allowed !== 'boolean') throw wrongShape(SSAR, 'status.allowed is not a boolean')
+  optionalField(SSAR, s, 'status', 'denied', (v) => typeof v === 'boolean', 'a boolean')
+  optionalField(SSAR, s, 'status', 'reason', (v) => typeof v === 'string', 'a string')
+  optionalField(SSAR, s, 'status', 'evaluationError', (v) => typeof v === 'string', 'a string')
   return {
     allowed: s.allowed === true,
     denied: s.denied === true,

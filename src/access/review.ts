@@ -42,8 +42,31 @@ export async function createReview<S>(client: KubeClient, r: ReviewRequest): Pro
       const got = body && typeof body === 'object' && typeof body.kind === 'string' ? `a ${body.kind}` : 'no kind'
       throw new FleetError('server', `create ${r.resource}.${r.group}: the server answered ${res.status} with ${got}, not a ${r.kind}`)
     }
+    // Status fields are omitempty, so an absent status is an empty one; anything but an object is not this kind.
+    if (body.status !== undefined && !isRecord(body.status)) throw wrongShape(r.kind, 'status is not an object')
     return {apiVersion, status: (body.status ?? {}) as S}
   }
   const tried = r.versions.map((v) => `${r.group}/${v}`).join(', ')
   throw new FleetError('api-missing', `the server does not serve ${r.resource} (tried ${tried})`)
+}
+
+/**
+ * An answer of the right kind whose fields have the wrong types answers nothing (a server or proxy that is not what it
+ * says): one line naming the field, `answer is not a SelfSubjectReview: status.userInfo.username is not a string`.
+ */
+export function wrongShape(kind: string, problem: string): FleetError {
+  return new FleetError('server', `answer is not a ${kind}: ${problem}`)
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string')
+}
+
+/** Checks an optional field of a review's status: absent is fine (omitempty), present must pass `ok`. */
+export function optionalField(kind: string, status: Record<string, unknown>, path: string, field: string, ok: (v: unknown) => boolean, what: string): void {
+  if (status[field] !== undefined && !ok(status[field])) throw wrongShape(kind, `${path}.${field} is not ${what}`)
 }

@@ -1,7 +1,7 @@
 import type {V1SelfSubjectRulesReviewSpec, V1SubjectRulesReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
-import {createReview} from './review.js'
+import {createReview, isRecord, isStringList, optionalField, wrongShape} from './review.js'
 import {type ResourceRule, type RiskFinding, assessRules} from './risk.js'
 
 export interface NonResourceRule {
@@ -34,7 +34,26 @@ export async function rulesReview(client: KubeClient, namespace: string): Promis
     kind: 'SelfSubjectRulesReview',
     spec: {namespace} satisfies Wire<V1SelfSubjectRulesReviewSpec>,
   })
+  checkRulesShape(review.status)
   return toRulesReview(namespace, review.status)
+}
+
+/** A rules review's status with fields of the wrong type is no answer (every field is omitempty). */
+function checkRulesShape(s: RawStatus): void {
+  const SSRR = 'SelfSubjectRulesReview'
+  const status = s as Record<string, unknown>
+  optionalField(SSRR, status, 'status', 'incomplete', (v) => typeof v === 'boolean', 'a boolean')
+  optionalField(SSRR, status, 'status', 'evaluationError', (v) => typeof v === 'string', 'a string')
+  const lists = {resourceRules: ['verbs', 'apiGroups', 'resources', 'resourceNames'], nonResourceRules: ['verbs', 'nonResourceURLs']}
+  for (const [field, keys] of Object.entries(lists)) {
+    const rules = status[field]
+    if (rules === undefined) continue
+    if (!Array.isArray(rules)) throw wrongShape(SSRR, `status.${field} is not a list`)
+    rules.forEach((rule: unknown, i) => {
+      if (!isRecord(rule)) throw wrongShape(SSRR, `status.${field}[${i}] is not an object`)
+      for (const key of keys) optionalField(SSRR, rule, `status.${field}[${i}]`, key, isStringList, 'a list of strings')
+    })
+  }
 }
 
 /** Normalises the API's answer (omitted lists become empty) and assesses it. */

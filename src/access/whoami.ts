@@ -1,11 +1,9 @@
-import type {V1SelfSubjectReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
-import type {Wire} from '../kube/objects.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
 import type {ClusterSource} from '../providers/types.js'
 import {type IdentityNote, identityNotes} from './front-proxy.js'
 import {accessReview} from './access-review.js'
-import {createReview} from './review.js'
+import {createReview, isRecord, isStringList, optionalField, wrongShape} from './review.js'
 import type {UserInfo} from './user-info.js'
 
 /** Who the server says the credential is (UserInfo), with warnings when that identity holds unrestricted power. */
@@ -32,14 +30,37 @@ export const MASTERS_GROUP = 'system:masters'
 
 /** Who the API server says the credential is (SelfSubjectReview, newest version the server serves). */
 export async function selfSubjectReview(client: KubeClient): Promise<UserInfo> {
-  const review = await createReview<Wire<V1SelfSubjectReviewStatus>>(client, {
+  const review = await createReview<unknown>(client, {
     group: 'authentication.k8s.io',
     versions: SELF_SUBJECT_REVIEW_VERSIONS,
     resource: 'selfsubjectreviews',
     kind: 'SelfSubjectReview',
   })
-  const info = review.status.userInfo ?? {}
-  return {username: info.username ?? '', uid: info.uid ?? '', groups: info.groups ?? [], extra: info.extra ?? {}}
+  return toUserInfo(review.status)
+}
+
+const SSR = 'SelfSubjectReview'
+
+/**
+ * The UserInfo of a SelfSubjectReview's status, checked field by field: an answer of the wrong shape fails the cluster
+ * with one line saying what is wrong, never a success with an empty user. uid, groups and extra are omitempty;
+ * username is what the review is for (the API server always sets it, system:anonymous included).
+ */
+export function toUserInfo(status: unknown): UserInfo {
+  if (!isRecord(status)) throw wrongShape(SSR, 'status is not an object')
+  const info = status.userInfo
+  if (!isRecord(info)) throw wrongShape(SSR, `status.userInfo is ${info === undefined ? 'missing' : 'not an object'}`)
+  const at = 'status.userInfo'
+  if (typeof info.username !== 'string') throw wrongShape(SSR, `${at}.username is not a string`)
+  optionalField(SSR, info, at, 'uid', (v) => typeof v === 'string', 'a string')
+  optionalField(SSR, info, at, 'groups', isStringList, 'a list of strings')
+  optionalField(SSR, info, at, 'extra', (v) => isRecord(v) && Object.values(v).every(isStringList), 'a map of string lists')
+  return {
+    username: info.username,
+    uid: (info.uid as string | undefined) ?? '',
+    groups: (info.groups as string[] | undefined) ?? [],
+    extra: (info.extra as Record<string, string[]> | undefined) ?? {},
+  }
 }
 
 /** `source`: where the provider found the cluster (a kcp workspace gets the front proxy's notes). */

@@ -107,6 +107,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Whether the command prints metrics with -o prometheus (its View carries them); the others refuse that format. */
   static metrics = false
 
+  /**
+   * Whether the command shows skipped TLS verification in its own output (clusters inspect's TLS row, clusters
+   * verify's tls-verified check); the others get a warning when a credential is sent to such a cluster.
+   */
+  static reportsSkippedTls = false
+
   static baseFlags = {
     kubeconfig: Flags.string({
       description: 'Kubeconfig file or directory, or a ":"-separated list (files merge like KUBECONFIG; each file in a directory stands alone).',
@@ -191,6 +197,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       interactive: () => this.interactive,
       impersonation: this.impersonation,
       say: (line) => this.logStderr(line),
+      reportsSkippedTls: (this.ctor as unknown as typeof BaseCommand).reportsSkippedTls,
     })
   }
 

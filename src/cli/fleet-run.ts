@@ -35,6 +35,8 @@ export interface FleetInputs {
   impersonation?: Impersonation
   /** One line on stderr, the command's scrubbed way. */
   say: (line: string) => void
+  /** The command shows skipped TLS verification in its own output (BaseCommand.reportsSkippedTls): no warning then. */
+  reportsSkippedTls?: boolean
 }
 
 /**
@@ -86,7 +88,7 @@ export class Fleet {
 
   /** How the command connects to clusters and hubs: one time limit, one exec runner, one request log (without --as). */
   get connector(): Connector {
-    this.connectorMade ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog, trust: this.trust})
+    this.connectorMade ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog, trust: this.trust, reportsSkippedTls: this.inputs.reportsSkippedTls})
     return this.connectorMade
   }
 

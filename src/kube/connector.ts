@@ -24,6 +24,8 @@ export interface ConnectorOptions {
    * one, the strictest: no kuberc, nothing allowed to hub data.
    */
   trust?: TrustPolicy
+  /** The command reports skipped TLS verification itself (see ClientOptions.reportsSkippedTls). */
+  reportsSkippedTls?: boolean
 }
 
 /**
@@ -63,8 +65,8 @@ export class Connector {
     // Loaded on the first connection, not with this module: commands that only list clusters never load the HTTP
     // client (node:https, node:tls) at start-up (docs/decisions.md, "What is left at start-up").
     const {KubeClient} = await import('./client.js')
-    const {timeoutMs, exec, log, signal, impersonate} = this.options
-    return KubeClient.connect(context, {timeoutMs, clusterName: name, exec, log, signal, impersonate})
+    const {timeoutMs, exec, log, signal, impersonate, reportsSkippedTls} = this.options
+    return KubeClient.connect(context, {timeoutMs, clusterName: name, exec, log, signal, impersonate, reportsSkippedTls})
   }
 
   /** A client for a provider's cluster (a ClusterRef). */

@@ -37,7 +37,7 @@ export function classifyTransportError(error: unknown, server: string, proxy?: s
     return new FleetError('tls', `${server}: ${PLAIN_HTTP} (it answered the TLS handshake in HTTP)`, {cause: error})
   }
   if (TLS_CODES.test(code)) {
-    return new FleetError('tls', `${server}: TLS verification failed: ${tlsReason(code, e.message)}`, {cause: error})
+    return new FleetError('tls', `${server}: TLS verification failed: ${tlsReason(code, e.message, e as AltNameError)}`, {cause: error})
   }
   return new FleetError('unreachable', `${server}: ${e.message || String(error)}`, {cause: error})
 }
@@ -80,7 +80,37 @@ function oneLineText(text: string): string {
   return text.split('\n').map((l) => l.trim()).filter(Boolean).join(': ')
 }
 
-function tlsReason(code: string, message: string): string {
+/** What Node's checkServerIdentity error carries besides its message: the name asked for and the certificate. */
+interface AltNameError {
+  host?: string
+  cert?: {subjectaltname?: string; subject?: {CN?: string | string[]}}
+}
+
+/** A certificate for another name, when only the code is known (no certificate at hand). */
+export function nameMismatch(host: string): Error {
+  return Object.assign(new Error(`the certificate is not valid for ${host}`), {code: 'ERR_TLS_CERT_ALTNAME_INVALID', host})
+}
+
+/**
+ * Which names the certificate is valid for and which one was expected, in Go's words ("x509: certificate is valid for
+ * a.example, 127.0.0.2, not 127.0.0.1"), instead of Node's code or its "Hostname/IP does not match certificate's
+ * altnames". Like Go, a certificate with no subject alternative names is valid for no name (its CN is not used).
+ */
+function altNameReason(message: string, e: AltNameError): string {
+  const host = e.host
+  if (!host || !e.cert) return message
+  const names = (e.cert.subjectaltname ?? '')
+    .split(/,\s*/)
+    .map((n) => /^(?:DNS|IP Address):(.+)$/.exec(n.trim())?.[1])
+    .filter((n): n is string => Boolean(n))
+  if (names.length === 0) {
+    const cn = [e.cert.subject?.CN ?? []].flat()[0]
+    return `the certificate names no host (no subject alternative names${cn ? `, only the common name "${cn}", which is not used` : ''}), not ${host} (ERR_TLS_CERT_ALTNAME_INVALID)`
+  }
+  return `the certificate is valid for ${names.join(', ')}, not ${host} (ERR_TLS_CERT_ALTNAME_INVALID; tls-server-name in the cluster names the host to expect)`
+}
+
+function tlsReason(code: string, message: string, e: AltNameError = {}): string {
   switch (code) {
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
@@ -90,7 +120,7 @@ function tlsReason(code: string, message: string): string {
     case 'CERT_HAS_EXPIRED':
       return 'the server certificate has expired'
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return message
+      return altNameReason(message, e)
     default:
       return `${oneLineText(message)} (${code})`
   }
@@ -124,5 +154,8 @@ export function httpError(status: number, body: string, what: string): FleetErro
   else if (status === 404) kind = 'not-found'
   else if (status === 408 || status === 504) kind = 'timeout'
   else kind = 'server'
+  // Redirects are never followed (Node's client does not, and fleet adds no code that would): the credential stays
+  // with the server it was meant for. An API server does not redirect; saying so beats printing a redirect page.
+  if (status >= 300 && status < 400) return new FleetError('server', `${what}: the server answered ${status}, a redirect, which fleet does not follow`)
   return new FleetError(kind, `${what}: ${status === 401 ? 'Unauthorized' : serverMessage}`)
 }

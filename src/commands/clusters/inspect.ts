@@ -19,6 +19,8 @@ Without NAME, the current context (or --context) is inspected.`
     '<%= config.bin %> clusters inspect prod-eu --kubeconfig examples/fleet --offline -o yaml',
   ]
 
+  static reportsSkippedTls = true
+
   static args = {
     name: Args.string({description: 'Cluster name (<path>+<context>) or an unambiguous context name.'}),
   }

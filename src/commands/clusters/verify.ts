@@ -22,6 +22,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
   ]
 
   static metrics = true
+  static reportsSkippedTls = true
 
   static flags = {
     ...fleetFlags,
