@@ -131,6 +131,14 @@ function checkKeyPair(cert: string | Buffer, key: string | Buffer, user: string)
   if (!x509.checkPrivateKey(privateKey)) throw new ConfigError(`user "${user}": client-key does not match client-certificate`)
 }
 
+/**
+ * A header value as the UTF-8 bytes Go's client sends: Node writes header strings one byte per character (latin1), so
+ * `--as Jürgen` reached the server as `J\ufffdrgen`. The string handed to Node holds one character per UTF-8 byte.
+ */
+function utf8Header(value: string): string {
+  return /^[\x00-\x7f]*$/.test(value) ? value : Buffer.from(value, 'utf8').toString('latin1')
+}
+
 export class KubeClient {
   private constructor(
     readonly context: ResolvedContext,
@@ -260,10 +268,10 @@ export class KubeClient {
     }
     const as = this.options.impersonate
     if (as) {
-      headers['impersonate-user'] = as.user
-      if (as.groups.length > 0) headers['impersonate-group'] = as.groups
-      if (as.uid) headers['impersonate-uid'] = as.uid
-    } else if (user.as) headers['impersonate-user'] = user.as
+      headers['impersonate-user'] = utf8Header(as.user)
+      if (as.groups.length > 0) headers['impersonate-group'] = as.groups.map(utf8Header)
+      if (as.uid) headers['impersonate-uid'] = utf8Header(as.uid)
+    } else if (user.as) headers['impersonate-user'] = utf8Header(user.as)
     return {headers, cert, key, exec: cred}
   }
 

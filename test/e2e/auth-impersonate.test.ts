@@ -70,6 +70,15 @@ describe('--as, --as-group, --as-uid', () => {
     assert.match(table.stderr, new RegExp(`^note: the answers are for user "${deployer}" \\(impersonated\\)$`, 'm'))
   })
 
+  it('a name outside ASCII reaches the server as its UTF-8 bytes, as from kubectl, over HTTP/2 and HTTP/1.1', async () => {
+    for (const env of [{}, {DISABLE_HTTP2: '1'}]) {
+      const res = await runFleet(['auth', 'whoami', '--as', 'Jürgen Ørsted', '--as-group', 'équipe-π', '--as-uid', 'ü-1', '--kubeconfig', admins, '-o', 'json'], {env})
+      assert.equal(res.code, 0, res.stderr)
+      const users = res.json<WhoAmIList>().items.map((i) => [i.user?.username, i.user?.groups?.[0], i.user?.uid])
+      assert.deepEqual(users, [['Jürgen Ørsted', 'équipe-π', 'ü-1']], JSON.stringify(env))
+    }
+  })
+
   it('whoami with groups and a uid, through an exec plugin token and an exec plugin certificate', async () => {
     const viaToken = pluginKubeconfig(['--tokens', impersonatorToken])
     const viaCert = pluginKubeconfig(['--cert', impersonatorCert.certFile, '--key', impersonatorCert.keyFile])
