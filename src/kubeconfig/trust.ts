@@ -101,11 +101,18 @@ export class TrustPolicy {
     return v
   }
 
+  // One verdict object per command, made once: a fleet of a thousand exec users asks about the same few commands.
+  private readonly kubercVerdicts = new Map<string, {allowed: boolean; reason?: string; listed: boolean}>()
+
   /** Whether the kuberc allows a command (kubectl's semantics; no kuberc or AllowAll allows everything). */
   private async kurcVerdict(command: string): Promise<{allowed: boolean; reason?: string; listed: boolean}> {
     const kuberc = await this.kuberc()
-    const v = this.verdict(`kuberc\u0000${command}`, () => pluginAllowed(kuberc, command, this.env))
-    return {...v, listed: kuberc?.policy === 'Allowlist' && v.allowed}
+    let v = this.kubercVerdicts.get(command)
+    if (!v) {
+      const d = pluginAllowed(kuberc, command, this.env)
+      this.kubercVerdicts.set(command, (v = {...d, listed: kuberc?.policy === 'Allowlist' && d.allowed}))
+    }
+    return v
   }
 
   /** Whether an allowlist of the fleet configuration names a command, matched as kubectl matches its allowlist. */

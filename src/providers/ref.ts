@@ -65,7 +65,12 @@ export async function guardRef(ref: ClusterRef, trust: TrustPolicy): Promise<Clu
     const from = ctx.origin ? (ctx.origin.commandFromUser ? (ctx.userFile ?? ctx.origin.object) : ctx.origin.object) : (ctx.userFile ?? ctx.contextFile)
     plugin = {command: exec.command, from, trust: ctx.origin && !ctx.origin.commandFromUser ? 'data' : 'file', allowed: v.allowed && !refusal, reason: refusal?.message ?? v.reason, allowWith: v.allowWith}
   }
-  if (!refusal) return plugin ? {...ref, plugin} : ref
+  // Recorded on the provider's own ref (one judged ref per ref: DeferredProvider keeps them), not on a copy: copying a
+  // thousand refs of exec users was most of what judging them cost.
+  if (!refusal) {
+    if (plugin) ref.plugin = plugin
+    return ref
+  }
   const error = new FleetError(refusal.kind, refusal.message, {exitCode: 1})
   return {
     ...ref,
