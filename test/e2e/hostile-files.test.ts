@@ -1,0 +1,109 @@
+// Issue 29, item 4 ("files and values a kubeconfig names"), through the built CLI as a user runs it: a kubeconfig whose
+// certificate-authority is /dev/zero, a FIFO nobody writes to, or a 2 MB file, or whose tokenFile is a FIFO, ends at
+// once with the one-line reason naming the field and the path, in little memory; /dev/zero as the kubeconfig itself
+// ends at 64 MiB; SIGTERM and SIGINT end fleet while it is blocked opening a FIFO kubeconfig. Nothing here needs a
+// cluster: the server is a closed port, and every answer comes before any request.
+import assert from 'node:assert/strict'
+import {execFileSync, spawn} from 'node:child_process'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {constants} from 'node:os'
+import {before, describe, it} from 'node:test'
+
+import {FLEET_BIN, runFleet} from '../support/cli.js'
+
+let dir: string
+let fifo: string
+/** A preload that writes the process's peak RSS (VmHWM, in kB) to $FLEET_TEST_HWM when it exits. */
+let hwmHook: string
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'fleet-hostile-files-'))
+  fifo = join(dir, 'fifo')
+  execFileSync('mkfifo', [fifo])
+  writeFileSync(join(dir, 'big.pem'), Buffer.alloc(2_000_000, 'A'))
+  // Read before the key (and found not to be a certificate only after both are read).
+  writeFileSync(join(dir, 'cert.pem'), '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n')
+  hwmHook = join(dir, 'hwm.cjs')
+  writeFileSync(
+    hwmHook,
+    `process.on('exit', () => { const fs = require('node:fs'); const m = /VmHWM:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8')); fs.writeFileSync(process.env.FLEET_TEST_HWM, m ? m[1] : '') })\n`,
+  )
+})
+
+function kubeconfig(name: string, cluster: Record<string, unknown>, user: Record<string, unknown>): string {
+  const path = join(dir, `${name}.kubeconfig`)
+  const doc = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{name: 'c', cluster: {server: 'https://127.0.0.1:1', ...cluster}}],
+    users: [{name: 'u', user}],
+    contexts: [{name: name, context: {cluster: 'c', user: 'u'}}],
+    'current-context': name,
+  }
+  writeFileSync(path, JSON.stringify(doc))
+  return path
+}
+
+/** fleet with its peak RSS measured (kB) and its wall time (ms). */
+async function measured(args: string[]) {
+  const hwm = join(dir, `hwm-${Math.random().toString(36).slice(2)}`)
+  const start = performance.now()
+  const res = await runFleet(args, {env: {NODE_OPTIONS: `--require ${hwmHook}`, FLEET_TEST_HWM: hwm}, timeoutMs: 30_000})
+  const ms = performance.now() - start
+  return {...res, ms, peakKb: Number(readFileSync(hwm, 'utf8'))}
+}
+
+// Peak RSS of a run that reads nothing large is ~60-75 MB; reading /dev/zero into memory took 5.3 GB (the issue).
+const PEAK_KB = 200 * 1024
+
+const cases = [
+  {what: 'certificate-authority /dev/zero', cluster: () => ({'certificate-authority': '/dev/zero'}), user: () => ({token: 'hostile-files-token-1'}), reason: () => 'certificate-authority /dev/zero: not a regular file'},
+  {what: 'a FIFO as certificate-authority', cluster: () => ({'certificate-authority': fifo}), user: () => ({token: 'hostile-files-token-2'}), reason: () => `certificate-authority ${fifo}: not a regular file`},
+  {what: 'a 2 MB certificate-authority', cluster: () => ({'certificate-authority': join(dir, 'big.pem')}), user: () => ({token: 'hostile-files-token-3'}), reason: () => `certificate-authority ${join(dir, 'big.pem')}: larger than 1 MiB`},
+  {what: 'a FIFO as tokenFile', cluster: () => ({'insecure-skip-tls-verify': true}), user: () => ({tokenFile: fifo}), reason: () => `tokenFile ${fifo}: not a regular file`},
+  {what: 'a FIFO as client-key', cluster: () => ({'insecure-skip-tls-verify': true}), user: () => ({'client-certificate': join(dir, 'cert.pem'), 'client-key': fifo}), reason: () => `client-key ${fifo}: not a regular file`},
+  {what: 'a 2 MB client-certificate', cluster: () => ({'insecure-skip-tls-verify': true}), user: () => ({'client-certificate': join(dir, 'big.pem'), 'client-key': join(dir, 'cert.pem')}), reason: () => `client-certificate ${join(dir, 'big.pem')}: larger than 1 MiB`},
+]
+
+describe('files a kubeconfig names: regular files of at most 1 MiB, never blocking', () => {
+  for (const [i, c] of cases.entries()) {
+    it(`${c.what}: inspect --offline, list -o wide --strict and auth whoami end at once with the reason`, async () => {
+      const path = kubeconfig(`case-${i}`, c.cluster(), c.user())
+      const reason = c.reason()
+
+      // Offline views show a cluster that is not ready with its reason (exit 0, as for a missing file; --strict: 1).
+      const inspect = await measured(['clusters', 'inspect', '--offline', '--kubeconfig', path])
+      assert.equal(inspect.code, 0, inspect.stderr)
+      assert.match(inspect.stdout, new RegExp(`^Ready +False \\(${escape(reason)}\\)$`, 'm'), inspect.stdout)
+
+      const list = await measured(['clusters', 'list', '-o', 'wide', '--strict', '--kubeconfig', path])
+      assert.equal(list.code, 1, list.stderr)
+      assert.match(list.stdout, new RegExp(`False +${escape(reason)} `), list.stdout)
+
+      // A command that would connect stops before any request: one line, exit 2 (configuration).
+      const whoami = await measured(['auth', 'whoami', '--kubeconfig', path])
+      assert.equal(whoami.code, 2, whoami.stderr)
+      assert.equal(whoami.stderr, `error: ${path}+case-${i}: ${reason}\n`)
+
+      for (const r of [inspect, list, whoami]) {
+        assert.ok(r.ms < 5000, `took ${Math.round(r.ms)} ms`)
+        assert.ok(r.peakKb > 0 && r.peakKb < PEAK_KB, `peak RSS ${r.peakKb} kB`)
+        assert.ok(!/hostile-files-token/.test(r.stdout + r.stderr), 'the token was printed')
+        assert.ok(!/\n\s+at /.test(r.stderr), 'a stack trace was printed')
+      }
+    })
+  }
+
+  it('/dev/zero as the kubeconfig itself ends at 64 MiB with one line (exit 2)', async () => {
+    const r = await measured(['clusters', 'list', '--kubeconfig', '/dev/zero'])
+    assert.equal(r.code, 2)
+    assert.equal(r.stderr, 'error: /dev/zero: larger than 64 MiB\n')
+    assert.ok(r.ms < 5000, `took ${Math.round(r.ms)} ms`)
+    // The 64 MiB read is all it holds (the issue's CA read took 5.3 GB).
+    assert.ok(r.peakKb < PEAK_KB + 64 * 1024, `peak RSS ${r.peakKb} kB`)
+  })
+})
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
