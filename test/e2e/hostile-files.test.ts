@@ -107,3 +107,48 @@ describe('files a kubeconfig names: regular files of at most 1 MiB, never blocki
 })
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** The threads of a process blocked opening a FIFO nobody writes to (the kernel's fifo_open waits in wait_for_partner). */
+function blockedOnFifo(pid: number): boolean {
+  try {
+    return execFileSync('sh', ['-c', `cat /proc/${pid}/task/*/wchan 2>/dev/null; echo`], {encoding: 'utf8'}).includes('wait_for_partner')
+  } catch {
+    return false
+  }
+}
+
+describe('SIGTERM and SIGINT end fleet at any moment, blocked or not', () => {
+  for (const [signal, status] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    it(`${signal} while opening a FIFO kubeconfig nobody writes to: gone within 2 s, status ${status}, one line`, async () => {
+      const kubeconfigFifo = join(dir, `kubeconfig-${signal}`)
+      execFileSync('mkfifo', [kubeconfigFifo])
+      const child = spawn(process.execPath, [FLEET_BIN, 'clusters', 'list', '--kubeconfig', kubeconfigFifo], {
+        env: {...process.env, CI: 'true', NO_COLOR: '1', KUBECONFIG: '', HOME: '/nonexistent-fleet-test-home', XDG_CONFIG_HOME: '/nonexistent-fleet-test-config'},
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stderr = ''
+      child.stderr.on('data', (d) => (stderr += d))
+      const ended = new Promise<{code: number | null; signal: NodeJS.Signals | null; at: number}>((resolve) =>
+        child.on('exit', (code, sig) => resolve({code, signal: sig, at: performance.now()})),
+      )
+      try {
+        // Really blocked in the open (a thread of libuv's pool), not merely starting.
+        const deadline = Date.now() + 10_000
+        while (!blockedOnFifo(child.pid!) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+        assert.ok(blockedOnFifo(child.pid!), 'fleet never blocked opening the FIFO')
+        const sent = performance.now()
+        child.kill(signal)
+        const gone = await Promise.race([ended, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000))])
+        assert.ok(gone, `fleet was still alive 2 s after ${signal}`)
+        assert.ok(gone.at - sent < 2000)
+        // The status a shell reports: the exit code, or 128 + the signal the process died of.
+        const shellStatus = gone.code ?? 128 + constants.signals[gone.signal!]
+        assert.equal(shellStatus, status)
+        assert.equal(stderr, `error: interrupted (${signal})\n`)
+      } finally {
+        child.kill('SIGKILL')
+      }
+    })
+  }
+})
