@@ -1,7 +1,7 @@
 import yaml from 'js-yaml'
 
 import {readOptional} from '../base/files.js'
-import {loadYaml} from '../base/yaml.js'
+import {checkDocumentBounds, loadYaml} from '../base/yaml.js'
 import {ConfigError} from '../base/errors.js'
 import type {ClusterEntry, ContextEntry, KubeconfigDoc, UserEntry} from './types.js'
 
@@ -82,9 +82,10 @@ function keysInDocument(value: unknown): number {
  * over 2,000 contexts: `undefined` whenever the YAML parser could read the text differently, so that it decides.
  * Those cases: not a JSON object, characters YAML treats specially that JSON allows (tabs, Unicode line breaks),
  * a key that appears twice in one mapping (YAML refuses it, JSON.parse keeps the last: told by counting the keys of
- * the text against those of the result), and the YAML-only keys `<<` (a merge) and `__proto__`.
+ * the text against those of the result), and the YAML-only keys `<<` (a merge) and `__proto__`. Nesting deeper than
+ * the YAML parser allows is refused here with its wording (base/yaml.ts checkDocumentBounds).
  */
-function jsonDocument(text: string): Record<string, unknown> | undefined {
+function jsonDocument(text: string, where: string): Record<string, unknown> | undefined {
   if (!/^\s*\{/.test(text) || /[\t\u0085\u2028\u2029]/.test(text)) return undefined
   let doc: unknown
   try {
@@ -93,6 +94,8 @@ function jsonDocument(text: string): Record<string, unknown> | undefined {
     return undefined
   }
   if (!isMapping(doc)) return undefined
+  // JSON.parse nests as deep as the text does; bounded before anything here walks it (keysInDocument recurses).
+  checkDocumentBounds(doc, where, text.length)
   const keys = keysInDocument(doc)
   return keys >= 0 && keys === keysInText(text) ? doc : undefined
 }
@@ -100,7 +103,7 @@ function jsonDocument(text: string): Record<string, unknown> | undefined {
 /** Parses kubeconfig text. `where` names the source in errors (a path, or a Secret). An empty document is an empty config. */
 export function parseKubeconfig(text: string, where: string): KubeconfigFile {
   // client-go reads the first document of a multi-document file and ignores the rest.
-  let loaded = jsonDocument(text) ?? loadYaml(text, where, {firstDocument: true})
+  let loaded = jsonDocument(text, where) ?? loadYaml(text, where, {firstDocument: true})
   if (loaded === undefined || loaded === null) loaded = {}
   if (!isMapping(loaded)) throw new ConfigError(`${where}: a kubeconfig must be a YAML mapping`)
   const doc = loaded as KubeconfigDoc

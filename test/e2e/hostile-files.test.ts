@@ -152,3 +152,40 @@ describe('SIGTERM and SIGINT end fleet at any moment, blocked or not', () => {
     })
   }
 })
+
+describe('YAML bounds through the CLI: aliasing and nesting end at once with one line, exit 2', () => {
+  const laughs = ['laughs:', '  - &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+  for (let i = 1; i <= 8; i++) laughs.push(`  - &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`)
+  const bomb = laughs.join('\n') + '\n'
+  const base = 'users: [{name: u, user: {token: hostile-files-token-yaml}}]\ncurrent-context: x\n'
+  const files = () => ({
+    // The issue: 4.3 GB and SIGABRT after 50 s (namespace), 979 MB and `Invalid string length` (server).
+    'billion laughs as a context namespace': [
+      `${bomb}${base}clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: x, context: {cluster: c, user: u, namespace: *l8}}]\n`,
+      'not valid YAML: excessive aliasing',
+    ],
+    'billion laughs as a server': [
+      `${bomb}${base}clusters: [{name: c, cluster: {server: *l8}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n`,
+      'not valid YAML: excessive aliasing',
+    ],
+    'YAML nested 100,000 deep': [`${base}x: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, 'not valid YAML (line 3): nesting deeper than 100 levels'],
+    'JSON nested 100,000 deep': [
+      `{"clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "extensions": [{"name": "x", "extension": ${'['.repeat(100_000)}${']'.repeat(100_000)}}]}}]}`,
+      'not valid YAML: nesting deeper than 100 levels',
+    ],
+  })
+  for (const [what, [text, problem]] of Object.entries(files())) {
+    it(`${what}: clusters list -o json and -o wide`, async () => {
+      const path = join(dir, `${what.replace(/\W+/g, '-')}.kubeconfig`)
+      writeFileSync(path, text)
+      for (const output of ['json', 'wide']) {
+        const r = await measured(['clusters', 'list', '-o', output, '--kubeconfig', path])
+        assert.equal(r.code, 2, r.stderr)
+        assert.equal(r.stderr, `error: ${path}: ${problem}\n`)
+        assert.ok(r.ms < 5000, `took ${Math.round(r.ms)} ms`)
+        assert.ok(r.peakKb < PEAK_KB, `peak RSS ${r.peakKb} kB`)
+        if (output === 'json') assert.deepEqual(r.json(), {error: {kind: 'config', message: `${path}: ${problem}`}})
+      }
+    })
+  }
+})

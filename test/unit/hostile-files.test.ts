@@ -11,8 +11,10 @@ import {before, describe, it} from 'node:test'
 import {ConfigError} from '../../src/base/errors.js'
 import {fileProblem, readNamedFile, readOptional, readRequired, requireNamedFile} from '../../src/base/files.js'
 import {MAX_CONFIG_FILE_BYTES, MAX_NAMED_FILE_BYTES} from '../../src/base/limits.js'
+import {checkDocumentBounds, loadYaml, loadYamlIfValid} from '../../src/base/yaml.js'
 import {describeCredentials} from '../../src/kubeconfig/credentials.js'
 import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
+import {parseKubeconfig} from '../../src/kubeconfig/parse.js'
 import {checkContext} from '../../src/kubeconfig/readiness.js'
 
 let dir: string
@@ -157,5 +159,82 @@ describe('the kubeconfig readers use it', () => {
     assert.deepEqual(d.problems, ['tokenFile /dev/zero: not a regular file', `certificate-authority ${fifo}: not a regular file`])
     const c = await within(2000, () => describeCredentials({server: 'https://k'}, {'client-certificate': fifo}))
     assert.deepEqual(c.problems, [`client-certificate ${fifo}: not a regular file`])
+  })
+})
+
+/** "Billion laughs": 9 levels of 9 aliases (387,420,489 strings once expanded), bound to `use` (a YAML node). */
+function billionLaughs(): string {
+  const lines = ['laughs:', '  - &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+  for (let i = 1; i <= 8; i++) lines.push(`  - &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`)
+  return lines.join('\n') + '\n'
+}
+
+describe('YAML and JSON documents: aliasing and nesting are bounded (base/yaml.ts)', () => {
+  const bomb = billionLaughs()
+
+  it('refuses billion laughs at once, with one line', () => {
+    const start = performance.now()
+    assert.throws(() => loadYaml(bomb, 'f.yaml'), {name: 'ConfigError', message: 'f.yaml: not valid YAML: excessive aliasing'})
+    assert.ok(performance.now() - start < 1000, `took ${performance.now() - start} ms`)
+    // In a kubeconfig: a context's namespace, a cluster's server.
+    for (const [field, text] of [
+      ['namespace', `${bomb}contexts: [{name: x, context: {cluster: c, namespace: *l8}}]\n`],
+      ['server', `${bomb}clusters: [{name: c, cluster: {server: *l8}}]\n`],
+    ]) {
+      assert.throws(() => parseKubeconfig(text, '/k'), {message: '/k: not valid YAML: excessive aliasing'}, field)
+    }
+  })
+
+  it('accepts what aliases add within the budget: 2,000 users sharing one exec block', () => {
+    const users = Array.from({length: 2000}, (_, i) => `- {name: u${i}, user: {exec: *exec}}`).join('\n')
+    const text = `shared:\n  exec: &exec {apiVersion: client.authentication.k8s.io/v1, command: plugin, args: [a, b, c], interactiveMode: Never, env: [{name: A, value: b}]}\nusers:\n${users}\n`
+    assert.equal(parseKubeconfig(text, '/k').users.size, 2000)
+  })
+
+  it('counts a long string aliased many times by its length', () => {
+    const text = `s: &s "${'x'.repeat(100_000)}"\nl: [${Array(2000).fill('*s').join(', ')}]\n`
+    assert.throws(() => loadYaml(text, 'f'), {message: 'f: not valid YAML: excessive aliasing'})
+    // Written out, the same strings are just a large document.
+    const plain = `l: [${Array(20).fill(`"${'x'.repeat(100_000)}"`).join(', ')}]\n`
+    assert.equal((loadYaml(plain, 'f') as {l: string[]}).l.length, 20)
+  })
+
+  it('refuses nesting deeper than 100 levels: 100,000 deep in flow and block YAML, in JSON, and through aliases', () => {
+    const deep = 100_000
+    assert.throws(() => loadYaml('['.repeat(deep) + ']'.repeat(deep), 'f'), {message: 'f: not valid YAML (line 1): nesting deeper than 100 levels'})
+    let block = ''
+    for (let i = 0; i < 200; i++) block += `${' '.repeat(i)}a:\n`
+    assert.throws(() => loadYaml(block, 'f'), {message: /^f: not valid YAML \(line \d+\): nesting deeper than 100 levels$/})
+    // The JSON fast path (JSON.parse nests as deep as the text).
+    const json = `{"clusters": [{"name": "c", "cluster": {"server": "https://k", "x": ${'['.repeat(deep)}${']'.repeat(deep)}}}]}`
+    assert.throws(() => parseKubeconfig(json, '/k.json'), {message: '/k.json: not valid YAML: nesting deeper than 100 levels'})
+    // Each anchor one level deeper than the last: the parser sees depth 3, a walk of the expansion sees 150.
+    const chain = ['- &a0 [x]', ...Array.from({length: 150}, (_, i) => `- &a${i + 1} [*a${i}]`)].join('\n')
+    assert.throws(() => loadYaml(chain, 'f'), {message: 'f: not valid YAML: nesting deeper than 100 levels'})
+    // 100 levels are fine.
+    assert.ok(loadYaml('['.repeat(100) + ']'.repeat(100), 'f'))
+    assert.ok(parseKubeconfig(`{"x": ${'['.repeat(99)}${']'.repeat(99)}}`, '/k.json'))
+  })
+
+  it('loadYamlIfValid answers undefined for the same documents', () => {
+    assert.equal(loadYamlIfValid(bomb), undefined)
+    assert.equal(loadYamlIfValid('['.repeat(1000) + ']'.repeat(1000)), undefined)
+    assert.deepEqual(loadYamlIfValid('a: [1]'), {a: [1]})
+  })
+
+  it('walks a real 2,000-context kubeconfig cheaply', () => {
+    const ca = Buffer.alloc(1100, 7).toString('base64')
+    const doc = {clusters: [] as unknown[], users: [] as unknown[], contexts: [] as unknown[]}
+    for (let i = 0; i < 2000; i++) {
+      doc.clusters.push({name: `c-${i}`, cluster: {server: `https://10.0.${i >> 8}.${i & 255}:6443`, 'certificate-authority-data': ca}})
+      doc.users.push({name: `u-${i}`, user: {'client-certificate-data': ca, 'client-key-data': ca.slice(0, 300)}})
+      doc.contexts.push({name: `ctx-${i}`, context: {cluster: `c-${i}`, user: `u-${i}`, namespace: 'default'}})
+    }
+    const text = JSON.stringify(doc)
+    checkDocumentBounds(doc, 'k', text.length)
+    const start = performance.now()
+    for (let i = 0; i < 10; i++) checkDocumentBounds(doc, 'k', text.length)
+    // ~1-3 ms on the 2-core CI machine (the YAML parse of the same file: ~80 ms); 25 ms leaves room for a loaded one.
+    assert.ok((performance.now() - start) / 10 < 25)
   })
 })
