@@ -44,6 +44,8 @@ async function readBounded(path: string, limit: number, regularOnly: boolean): P
       chunks.push(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
       total += bytesRead
       if (total > limit) throw tooLarge(limit)
+      // A short read of a regular file is its end: no second read to be told so (one call less per CA file).
+      if (info.isFile() && bytesRead < buffer.length) break
     }
     return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)
   } finally {
