@@ -1,4 +1,5 @@
 import {X509Certificate, createHash} from 'node:crypto'
+
 import {fileProblem, readNamedFile} from '../base/files.js'
 import {registerSecret, registerUserSecrets} from './redact.js'
 import type {ClusterEntry, UserEntry} from './types.js'

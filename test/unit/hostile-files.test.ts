@@ -12,10 +12,13 @@ import {ConfigError} from '../../src/base/errors.js'
 import {fileProblem, readNamedFile, readOptional, readRequired, requireNamedFile} from '../../src/base/files.js'
 import {MAX_CONFIG_FILE_BYTES, MAX_NAMED_FILE_BYTES} from '../../src/base/limits.js'
 import {checkDocumentBounds, loadYaml, loadYamlIfValid} from '../../src/base/yaml.js'
+import {portableCluster} from '../../src/creds/kubeconfig-out.js'
+import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {describeCredentials} from '../../src/kubeconfig/credentials.js'
 import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
 import {parseKubeconfig} from '../../src/kubeconfig/parse.js'
 import {checkContext} from '../../src/kubeconfig/readiness.js'
+import {caPemOf} from '../../src/workload-identity/connect.js'
 
 let dir: string
 let fifo: string
@@ -152,6 +155,27 @@ describe('the kubeconfig readers use it', () => {
     ])
     const t = await within(2000, () => checkContext(ctx({}, {tokenFile: fifo})))
     assert.deepEqual(t.problems, [`tokenFile ${fifo}: not a regular file`])
+  })
+
+  it("an exec plugin's cluster info (KUBERNETES_EXEC_INFO): a FIFO or /dev/zero as the CA is refused before the plugin runs", async () => {
+    const marker = join(dir, 'plugin-ran')
+    const exec = {apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', `touch ${marker}`], interactiveMode: 'Never' as const, provideClusterInfo: true}
+    const runner = new ExecCredentialRunner({})
+    for (const ca of [fifo, '/dev/zero']) {
+      await within(2000, () =>
+        assert.rejects(runner.get(exec, {server: 'https://k', 'certificate-authority': ca}), {name: 'ConfigError', message: `certificate-authority ${ca}: not a regular file`}),
+      )
+    }
+    assert.equal(await outcome(readNamedFile(marker)), 'file not found', 'the plugin ran')
+  })
+
+  it('creds (a CA inlined into the kubeconfig fleet writes) and workload identity (the CA of a target) refuse them too', async () => {
+    await within(2000, () =>
+      assert.rejects(portableCluster(ctx({'certificate-authority': fifo}, {})), {name: 'ConfigError', message: `certificate-authority ${fifo}: not a regular file`}),
+    )
+    await within(2000, () =>
+      assert.rejects(caPemOf({server: 'https://k', 'certificate-authority': '/dev/zero'}, 'member-1'), {name: 'ConfigError', message: 'member-1: certificate-authority /dev/zero: not a regular file'}),
+    )
   })
 
   it('describeCredentials: the same problems, never blocking', async () => {
