@@ -44,8 +44,7 @@ const OUTPUT_ALLOWED = new Map([
 // with its reason. Shrink this list: a new reader of a user's file belongs in base/files.ts and base/yaml.ts.
 const READ_ALLOWED = new Map([
   ['kubeconfig/parse.ts', {yaml: 1, json: 1, why: "the kubeconfig loader: client-go's rules (JSON fast path, duplicate keys, first document) need the parser itself"}],
-  ['kubeconfig/credentials.ts', {read: 1, json: 1, why: "token, certificate and CA files a kubeconfig names, in the loader's wording; a JWT's claims (jwtClaims)"}],
-  ['kubeconfig/readiness.ts', {read: 1, why: 'token and CA files a kubeconfig names, probed for readiness with their per-field wording'}],
+  ['kubeconfig/credentials.ts', {json: 1, why: "a JWT's claims (jwtClaims)"}],
   ['kube/exec-credential.ts', {json: 1, why: "an exec plugin's stdout"}],
   ['providers/hub/access-providers.ts', {json: 1, why: "a ClusterProfile's access-provider config (providers/ is being reshaped on another branch)"}],
   ['cli/base-command.ts', {json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file'}],
@@ -53,13 +52,11 @@ const READ_ALLOWED = new Map([
   ['verify/policy.ts', {read: 1, json: 1, why: "the shipped policy JSON schema; the user's policy file with its schema errors and line numbers"}],
   ['workload-identity/auth-config.ts', {yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is'}],
   ['workload-identity/consumers.ts', {read: 1, why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)'}],
-  ['workload-identity/connect.ts', {read: 1, why: 'a kubeconfig CA file with its own wording (`WHERE: certificate-authority FILE: ...`)'}],
   ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],
   ['creds/rotation-store.ts', {read: 1, yaml: 1, json: 1, why: "kubeconfig files fleet wrote (its own wording), their lock file's pid, and Secrets' config"}],
   ['creds/list.ts', {json: 1, why: "Secrets' cluster-profile config"}],
   ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
   ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],
-  ['creds/kubeconfig-out.ts', {read: 1, why: 'a certificate-authority file inlined into the kubeconfig fleet writes, with its own wording'}],
 ])
 const readAllowed = (rel, rule) => Boolean(READ_ALLOWED.get(rel)?.[rule])
 

@@ -23,3 +23,30 @@ export const MAX_RESPONSE_BYTES_ENV = 'FLEET_MAX_RESPONSE_BYTES'
  * OpenAPI schema in a CRD perhaps a hundred).
  */
 export const MAX_JSON_DEPTH = 1000
+
+/**
+ * The largest file a kubeconfig may name (certificate-authority, client-certificate, client-key, tokenFile): 1 MiB. A
+ * whole system CA bundle (/etc/ssl/certs/ca-certificates.crt) is about 200 KB; a certificate, key or token is a few KB.
+ * Such a file must also be a regular file (base/files.ts `readNamedFile`), so /dev/zero or a FIFO is refused at once.
+ */
+export const MAX_NAMED_FILE_BYTES = 1024 * 1024
+
+/**
+ * The largest kubeconfig (or other configuration file) fleet reads: 64 MiB. Kubeconfig files may be pipes
+ * (`--kubeconfig <(cmd)`), so this is counted while reading; 10,000 contexts with embedded certificates take ~40 MB.
+ */
+export const MAX_CONFIG_FILE_BYTES = 64 * 1024 * 1024
+
+/**
+ * How deep a YAML or JSON document fleet reads may nest, aliases expanded: 100 levels (js-yaml's own default for what
+ * it composes). A kubeconfig nests 6 levels; deeper input is refused before any walk or output could run out of stack.
+ */
+export const MAX_DOCUMENT_DEPTH = 100
+
+/**
+ * How many nodes YAML aliases may add to a document beyond what its text writes: 1,000,000 (a string counts one node
+ * per 64 characters). js-yaml shares an aliased node by reference, so "billion laughs" (9 levels of 9 aliases) parses
+ * in a moment and expands to 387 million nodes only later (JSON output, a walk); 2,000 users sharing one exec block
+ * through an anchor add ~20,000.
+ */
+export const MAX_ALIAS_EXPANSION = 1_000_000

@@ -18,6 +18,8 @@ let write: (line: string) => void = (line) => process.stderr.write(line + '\n')
 const codeOf = (signal: InterruptSignal) => (signal === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED)
 
 function onSignal(signal: InterruptSignal): void {
+  // Already ending (waiting for the thread pool): a second signal ends it at once.
+  if (ending) return end(signal)
   received++
   killChildren()
   if (active && received === 1) {
@@ -31,7 +33,53 @@ function onSignal(signal: InterruptSignal): void {
   } else {
     write(`error: interrupted (${signal})`)
   }
-  process.exit(codeOf(signal))
+  end(signal)
+}
+
+/**
+ * Work that runs on libuv's thread pool: file system calls, DNS lookups (getaddrinfo), crypto and zlib jobs, as
+ * process.getActiveResourcesInfo() names them.
+ */
+const POOL_WORK = /^(FSReq|GetAddrInfoReqWrap|GetNameInfoReqWrap|Zlib)|Job$/
+const poolBusy = () => process.getActiveResourcesInfo().some((r) => POOL_WORK.test(r))
+
+/** How long the end waits for work on the thread pool to finish before the process dies of the signal instead. */
+const END_GRACE_MS = 200
+
+let ending = false
+
+/**
+ * Ends the process, whatever it is waiting for. process.exit joins the thread pool's threads at teardown, so a thread
+ * blocked in a system call (opening a FIFO nobody writes to) kept fleet alive for hours after its last line. So: the
+ * exit code is set and nothing more is printed; when the pool is idle (at once, or within END_GRACE_MS, the usual
+ * file read finishing) process.exit ends it with 130/143; when it is not, the process dies of the signal itself, its
+ * default action restored: nothing waits, and a shell reports the same status (128 + the signal). A second signal
+ * meanwhile does that at once.
+ */
+function end(signal: InterruptSignal): void {
+  const code = codeOf(signal)
+  const die = () => {
+    killChildren()
+    process.removeAllListeners(signal)
+    process.kill(process.pid, signal)
+    // Reached only if the signal went to another thread: it ends the process a moment later.
+    process.exit(code)
+  }
+  if (ending) die()
+  ending = true
+  process.exitCode = code
+  // What the command still does in the grace period (a result arriving, a table) is not printed after the line.
+  for (const stream of [process.stdout, process.stderr]) stream.write = (() => true) as typeof stream.write
+  const deadline = Date.now() + END_GRACE_MS
+  const attempt = () => {
+    if (!poolBusy()) {
+      killChildren()
+      process.exit(code)
+    }
+    if (Date.now() >= deadline) die()
+  }
+  attempt()
+  setInterval(attempt, 5)
 }
 
 /** Installs the handlers (once); `sink` writes one line on stderr the command's way (scrubbed). */

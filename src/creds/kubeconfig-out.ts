@@ -1,8 +1,7 @@
 import {createHash} from 'node:crypto'
-import {readFile} from 'node:fs/promises'
 import yaml from 'js-yaml'
 
-import {ConfigError} from '../base/errors.js'
+import {requireNamedFile} from '../base/files.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 
@@ -18,11 +17,8 @@ export async function portableCluster(ctx: ResolvedContext): Promise<ClusterEntr
   const out: ClusterEntry = {server: c.server}
   if (c['certificate-authority-data']) out['certificate-authority-data'] = c['certificate-authority-data']
   else if (c['certificate-authority']) {
-    try {
-      out['certificate-authority-data'] = (await readFile(c['certificate-authority'])).toString('base64')
-    } catch (error) {
-      throw new ConfigError(`certificate-authority ${c['certificate-authority']}: ${(error as Error).message}`)
-    }
+    const file = c['certificate-authority']
+    out['certificate-authority-data'] = (await requireNamedFile(file, `certificate-authority ${file}`)).toString('base64')
   }
   if (c['tls-server-name']) out['tls-server-name'] = c['tls-server-name']
   if (c['insecure-skip-tls-verify']) out['insecure-skip-tls-verify'] = true

@@ -4,7 +4,7 @@ import https from 'node:https'
 import http2, {type ClientHttp2Session, type ClientHttp2Stream} from 'node:http2'
 import {type TLSSocket, checkServerIdentity} from 'node:tls'
 
-import {fileError, readRequired} from '../base/files.js'
+import {fileError, requireNamedFile} from '../base/files.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {formatDuration} from '../base/duration.js'
 import {DEFAULT_MAX_RESPONSE_BYTES, MAX_JSON_DEPTH, MAX_RESPONSE_BYTES_ENV} from '../base/limits.js'
@@ -111,7 +111,7 @@ async function fileOrData(file: string | undefined, data: string | undefined, wh
       throw new ConfigError((error as Error).message)
     }
   }
-  return file ? readRequired(file, `${what} ${file}`) : undefined
+  return file ? requireNamedFile(file, `${what} ${file}`) : undefined
 }
 
 /** A key that does not belong to its certificate fails deep in OpenSSL; say it plainly before any request. */

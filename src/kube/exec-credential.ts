@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 
-import {readRequired} from '../base/files.js'
+import {requireNamedFile} from '../base/files.js'
 import {formatDuration} from '../base/duration.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {ProcessStartError, ProcessStopped, ProcessTimeout, runProcess} from '../base/subprocess.js'
@@ -155,7 +155,7 @@ export class ExecCredentialRunner {
     if (exec.provideClusterInfo) {
       let caData = cluster['certificate-authority-data']
       const caFile = cluster['certificate-authority']
-      if (!caData && caFile) caData = (await readRequired(caFile, `certificate-authority ${caFile}`)).toString('base64')
+      if (!caData && caFile) caData = (await requireNamedFile(caFile, `certificate-authority ${caFile}`)).toString('base64')
       const ext = cluster.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)
       spec.cluster = {
         server: cluster.server,

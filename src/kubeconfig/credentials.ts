@@ -1,7 +1,6 @@
 import {X509Certificate, createHash} from 'node:crypto'
-import {readFile} from 'node:fs/promises'
 
-import {fileProblem} from '../base/files.js'
+import {fileProblem, readNamedFile} from '../base/files.js'
 import {registerSecret, registerUserSecrets} from './redact.js'
 import type {ClusterEntry, UserEntry} from './types.js'
 
@@ -156,14 +155,14 @@ export function tokenExpires(token: string): string | undefined {
 }
 
 async function readText(path: string): Promise<string> {
-  return (await readFile(path, 'utf8')).trim()
+  return (await readNamedFile(path)).toString('utf8').trim()
 }
 
 
 /** Loads the client certificate PEM of a user, from data or file. */
 export async function clientCertificatePem(user: UserEntry): Promise<string | undefined> {
   if (user['client-certificate-data']) return Buffer.from(user['client-certificate-data'], 'base64').toString('utf8')
-  if (user['client-certificate']) return readFile(user['client-certificate'], 'utf8')
+  if (user['client-certificate']) return (await readNamedFile(user['client-certificate'])).toString('utf8')
   return undefined
 }
 
@@ -228,7 +227,7 @@ export async function describeCredentials(cluster: ClusterEntry, user: UserEntry
 
   if (cluster['certificate-authority'] && !cluster['insecure-skip-tls-verify']) {
     try {
-      await readFile(cluster['certificate-authority'])
+      await readNamedFile(cluster['certificate-authority'])
     } catch (error) {
       out.problems.push(`certificate-authority ${cluster['certificate-authority']}: ${fileProblem(error)}`)
     }

@@ -1,8 +1,7 @@
 import {X509Certificate, createPrivateKey} from 'node:crypto'
-import {readFile} from 'node:fs/promises'
 import {sep} from 'node:path'
 
-import {fileProblem} from '../base/files.js'
+import {fileProblem, readNamedFile} from '../base/files.js'
 import {isoSeconds, tokenExpires} from './credentials.js'
 import type {ResolvedContext} from './loading-rules.js'
 import {registerSecret, registerUrlSecrets} from './redact.js'
@@ -104,7 +103,7 @@ async function material(entry: ClusterEntry | UserEntry, key: string, problems: 
   }
   if (typeof file === 'string' && file !== '') {
     try {
-      return await readFile(file)
+      return await readNamedFile(file)
     } catch (error) {
       problems.push(fileError(key, file, error))
     }
@@ -187,7 +186,7 @@ export async function checkContext(ctx: ResolvedContext, now = Date.now()): Prom
   let token = user.token
   if (!token && user.tokenFile) {
     try {
-      token = (await readFile(user.tokenFile, 'utf8')).trim()
+      token = (await readNamedFile(user.tokenFile)).toString('utf8').trim()
       registerSecret(token)
     } catch (error) {
       problems.push(fileError('tokenFile', user.tokenFile, error))

@@ -1,6 +1,4 @@
-import {readFile} from 'node:fs/promises'
-
-import {ConfigError} from '../base/errors.js'
+import {requireNamedFile} from '../base/files.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
@@ -52,12 +50,7 @@ export async function caPemOf(cluster: ClusterEntry, where: string): Promise<str
   if (cluster['certificate-authority-data']) return Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8')
   const file = cluster['certificate-authority']
   if (!file) return undefined
-  try {
-    return await readFile(file, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(`${where}: certificate-authority ${file}: ${code === 'ENOENT' ? 'file not found' : (error as Error).message}`)
-  }
+  return (await requireNamedFile(file, `${where}: certificate-authority ${file}`)).toString('utf8')
 }
 
 /** `origin` of a URL, or undefined when it is not one. */
