@@ -181,10 +181,11 @@ describe('TLS', () => {
     assert.equal(res.code, 1, res.stderr)
     const {bad} = twoItems(res, k.cluster)
     assert.deepEqual(bad.error, {kind: 'timeout', message: `${stall.url}: no answer within 300ms (--request-timeout)`})
-    // The request log's elapsed time for the stalled request: the limit, to within a few milliseconds.
+    // The request log's elapsed time for the stalled request: the limit, never less, and not much more (a loaded CI
+    // machine may run the timer late by tens of milliseconds; a stall without a limit never ends).
     const line = res.stderr.split('\n').find((l) => l.includes(stall.url) && /no answer within/.test(l))
     const ms = Number(/ in (\d+) milliseconds/.exec(line ?? '')?.[1])
-    assert.ok(ms >= 300 && ms < 330, `the stalled request ended after ${ms} ms: ${line}`)
+    assert.ok(ms >= 300 && ms < 400, `the stalled request ended after ${ms} ms: ${line}`)
   })
 
   it('insecure-skip-tls-verify with a token: one warning per cluster from whoami and clusters list --live, none from inspect and verify (they report it)', async () => {
