@@ -50,3 +50,9 @@ export const MAX_DOCUMENT_DEPTH = 100
  * through an anchor add ~20,000.
  */
 export const MAX_ALIAS_EXPANSION = 1_000_000
+
+/**
+ * How much a program fleet runs (an exec credential plugin, kind) may write on stdout, and on stderr: 4 MiB each. An
+ * ExecCredential with a certificate chain is a few KB; one that streams without end is killed instead of filling memory.
+ */
+export const MAX_PROCESS_OUTPUT_BYTES = 4 * 1024 * 1024

@@ -1,5 +1,7 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 
+import {MAX_PROCESS_OUTPUT_BYTES} from './limits.js'
+
 /**
  * The one way fleet runs another program (kind, exec credential plugins): a time limit that holds, and on timeout the
  * child's whole process group is killed, so a grandchild holding stdout open cannot keep fleet waiting. Callers word
@@ -18,6 +20,11 @@ export interface RunProcessOptions {
   onStderr?: (chunk: string) => void
   /** Ends the child (and its group) early, as the time limit does: the caller no longer wants its answer. */
   signal?: AbortSignal
+  /**
+   * How much the child may write on stdout, and on stderr, before it is killed and the run fails (ProcessOutputTooLarge):
+   * a program that streams without end must not fill fleet's memory. Default MAX_PROCESS_OUTPUT_BYTES.
+   */
+  maxOutputBytes?: number
 }
 
 export interface ProcessResult {
@@ -40,6 +47,14 @@ export class ProcessStopped extends Error {
   constructor(readonly command: string) {
     super(`${command}: stopped`)
     this.name = 'ProcessStopped'
+  }
+}
+
+/** The child wrote more than its limit on stdout or stderr (and was killed). */
+export class ProcessOutputTooLarge extends Error {
+  constructor(readonly command: string, readonly stream: 'stdout' | 'stderr', readonly limit: number) {
+    super(`${command}: wrote more than ${limit} bytes on ${stream}`)
+    this.name = 'ProcessOutputTooLarge'
   }
 }
 
@@ -121,6 +136,11 @@ class Run {
     if (this.settle()) other().then(this.resolve, this.reject)
   }
 
+  /** The program wrote more than it may: ended, and the run fails with that. */
+  tooLarge(stream: 'stdout' | 'stderr', limit: number): void {
+    this.end(new ProcessOutputTooLarge(this.command, stream, limit))
+  }
+
   /** Ends the program early (time limit, stop) and reports why. */
   private end(error: Error): void {
     if (this.settled) return
@@ -155,8 +175,15 @@ function runDirect(command: string, options: RunProcessOptions): Promise<Process
     run.started(child.pid)
     const out: Buffer[] = []
     let err = ''
-    child.stdout!.on('data', (d: Buffer) => out.push(d))
+    const limit = options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES
+    let outBytes = 0
+    let errBytes = 0
+    child.stdout!.on('data', (d: Buffer) => {
+      if ((outBytes += d.length) > limit) return run.tooLarge('stdout', limit)
+      out.push(d)
+    })
     child.stderr!.on('data', (d: Buffer) => {
+      if ((errBytes += d.length) > limit) return run.tooLarge('stderr', limit)
       const text = d.toString()
       err += text
       if (!run.settled) options.onStderr?.(text)
@@ -201,11 +228,23 @@ process.on('message', (m) => {
   }
   if (c.pid !== undefined) { kids.set(m.id, c.pid); send({id: m.id, pid: c.pid}) }
   const out = [], err = []
-  c.stdout.on('data', (d) => out.push(d))
-  c.stderr.on('data', (d) => err.push(d))
+  let sizes = {stdout: 0, stderr: 0}, over
+  const collect = (stream, list) => (d) => {
+    if (over) return
+    if ((sizes[stream] += d.length) > m.limit) {
+      over = stream
+      killGroup(c.pid)
+      send({id: m.id, error: {code: 'ETOOLARGE', message: stream}})
+      return
+    }
+    list.push(d)
+  }
+  c.stdout.on('data', collect('stdout', out))
+  c.stderr.on('data', collect('stderr', err))
   c.on('error', (e) => { kids.delete(m.id); send({id: m.id, error: {code: e.code, message: e.message}}) })
   c.on('close', (code, signal) => {
     kids.delete(m.id)
+    if (over) return
     send({id: m.id, code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8')})
   })
 })
@@ -310,6 +349,7 @@ class Spawner {
           // The spawner could not take it (it died before starting it): started directly instead, which has its own
           // time limit and stop.
           if (a.error?.code === 'ESPAWNER') return run.handOver(() => runDirect(command, options))
+          if (a.error?.code === 'ETOOLARGE') return run.tooLarge(a.error.message === 'stderr' ? 'stderr' : 'stdout', options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES)
           if (a.error) return run.fail(new ProcessStartError(command, a.error.code, a.error.message))
           if (a.stderr && !run.settled) options.onStderr?.(a.stderr)
           run.succeed({code: a.code ?? null, signal: a.signal ?? null, stdout: a.stdout ?? '', stderr: a.stderr ?? ''})
@@ -317,7 +357,7 @@ class Spawner {
       }
       this.waiting.set(id, w)
       this.runs++
-      if (!this.send({op: 'run', id, command, args: options.args ?? [], env: options.env ?? process.env})) {
+      if (!this.send({op: 'run', id, command, args: options.args ?? [], env: options.env ?? process.env, limit: options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES})) {
         w.answer({id, error: {code: 'ESPAWNER', message: 'restart'}})
       }
     })

@@ -3,7 +3,7 @@ import {createHash} from 'node:crypto'
 import {requireNamedFile} from '../base/files.js'
 import {formatDuration} from '../base/duration.js'
 import {ConfigError, FleetError} from '../base/errors.js'
-import {ProcessStartError, ProcessStopped, ProcessTimeout, runProcess} from '../base/subprocess.js'
+import {ProcessOutputTooLarge, ProcessStartError, ProcessStopped, ProcessTimeout, runProcess} from '../base/subprocess.js'
 import {execConfigProblem} from '../kubeconfig/readiness.js'
 import {ScrubbedLines, registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
@@ -241,6 +241,7 @@ async function runPlugin(
     // A hang is a timeout (its own limit, or every caller's limit passed), never a half-read answer.
     if (error instanceof ProcessTimeout) throw new FleetError('timeout', `exec plugin ${command}: no answer within ${formatDuration(o.timeoutMs)}`)
     if (error instanceof ProcessStopped) throw new FleetError('timeout', `exec plugin ${command}: stopped after the time limit`)
+    if (error instanceof ProcessOutputTooLarge) throw new FleetError('plugin', `exec plugin ${command}: wrote more than ${error.limit / 1024 / 1024} MiB on ${error.stream}; it was killed`)
     const code = error instanceof ProcessStartError ? error.code : undefined
     const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
     const why = code === 'ENOENT' ? 'executable not found' : code === 'EACCES' ? 'permission denied' : (error as Error).message

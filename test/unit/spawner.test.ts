@@ -9,7 +9,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
-import {ProcessStartError, ProcessStopped, ProcessTimeout, killChildren, runProcess, spawnerState} from '../../src/base/subprocess.js'
+import {ProcessOutputTooLarge, ProcessStartError, ProcessStopped, ProcessTimeout, killChildren, runProcess, spawnerState} from '../../src/base/subprocess.js'
 import {gone, grandchildPid, isAlive, parentOfGrandchild} from '../support/procs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-spawner-'))
@@ -28,6 +28,19 @@ describe('the spawner', () => {
     assert.equal(spawnerState().runs, 8)
     for (const r of [...direct, ...via]) assert.deepEqual(r, direct[0])
     assert.deepEqual(direct[0], {code: 3, signal: null, stdout: `v=1 "q"|two words|it's|${process.cwd()}`, stderr: 'to stderr'})
+  })
+
+  it('kills a program that writes past its limit, on stdout or stderr, as a direct start does', async () => {
+    const runs = spawnerState().runs
+    for (const [stream, script] of [['stdout', 'yes fleet'], ['stderr', 'yes fleet >&2']] as const) {
+      await assert.rejects(
+        runProcess('/bin/sh', {args: ['-c', script], timeoutMs: 30_000, maxOutputBytes: 256 * 1024}),
+        (e: ProcessOutputTooLarge) => e instanceof ProcessOutputTooLarge && e.stream === stream,
+      )
+    }
+    assert.equal(spawnerState().runs, runs + 2, 'through the spawner')
+    // Still usable afterwards.
+    assert.equal((await sh('printf ok')).stdout, 'ok')
   })
 
   it('reports a program that does not exist, or may not run, as a start error with its code', async () => {
