@@ -29,7 +29,11 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
   static flags = {
     all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
     shard: Flags.string({description: 'With --all: only this part of the Secrets, INDEX/COUNT from 0 (e.g. 0/4), by NAMESPACE/NAME. See docs/scale.md.'}),
-    'shard-count': fleetFlags['shard-count'],
+    // The fleet-wide flag splits clusters; here the Secrets of --all are split (the same env and Indexed Job rule).
+    'shard-count': Flags.integer({
+      description: 'With --all: split the Secrets this many ways and take the part of this Pod of an Indexed Job (JOB_COMPLETION_INDEX), by NAMESPACE/NAME.',
+      env: fleetFlags['shard-count'].env,
+    }),
     file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
     'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h, 7d).'}),
     duration: Flags.string({description: 'Lifetime of the new credential, e.g. 720h, 30d (default: the lifetime generate was asked for).'}),
