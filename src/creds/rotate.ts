@@ -373,11 +373,6 @@ async function rotateLocked(
   }
 }
 
-export {certNotAfter, heldCredential, identityOf, parseIdentity} from './rotation-store.js'
-
-/** Kept here for the callers that import them from rotate.js; the rules live in lifetime.ts. */
-export {certLifetimeSeconds, tokenLifetimeSeconds as lifetimeSeconds} from './lifetime.js'
-
 /**
  * The cluster a credential's new one is minted on, found from what it recorded (cluster-identity.ts) among the clusters
  * fleet knows, with a credential that may mint (TokenRequest, a legacy token Secret, or a CSR).

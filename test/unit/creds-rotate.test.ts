@@ -6,7 +6,9 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
-import {type RotatedCredential, lifetimeSeconds, parseIdentity, rotationFailureNote} from '../../src/creds/rotate.js'
+import {tokenLifetimeSeconds as lifetimeSeconds} from '../../src/creds/lifetime.js'
+import {type RotatedCredential, rotationFailureNote} from '../../src/creds/rotate.js'
+import {parseIdentity} from '../../src/creds/rotation-store.js'
 import {ROTATION, STEPS, type Step, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
@@ -36,7 +38,7 @@ describe('creds rotate: state on the Secret', () => {
 
   it('FLEET_ROTATE_FAILPOINT=after-<step> kills the process with SIGKILL right after that step and no other', () => {
     const url = new URL('../../src/creds/rotation-state.ts', import.meta.url).href
-    for (const at of [STEPS[0], STEPS[STEPS.length - 1], 'mint']) {
+    for (const at of [STEPS[0], STEPS[STEPS.length - 1], 'mint'] as const) {
       const script = `import {STEPS, failpoint} from ${JSON.stringify(url)}; for (const s of STEPS) { failpoint(s); process.stdout.write(s + ' ') }`
       const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {env: {...process.env, FLEET_ROTATE_FAILPOINT: `after-${at}`}, encoding: 'utf8'})
       assert.equal(child.signal, 'SIGKILL', child.stderr)
