@@ -34,3 +34,51 @@ describe('help says what each command takes', () => {
     assert.doesNotMatch(entry, /cluster/, entry)
   })
 })
+
+const KC = `apiVersion: v1
+kind: Config
+clusters: [{name: k, cluster: {server: "https://k.example:6443"}}]
+users: [{name: u, user: {token: not-a-secret-here}}]
+contexts: [{name: one, context: {cluster: k, user: u}}, {name: two, context: {cluster: k, user: u}}]
+`
+
+describe('no kubeconfig, or no such context: said as such', () => {
+  it('clusters list with no ~/.kube/config and no KUBECONFIG says the file does not exist (exit 0, as before)', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'fleet-papercut-home-'))
+    const res = await runFleet(['clusters', 'list'], {cwd: home, env: {HOME: home}})
+    assert.deepEqual([res.code, res.stdout, res.stderr], [0, '', `No clusters found in ${join(home, '.kube', 'config')} (no such file).\n`])
+    const listed = await runFleet(['clusters', 'list'], {cwd: home, env: {HOME: home, KUBECONFIG: join(home, 'a')}})
+    assert.deepEqual([listed.code, listed.stderr], [0, `No clusters found in KUBECONFIG=${join(home, 'a')} (none of its files exist).\n`])
+  })
+
+  it('auth whoami with no kubeconfig names the missing file instead of "no current-context is set in" it', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'fleet-papercut-home-'))
+    const res = await runFleet(['auth', 'whoami'], {cwd: home, env: {HOME: home}})
+    assert.deepEqual([res.code, res.stdout, res.stderr], [2, '', `error: no kubeconfig: ${join(home, '.kube', 'config')} does not exist and KUBECONFIG is not set; pass --kubeconfig or set KUBECONFIG\n`])
+    const env = await runFleet(['auth', 'whoami'], {cwd: home, env: {HOME: home, KUBECONFIG: `${join(home, 'a')}:${join(home, 'b')}`}})
+    assert.deepEqual([env.code, env.stderr], [2, `error: no kubeconfig: none of the files in KUBECONFIG=${join(home, 'a')}:${join(home, 'b')} exist; pass --kubeconfig or set KUBECONFIG\n`])
+    // A kubeconfig that exists without a current-context keeps its own words.
+    await mkdir(join(home, '.kube'))
+    await writeFile(join(home, '.kube', 'config'), KC)
+    const none = await runFleet(['auth', 'whoami'], {cwd: home, env: {HOME: home}})
+    assert.deepEqual([none.code, none.stderr], [2, `error: no current-context is set in ${join(home, '.kube', 'config')}; name a cluster or pass --context\n`])
+  })
+
+  it('--context nosuch names the context, where it looked and the contexts there, as clusters list does (exit 2)', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'fleet-papercut-home-'))
+    await mkdir(join(home, '.kube'))
+    const file = join(home, '.kube', 'config')
+    await writeFile(file, KC)
+    const want = `error: --context "nosuch": no such context in ${file}; contexts: one, two\n`
+    for (const args of [['auth', 'whoami'], ['auth', 'can-i', 'get', 'pods'], ['clusters', 'list']]) {
+      const res = await runFleet([...args, '--context', 'nosuch'], {cwd: home, env: {HOME: home}})
+      assert.deepEqual([res.code, res.stdout, res.stderr], [2, '', want], args.join(' '))
+    }
+    const json = await runFleet(['auth', 'whoami', '--context', 'nosuch', '-o', 'json'], {cwd: home, env: {HOME: home}})
+    assert.deepEqual(json.json(), {error: {kind: 'usage', message: want.slice('error: '.length, -1)}})
+    // No kubeconfig at all: the missing file is named, and no empty list of contexts.
+    const empty = await mkdtemp(join(tmpdir(), 'fleet-papercut-home-'))
+    const res = await runFleet(['auth', 'whoami', '--context', 'nosuch'], {cwd: empty, env: {HOME: empty}})
+    assert.deepEqual([res.code, res.stderr], [2, `error: --context "nosuch": no such context in ${join(empty, '.kube', 'config')} (no such file)\n`])
+  })
+})
