@@ -33,6 +33,15 @@ describe('help says what each command takes', () => {
     assert.match(entry, /Secrets/, entry)
     assert.doesNotMatch(entry, /cluster/, entry)
   })
+
+  it('creds rotate: the summary (its line in creds --help too) says files are rotated, not only hub Secrets', async () => {
+    const own = await runFleet(['creds', 'rotate', '--help'])
+    assert.equal(own.code, 0, own.stderr)
+    const summary = own.stdout.split('\n')[0]
+    assert.match(summary, /hub Secrets or kubeconfig files \(--file\)/, summary)
+    const topic = flat((await runFleet(['creds', '--help'])).stdout)
+    assert.match(topic, /creds rotate Replace fleet-made credentials, in hub Secrets or kubeconfig files \(--file\)/, topic)
+  })
 })
 
 const KC = `apiVersion: v1

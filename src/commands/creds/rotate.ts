@@ -12,8 +12,8 @@ import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials, rotationFailureNote} from '../../creds/rotate.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
-  static summary = 'Replace fleet-made credentials in hub Secrets with new ones, proved first, and revoke the old ones.'
-  static description = `For each hub Secret written by fleet creds generate (NAMESPACE/NAME, or --all): mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition, deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (a credential that failed before it was replaced keeps its old one, still working; one that failed after is finished by the next run). See docs/rotation.md.`
+  static summary = 'Replace fleet-made credentials, in hub Secrets or kubeconfig files (--file), with new ones, proved first, and revoke the old ones.'
+  static description = `For each hub Secret (NAMESPACE/NAME, or --all) or kubeconfig file (--file) written by fleet creds generate: mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition (a file under a lock, atomically), deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret or in the file, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (a credential that failed before it was replaced keeps its old one, still working; one that failed after is finished by the next run). See docs/rotation.md.`
 
   static examples = [
     '<%= config.bin %> creds rotate fleet-system/member-1',
