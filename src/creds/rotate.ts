@@ -22,7 +22,7 @@ import {type Lifetime, lifetimeOf, lifetimeToAsk} from './lifetime.js'
 import {type Issued, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import type {Identity} from './rbac.js'
 import {type RotationState, type Step, anchorSuffix, failpoint, newRunId, pausepoint} from './rotation-state.js'
-import {Conflict, FileStore, type RotationStore, SecretStore, certNotAfter} from './rotation-store.js'
+import {Conflict, FileStore, NotFleetsError, type RotationStore, SecretStore, certNotAfter} from './rotation-store.js'
 import {verifyCredential} from './verify.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
 
@@ -130,13 +130,19 @@ async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
 
 export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promise<RotationReport> {
   const run = newRunId()
-  const fileItems: RotatedCredential[] = []
-  for (const path of r.files ?? []) {
-    const abs = resolve(path)
-    fileItems.push(await rotateOne(new FileStore(abs), {file: {path: abs}}, r, env, run))
+  const files = (r.files ?? []).map((path) => new FileStore(resolve(path)))
+  const hub = r.all || r.names.length > 0 ? await env.connector.hub(r.hub, env.env) : undefined
+  const named = hub ? r.names.map((t) => new SecretStore(hub, t)) : []
+  // A named Secret or file fleet did not write refuses the whole run before anything is rotated (exit 2, one line), as
+  // creds revoke does; any other problem reading one stays that credential's failure, found again under its lock.
+  for (const store of [...files, ...named]) {
+    await store.read().catch((error: unknown) => {
+      if (error instanceof NotFleetsError) throw error
+    })
   }
-  if (!r.all && r.names.length === 0) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hub = await env.connector.hub(r.hub, env.env)
+  const fileItems: RotatedCredential[] = []
+  for (const store of files) fileItems.push(await rotateOne(store, {file: {path: store.where}}, r, env, run))
+  if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
   const hubName = hub.context.contextName
   let targets: Array<{namespace: string; name: string}>
   let shard: RotationReport['shard']
@@ -147,7 +153,8 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
       targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard))
     }
   } else targets = r.names
-  const items = await mapLimit(targets, Math.max(1, r.concurrency), (t) => rotateOne(new SecretStore(hub, t), {secret: {hub: hubName, ...t}}, r, env, run))
+  const stores = r.all ? targets.map((t) => new SecretStore(hub, t)) : named
+  const items = await mapLimit(stores, Math.max(1, r.concurrency), (store) => rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run))
   return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items]}
 }
 

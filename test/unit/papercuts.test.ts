@@ -1,7 +1,7 @@
 // Issue 32's papercuts a newcomer hit that need no cluster, each at the command line with HOME empty: what help offers,
 // and what fleet says when there is no kubeconfig or no such context.
 import assert from 'node:assert/strict'
-import {mkdir, mkdtemp, writeFile} from 'node:fs/promises'
+import {mkdir, mkdtemp, readFile, readdir, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
@@ -89,5 +89,20 @@ describe('no kubeconfig, or no such context: said as such', () => {
     const empty = await mkdtemp(join(tmpdir(), 'fleet-papercut-home-'))
     const res = await runFleet(['auth', 'whoami', '--context', 'nosuch'], {cwd: empty, env: {HOME: empty}})
     assert.deepEqual([res.code, res.stderr], [2, `error: --context "nosuch": no such context in ${join(empty, '.kube', 'config')} (no such file)\n`])
+  })
+})
+
+describe('creds rotate and creds revoke refuse what fleet did not write alike', () => {
+  it('--file of a kubeconfig fleet did not write: exit 2 and one line from both, the file untouched, no lock left', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-papercut-foreign-'))
+    const file = join(dir, 'foreign.kubeconfig')
+    await writeFile(file, KC)
+    const want = (verb: string, done: string) => `error: --file ${file} was not written by fleet creds generate (no fleet.dev/credential extension): fleet ${verb} only what it made; nothing was ${done}\n`
+    const rotate = await runFleet(['creds', 'rotate', '--file', file], {cwd: dir, env: {HOME: dir}})
+    assert.deepEqual([rotate.code, rotate.stdout, rotate.stderr], [2, '', want('rotates', 'rotated')])
+    const revoke = await runFleet(['creds', 'revoke', '--file', file], {cwd: dir, env: {HOME: dir}})
+    assert.deepEqual([revoke.code, revoke.stdout, revoke.stderr], [2, '', want('revokes', 'deleted')])
+    assert.equal(await readFile(file, 'utf8'), KC)
+    assert.deepEqual(await readdir(dir), ['foreign.kubeconfig'])
   })
 })
