@@ -11,6 +11,7 @@ import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
 import {type Shard, inShard} from '../fleet/shard.js'
+import type {Progress} from '../fleet/runner.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -73,6 +74,8 @@ export interface RotateEnv {
   env?: NodeJS.ProcessEnv
   /** The command's interrupt (SIGINT/SIGTERM), honoured after each step (see afterInterrupt). */
   cancel?: Cancellation
+  /** Told when the run starts and after each credential (the command draws a progress line at a terminal). */
+  onProgress?: (progress: Progress) => void
 }
 
 export interface StepRecord {
@@ -140,21 +143,30 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
       if (error instanceof NotFleetsError) throw error
     })
   }
-  const fileItems: RotatedCredential[] = []
-  for (const store of files) fileItems.push(await rotateOne(store, {file: {path: store.where}}, r, env, run))
-  if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hubName = hub.context.contextName
-  let targets: Array<{namespace: string; name: string}>
+  // What is rotated is known before the first rotation, so a progress line counts all of it (files, then Secrets).
+  let targets: Array<{namespace: string; name: string}> = []
   let shard: RotationReport['shard']
-  if (r.all) {
+  if (hub && r.all) {
     targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
     if (r.shard) {
       shard = {...r.shard, selected: targets.length}
       targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard))
     }
-  } else targets = r.names
-  const stores = r.all ? targets.map((t) => new SecretStore(hub, t)) : named
-  const items = await mapLimit(stores, Math.max(1, r.concurrency), (store) => rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run))
+  }
+  const stores = hub && r.all ? targets.map((t) => new SecretStore(hub, t)) : named
+  const progress = {done: 0, total: files.length + stores.length, failed: 0}
+  const counted = (item: RotatedCredential) => {
+    progress.done++
+    if (item.status === 'failed') progress.failed++
+    env.onProgress?.({...progress})
+    return item
+  }
+  env.onProgress?.({...progress})
+  const fileItems: RotatedCredential[] = []
+  for (const store of files) fileItems.push(counted(await rotateOne(store, {file: {path: store.where}}, r, env, run)))
+  if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
+  const hubName = hub.context.contextName
+  const items = await mapLimit(stores, Math.max(1, r.concurrency), async (store) => counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run)))
   return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items]}
 }
 

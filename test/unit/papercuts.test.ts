@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
-import {runFleet} from '../support/cli.js'
+import {inTerminal, runFleet} from '../support/cli.js'
 
 const flat = (text: string) => text.replace(/\s+/g, ' ')
 
@@ -104,5 +104,36 @@ describe('creds rotate and creds revoke refuse what fleet did not write alike', 
     assert.deepEqual([revoke.code, revoke.stdout, revoke.stderr], [2, '', want('revokes', 'deleted')])
     assert.equal(await readFile(file, 'utf8'), KC)
     assert.deepEqual(await readdir(dir), ['foreign.kubeconfig'])
+  })
+})
+
+describe('creds rotate shows progress at a terminal, as clusters verify does', () => {
+  // Three kubeconfig files fleet "wrote" (the extension is there) for a cluster nobody lists: each rotation fails at once,
+  // so the run is quick and still has three credentials to count.
+  const written = (i: number) => `${KC}current-context: one
+extensions:
+- name: fleet.dev/credential
+  extension: {method: token, identity: "system:serviceaccount:team:app-${i}", cluster: gone-${i}}
+`
+
+  it('[n/N] credentials on stderr, rewritten in place and erased at the end; nothing of it without a terminal', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-papercut-progress-'))
+    const files = await Promise.all([0, 1, 2].map(async (i) => {
+      const file = join(dir, `c${i}.kubeconfig`)
+      await writeFile(file, written(i))
+      return file
+    }))
+    const args = ['creds', 'rotate', ...files.flatMap((f) => ['--file', f])]
+    const tty = await inTerminal(args, {TERM: 'xterm', HOME: dir}, {cwd: dir})
+    const ESC = '\u001B'
+    for (const line of ['[0/3] credentials', '[1/3] credentials, 1 failed', '[2/3] credentials, 2 failed']) {
+      assert.ok(tty.includes(`\r${ESC}[2K${line}`), `${line} in ${JSON.stringify(tty)}`)
+    }
+    // Erased before the table and the errors are written, so the line never mixes with them.
+    const erased = tty.lastIndexOf(`\r${ESC}[2K`)
+    assert.ok(erased < tty.indexOf('CREDENTIAL') && erased < tty.indexOf('error:'), JSON.stringify(tty))
+    const piped = await runFleet(args, {cwd: dir, env: {HOME: dir}})
+    assert.equal(piped.code, 1, piped.stderr)
+    assert.doesNotMatch(piped.stderr + piped.stdout, /credentials, |\[\d\/3\]|\u001B/)
   })
 })

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
+import {progressLine} from '../../cli/progress.js'
 import {resolveShard, shardName} from '../../fleet/shard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
@@ -82,7 +83,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         concurrency: f.concurrency,
         lease: !f['no-lease'],
       },
-      {connector: this.fleet.connector, cancel},
+      // At a terminal, a progress line over the credentials, as clusters verify draws one over clusters.
+      {connector: this.fleet.connector, cancel, onProgress: this.machineOutput ? undefined : progressLine({noun: 'credentials'})},
     )
     const notes: string[] = []
     const failed = report.items.filter((i) => i.status === 'failed')
