@@ -49,7 +49,7 @@ const READ_ALLOWED = new Map([
   ['providers/hub/access-providers.ts', {json: 1, why: "a ClusterProfile's access-provider config (providers/ is being reshaped on another branch)"}],
   ['cli/base-command.ts', {json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file'}],
   ['cli/completion.ts', {read: 1, why: "the user's .zshrc-side completion file, rewritten in place (not parsed)"}],
-  ['verify/policy.ts', {read: 1, json: 1, why: "the shipped policy JSON schema; the user's policy file with its schema errors and line numbers"}],
+  ['verify/policy.ts', {read: 1, yaml: 1, json: 1, why: "the shipped policy JSON schema; the user's policy file with its schema errors and line numbers (js-yaml's listener gives the positions)"}],
   ['workload-identity/auth-config.ts', {yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is'}],
   ['workload-identity/consumers.ts', {read: 1, why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)'}],
   ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],

@@ -69,6 +69,12 @@ export interface WhoCan {
   confirmationError?: string
   /** Some RBAC objects could not be read: subjects granted through them are missing (see warnings). */
   incomplete: boolean
+  /**
+   * false when the one namespace asked about does not exist on this cluster (a typo, or not created there yet): only
+   * ClusterRoleBindings grant anything in it, which is what is listed, and it is said. Absent when it exists or could not be
+   * read.
+   */
+  namespaceExists?: false
   /** Bindings or roles that could not be read or resolved, subjects confirmation did not agree with. */
   warnings: string[]
   /** What RBAC objects cannot show on this cluster. */
@@ -90,6 +96,16 @@ const RBAC = '/apis/rbac.authorization.k8s.io/v1'
 interface Listed<T> {
   items?: T[]
   warning?: string
+}
+
+/** Whether a namespace exists: undefined when that cannot be read (a caller who may not get Namespaces). */
+async function namespaceExists(client: KubeClient, ns: string): Promise<boolean | undefined> {
+  try {
+    return (await client.json('GET', `/api/v1/namespaces/${encodeURIComponent(ns)}`, undefined, `get namespace ${ns}`, {absent: true})) !== undefined
+  } catch (error) {
+    if (error instanceof FleetError && error.kind === 'forbidden') return undefined
+    throw error
+  }
 }
 
 async function list<T>(client: KubeClient, path: string, what: string): Promise<Listed<T>> {
@@ -141,7 +157,8 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
   const ns = asked.resource?.namespace ?? ''
   const readRoles = asked.resource !== undefined && (allNamespaces || ns !== '')
   const scope = allNamespaces ? '' : `/namespaces/${ns}`
-  const [crs, crbs, roles, rbs] = await Promise.all([
+  const [exists, crs, crbs, roles, rbs] = await Promise.all([
+    readRoles && !allNamespaces ? namespaceExists(client, ns) : Promise.resolve(undefined),
     list<ClusterRole>(client, `${RBAC}/clusterroles`, 'clusterroles'),
     list<ClusterRoleBinding>(client, `${RBAC}/clusterrolebindings`, 'clusterrolebindings'),
     readRoles ? list<Role>(client, `${RBAC}${scope}/roles`, allNamespaces ? 'roles in all namespaces' : `roles in namespace ${ns}`) : Promise.resolve({items: []} as Listed<never>),
@@ -152,6 +169,7 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
   if (!crbs.items && !(readRoles && rbs.items)) {
     throw new FleetError('forbidden', `cannot read any RBAC binding: ${[crbs, rbs].map((l) => l.warning).filter(Boolean).join('; ')}`)
   }
+  if (exists === false) warnings.push(`namespace "${ns}" does not exist: only ClusterRoleBindings grant anything in it`)
   warnings.push(...unreadable.map((l) => l.warning!))
   const snapshot: RbacSnapshot = {clusterRoles: crs.items, clusterRoleBindings: crbs.items, roles: roles.items, roleBindings: rbs.items}
   const kcp = o.source?.kind === 'kcp-workspace'
@@ -164,6 +182,7 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
   const result: WhoCan = {
     attributes: asked.resource ? {resourceAttributes: asked.resource} : {nonResourceAttributes: asked.nonResource!},
     allNamespaces,
+    ...(exists === false ? {namespaceExists: false as const} : {}),
     subjects,
     confirmation: o.confirm ? 'done' : 'skipped',
     incomplete: unreadable.length > 0 || evaluation.incomplete === true,

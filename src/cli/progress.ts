@@ -9,16 +9,18 @@ export function cursorControlAllowed(stream: {isTTY?: boolean}, env: NodeJS.Proc
 }
 
 /**
- * The progress line of a run over several clusters, on stderr, only for a person at a terminal that takes cursor
- * control: `[3/12] clusters, 1 failed`, rewritten in place and erased when the last cluster is done so it never mixes
- * with the output.
+ * The progress line of a run over several clusters (or of what `noun` names: `creds rotate`'s credentials), on stderr,
+ * only for a person at a terminal that takes cursor control: `[3/12] clusters, 1 failed`, rewritten in place and erased
+ * when the last one is done so it never mixes with the output.
  */
-export function progressLine(stream: NodeJS.WriteStream = process.stderr, env: NodeJS.ProcessEnv = process.env): ((p: Progress) => void) | undefined {
+export function progressLine(
+  {stream = process.stderr, env = process.env, noun = 'clusters'}: {stream?: NodeJS.WriteStream; env?: NodeJS.ProcessEnv; noun?: string} = {},
+): ((p: Progress) => void) | undefined {
   if (!cursorControlAllowed(stream, env)) return undefined
   // Only numbers and fleet's own words: nothing from a server or from data is in this line, so it needs no escaping
   // (src/base/terminal.ts), and its CR and erase-line are the one cursor control fleet writes on purpose.
   return ({done, total, failed}) => {
     if (total <= 1) return
-    stream.write(done >= total ? '\r\u001B[2K' : `\r\u001B[2K[${done}/${total}] clusters${failed > 0 ? `, ${failed} failed` : ''}`)
+    stream.write(done >= total ? '\r\u001B[2K' : `\r\u001B[2K[${done}/${total}] ${noun}${failed > 0 ? `, ${failed} failed` : ''}`)
   }
 }

@@ -55,8 +55,3 @@ export async function credsHubs(f: HubFlags): Promise<HubChoice[]> {
   if (hubs.length === 0) hubs.push({spec: {kubeconfig: f.kubeconfig, context: f.context}, origin: 'loading-rules'})
   return hubs
 }
-
-/** The HubSpecs of credsHubs, for callers written before the rule had a step 3 of its own. */
-export async function configuredHubs(f: {kubeconfig?: string; context?: string; fleetConfig?: string; env?: NodeJS.ProcessEnv; cwd?: string; fallbackToCurrent?: boolean}): Promise<HubSpec[]> {
-  return (await credsHubs({hubKubeconfig: f.kubeconfig, hubContext: f.context, fleetConfig: f.fleetConfig, env: f.env, cwd: f.cwd})).map((h) => h.spec)
-}

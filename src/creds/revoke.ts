@@ -70,6 +70,8 @@ export interface KeptObject {
   namespace?: string
   name: string
   reason: string
+  /** `hub` for an object on the hub (the namespace generate created for the Secret); absent: on the cluster. */
+  on?: 'hub'
 }
 
 /** The stable JSON shape of one credential's revocation (docs/creds.md). */
@@ -421,6 +423,15 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   })
   for (const ns of namespaces) {
     item.kept.push({kind: 'Namespace', name: ns.metadata.name, reason: 'created by fleet (--create-namespace), but a namespace may hold other things: delete it yourself'})
+  }
+  // The hub namespace generate created for the Secret (--create-namespace, labelled for this identity), named the same way.
+  if (rec.consumer.kind === 'secret' && hub) {
+    const name = rec.consumer.secret.metadata.namespace ?? 'default'
+    const ns = await getObject(hub, 'Namespace', name).catch((error) => {
+      if (error instanceof FleetError && error.kind === 'forbidden') return undefined
+      throw error
+    })
+    if (fleetMade(ns)) item.kept.push({kind: 'Namespace', name, on: 'hub', reason: 'created on the hub by fleet (--create-namespace) for the Secret, but a namespace may hold other things: delete it yourself'})
   }
 
   const consumer: RevokedObject =

@@ -11,6 +11,7 @@ import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
 import {type Shard, inShard} from '../fleet/shard.js'
+import type {Progress} from '../fleet/runner.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -22,7 +23,7 @@ import {type Lifetime, lifetimeOf, lifetimeToAsk} from './lifetime.js'
 import {type Issued, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import type {Identity} from './rbac.js'
 import {type RotationState, type Step, anchorSuffix, failpoint, newRunId, pausepoint} from './rotation-state.js'
-import {Conflict, FileStore, type RotationStore, SecretStore, certNotAfter} from './rotation-store.js'
+import {Conflict, FileStore, NotFleetsError, type RotationStore, SecretStore, certNotAfter} from './rotation-store.js'
 import {verifyCredential} from './verify.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
 
@@ -73,6 +74,8 @@ export interface RotateEnv {
   env?: NodeJS.ProcessEnv
   /** The command's interrupt (SIGINT/SIGTERM), honoured after each step (see afterInterrupt). */
   cancel?: Cancellation
+  /** Told when the run starts and after each credential (the command draws a progress line at a terminal). */
+  onProgress?: (progress: Progress) => void
 }
 
 export interface StepRecord {
@@ -130,24 +133,40 @@ async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
 
 export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promise<RotationReport> {
   const run = newRunId()
-  const fileItems: RotatedCredential[] = []
-  for (const path of r.files ?? []) {
-    const abs = resolve(path)
-    fileItems.push(await rotateOne(new FileStore(abs), {file: {path: abs}}, r, env, run))
+  const files = (r.files ?? []).map((path) => new FileStore(resolve(path)))
+  const hub = r.all || r.names.length > 0 ? await env.connector.hub(r.hub, env.env) : undefined
+  const named = hub ? r.names.map((t) => new SecretStore(hub, t)) : []
+  // A named Secret or file fleet did not write refuses the whole run before anything is rotated (exit 2, one line), as
+  // creds revoke does; any other problem reading one stays that credential's failure, found again under its lock.
+  for (const store of [...files, ...named]) {
+    await store.read().catch((error: unknown) => {
+      if (error instanceof NotFleetsError) throw error
+    })
   }
-  if (!r.all && r.names.length === 0) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hub = await env.connector.hub(r.hub, env.env)
-  const hubName = hub.context.contextName
-  let targets: Array<{namespace: string; name: string}>
+  // What is rotated is known before the first rotation, so a progress line counts all of it (files, then Secrets).
+  let targets: Array<{namespace: string; name: string}> = []
   let shard: RotationReport['shard']
-  if (r.all) {
+  if (hub && r.all) {
     targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
     if (r.shard) {
       shard = {...r.shard, selected: targets.length}
       targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard))
     }
-  } else targets = r.names
-  const items = await mapLimit(targets, Math.max(1, r.concurrency), (t) => rotateOne(new SecretStore(hub, t), {secret: {hub: hubName, ...t}}, r, env, run))
+  }
+  const stores = hub && r.all ? targets.map((t) => new SecretStore(hub, t)) : named
+  const progress = {done: 0, total: files.length + stores.length, failed: 0}
+  const counted = (item: RotatedCredential) => {
+    progress.done++
+    if (item.status === 'failed') progress.failed++
+    env.onProgress?.({...progress})
+    return item
+  }
+  env.onProgress?.({...progress})
+  const fileItems: RotatedCredential[] = []
+  for (const store of files) fileItems.push(counted(await rotateOne(store, {file: {path: store.where}}, r, env, run)))
+  if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
+  const hubName = hub.context.contextName
+  const items = await mapLimit(stores, Math.max(1, r.concurrency), async (store) => counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run)))
   return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items]}
 }
 
@@ -372,11 +391,6 @@ async function rotateLocked(
     anchor: item.new?.anchor ?? now?.anchor,
   }
 }
-
-export {certNotAfter, heldCredential, identityOf, parseIdentity} from './rotation-store.js'
-
-/** Kept here for the callers that import them from rotate.js; the rules live in lifetime.ts. */
-export {certLifetimeSeconds, tokenLifetimeSeconds as lifetimeSeconds} from './lifetime.js'
 
 /**
  * The cluster a credential's new one is minted on, found from what it recorded (cluster-identity.ts) among the clusters

@@ -3,7 +3,7 @@ import {open, readFile, unlink} from 'node:fs/promises'
 import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
-import {FleetError} from '../base/errors.js'
+import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
@@ -189,6 +189,17 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
   return role.rules ?? []
 }
 
+/**
+ * A Secret or file fleet did not write, named for rotation: refused for the whole run before anything is rotated (exit
+ * 2, one line), as creds revoke refuses it.
+ */
+export class NotFleetsError extends ConfigError {
+  constructor(what: string) {
+    super(`${what}: fleet rotates only what it made; nothing was rotated`)
+    this.name = 'NotFleetsError'
+  }
+}
+
 export class SecretStore implements RotationStore {
   readonly kind = 'secret'
   readonly where: string
@@ -222,7 +233,7 @@ export class SecretStore implements RotationStore {
     const ann = annotationsOf(secret)
     const format = ann[ANNOTATIONS.format] as SecretFormat | undefined
     if (!isFleetManaged(secret.metadata.labels) || !format || !ann[ANNOTATIONS.cluster]) {
-      throw new FleetError('config', `${this.where} was not written by fleet creds generate (no managed-by label or credential annotations): fleet rotates only what it made`)
+      throw new NotFleetsError(`hub ${this.hub.context.contextName}: ${this.where} was not written by fleet creds generate (no managed-by label or credential annotations)`)
     }
     const held = heldCredential(secret, format)
     if (!held) throw new FleetError('config', `${this.where}: no kubeconfig in the ${format} keys`)
@@ -420,7 +431,7 @@ export class FileStore implements RotationStore {
 
   async read(): Promise<Stored> {
     const {text, doc, facts} = await this.load()
-    if (!facts) throw new FleetError('config', `${this.where}: not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension): fleet rotates only what it made`)
+    if (!facts) throw new NotFleetsError(`--file ${this.where} was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`)
     const cur = currentOf(doc)
     if (!cur.user || !cur.cluster) throw new FleetError('config', `${this.where}: the current context has no user`)
     this.doc = doc

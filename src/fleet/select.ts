@@ -1,4 +1,5 @@
 import {UsageError} from '../base/errors.js'
+import {contextNotFound} from '../providers/not-found.js'
 import type {ClusterProvider, ClusterRef} from '../providers/types.js'
 import {matchesSelector, parseSelector} from './selector.js'
 import {type Shard, inShard} from './shard.js'
@@ -56,8 +57,7 @@ export async function selectForListing(provider: ClusterProvider, selection: {se
     const files = refs.filter((r) => r.source.kind === 'kubeconfig-file')
     const matched = files.filter((r) => r.source.context === selection.context)
     if (files.length > 0 && matched.length === 0) {
-      const contexts = [...new Set(files.map((r) => r.source.context ?? ''))].sort()
-      throw new UsageError(`--context "${selection.context}": no such context in ${where(provider)}; contexts: ${someOf(contexts)}`)
+      throw contextNotFound(selection.context, files.map((r) => r.source.context ?? ''), where(provider))
     }
     if (files.length === 0 && refs.length === 0) {
       throw new UsageError(`--context "${selection.context}": no clusters found in ${where(provider)}`)

@@ -15,7 +15,7 @@ import {
 import {readKubeconfig} from '../kubeconfig/parse.js'
 import {CachedProvider} from './cached-provider.js'
 import {type LabelRule, fileClusterLabels} from './file-labels.js'
-import {findCluster} from './not-found.js'
+import {contextNotFound} from './not-found.js'
 import {withAuthLabel} from './ref.js'
 import type {ClusterRef} from './types.js'
 
@@ -88,6 +88,11 @@ async function standalone(path: string, displayPath: string): Promise<Group> {
 
 export class FileProvider extends CachedProvider {
   private groups?: Promise<Group[]>
+  /**
+   * Set once the loading rules found no file at all: what is missing, so that "no clusters" and "no current-context"
+   * are not said of a file that does not exist (a newcomer's first run, with HOME empty).
+   */
+  private absent?: {what: string; short: string}
 
   constructor(private readonly options: FileProviderOptions = {}) {
     super(options.name ?? 'file', 'file')
@@ -118,11 +123,13 @@ export class FileProvider extends CachedProvider {
     const {paths} = precedence(env)
     const merged = await loadMerged(paths)
     if (merged.files.length > 0 || env.KUBECONFIG) {
+      if (merged.files.length === 0) this.absent = {what: `none of the files in KUBECONFIG=${env.KUBECONFIG} exist`, short: 'none of its files exist'}
       groups.push({merged, display: new Map(paths.map((p) => [resolve(p), p])), primary: true})
       return groups
     }
     // Nothing in KUBECONFIG and no ~/.kube/config: like upstream's file provider, look in the working directory.
     groups.push(...(await Promise.all((await listDir(this.options.cwd ?? process.cwd())).map((f) => standalone(f, f)))))
+    if (groups.length === 0) this.absent = {what: `${paths[0]} does not exist and KUBECONFIG is not set`, short: 'no such file'}
     return groups
   }
 
@@ -173,12 +180,16 @@ export class FileProvider extends CachedProvider {
     const refs = await this.list()
     const primary = refs.filter((r) => r.current !== undefined)
     if (context) {
-      const match = refs.find((r) => r.source.context === context && r.current !== undefined) ?? refs.find((r) => r.source.context === context)
-      if (!match) return findCluster(refs, context, this.describe())
+      const match =
+        refs.find((r) => r.source.context === context && r.current !== undefined) ??
+        refs.find((r) => r.source.context === context) ??
+        refs.find((r) => r.name === context)
+      if (!match) throw contextNotFound(context, this.absent ? undefined : refs.map((r) => r.source.context ?? ''), this.describe())
       return match
     }
     const current = primary.find((r) => r.current)
     if (!current) {
+      if (this.absent) throw new ConfigError(`no kubeconfig: ${this.absent.what}; pass --kubeconfig or set KUBECONFIG`)
       const groups = await this.groups!
       const named = groups.find((g) => g.primary)?.merged
       if (named?.currentContext) {
@@ -194,6 +205,7 @@ export class FileProvider extends CachedProvider {
   override describe(): string {
     if (this.options.paths?.length) return this.options.paths.join(':')
     const env = this.options.env ?? process.env
-    return env.KUBECONFIG ? `KUBECONFIG=${env.KUBECONFIG}` : precedence(env).paths[0]
+    const where = env.KUBECONFIG ? `KUBECONFIG=${env.KUBECONFIG}` : precedence(env).paths[0]
+    return this.absent ? `${where} (${this.absent.short})` : where
   }
 }

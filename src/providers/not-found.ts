@@ -1,4 +1,4 @@
-import {FleetError, EXIT_USAGE} from '../base/errors.js'
+import {FleetError, EXIT_USAGE, UsageError} from '../base/errors.js'
 import {closeMatches} from '../base/text.js'
 import type {ClusterRef} from './types.js'
 
@@ -34,4 +34,17 @@ export function findCluster(refs: ClusterRef[], name: string, where: string): Cl
   if (byAlias.length > 1) throw new AmbiguousClusterError(name, byAlias.map((r) => r.name))
   const names = [...new Set(refs.flatMap((r) => [r.name, ...r.aliases]))]
   throw new ClusterNotFoundError(name, where, closeMatches(name, names))
+}
+
+/**
+ * `--context NAME` that names no context of the kubeconfig: the flag, the name, where it looked and what is there (a
+ * `cluster "NAME" not found` would name the wrong thing: the user asked for a context). `clusters list` and every
+ * command over the current context say it the same way.
+ */
+export function contextNotFound(context: string, contexts: string[] | undefined, where: string): UsageError {
+  // No list at all: there is no kubeconfig, which `where` says.
+  if (contexts === undefined) return new UsageError(`--context "${context}": no such context in ${where}`)
+  const names = [...new Set(contexts)].sort()
+  const shown = names.slice(0, 12).join(', ') + (names.length > 12 ? ` and ${names.length - 12} more` : '')
+  return new UsageError(`--context "${context}": no such context in ${where}; ${names.length > 0 ? `contexts: ${shown}` : 'it has no contexts'}`)
 }

@@ -30,8 +30,6 @@ export interface ProviderFlags {
   note?: (message: string) => void
 }
 
-export {DEFAULT_ACCESS_PROVIDER_FILE} from '../config/fleet-config.js'
-
 /** Per-provider hub settings override the file-wide ones; a kubeconfig given anywhere brings its own current-context. */
 export function mergeHub(base: HubSpec | undefined, over: HubSpec | undefined): HubSpec | undefined {
   if (!over || (!over.kubeconfig && !over.context)) return base

@@ -3,7 +3,7 @@ import {readFile} from 'node:fs/promises'
 
 import {Ajv, type ErrorObject} from 'ajv'
 import semver from 'semver'
-import {LineCounter, type Node, isMap, isScalar, isSeq, parseDocument} from 'yaml'
+import yaml from 'js-yaml'
 
 import {parseLifetime} from '../base/duration.js'
 import {ConfigError} from '../base/errors.js'
@@ -114,20 +114,21 @@ export async function loadPolicy(file: string): Promise<Policy> {
 }
 
 export function parsePolicy(text: string, file: string): Policy {
-  const lines = new LineCounter()
-  const doc = parseDocument(text, {lineCounter: lines, prettyErrors: false, uniqueKeys: true})
-  const at = (offset: number | undefined) => (offset === undefined ? file : `${file}:${lines.linePos(offset).line}`)
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]
-    throw new ConfigError(`${at(e.pos[0])}: not valid YAML: ${e.message.split('\n')[0]}`)
+  const frames: Frame[] = []
+  let value: unknown
+  try {
+    // The core schema (YAML 1.2's, as a policy is written for): a date or `<<` stays text, as the schema expects.
+    value = yaml.load(text, {filename: file, schema: yaml.CORE_SCHEMA, listener: recordFrames(frames)})
+  } catch (error) {
+    if (!(error instanceof yaml.YAMLException)) throw error
+    throw new ConfigError(`${file}${error.mark ? `:${error.mark.line + 1}` : ''}: not valid YAML: ${error.reason}`, {cause: error})
   }
-  const value = doc.toJS() as unknown
   if (value === null || value === undefined) throw new ConfigError(`${file}: the policy is empty (expected apiVersion: ${POLICY_API_VERSION}, kind: ${POLICY_KIND})`)
 
   const problem = (path: Array<string | number>, message: string, key = false): ConfigError => {
-    const node = nodeAt(doc.contents, path, key)
+    const offset = offsetOf(text, frames, value, path, key)
     const field = fieldPath(path) || 'the policy'
-    return new ConfigError(`${at(node?.range?.[0])}: ${field}: ${message}`)
+    return new ConfigError(`${offset === undefined ? file : `${file}:${lineAt(text, offset)}`}: ${field}: ${message}`)
   }
 
   const validate = schemaValidator()
@@ -285,22 +286,85 @@ function describeSchemaError(e: ErrorObject): {path: Array<string | number>; mes
   }
 }
 
-/** The YAML node at a path (the key node when `key`), or the nearest ancestor that exists. */
-function nodeAt(root: unknown, path: Array<string | number>, key: boolean): Node | undefined {
-  let node = root as Node | undefined
-  for (let i = 0; i < path.length; i++) {
-    const step = path[i]
-    const last = i === path.length - 1
-    if (isMap(node)) {
-      const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === step)
-      if (!pair) return node
-      if (last && key) return pair.key as Node
-      node = (pair.value ?? pair.key) as Node
-    } else if (isSeq(node) && typeof step === 'number') {
-      const item = node.items[step] as Node | undefined
-      if (!item) return node
-      node = item
-    } else return node
+/**
+ * Where each YAML node was read, from js-yaml's listener: it opens a frame where it starts composing a node (before the
+ * spaces that lead to it) and closes it with the node's value. Nodes are found again by value: a mapping or a list by
+ * identity, a scalar by its text among the frames of its own mapping or list (not those of a nested one).
+ */
+interface Frame {
+  start: number
+  end: number
+  result: unknown
+}
+
+function recordFrames(frames: Frame[]): (event: 'open' | 'close', state: {position: number; result: unknown}) => void {
+  const open: Frame[] = []
+  return (event, state) => {
+    if (event === 'open') {
+      const frame = {start: state.position, end: state.position, result: undefined}
+      open.push(frame)
+      frames.push(frame)
+    } else {
+      const frame = open.pop()!
+      frame.end = state.position
+      frame.result = state.result
+    }
   }
-  return node
+}
+
+const isContainer = (v: unknown): v is object => typeof v === 'object' && v !== null
+
+/** The offset of the node at a path (its key when `key`), or of the nearest ancestor found. */
+function offsetOf(text: string, frames: Frame[], root: unknown, path: Array<string | number>, key: boolean): number | undefined {
+  const frameOf = (v: object) => frames.find((f) => f.result === v)
+  // Where a node's text begins: past the spaces, line breaks and comments js-yaml had not yet read when it opened it.
+  const contentStart = (f: Frame) => {
+    let p = f.start
+    while (p < text.length) {
+      const c = text[p]
+      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
+      else if (c === '#') while (p < text.length && text[p] !== '\n') p++
+      else break
+    }
+    return p
+  }
+  let container = root
+  let frame = isContainer(root) ? frameOf(root) : frames[0]
+  for (let i = 0; i < path.length && frame && isContainer(container); i++) {
+    const step = path[i]
+    const child = (container as Record<string | number, unknown>)[step]
+    if (isContainer(child) && !(key && i === path.length - 1)) {
+      const found = frameOf(child)
+      if (!found) break
+      ;[container, frame] = [child, found]
+      continue
+    }
+    // The frames of this mapping or list itself: inside it, outside the mappings and lists it holds.
+    const outer = frame
+    const nested = Object.values(container)
+      .filter(isContainer)
+      .map(frameOf)
+      .filter((f): f is Frame => f !== undefined)
+    const own = frames.filter((f) => f.start >= outer.start && f.end <= outer.end && f !== outer && !nested.some((n) => f.start >= n.start && f.end <= n.end))
+    if (Array.isArray(container)) {
+      // A list item is found by its place: the distinct places items start, its own scalars' and its nested nodes'.
+      const starts = [...new Set([...own, ...nested].map((f) => contentStart(f)))].sort((a, b) => a - b)
+      return starts[step as number] ?? contentStart(outer)
+    }
+    const keyFrame = own.find((f) => f.result === step)
+    if (!keyFrame) return contentStart(outer)
+    if (key || i === path.length - 1) {
+      const valueFrame = key ? undefined : own.find((f) => f.start >= keyFrame.end && Object.is(f.result, child))
+      return contentStart(valueFrame ?? keyFrame)
+    }
+    return contentStart(keyFrame)
+  }
+  return frame && contentStart(frame)
+}
+
+/** The 1-based line of an offset. */
+function lineAt(text: string, offset: number): number {
+  let line = 1
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++
+  return line
 }

@@ -1,6 +1,6 @@
 import {compactVerify, createLocalJWKSet, type JSONWebKeySet} from 'jose'
 
-import {FleetError, toErrorInfo, type ErrorInfo} from '../base/errors.js'
+import {toErrorInfo, type ErrorInfo} from '../base/errors.js'
 import {parseStatus} from '../kube/errors.js'
 import type {Connector} from '../kube/connector.js'
 import {connectAnonymous} from './connect.js'
@@ -78,11 +78,4 @@ export async function verifySignature(token: string, jwks: unknown): Promise<Sig
           : (e.message ?? String(error))
     return {ok: false, reason}
   }
-}
-
-/** Throws when a fetched document is unusable, for callers that need it (setup). */
-export function requireValue<T>(f: Fetched<T>, what: string): T {
-  if (f.value !== undefined) return f.value
-  if (f.error) throw new FleetError(f.error.kind, `${what} ${f.url}: ${f.error.message}`)
-  throw new FleetError(f.status === 401 ? 'unauthorized' : f.status === 403 ? 'forbidden' : 'server', `${what} ${f.url}: HTTP ${f.status}${f.serverMessage ? `: ${f.serverMessage}` : ''}`)
 }

@@ -1,4 +1,4 @@
-import type {V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1RoleBinding, V1ServiceAccount} from '@kubernetes/client-node'
+import type {V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1Namespace, V1RoleBinding, V1ServiceAccount} from '@kubernetes/client-node'
 
 import {type RiskFinding, assessRules} from '../access/risk.js'
 import {ConfigError, FleetError} from '../base/errors.js'
@@ -59,6 +59,10 @@ export interface SetupInput {
   options: Connector
   /** More hub objects a consumer needs (wi setup --consumer: an Argo CD cluster Secret, the plugin's token RBAC). */
   consumerHubObjects?: KubeObject[]
+  /** The namespaces the objects go to that do not exist are created first (--create-namespace), as creds generate does. */
+  createNamespace?: boolean
+  /** Refuse a namespace that does not exist (without createNamespace), before anything is applied: set for --apply. */
+  refuseMissingNamespaces?: boolean
 }
 
 export interface SetupPlan {
@@ -82,6 +86,8 @@ export function pathOf(o: KubeObject): string {
   const ns = o.metadata.namespace ? `/namespaces/${encodeURIComponent(o.metadata.namespace)}` : ''
   const name = encodeURIComponent(o.metadata.name)
   switch (o.kind) {
+    case 'Namespace':
+      return `/api/v1/namespaces/${name}`
     case 'ServiceAccount':
       return `/api/v1${ns}/serviceaccounts/${name}`
     case 'ConfigMap':
@@ -175,14 +181,48 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
     for (const ns of i.namespaces) targetObjects.push({apiVersion: RBAC, kind: 'RoleBinding', metadata: {name, namespace: ns, labels: MANAGED_BY}, roleRef, subjects: [subject]} satisfies Wire<V1RoleBinding>)
   }
 
+  const [hubMissing, targetMissing] = await Promise.all([missingNamespaces(i.hub, hubObjects), missingNamespaces(i.target, targetObjects)])
+  if (!i.createNamespace && i.refuseMissingNamespaces) {
+    for (const [side, cluster, missing] of [['hub', i.hub, hubMissing], ['target', i.target, targetMissing]] as const) {
+      if (missing.length === 0) continue
+      const many = missing.length > 1
+      throw new ConfigError(`${side} ${cluster.name}: namespace${many ? 's' : ''} ${missing.join(', ')} do${many ? '' : 'es'} not exist; pass --create-namespace to create ${many ? 'them' : 'it'}`)
+    }
+  }
+  const namespaceObjects = (cluster: Cluster, side: 'hub' | 'target', missing: string[]): PlannedObject[] =>
+    i.createNamespace ? missing.map((name) => ({side, cluster: cluster.name, object: {apiVersion: 'v1', kind: 'Namespace', metadata: {name, labels: MANAGED_BY}} satisfies Wire<V1Namespace>, action: 'create'})) : []
+  const hubNamespaces = namespaceObjects(i.hub, 'hub', hubMissing)
+  const targetNamespaces = namespaceObjects(i.target, 'target', targetMissing)
   const objects: PlannedObject[] = [
+    ...hubNamespaces,
     ...(await Promise.all(hubObjects.map((o) => planned(i.hub, 'hub', o)))),
+    ...targetNamespaces,
     ...(await Promise.all(targetObjects.map((o) => planned(i.target, 'target', o)))),
   ]
   return {
     hub: i.hub.name, target: i.target.name, serviceAccount: `${sa.namespace}/${sa.name}`, username, issuer, audience,
     targetVersion: version.gitVersion, objects, risks, authenticationConfiguration: config,
   }
+}
+
+/**
+ * The namespaces of a side's objects that do not exist: Namespaces to create first with --create-namespace; without it,
+ * with --apply, the one line that names them and the flag before anything is applied (the dry run would otherwise fail
+ * on the first of them). For a caller who may not read Namespaces the apply itself tells.
+ */
+async function missingNamespaces(cluster: Cluster, objects: KubeObject[]): Promise<string[]> {
+  const names = [...new Set(objects.map((o) => o.metadata.namespace).filter((n): n is string => Boolean(n)))]
+  const missing: string[] = []
+  for (const name of names) {
+    const found = await cluster.client
+      .json('GET', `/api/v1/namespaces/${encodeURIComponent(name)}`, undefined, `read Namespace ${name} on ${cluster.name}`, {ok: [200], absent: true})
+      .catch((error: unknown) => {
+        if (error instanceof FleetError && error.kind === 'forbidden') return true
+        throw error
+      })
+    if (!found) missing.push(name)
+  }
+  return missing
 }
 
 async function roleRisks(target: Cluster, role: string): Promise<RiskFinding[]> {
@@ -218,7 +258,11 @@ async function apply(client: KubeClient, o: KubeObject, dryRun: boolean): Promis
 export async function applySetup(plan: SetupPlan, hub: Cluster, target: Cluster, o: {dryRun: boolean}): Promise<SetupPlan> {
   const clientOf = (p: PlannedObject) => (p.side === 'hub' ? hub : target)
   const todo = plan.objects.filter((p) => p.action !== 'unchanged')
+  // An object in a namespace this plan creates cannot be validated before that namespace exists: the server's dry run
+  // of it would say "namespace not found". It is checked when applied, after its Namespace.
+  const creating = new Set(todo.filter((p) => p.object.kind === 'Namespace').map((p) => `${p.side}/${p.object.metadata.name}`))
   for (const p of todo) {
+    if (p.object.metadata.namespace && creating.has(`${p.side}/${p.object.metadata.namespace}`)) continue
     try {
       await apply(clientOf(p).client, p.object, true)
     } catch (error) {

@@ -269,6 +269,24 @@ describe('fleet auth who-can (live)', () => {
     assert.ok(url.items[0].subjects!.every((s) => s.grants.every((g) => g.binding.kind === 'ClusterRoleBinding')))
   })
 
+  it('-n of a namespace that does not exist: said on that cluster, exit 1; the cluster-wide grants are still listed', async () => {
+    const missing = `${run}-nosuch`
+    const res = await runFleet(['auth', 'who-can', 'get', 'pods', '-n', missing, '--kubeconfig', hub.kubeconfig, '-o', 'json'])
+    assert.equal(res.code, 1, res.stderr)
+    const item = res.json<WhoCanList>().items[0]
+    assert.equal(item.ok, true)
+    assert.equal(item.namespaceExists, false)
+    assert.ok(item.warnings.includes(`namespace "${missing}" does not exist: only ClusterRoleBindings grant anything in it`), item.warnings.join('\n'))
+    assert.ok(item.subjects!.length > 0 && item.subjects!.every((s) => s.grants.every((g) => g.binding.kind === 'ClusterRoleBinding')))
+    const table = await runFleet(['auth', 'who-can', 'get', 'pods', '-n', missing, '--kubeconfig', hub.kubeconfig])
+    assert.equal(table.code, 1)
+    assert.match(table.stderr, new RegExp(`^warning: .*: namespace "${missing}" does not exist: only ClusterRoleBindings grant anything in it$`, 'm'))
+    // A namespace that exists: no such field, no such warning.
+    const there = await runFleet(['auth', 'who-can', 'get', 'pods', '-n', namespaces[0], '--kubeconfig', hub.kubeconfig, '-o', 'json'])
+    assert.equal(there.code, 0, there.stderr)
+    assert.equal(there.json<WhoCanList>().items[0].namespaceExists, undefined)
+  })
+
   it('a caller who may not list RoleBindings nor create reviews: warnings, incomplete, exit 1; never a silent "nobody"', async () => {
     const name = uniqueName('rbac-reader')
     await grant(hub, {name, subject: {kind: 'User', name}, rules: [{apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'clusterrolebindings'], verbs: ['list']}]})

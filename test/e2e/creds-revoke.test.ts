@@ -169,6 +169,25 @@ describe('fleet creds revoke', {concurrency: false}, () => {
     assert.match(ignored.stderr, /already revoked/)
   })
 
+  it('the hub namespace generate created for the Secret (--create-namespace) is named under kept, on the hub, and never deleted', async () => {
+    const newHubNs = `${run}-hubnew`
+    try {
+      await generate([...HUB, '--service-account', `${nsSys}/hubns`, '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', `${newHubNs}/hubns-m1`, '--format', 'multicluster-runtime'])
+      kubeconfigOf(JSON.parse(await kubectl(hub, ['get', 'secret', 'hubns-m1', '-n', newHubNs, '-o', 'json'])))
+      const kept = {kind: 'Namespace', name: newHubNs, on: 'hub', reason: 'created on the hub by fleet (--create-namespace) for the Secret, but a namespace may hold other things: delete it yourself'}
+      const plan = await fleet([...REVOKE, `${newHubNs}/hubns-m1`, '--dry-run', '-o', 'json'])
+      assert.equal(plan.code, 0, plan.stderr)
+      assert.deepEqual(plan.json().items[0].kept.filter((k: any) => k.on === 'hub'), [kept])
+      const revoked = await fleet([...REVOKE, `${newHubNs}/hubns-m1`])
+      assert.equal(revoked.code, 0, revoked.stderr)
+      assert.match(revoked.stdout, new RegExp(`Namespace ${newHubNs} \\(hub\\)`), revoked.stdout)
+      assert.equal(await exists(hub, 'namespace', newHubNs), true)
+      assert.equal(await exists(hub, 'secret', 'hubns-m1', newHubNs), false)
+    } finally {
+      await kubectlResult(hub, ['delete', 'namespace', newHubNs, '--wait=false'])
+    }
+  })
+
   it('an Argo CD Secret for a ServiceAccount that existed before: the ServiceAccount stays, everything fleet made goes', async () => {
     await kubectl(m1, ['create', 'serviceaccount', 'found', '-n', nsSys])
     const gen = await generate([...HUB, '--service-account', `${nsSys}/found`, '--role', 'view', '-n', nsApp, '--create-namespace', '--secret', `${hubNs}/argo-m1`, '--format', 'argocd'])

@@ -289,9 +289,15 @@ describe('fleet creds rotate (token)', {concurrency: false}, () => {
     assert.ok(mine.length >= 5)
     for (const i of mine) assert.equal(i.status, 'skipped', JSON.stringify(i))
     await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Secret', metadata: {name: 'theirs', namespace: hubNs}, data: {kubeconfig: 'eA=='}}))
-    const r2 = await fleet([...ROTATE, `${hubNs}/theirs`, '-o', 'json'])
-    assert.equal(r2.code, 1)
-    assert.match(r2.json().items[0].reason, /not written by fleet/)
+    // Refused as creds revoke refuses it: exit 2, one line, nothing rotated, even beside a Secret fleet wrote.
+    const refused = `error: hub ${hub.context}: Secret ${hubNs}/theirs was not written by fleet creds generate (no managed-by label or credential annotations): fleet rotates only what it made; nothing was rotated\n`
+    const r2 = await fleet([...ROTATE, `${hubNs}/theirs`])
+    assert.deepEqual([r2.code, r2.stdout, r2.stderr], [2, '', refused])
+    const ours = mine[0].secret.name
+    const before = (await hubSecret(ours)).metadata.resourceVersion
+    const beside = await fleet([...ROTATE, `${hubNs}/${ours}`, `${hubNs}/theirs`])
+    assert.deepEqual([beside.code, beside.stdout, beside.stderr], [2, '', refused])
+    assert.equal((await hubSecret(ours)).metadata.resourceVersion, before, `${ours} was touched`)
     const r3 = await fleet([...ROTATE])
     assert.equal(r3.code, 2)
     assert.match(r3.stderr, /--all/)

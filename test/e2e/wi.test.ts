@@ -195,6 +195,40 @@ describe('fleet wi (live)', () => {
     assert.equal(await exists(cp.hub, ['serviceaccount', '-n', ns3, 'root']), false)
   })
 
+  it('wi setup --apply into namespaces that do not exist: refused naming them (exit 2, nothing created); --create-namespace creates them first', async () => {
+    const hubNs = uniqueName('wi-newhub')
+    const targetNs = uniqueName('wi-newtgt')
+    const exists = async (ref: any, args: string[]) => (await kubectlResult(ref, ['get', ...args])).code === 0
+    const args = ['setup', '--hub', 'hub', '--target', 'member-1', '--service-account', `${hubNs}/app`, '--role', 'view', '--namespace', targetNs, '--apply']
+    try {
+      const refused = await wi(args)
+      assert.deepEqual([refused.code, refused.stdout], [2, ''], refused.stderr)
+      assert.match(refused.stderr, new RegExp(`^error: hub [^:]+: namespace ${hubNs} does not exist; pass --create-namespace to create it\n$`))
+      assert.equal(await exists(cp.hub, ['namespace', hubNs]), false)
+
+      // A plan without --apply is unchanged by a missing namespace.
+      const plan = await wi(args.filter((a) => a !== '--apply'))
+      assert.equal(plan.code, 0, plan.stderr)
+
+      const created = await wi([...args, '--create-namespace', '-o', 'json'])
+      assert.equal(created.code, 0, created.stderr)
+      const objects = created.json().objects.map((o: any) => `${o.side} ${o.object.kind} ${o.object.metadata.namespace ? `${o.object.metadata.namespace}/` : ''}${o.object.metadata.name} ${o.result}`)
+      assert.ok(objects.includes(`hub Namespace ${hubNs} created`), objects.join('\n'))
+      assert.ok(objects.includes(`target Namespace ${targetNs} created`), objects.join('\n'))
+      assert.ok(objects.indexOf(`hub Namespace ${hubNs} created`) < objects.indexOf(`hub ServiceAccount ${hubNs}/app created`), objects.join('\n'))
+      assert.ok(objects.includes(`target RoleBinding ${targetNs}/fleet-wi:hub:${hubNs}:app created`), objects.join('\n'))
+      assert.equal(await exists(cp.hub, ['serviceaccount', '-n', hubNs, 'app']), true)
+      assert.equal(await exists(member, ['rolebinding', '-n', targetNs, `fleet-wi:hub:${hubNs}:app`]), true)
+      // A second run finds them: nothing to create, no flag needed.
+      const again = await wi([...args, '-o', 'json'])
+      assert.equal(again.code, 0, again.stderr)
+      assert.ok(again.json().objects.every((o: any) => o.object.kind !== 'Namespace' && o.result === 'unchanged'), again.stdout)
+    } finally {
+      await kubectlResult(cp.hub, ['delete', 'namespace', hubNs, '--wait=false'])
+      await kubectlResult(member, ['delete', 'namespace', targetNs, '--wait=false'])
+    }
+  })
+
   it('a FRESH member configured with the AuthenticationConfiguration wi setup prints accepts the hub token; wi test passes', async () => {
     // The member must exist for setup to ask its version, so it starts trusting nobody useful and is given the
     // printed file afterwards.

@@ -67,3 +67,22 @@ export async function runFleet(
     child.stdin.end(options.input ?? '')
   })
 }
+
+const shellQuote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
+
+/**
+ * Runs fleet with a pty for stdin, stdout and stderr (util-linux `script`), returning every byte it wrote: what a person
+ * at a terminal sees (colour, the progress line). No CI, NO_COLOR, FORCE_COLOR or TERM unless `env` sets them.
+ */
+export function inTerminal(args: string[], env: NodeJS.ProcessEnv, options: {cwd?: string} = {}): Promise<string> {
+  const command = [process.execPath, FLEET_BIN, ...args].map(shellQuote).join(' ')
+  const clean: NodeJS.ProcessEnv = {...process.env, KUBECONFIG: '', HOME: '/nonexistent-fleet-test-home', XDG_CONFIG_HOME: '/nonexistent-fleet-test-config'}
+  for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'FLEET_CONFIG']) delete clean[k]
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], {cwd: options.cwd ?? emptyDir(), env: {...clean, ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.on('error', reject)
+    child.on('close', () => resolve(out))
+  })
+}

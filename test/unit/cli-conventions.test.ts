@@ -13,7 +13,7 @@ import {Config, Parser} from '@oclif/core'
 
 import {normalizeArgv} from '../../src/cli/argv.js'
 import {colorEnabled} from '../../src/cli/color.js'
-import {FLEET_BIN, runFleet} from '../support/cli.js'
+import {FLEET_BIN, inTerminal as inTerminalAt, runFleet} from '../support/cli.js'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 const run = promisify(execFile)
@@ -21,19 +21,8 @@ const ESC = '\u001B'
 
 const shellQuote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
 
-/** Runs fleet with a pty for stdin, stdout and stderr (util-linux `script`), returning every byte it wrote. */
-function inTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const command = [process.execPath, FLEET_BIN, ...args].map(shellQuote).join(' ')
-  const clean: NodeJS.ProcessEnv = {...process.env, KUBECONFIG: '', HOME: '/nonexistent-fleet-test-home', XDG_CONFIG_HOME: '/nonexistent-fleet-test-config'}
-  for (const k of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'FLEET_CONFIG']) delete clean[k]
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', command, '/dev/null'], {cwd: REPO, env: {...clean, ...env}, stdio: ['ignore', 'pipe', 'pipe']})
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.on('error', reject)
-    child.on('close', () => resolve(out))
-  })
-}
+/** Runs fleet at a terminal (test/support/cli.ts), in the repository (examples/ is read from there). */
+const inTerminal = (args: string[], env: NodeJS.ProcessEnv) => inTerminalAt(args, env, {cwd: REPO})
 
 describe('-h is help', () => {
   for (const argv of [['-h'], ['clusters', '-h'], ['clusters', 'list', '-h'], ['auth', 'can-i', 'get', 'pods', '-h']]) {

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
-import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
-import {type RotatedCredential, lifetimeSeconds, parseIdentity, rotationFailureNote} from '../../src/creds/rotate.js'
+import {tokenLifetimeSeconds as lifetimeSeconds} from '../../src/creds/lifetime.js'
+import {type RotatedCredential, rotationFailureNote} from '../../src/creds/rotate.js'
+import {parseIdentity} from '../../src/creds/rotation-store.js'
 import {ROTATION, STEPS, type Step, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
@@ -26,8 +29,21 @@ describe('creds rotate: state on the Secret', () => {
     assert.equal(readState(ann)?.phase, 'replaced')
   })
 
-  it('names the steps the failpoint accepts, in order', () => {
-    assert.deepEqual([...STEPS], ['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke', 'confirm-revoked', 'finish'])
+  it('the failpoint steps docs/rotation.md names are the ones the code has, in order', () => {
+    const doc = readFileSync(new URL('../../docs/rotation.md', import.meta.url), 'utf8')
+    const paragraph = doc.slice(doc.indexOf('**Failpoint**'), doc.indexOf('\n\n', doc.indexOf('**Failpoint**')))
+    const named = [...paragraph.slice(paragraph.indexOf('one of')).matchAll(/`([a-z-]+)`/g)].map((m) => m[1])
+    assert.deepEqual(named, [...STEPS])
+  })
+
+  it('FLEET_ROTATE_FAILPOINT=after-<step> kills the process with SIGKILL right after that step and no other', () => {
+    const url = new URL('../../src/creds/rotation-state.ts', import.meta.url).href
+    for (const at of [STEPS[0], STEPS[STEPS.length - 1], 'mint'] as const) {
+      const script = `import {STEPS, failpoint} from ${JSON.stringify(url)}; for (const s of STEPS) { failpoint(s); process.stdout.write(s + ' ') }`
+      const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {env: {...process.env, FLEET_ROTATE_FAILPOINT: `after-${at}`}, encoding: 'utf8'})
+      assert.equal(child.signal, 'SIGKILL', child.stderr)
+      assert.equal(child.stdout, STEPS.slice(0, STEPS.indexOf(at)).map((s) => `${s} `).join(''), at)
+    }
   })
 
   it('reads a ServiceAccount identity and the old token lifetime', () => {

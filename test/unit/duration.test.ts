@@ -3,7 +3,7 @@ import {describe, it} from 'node:test'
 
 import {MAX_TIMER_MS, formatLifetime, parseLifetime, parseTimeLimit} from '../../src/base/duration.js'
 import {UsageError} from '../../src/base/errors.js'
-import {parsePolicy} from '../../src/verify/policy.js'
+import {effectivePolicy, parsePolicy} from '../../src/verify/policy.js'
 import {runFleet} from '../support/cli.js'
 
 const DAY = 86_400_000
@@ -85,8 +85,12 @@ describe('every lifetime flag reads days; every time limit keeps its cap (the CL
 
 describe('verify policy lifetimes read like every lifetime', () => {
   const head = 'apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\n'
-  it('minLifetime 2w, 1y and 720h', () => {
-    for (const v of ['2w', '1y', '720h', '30d']) parsePolicy(`${head}checks:\n  credentials:\n    minLifetime: ${v}\n`, 'p.yaml')
+  it('minLifetime 2w, 1y, 720h and 30d: the lifetime in force is what the file wrote (w = 7d, y = 365d)', () => {
+    const day = 86_400_000
+    for (const [v, ms] of [['2w', 14 * day], ['1y', 365 * day], ['720h', 30 * day], ['30d', 30 * day]] as const) {
+      const effective = effectivePolicy(parsePolicy(`${head}checks:\n  credentials:\n    minLifetime: ${v}\n`, 'p.yaml'), {})
+      assert.deepEqual([effective.minLifetime, effective.minLifetimeMs], [v, ms], v)
+    }
   })
   it('a lifetime beyond what fleet accepts names the file, line and field', () => {
     assert.throws(

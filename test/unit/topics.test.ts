@@ -29,7 +29,10 @@ describe('topic descriptions', () => {
 
   for (const [topic, {description}] of Object.entries(topics)) {
     it(`${topic}: the description names each of its commands`, () => {
-      const words = new Set(description.toLowerCase().match(/[a-z][a-z-]*[a-z]/g) ?? [])
+      // Words in parentheses only describe (wi's "a hub ServiceAccount token trusted by targets" once hid that the topic
+      // line left out wi token): a command is named outside them.
+      const named = description.replace(/\([^)]*\)/g, ' ')
+      const words = new Set(named.toLowerCase().match(/[a-z][a-z-]*[a-z]/g) ?? [])
       const missing = commandsOf(topic).filter((verb) => !words.has(verb))
       assert.deepEqual(missing, [], `"${description}" does not name ${missing.map((v) => `${topic} ${v}`).join(', ')}`)
     })

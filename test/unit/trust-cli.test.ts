@@ -18,7 +18,7 @@ describe('no silent success at the command line', () => {
   it('clusters list with nothing to list: an empty list and "No clusters found" on stderr, exit 0, as kubectl', async () => {
     const d = await mkdtemp(join(tmpdir(), 'fleet-trust-empty-'))
     const table = await runFleet(['clusters', 'list'], {cwd: d, env: {HOME: d}})
-    assert.deepEqual([table.code, table.stdout, table.stderr], [0, '', `No clusters found in ${join(d, '.kube', 'config')}.\n`])
+    assert.deepEqual([table.code, table.stdout, table.stderr], [0, '', `No clusters found in ${join(d, '.kube', 'config')} (no such file).\n`])
     const json = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: d, env: {HOME: d}})
     assert.deepEqual([json.code, json.json()], [0, {kind: 'ClusterList', items: []}])
   })

@@ -86,8 +86,9 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
       warnings: queryWarnings(query),
       items,
     }
-    // A subject the authorizer refused, or reviews that could not be made: the list is not what it claims to be.
-    if (items.some((i) => i.confirmation === 'failed' || (i.subjects ?? []).some((s) => s.confirmed === false))) this.markFailed()
+    // A subject the authorizer refused, reviews that could not be made, or a namespace that does not exist (a typo answers
+    // another question): the list is not what it claims to be.
+    if (items.some((i) => i.confirmation === 'failed' || i.namespaceExists === false || (i.subjects ?? []).some((s) => s.confirmed === false))) this.markFailed()
 
     const rows: Row[] = items.flatMap((item) =>
       !item.ok ? [{item}] : (item.subjects ?? []).flatMap((subject) => subject.grants.map((grant) => ({item, subject, grant}))),

@@ -72,7 +72,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
         {header: 'status', get: (i) => i.status, color: (i, k) => (i.status === 'failed' || i.status === 'not-found' ? k.red : undefined)},
         {header: 'method', get: (i) => i.method ?? ''},
         {header: 'deleted', get: (i) => summary(i)},
-        {header: 'kept', get: (i) => i.kept.map((k) => `${k.kind} ${k.namespace ? `${k.namespace}/` : ''}${k.name}`).join(', ')},
+        {header: 'kept', get: (i) => i.kept.map((k) => `${k.kind} ${k.namespace ? `${k.namespace}/` : ''}${k.name}${k.on === 'hub' ? ' (hub)' : ''}`).join(', ')},
         {header: 'refused', get: (i) => (i.refused ? `${i.refused.done ? 'yes' : 'no'}: ${i.refused.reason}` : '')},
         {header: 'reason', get: (i) => (i.status === 'revoked' ? '' : (i.reason ?? ''))},
         {header: 'objects', get: (i) => i.deleted.map((d) => `${d.kind} ${d.namespace ? `${d.namespace}/` : ''}${d.name} (${d.action})`).join(', '), wide: true},

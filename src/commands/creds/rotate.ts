@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
+import {progressLine} from '../../cli/progress.js'
 import {resolveShard, shardName} from '../../fleet/shard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
@@ -12,8 +13,8 @@ import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials, rotationFailureNote} from '../../creds/rotate.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
-  static summary = 'Replace fleet-made credentials in hub Secrets with new ones, proved first, and revoke the old ones.'
-  static description = `For each hub Secret written by fleet creds generate (NAMESPACE/NAME, or --all): mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition, deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (a credential that failed before it was replaced keeps its old one, still working; one that failed after is finished by the next run). See docs/rotation.md.`
+  static summary = 'Replace fleet-made credentials, in hub Secrets or kubeconfig files (--file), with new ones, proved first, and revoke the old ones.'
+  static description = `For each hub Secret (NAMESPACE/NAME, or --all) or kubeconfig file (--file) written by fleet creds generate: mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition (a file under a lock, atomically), deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret or in the file, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (a credential that failed before it was replaced keeps its old one, still working; one that failed after is finished by the next run). See docs/rotation.md.`
 
   static examples = [
     '<%= config.bin %> creds rotate fleet-system/member-1',
@@ -29,7 +30,11 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
   static flags = {
     all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
     shard: Flags.string({description: 'With --all: only this part of the Secrets, INDEX/COUNT from 0 (e.g. 0/4), by NAMESPACE/NAME. See docs/scale.md.'}),
-    'shard-count': fleetFlags['shard-count'],
+    // The fleet-wide flag splits clusters; here the Secrets of --all are split (the same env and Indexed Job rule).
+    'shard-count': Flags.integer({
+      description: 'With --all: split the Secrets this many ways and take the part of this Pod of an Indexed Job (JOB_COMPLETION_INDEX), by NAMESPACE/NAME.',
+      env: fleetFlags['shard-count'].env,
+    }),
     file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
     'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h, 7d).'}),
     duration: Flags.string({description: 'Lifetime of the new credential, e.g. 720h, 30d (default: the lifetime generate was asked for).'}),
@@ -78,7 +83,8 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         concurrency: f.concurrency,
         lease: !f['no-lease'],
       },
-      {connector: this.fleet.connector, cancel},
+      // At a terminal, a progress line over the credentials, as clusters verify draws one over clusters.
+      {connector: this.fleet.connector, cancel, onProgress: this.machineOutput ? undefined : progressLine({noun: 'credentials'})},
     )
     const notes: string[] = []
     const failed = report.items.filter((i) => i.status === 'failed')

@@ -73,6 +73,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     'plugin-hub-context': Flags.string({description: 'With --plugin-hub-kubeconfig: the hub context.'}),
     'plugin-identity': Flags.string({description: 'The hub ServiceAccount NAMESPACE/NAME the plugin runs as (a controller\'s own, in-cluster): gets "create" on serviceaccounts/token for --service-account only (repeatable).', multiple: true}),
     apply: Flags.boolean({description: 'Apply the hub and target objects (server-side apply, field manager fleet).'}),
+    'create-namespace': Flags.boolean({description: 'Create missing namespaces first: the ServiceAccount\'s (and the consumer\'s) on the hub, those of --namespace on the target.'}),
     'dry-run': Flags.boolean({description: 'With --apply: ask the API servers to validate the objects without saving them.'}),
   }
 
@@ -111,6 +112,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       clusterRole: flags['cluster-role'] ?? flags.role, namespaces: flags.namespace ?? [],
       fluxConfigMap: consumer.name === 'flux' && flags.flux ? (flags['flux-configmap'] ?? defaultFluxConfigMapName(shortName)) : undefined,
       allowRisky: flags['allow-risky'], options: connector, consumerHubObjects: side.hubObjects,
+      createNamespace: flags['create-namespace'], refuseMissingNamespaces: flags.apply,
     })
     if (flags.apply) {
       // The profile's status is checked by a dry run with the objects, before anything is changed; written after them.
