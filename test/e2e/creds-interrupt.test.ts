@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
-import {FLEET_BIN, runFleet} from '../support/cli.js'
+import {FLEET_BIN, runFleet, fleetTestEnv} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {isAlive} from '../support/procs.js'
 
@@ -40,19 +40,7 @@ const secrets: string[] = []
 let dir: string
 let seq = 0
 
-function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = {
-    ...process.env,
-    CI: 'true',
-    NO_COLOR: '1',
-    KUBECONFIG: '',
-    HOME: '/nonexistent-fleet-test-home',
-    XDG_CONFIG_HOME: '/nonexistent-fleet-test-config',
-    ...extra,
-  }
-  delete e.FLEET_CONFIG
-  return e
-}
+const env = fleetTestEnv
 
 /** fleet in a process of its own (as a user runs it), so that a test can signal it. */
 function start(args: string[], extra: NodeJS.ProcessEnv = {}): {child: ChildProcess; done: Promise<Ran>} {

@@ -21,22 +21,29 @@ export interface CliResult {
   json<T = any>(): T
 }
 
-export async function runFleet(
-  args: string[],
-  options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number} = {},
-): Promise<CliResult> {
+/**
+ * The environment fleet runs with in tests: not a terminal's (CI, no colour), and never the developer's own kubeconfig,
+ * home, fleet.yaml or FLEET_CONFIG unless `extra` names them.
+ */
+export function fleetTestEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     CI: 'true',
     NO_COLOR: '1',
-    // Tests must never read the developer's own kubeconfig unless they ask for it.
     KUBECONFIG: '',
     HOME: process.env.FLEET_TEST_HOME ?? '/nonexistent-fleet-test-home',
-    // Nor a fleet.yaml from the developer's config dir or the environment.
     XDG_CONFIG_HOME: '/nonexistent-fleet-test-config',
-    ...options.env,
+    ...extra,
   }
-  if (!options.env || !('FLEET_CONFIG' in options.env)) delete env.FLEET_CONFIG
+  if (!('FLEET_CONFIG' in extra)) delete env.FLEET_CONFIG
+  return env
+}
+
+export async function runFleet(
+  args: string[],
+  options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number} = {},
+): Promise<CliResult> {
+  const env = fleetTestEnv(options.env)
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLEET_BIN, ...args], {
       env,

@@ -5,7 +5,7 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {FLEET_BIN} from './cli.js'
+import {FLEET_BIN, fleetTestEnv} from './cli.js'
 
 export interface MeasuredRun {
   code: number
@@ -24,16 +24,7 @@ export function runFleetMeasured(args: string[], env: NodeJS.ProcessEnv = {}, ti
   const out = join(dir, 'maxrss')
   const useTime = existsSync(TIME)
   const argv = useTime ? [TIME, '-f', '%M', '-o', out, process.execPath, FLEET_BIN, ...args] : [process.execPath, FLEET_BIN, ...args]
-  const fullEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    CI: 'true',
-    NO_COLOR: '1',
-    KUBECONFIG: '',
-    HOME: '/nonexistent-fleet-test-home',
-    XDG_CONFIG_HOME: '/nonexistent-fleet-test-config',
-    ...env,
-  }
-  delete fullEnv.FLEET_CONFIG
+  const fullEnv = fleetTestEnv(env)
   const started = performance.now()
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), {env: fullEnv, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs})

@@ -18,6 +18,7 @@ import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {classifyOpenSslError} from '../../src/kube/errors.js'
 import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
 import type {UserEntry} from '../../src/kubeconfig/types.js'
+import {fleetFailure} from '../support/failure.js'
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void
 let handler: Handler = (_req, res) => res.end()
@@ -43,15 +44,7 @@ function ctx(scheme: 'http' | 'https', user: UserEntry = {token: 'tok-double-aaa
 
 const connect = (scheme: 'http' | 'https', timeoutMs = 10_000, user?: UserEntry) => KubeClient.connect(ctx(scheme, user), {timeoutMs, clusterName: 'double', exec: new ExecCredentialRunner()})
 
-async function failure(p: Promise<unknown>): Promise<FleetError> {
-  try {
-    await p
-  } catch (error) {
-    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`)
-    return error
-  }
-  assert.fail('expected a failure')
-}
+const failure = fleetFailure
 
 describe('KubeClient against HTTP doubles', () => {
   it('an http server is allowed, with a warning that the credential goes in clear', async () => {

@@ -8,6 +8,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
+import {fleetFailure} from '../support/failure.js'
 
 // Read once per process (maxResponseBytes), so set before the first client: 1 MiB keeps the streams short here; the
 // default (64 MiB) is what test/e2e/hostile-server.test.ts runs the CLI with.
@@ -62,15 +63,7 @@ function ctx(url: string, o: {user?: UserEntry; cluster?: Record<string, unknown
 const connect = (url: string, o: {timeoutMs?: number; user?: UserEntry; cluster?: Record<string, unknown>; reportsSkippedTls?: boolean; exec?: InstanceType<typeof ExecCredentialRunner>} = {}) =>
   KubeClient.connect(ctx(url, o), {timeoutMs: o.timeoutMs ?? 10_000, clusterName: 'hostile', exec: o.exec ?? new ExecCredentialRunner(), reportsSkippedTls: o.reportsSkippedTls})
 
-async function failure(p: Promise<unknown>): Promise<FleetErrorT> {
-  try {
-    await p
-  } catch (error) {
-    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`)
-    return error
-  }
-  assert.fail('expected a failure')
-}
+const failure = fleetFailure
 
 describe('the request time limit holds to the millisecond', () => {
   for (const protocol of ['h2', 'http/1.1'] as const) {
