@@ -439,14 +439,26 @@ export async function reachTarget(
   })
 }
 
-/** Polls SelfSubjectReview with the old credential until the server refuses it (401). */
+/** How long the server may stay silent while the old credential's refusal is being confirmed. */
+const SILENT_CONFIRM_MS = 5_000
+
+/**
+ * Polls SelfSubjectReview with the old credential until the server refuses it (401). A server that stops answering
+ * (killed, restarting, its etcd stalled) is not a token that "still authenticates": after SILENT_CONFIRM_MS without an
+ * answer its error is thrown, so the item says the outage and the next run finishes it.
+ */
 export async function confirmDead(client: KubeClient, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
+  let silentSince: number | undefined
   for (;;) {
     try {
       await whoami(client)
+      silentSince = undefined
     } catch (error) {
       if (error instanceof FleetError && error.kind === 'unauthorized') return true
+      const silent = error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout' || error.kind === 'server')
+      if (!silent) silentSince = undefined
+      else if ((silentSince ??= Date.now()) + SILENT_CONFIRM_MS < Date.now() || Date.now() > deadline) throw error
     }
     if (Date.now() > deadline) return false
     await new Promise((r) => setTimeout(r, 250))
