@@ -208,7 +208,9 @@ async function assertConverged(label: string, r: Ran) {
 /** The faulted run's report names each unfinished credential: one error line each, with the cause and the next step. */
 function assertNamesUnfinished(label: string, r: Ran, causes: RegExp) {
   if (r.code === 0) {
-    console.log(`# ${label}: the fault missed the run (it finished first)`)
+    // fleet rode the fault out (its client retried, or the fault came after the last request): every item rotated.
+    assert.deepEqual(report(r).items.filter((i) => i.status !== 'rotated').map((i) => i.secret.name), [])
+    console.log(`# ${label}: the run rode the fault out: all ${N} rotated, exit 0`)
     return
   }
   assert.equal(r.code, 1, `${label}: exit ${r.code}: ${r.stderr}`)
@@ -347,10 +349,10 @@ describe('creds rotate --all under faults', {concurrency: false}, () => {
   it('(c) etcd paused for longer than the request time limit', async () => {
     const random = seeded('(c) etcd paused')
     const w = watch('(c)')
-    // fleet's own limit is 3 s here; etcd stays stopped 4-6 s, so requests in flight outlive it.
+    // fleet's own limit is 3 s here; etcd stays stopped 5-8 s, so requests in flight outlive it.
     const r = rotate(['--request-timeout', '3s'])
     const at = 1500 + Math.floor(random() * 2500)
-    const length = 4000 + Math.floor(random() * 2000)
+    const length = 5000 + Math.floor(random() * 3000)
     try {
       await sleep(at)
       pause('etcd')
@@ -377,8 +379,7 @@ describe('creds rotate --all under faults', {concurrency: false}, () => {
     for (const d of done) for (const i of report(d).items) if (i.status === 'rotated') byName.set(i.secret.name, (byName.get(i.secret.name) ?? 0) + 1)
     // Every Secret is rotated by each of the three runs that select it (the Lease orders them), never lost.
     assert.deepEqual(names.filter((n) => byName.get(n) !== 3), [], 'a Secret was not rotated by every run that selected it')
-    const next = await rotate().done
     await w.end()
-    await assertConverged('(e)', next)
+    await assertConverged('(e)', done[0])
   })
 })
