@@ -19,7 +19,7 @@ import yaml from 'js-yaml'
 import {FLEET_BIN} from '../support/cli.js'
 import {startExtraApiserver, type ExtraApiserver} from '../support/extra-apiserver.js'
 import {kill, pause, rememberArgv, restart, restoreAll, resume, forget} from '../support/faults.js'
-import {apiRequest, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {apiRequest, applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const m1 = cp.members[0]
@@ -303,6 +303,41 @@ describe('creds rotate --all under faults', {concurrency: false}, () => {
     const next = await rotate().done
     await w.end()
     await assertConverged('(a)', next)
+  })
+
+  it('(a2) with the member down from the start: -o json and -o prometheus say the same; a stale Lease is removed', async () => {
+    // A Lease a killed run left for a Secret that is gone (expired: its holder renews every 5 s when alive).
+    const orphan = `fleet-rotate-${'0'.repeat(12)}`
+    const old = '2026-01-01T00:00:00.000000Z'
+    await applyYaml(hub, JSON.stringify({apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: {name: orphan, namespace: hubNs, labels: {'app.kubernetes.io/managed-by': 'fleet'}},
+        spec: {holderIdentity: 'killed-run', leaseDurationSeconds: 15, acquireTime: old, renewTime: old}}))
+    let json: Ran
+    let prom: Ran
+    try {
+      await kill(`${m1.name}-apiserver`)
+      ;[json, prom] = await Promise.all([rotate().done, start([...ROTATE().slice(0, -2), '-o', 'prometheus']).done])
+    } finally {
+      await restart(`${m1.name}-apiserver`)
+    }
+    assertNamesUnfinished('(a2) json', json, /did not answer \(https:\/\/127\.0\.0\.1:\d+: connection refused\)/)
+    const items = report(json).items
+    assert.deepEqual(items.map((i) => [i.unfinished.step, i.unfinished.phase]), names.map(() => ['target', 'unchanged']))
+    assert.equal(prom.code, 1, prom.stderr)
+    // The same error lines on stderr in either format.
+    assert.deepEqual(prom.stderr.split('\n').filter((l) => l.startsWith('error: ')).length, N)
+    const errors = prom.stdout.split('\n').filter((l) => l.startsWith('fleet_rotation_error{'))
+    assert.deepEqual(errors.length, N, prom.stdout)
+    for (const n of names) {
+      assert.ok(errors.includes(`fleet_rotation_error{hub="${hub.name}",namespace="${hubNs}",name="${n}",kind="unreachable",step="target",on="${m1.kubeconfig}+${m1.context}"} 1`), `${n}:\n${errors.join('\n')}`)
+      assert.ok(prom.stdout.includes(`fleet_rotation_unfinished_phase{hub="${hub.name}",namespace="${hubNs}",name="${n}",phase="unchanged"} 1`))
+    }
+    // One of the two runs removed the stale Lease (the other found it gone); both say how many they removed.
+    const removed = report(json).leases!.removed
+    const promRemoved = Number(/^fleet_rotation_leases_removed\{[^}]*\} (\d+)$/m.exec(prom.stdout)?.[1])
+    assert.equal(removed.length + promRemoved, 1, `${JSON.stringify(removed)} ${promRemoved}`)
+    if (removed.length) assert.deepEqual(removed, [`${hubNs}/${orphan}`])
+    assert.equal((await kubectlResult(hub, ['get', 'lease', orphan, '-n', hubNs])).code, 1, 'the stale Lease is still there')
+    await restoreAll()
   })
 
   it('(b) the hub API server killed mid-run and started again', async () => {
