@@ -384,20 +384,23 @@ describe('creds rotate --all under faults', {concurrency: false}, () => {
   it('(c) etcd paused for longer than the request time limit', async () => {
     const random = seeded('(c) etcd paused')
     const w = watch('(c)')
-    // fleet's own limit is 3 s here; etcd stays stopped 5-8 s, so requests in flight outlive it.
-    const r = rotate(['--request-timeout', '3s'])
+    // fleet's own limit is 3 s here; etcd stays stopped 5-8 s, so requests in flight outlive it. The rotations in flight
+    // wait 4 s after a step chosen by the seed (FLEET_ROTATE_PAUSE), so the stall always meets the run's next writes.
+    const step = ['claim', 'anchor', 'mint', 'verify', 'replace', 'revoke'][Math.floor(random() * 6)]
+    const r = rotate(['--request-timeout', '3s'], {FLEET_ROTATE_PAUSE: `after-${step}:4000`})
     const at = 1500 + Math.floor(random() * 2500)
     const length = 5000 + Math.floor(random() * 3000)
     try {
       await sleep(at)
       pause('etcd')
-      console.log(`# (c) etcd paused ${at} ms into the run, for ${length} ms`)
+      console.log(`# (c) etcd paused ${at} ms into the run, for ${length} ms (rotations held 4 s after ${step})`)
       await sleep(length)
     } finally {
       resume('etcd')
     }
     const faulted = await r.done
     console.log(`# (c) the faulted run took ${faulted.ms} ms`)
+    if (process.env.FLEET_FAULT_DEBUG) for (const i of report(faulted).items) console.log(`# ${i.secret.name} ${i.status} ${i.durationMs} ${i.steps.map((x: any) => `${x.step}:${x.ms}`).join(' ')}`)
     assertNamesUnfinished('(c)', faulted, /no answer within|timeout|timed out|127\.0\.0\.1:\d+|did not answer/)
     const next = await rotate().done
     await w.end()
