@@ -134,7 +134,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
     output: Flags.string({
       char: 'o',
-      description: 'Output format (jsonl: one JSON item per line, over many clusters each as its cluster answers; prometheus: metrics, on creds list and clusters verify only).',
+      description: 'Output format (jsonl: one JSON item per line, over many clusters each as its cluster answers; prometheus: metrics, on creds list, creds rotate and clusters verify only).',
       options: [...OUTPUT_FORMATS],
       helpGroup: 'GLOBAL',
     }),
@@ -187,7 +187,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
     // Refused before anything is read or contacted: metrics exist only where a command defines them.
     if (this.format === 'prometheus' && !(this.ctor as unknown as typeof BaseCommand).metrics) {
-      throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list and clusters verify have); use -o table, wide, json, yaml or name`)
+      throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list, creds rotate and clusters verify have); use -o table, wide, json, yaml or name`)
     }
     // --as and friends are checked here, before any provider or cluster is touched.
     this.impersonation = impersonationValue(this.flags)

@@ -1,5 +1,6 @@
 import type {CheckStatus} from '../base/checks.js'
 import type {CredentialItem, CredentialList} from '../creds/list.js'
+import type {RotatedCredential, RotationReport} from '../creds/rotate.js'
 import type {VerifyReport} from '../verify/report.js'
 import {type MetricFamily, type Sample, unixSeconds} from './prometheus.js'
 
@@ -80,5 +81,52 @@ export function verifyMetrics(report: VerifyReport): MetricFamily[] {
     },
     {name: 'fleet_verify_ok', help: 'Whether every selected cluster passed (1) or not (0).', samples: [{labels: {}, value: bool(report.ok)}]},
     {name: 'fleet_verify_clusters', help: 'How many clusters were verified.', samples: [{labels: {}, value: report.summary.clusters}]},
+  ]
+}
+
+const ROTATION_STATUSES: Array<RotatedCredential['status']> = ['rotated', 'failed', 'skipped', 'planned']
+const PHASES = ['unchanged', 'claimed', 'replaced', 'unknown'] as const
+
+/** Which credential: its hub Secret, or its file. */
+function rotationLabels(i: RotatedCredential): Record<string, string> {
+  return i.secret ? {hub: i.secret.hub, namespace: i.secret.namespace, name: i.secret.name} : {file: i.file?.path ?? ''}
+}
+
+/**
+ * `creds rotate -o prometheus` (docs/rotation.md): each credential's outcome, and for a failed one its error kind, the
+ * step it stopped at and what its store holds (so an alert can tell "the old credential is still in place" from "the
+ * new one is written, the old anchor not yet deleted"); the Leases the run removed or could not.
+ */
+export function rotationMetrics(report: RotationReport): MetricFamily[] {
+  const items = report.items
+  const sweep = report.leases
+  return [
+    {
+      name: 'fleet_rotation_status',
+      help: 'The outcome of one credential\'s rotation: 1 for its status, 0 for the other statuses.',
+      samples: items.flatMap((i) => ROTATION_STATUSES.map((status) => ({labels: {...rotationLabels(i), status}, value: bool(i.status === status)}))),
+    },
+    {
+      name: 'fleet_rotation_error',
+      help: 'A rotation that failed (always 1), with the kind of error, the step it stopped at and where that step ran.',
+      samples: items.flatMap((i) => (i.status === 'failed' ? [{labels: {...rotationLabels(i), kind: i.error?.kind ?? 'server', step: i.unfinished?.step ?? '', on: i.unfinished?.on ?? ''}, value: 1}] : [])),
+    },
+    {
+      name: 'fleet_rotation_unfinished_phase',
+      help: 'A failed rotation: what its store holds now, 1 for that phase (unchanged: the old credential; claimed: the old one and this run\'s claim; replaced: the new one, the old anchor left for the next run; unknown: a write to it got no answer).',
+      samples: items.flatMap((i) => (i.unfinished ? PHASES.map((phase) => ({labels: {...rotationLabels(i), phase}, value: bool(i.unfinished!.phase === phase)})) : [])),
+    },
+    {
+      name: 'fleet_rotation_duration_seconds',
+      help: 'How long the credential\'s rotation took, in seconds.',
+      samples: items.map((i) => ({labels: rotationLabels(i), value: i.durationMs / 1000})),
+    },
+    {name: 'fleet_rotation_leases_removed', help: 'Rotation Leases that stopped runs left on the hub, removed by this run.', samples: sweep ? [{labels: {hub: report.hub}, value: sweep.removed.length}] : []},
+    {name: 'fleet_rotation_leases_left', help: 'Rotation Leases over this run\'s selection still held by another, live run.', samples: sweep ? [{labels: {hub: report.hub}, value: sweep.left.length}] : []},
+    {
+      name: 'fleet_rotation_leases_error',
+      help: 'The Leases stopped runs left could not be looked for (always 1), with the kind of error.',
+      samples: sweep?.error ? [{labels: {hub: report.hub, kind: sweep.error.kind}, value: 1}] : [],
+    },
   ]
 }

@@ -162,6 +162,31 @@ async function factsOf(ref: ClusterRef): Promise<{server?: string; ca?: string} 
   }
 }
 
+/** The first candidate that did not answer (unreachable, timed out, a 5xx such as a stalled etcd), kept as the cause. */
+interface Silent {
+  first?: {ref: ClusterRef; error: FleetError}
+}
+
+/** Whether the error says the server did not answer (then recorded in `silent`), as opposed to answering no. */
+function noAnswer(error: unknown, ref: ClusterRef, silent: Silent): boolean {
+  if (!(error instanceof FleetError) || !(error.kind === 'unreachable' || error.kind === 'timeout' || error.kind === 'server')) return false
+  silent.first ??= {ref, error}
+  return true
+}
+
+/**
+ * Whether the candidate's credential may mint: true, false (the server said no), or undefined when the question could
+ * not be asked (the reason is pushed to `rejected`; a server that did not answer is kept in `silent` as the cause).
+ */
+async function askMayMint(o: ResolveOptions, client: KubeClient, ref: ClusterRef, rejected: string[], silent: Silent): Promise<boolean | undefined> {
+  try {
+    return await o.mayMint(client)
+  } catch (error) {
+    rejected.push(`${ref.name} (${noAnswer(error, ref, silent) ? 'did not answer' : 'could not be asked whether it may mint'}: ${(error as Error).message})`)
+    return undefined
+  }
+}
+
 const fileBased = (ref: ClusterRef) => (ref.source.kind === 'kubeconfig-file' || ref.source.kind === 'kind' ? 0 : 1)
 
 /**
@@ -177,6 +202,7 @@ export async function resolveCredentialCluster(rec: RecordedCluster, o: ResolveO
     return {ref, client, by: '--cluster'}
   }
   const rejected: string[] = []
+  const silent: Silent = {}
   const server = normalServer(rec.server)
   // Written the old way: the name it was generated with, when that still names the same server.
   if (rec.legacy && rec.name) {
@@ -188,8 +214,9 @@ export async function resolveCredentialCluster(rec: RecordedCluster, o: ResolveO
           rejected.push(`${ref.name} (${(error as Error).message})`)
           return undefined
         })
-        if (client && (await o.mayMint(client))) return {ref, client, by: 'name'}
-        if (client) rejected.push(`${ref.name} (its credential may not mint the new one)`)
+        const may = client ? await askMayMint(o, client, ref, rejected, silent) : undefined
+        if (client && may) return {ref, client, by: 'name'}
+        if (client && may === false) rejected.push(`${ref.name} (its credential may not mint the new one)`)
       }
     }
   }
@@ -221,15 +248,28 @@ export async function resolveCredentialCluster(rec: RecordedCluster, o: ResolveO
       try {
         client = await o.connect(ref)
       } catch (error) {
+        noAnswer(error, ref, silent)
         rejected.push(`${ref.name} (${(error as Error).message})`)
         continue
       }
-      const live = await readClusterId(client).catch(() => ({clusterId: undefined}))
+      let live: {clusterId?: string}
+      try {
+        live = await readClusterId(client)
+      } catch (error) {
+        // A server that does not answer is not a server whose ID is unreadable: it is said as what it is (below).
+        if (noAnswer(error, ref, silent)) {
+          rejected.push(`${ref.name} (did not answer: ${(error as Error).message})`)
+          continue
+        }
+        live = {clusterId: undefined}
+      }
       if (rec.clusterId && live.clusterId !== rec.clusterId && (tier !== 'server+CA' || live.clusterId)) {
         rejected.push(`${ref.name} (cluster ID ${live.clusterId ?? 'unreadable'}, the credential's is ${rec.clusterId})`)
         continue
       }
-      if (!(await o.mayMint(client).catch(() => false))) {
+      const may = await askMayMint(o, client, ref, rejected, silent)
+      if (may === undefined) continue
+      if (!may) {
         rejected.push(`${ref.name} (its credential may not mint the new one)`)
         continue
       }
@@ -243,6 +283,12 @@ export async function resolveCredentialCluster(rec: RecordedCluster, o: ResolveO
   if (accepted.length > 0 && ids.size === 1) return accepted[0]
   if (accepted.length > 1) {
     throw new FleetError('config', `${o.what}: ${accepted.length} clusters match ${describe(rec)} and they are not the same cluster: ${accepted.map((a) => `${a.ref.name} (cluster ID ${a.id ?? 'unreadable'})`).join(', ')}; name one with --cluster`)
+  }
+  // The cluster is there but did not answer (down, restarting, its etcd stalled): that is the cause, not the
+  // configuration; the item keeps its old credential and the next run tries again. Not exit 2: nothing to fix.
+  if (silent.first) {
+    const {ref, error} = silent.first
+    throw new FleetError(error.kind, `${o.what}: its cluster ${ref.name} did not answer (${error.message})`, {cause: error})
   }
   const seen = rejected.length > 0 ? `candidates: ${rejected.join('; ')}` : `none of the ${refs.length} clusters fleet knows has that server and CA`
   throw new FleetError('config', `${o.what}: no cluster to rotate on matches ${describe(rec)}; ${seen}; name it with --cluster`)

@@ -1,5 +1,6 @@
+import {createHash} from 'node:crypto'
 import type {V1Lease, V1LeaseSpec} from '@kubernetes/client-node'
-import {FleetError} from '../base/errors.js'
+import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
@@ -101,4 +102,64 @@ async function renew(hub: KubeClient, ns: string, name: string, holder: string):
   if (lease.spec.holderIdentity !== holder) return
   lease.spec.renewTime = micro()
   await hub.request('PUT', path(ns, name), lease)
+}
+
+/** The Lease that guards a Secret's rotation, in the Secret's namespace: one name per Secret name. */
+export const leaseName = (secretName: string) => `fleet-rotate-${createHash('sha256').update(secretName).digest('hex').slice(0, 12)}`
+
+/** What a run's sweep did: Leases removed, Leases left (held by a live run), and why it could not look, if it could not. */
+export interface LeaseSweep {
+  removed: string[]
+  left: string[]
+  error?: ErrorInfo
+}
+
+/**
+ * Removes the rotation Leases that stopped runs left over a selection of Secrets: expired ones (their holder died or
+ * hung: a live holder renews every 5 s), and this run's own (a release the hub did not answer). Each delete carries the
+ * Lease's resourceVersion, so one another run has just taken is left alone. Read with one list per namespace; a
+ * selection whose namespaces forbid listing (the least Role grants get, not list) is read Lease by Lease.
+ * `orphansOf`: every Secret --all found; a fleet Lease in those namespaces that guards none of them is removed too.
+ */
+export async function sweepLeases(
+  hub: KubeClient,
+  selection: Array<{namespace: string; name: string}>,
+  run: string,
+  o: {orphansOf?: Array<{namespace: string; name: string}>},
+): Promise<LeaseSweep> {
+  const out: LeaseSweep = {removed: [], left: []}
+  const wanted = new Set(selection.map((t) => `${t.namespace}/${leaseName(t.name)}`))
+  const guarded = new Set((o.orphansOf ?? []).map((t) => `${t.namespace}/${leaseName(t.name)}`))
+  const namespaces = [...new Set([...selection, ...(o.orphansOf ?? [])].map((t) => t.namespace))].sort()
+  const select = `labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`
+  try {
+    for (const ns of namespaces) {
+      let leases: LeaseObject[]
+      const res = await hub.request('GET', `${path(ns)}?${select}`)
+      if (res.status === 403) {
+        leases = []
+        for (const t of selection.filter((x) => x.namespace === ns)) {
+          const l = await hub.json<LeaseObject>('GET', path(ns, leaseName(t.name)), undefined, `get Lease ${ns}/${leaseName(t.name)}`, {absent: true})
+          if (l) leases.push(l)
+        }
+      } else if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list Leases in ${ns}`)
+      else leases = (JSON.parse(res.body) as {items: LeaseObject[]}).items
+      for (const l of leases) {
+        const key = `${ns}/${l.metadata.name}`
+        const orphan = o.orphansOf !== undefined && l.metadata.name.startsWith('fleet-rotate-') && !guarded.has(key)
+        if (!wanted.has(key) && !orphan) continue
+        if (l.spec.holderIdentity !== run && !expired(l)) {
+          out.left.push(key)
+          continue
+        }
+        const del = await hub.request('DELETE', path(ns, l.metadata.name), {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: l.metadata.resourceVersion}})
+        if (del.status >= 200 && del.status < 300) out.removed.push(key)
+        else if (del.status === 409) out.left.push(key)
+        else if (del.status !== 404) throw httpError(del.status, del.body, `delete Lease ${key}`)
+      }
+    }
+  } catch (error) {
+    out.error = toErrorInfo(error)
+  }
+  return out
 }

@@ -22,8 +22,9 @@ import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
 import {type Lifetime, lifetimeOf, lifetimeToAsk} from './lifetime.js'
 import {type Issued, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import type {Identity} from './rbac.js'
-import {type RotationState, type Step, anchorSuffix, failpoint, newRunId, pausepoint} from './rotation-state.js'
+import {type Phase, type RotationState, type Step, anchorSuffix, failpoint, newRunId, pausepoint} from './rotation-state.js'
 import {Conflict, FileStore, NotFleetsError, type RotationStore, SecretStore, certNotAfter} from './rotation-store.js'
+import {type LeaseSweep, sweepLeases} from './lease.js'
 import {verifyCredential} from './verify.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
 
@@ -103,10 +104,25 @@ export interface RotatedCredential {
   /** The new credential's lifetime: asked (--duration, else as recorded at generate) and issued (the server may cut it). */
   lifetime?: Lifetime
   revoked?: {done: boolean; reason: string}
+  /** A failed item: where it stopped, what the store holds, and what the next run does with it. */
+  unfinished?: Unfinished
   verification: Check[]
   steps: StepRecord[]
   durationMs: number
   error?: ErrorInfo
+}
+
+export interface Unfinished {
+  /** The step that failed or was interrupted (`lease`, `read`, `target`, a rotation step), and where it ran. */
+  step: string
+  on: string
+  /**
+   * What the store holds: `unchanged` (the old credential, no claim), `claimed` (the old one, this claim), `replaced` (the
+   * new one), `unknown` (a write to it got no answer: it may or may not have been applied).
+   */
+  phase: 'unchanged' | Phase | 'unknown'
+  /** What the next run does with it (docs/rotation.md, "What the CronJob says"). */
+  next: string
 }
 
 export interface RotationReport {
@@ -116,6 +132,8 @@ export interface RotationReport {
   /** A sharded --all run: its part, and how many Secrets --all found in all (the items are this part's). */
   shard?: Shard & {selected: number}
   items: RotatedCredential[]
+  /** Leases on the hub that stopped runs left behind over this run's selection, removed after the rotations. */
+  leases?: LeaseSweep
 }
 
 /** Without the Lease, a claim younger than this may belong to a live run. */
@@ -144,10 +162,11 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
     })
   }
   // What is rotated is known before the first rotation, so a progress line counts all of it (files, then Secrets).
-  let targets: Array<{namespace: string; name: string}> = []
+  let targets: Array<{namespace: string; name: string}> = r.names
   let shard: RotationReport['shard']
+  let all: Array<{namespace: string; name: string}> | undefined
   if (hub && r.all) {
-    targets = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
+    targets = all = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
     if (r.shard) {
       shard = {...r.shard, selected: targets.length}
       targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard))
@@ -167,7 +186,12 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
   const hubName = hub.context.contextName
   const items = await mapLimit(stores, Math.max(1, r.concurrency), async (store) => counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run)))
-  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items]}
+  // After the rotations (a killed run's Leases have expired by then): over the whole selection, skipped Secrets included;
+  // with --all, also the Leases of Secrets that are gone (by one shard only, the first, so two shards never race for them).
+  const leases = r.dryRun || env.cancel?.interrupted
+    ? undefined
+    : await sweepLeases(hub, targets, run, {orphansOf: all && (!r.shard || r.shard.index === 0) ? all : undefined})
+  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items], ...(leases ? {leases} : {})}
 }
 
 /** One credential, whichever store keeps it: locked, rotated, and on an interrupt put back or left for the next run. */
@@ -177,17 +201,19 @@ async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secr
   let lock: {exclusive: boolean; release: () => Promise<void>} | undefined
   // The target this run reached (before its claim): an interrupt deletes the new anchor there.
   const reachedTarget: {client?: KubeClient} = {}
+  const track: Track = {step: 'lease', phase: 'unchanged'}
   try {
     if (!r.dryRun) lock = await store.lock(run, {lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000})
-    await rotateLocked(store, r, env, run, item, Boolean(lock?.exclusive), reachedTarget)
+    await rotateLocked(store, r, env, run, item, Boolean(lock?.exclusive), reachedTarget, track)
   } catch (error) {
     item.status = 'failed'
     if (env.cancel?.interrupted) {
-      const what = await afterInterrupt(store, env, run, reachedTarget.client).catch((e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`)
+      const what = await afterInterrupt(store, env, run, reachedTarget.client, track).catch((e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`)
       error = env.cancel.error(what)
     }
     item.error = toErrorInfo(error)
     item.reason ??= item.error.message
+    if (!r.dryRun) item.unfinished = unfinished(store, item, track, error)
   } finally {
     await lock?.release().catch(() => undefined)
     item.durationMs = Date.now() - started
@@ -207,9 +233,11 @@ async function rotateLocked(
   item: RotatedCredential,
   exclusive: boolean,
   reachedTarget: {client?: KubeClient},
+  track: Track,
 ): Promise<void> {
   env.cancel?.check()
   const where = store.where
+  track.step = 'read'
   const s = await store.read()
   if (item.secret) item.secret.format = s.format
   item.cluster = s.clusterName
@@ -220,6 +248,7 @@ async function rotateLocked(
   let state = s.state
   // The cluster is found before the claim (and by --dry-run, which then says where it would mint).
   const findTarget = async () => {
+    track.step = 'target'
     const found = await reachTarget(r, s.recorded, env, {what: where, method, id, self: store.self})
     item.target = {cluster: found.ref.name, by: found.by}
     reachedTarget.client = found.client
@@ -253,7 +282,9 @@ async function rotateLocked(
 
   const timed = async <T>(step: Step, work: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
     const t0 = Date.now()
+    track.step = step
     const v = await work()
+    track.step = `after ${step}`
     item.steps.push({step, ms: Date.now() - t0, ...(detail ? {detail: detail(v)} : {})})
     failpoint(step, env.env)
     await pausepoint(step, env.env, env.cancel?.signal)
@@ -286,6 +317,7 @@ async function rotateLocked(
       }
     })
     state = fresh
+    track.phase = 'claimed'
   } else {
     // A claim left by another run: with the Lease (or lock) held, that run is gone (dead or hung past its Lease) and this
     // one finishes its rotation. Without the Lease, a recent claim may be a live run: leave it alone (nothing minted here).
@@ -293,6 +325,7 @@ async function rotateLocked(
       throw new FleetError('server', `${where}: a rotation by run ${state.run} started ${state.started} is in progress; nothing was minted, the credential in it is unchanged`)
     }
     item.resumed = state.phase
+    track.phase = state.phase
     if (state.phase === 'replaced') item.old = {anchor: refText(state.oldAnchor)}
   }
 
@@ -335,7 +368,7 @@ async function rotateLocked(
     if (worstStatus(item.verification) === 'fail') {
       // Nothing was written: the old credential stays; the new anchor (and every token bound to it) goes, and the claim is lifted.
       if (claimed.newAnchor) await deleteObject(target!, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
-      await store.release(claimed).catch(() => undefined)
+      track.phase = (await store.release(claimed).then(() => true, () => false)) ? 'unchanged' : 'claimed'
       const failed = item.verification.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
       throw new FleetError('server', `${where}: the new credential failed verification (${failed.join('; ')}); the old one is unchanged and its anchor deleted`)
     }
@@ -359,6 +392,7 @@ async function rotateLocked(
       throw new FleetError('server', `${where} changed while this run rotated it; re-read, not overwritten`)
     }
     state = replacedState
+    track.phase = 'replaced'
   }
 
   // Steps: revoke the old anchor, confirm the old token is dead, finish (clear the rotation state).
@@ -380,6 +414,7 @@ async function rotateLocked(
     item.revoked = {done: false, reason: 'the old credential named no anchor: nothing to delete (it stays valid until it expires)'}
   }
   await timed('finish', () => store.finish())
+  track.phase = 'unchanged'
   // A certificate that cannot be revoked is the method's nature, said in `revoked`; a token that survived its anchor is a failure.
   item.status = item.revoked.done || method === 'client-cert' ? 'rotated' : 'failed'
   if (item.status === 'failed') item.reason = item.revoked.reason
@@ -418,14 +453,26 @@ export async function reachTarget(
   })
 }
 
-/** Polls SelfSubjectReview with the old credential until the server refuses it (401). */
+/** How long the server may stay silent while the old credential's refusal is being confirmed. */
+const SILENT_CONFIRM_MS = 5_000
+
+/**
+ * Polls SelfSubjectReview with the old credential until the server refuses it (401). A server that stops answering
+ * (killed, restarting, its etcd stalled) is not a token that "still authenticates": after SILENT_CONFIRM_MS without an
+ * answer its error is thrown, so the item says the outage and the next run finishes it.
+ */
 export async function confirmDead(client: KubeClient, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
+  let silentSince: number | undefined
   for (;;) {
     try {
       await whoami(client)
+      silentSince = undefined
     } catch (error) {
       if (error instanceof FleetError && error.kind === 'unauthorized') return true
+      const silent = error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout' || error.kind === 'server')
+      if (!silent) silentSince = undefined
+      else if ((silentSince ??= Date.now()) + SILENT_CONFIRM_MS < Date.now() || Date.now() > deadline) throw error
     }
     if (Date.now() > deadline) return false
     await new Promise((r) => setTimeout(r, 250))
@@ -437,7 +484,7 @@ export async function confirmDead(client: KubeClient, timeoutMs: number): Promis
  * bound to it, deleted first), so the store is as before the run; one already replaced is left for the next run,
  * which finishes the rotation (the state machine in rotation-state.ts). Says which of these happened.
  */
-async function afterInterrupt(store: RotationStore, env: RotateEnv, run: string, target: KubeClient | undefined): Promise<string> {
+async function afterInterrupt(store: RotationStore, env: RotateEnv, run: string, target: KubeClient | undefined, track: Track): Promise<string> {
   env.cancel?.undoing(() => [`the rotation claim on ${store.where} (the next run finishes or lifts it)`])
   const st = (await store.current())?.state
   if (!st || st.run !== run) return 'before this run changed anything: the credential is unchanged'
@@ -448,7 +495,43 @@ async function afterInterrupt(store: RotationStore, env: RotateEnv, run: string,
     await deleteObject(target, 'Secret', st.newAnchor.name, st.newAnchor.namespace)
   }
   await store.release(st)
+  track.phase = 'unchanged'
   return 'before the new credential was written: the old one is unchanged, the new anchor deleted and the claim lifted'
+}
+
+/** Where a credential's rotation is: the step in progress (or just done: `after <step>`) and what its store holds. */
+interface Track {
+  step: string
+  phase: Exclude<Unfinished['phase'], 'unknown'>
+}
+
+/** The store's writes: one that got no answer may have been applied or not. */
+const STORE_WRITES = new Set(['claim', 'replace', 'finish'])
+
+/** Steps that run on the hub (or the file); the others on the credential's cluster. */
+const STORE_STEPS = new Set(['lease', 'read', 'claim', 'replace', 'finish'])
+
+/**
+ * What a failed item left and what the next run does with it, from what this run last saw of its store (not re-read:
+ * the hub may be the part that failed). A claim this run made and could not lift is taken over by the next run once
+ * the Lease has expired (15 s), or after 2 minutes without Leases.
+ */
+function unfinished(store: RotationStore, item: RotatedCredential, track: Track, error: unknown): Unfinished {
+  const bare = track.step.replace(/^after /, '')
+  const on = STORE_STEPS.has(bare) ? (store.kind === 'file' ? 'the file' : 'the hub') : (item.target?.cluster ?? item.cluster ?? 'its cluster')
+  const kept = store.kind === 'file' ? 'the file' : 'the Secret'
+  const silent = error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout' || error.kind === 'server')
+  if (silent && STORE_WRITES.has(track.step)) {
+    const next = `the hub did not answer this run's ${track.step} of ${kept}, which may or may not have been applied; ${kept} holds a working credential either way and the next run reads which and finishes the rotation`
+    return {step: track.step, on, phase: 'unknown', next}
+  }
+  const next =
+    track.phase === 'replaced'
+      ? `${kept} holds the new credential; the next run deletes the old anchor and finishes`
+      : track.phase === 'claimed'
+        ? `the old credential is in place, claimed by this run; the next run takes the claim over (the same new anchor) and rotates it`
+        : 'the old credential is in place and unchanged; the next run rotates it'
+  return {step: track.step, on, phase: track.phase, next}
 }
 
 /**

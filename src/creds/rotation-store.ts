@@ -18,7 +18,7 @@ import {CAPI_CLUSTER_NAME_LABEL, type SecretDestination, type SecretFormat, dest
 import {getObject, objectPath} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged} from './labels.js'
-import {acquireLease} from './lease.js'
+import {acquireLease, leaseName} from './lease.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
 import {findPreset} from './presets.js'
 import {type Identity, credentialId, roleBaseName} from './rbac.js'
@@ -217,8 +217,7 @@ export class SecretStore implements RotationStore {
 
   async lock(run: string, o: {lease: boolean; waitMs: number}) {
     if (!o.lease) return {exclusive: false, release: async () => undefined}
-    const name = `fleet-rotate-${createHash('sha256').update(this.self.name).digest('hex').slice(0, 12)}`
-    const lease = await acquireLease(this.hub, this.self.namespace, name, run, {seconds: 15, waitMs: o.waitMs})
+    const lease = await acquireLease(this.hub, this.self.namespace, leaseName(this.self.name), run, {seconds: 15, waitMs: o.waitMs})
     return {exclusive: true, release: () => lease.release()}
   }
 

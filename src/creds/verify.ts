@@ -2,7 +2,7 @@ import {type ResourceAttributes, accessReview} from '../access/access-review.js'
 import {grants} from '../access/risk.js'
 import {whoami} from '../access/whoami.js'
 import type {Check} from '../base/checks.js'
-import {toErrorInfo} from '../base/errors.js'
+import {FleetError, toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {PolicyRule} from './rules-file.js'
 
@@ -62,6 +62,14 @@ export function deniedProbe(rules: PolicyRule[], namespaces: string[], granted?:
   return attributes ? {attributes, text: describe(attributes)} : undefined
 }
 
+/**
+ * A server that did not answer (unreachable, timed out, a 5xx such as a stalled etcd) says nothing about the credential:
+ * that is thrown as it is, so the caller reports the outage, not a credential that "failed verification".
+ */
+function unanswered(error: unknown): void {
+  if (error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout' || error.kind === 'server')) throw error
+}
+
 export async function verifyCredential(
   client: KubeClient,
   expected: {username: string; rules: PolicyRule[]; namespaces: string[]},
@@ -78,6 +86,7 @@ export async function verifyCredential(
     })
     if (me.warnings.length > 0) checks.push({name: 'power', status: 'warn', message: me.warnings.map((w) => w.message).join('; ')})
   } catch (error) {
+    unanswered(error)
     checks.push({name: 'identity', status: 'fail', message: `SelfSubjectReview failed: ${toErrorInfo(error).message}`})
     return checks
   }
@@ -91,6 +100,7 @@ export async function verifyCredential(
         allowed = (await accessReview(client, {resource: granted.attributes})).allowed
         failure = undefined
       } catch (error) {
+        if (Date.now() > deadline) unanswered(error)
         failure = toErrorInfo(error).message
       }
       if (allowed || Date.now() > deadline) break
@@ -110,6 +120,7 @@ export async function verifyCredential(
       const allowed = (await accessReview(client, {resource: denied.attributes})).allowed
       checks.push({name: 'denied', status: allowed ? 'fail' : 'pass', message: allowed ? `may ${denied.text}, which was not granted` : `may not ${denied.text}`})
     } catch (error) {
+      unanswered(error)
       checks.push({name: 'denied', status: 'fail', message: `access review failed: ${toErrorInfo(error).message}`})
     }
   } else {

@@ -210,7 +210,7 @@ describe('-o prometheus elsewhere', () => {
       const res = await runFleet([...command, '--kubeconfig', down, '-o', 'prometheus'])
       assert.equal(res.code, 2, `${name}: ${res.stderr}`)
       assert.equal(res.stdout, '')
-      assert.equal(res.stderr, `error: -o prometheus: "${name}" has no metrics (creds list and clusters verify have); use -o table, wide, json, yaml or name\n`)
+      assert.equal(res.stderr, `error: -o prometheus: "${name}" has no metrics (creds list, creds rotate and clusters verify have); use -o table, wide, json, yaml or name\n`)
     }
   })
 })

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
-import {credentialMetrics, verifyMetrics} from '../../src/cli/metrics.js'
+import {credentialMetrics, rotationMetrics, verifyMetrics} from '../../src/cli/metrics.js'
 import {escapeHelp, escapeLabelValue, formatMetrics, unixSeconds} from '../../src/cli/prometheus.js'
 import type {CredentialList} from '../../src/creds/list.js'
+import type {RotationReport} from '../../src/creds/rotate.js'
 import type {VerifyReport} from '../../src/verify/report.js'
 
 describe('prometheus text format', () => {
@@ -109,5 +110,35 @@ describe('metrics of creds list and clusters verify', () => {
     assert.deepEqual(f.fleet_verify_credential_expiry_timestamp_seconds, [{labels: {cluster: 'a'}, value: 1893542400}])
     assert.deepEqual(f.fleet_verify_cluster_duration_seconds, [{labels: {cluster: 'a'}, value: 1.5}, {labels: {cluster: 'b'}, value: 0.02}])
     assert.deepEqual([f.fleet_verify_ok, f.fleet_verify_clusters], [[{labels: {}, value: 0}], [{labels: {}, value: 2}]])
+  })
+})
+
+describe('metrics of creds rotate', () => {
+  it('each credential\'s status; a failed one\'s kind, step and what its Secret holds; the Leases removed', () => {
+    const report: RotationReport = {
+      kind: 'CredentialRotation', dryRun: false, hub: 'hub',
+      items: [
+        {secret: {hub: 'hub', namespace: 'ns', name: 'ok'}, status: 'rotated', old: {}, verification: [], steps: [], durationMs: 1200},
+        {
+          secret: {hub: 'hub', namespace: 'ns', name: 'cut'}, status: 'failed', old: {}, verification: [], steps: [], durationMs: 300,
+          error: {kind: 'unreachable', message: 'https://m:6443: connection refused'},
+          unfinished: {step: 'mint', on: 'member-1', phase: 'claimed', next: 'the next run takes the claim over'},
+        },
+      ],
+      leases: {removed: ['ns/fleet-rotate-0123456789ab'], left: []},
+    }
+    const f = Object.fromEntries(rotationMetrics(report).map((m) => [m.name, m.samples]))
+    assert.deepEqual(f.fleet_rotation_status.filter((x) => x.value === 1).map((x) => `${x.labels.name} ${x.labels.status}`), ['ok rotated', 'cut failed'])
+    assert.equal(f.fleet_rotation_status.length, 8)
+    assert.deepEqual(f.fleet_rotation_error, [{labels: {hub: 'hub', namespace: 'ns', name: 'cut', kind: 'unreachable', step: 'mint', on: 'member-1'}, value: 1}])
+    assert.deepEqual(f.fleet_rotation_unfinished_phase.map((x) => `${x.labels.phase} ${x.value}`), ['unchanged 0', 'claimed 1', 'replaced 0', 'unknown 0'])
+    assert.deepEqual(f.fleet_rotation_duration_seconds.map((x) => x.value), [1.2, 0.3])
+    assert.deepEqual(f.fleet_rotation_leases_removed, [{labels: {hub: 'hub'}, value: 1}])
+    assert.deepEqual(f.fleet_rotation_leases_left, [{labels: {hub: 'hub'}, value: 0}])
+    assert.deepEqual(f.fleet_rotation_leases_error, [])
+    // The text is valid exposition format: every family once, no secret-bearing field.
+    const text = formatMetrics(rotationMetrics(report))
+    assert.match(text, /^fleet_rotation_error\{hub="hub",namespace="ns",name="cut",kind="unreachable",step="mint",on="member-1"\} 1$/m)
+    assert.doesNotMatch(text, /connection refused/)
   })
 })

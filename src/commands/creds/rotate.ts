@@ -11,8 +11,10 @@ import {MIN_TOKEN_SECONDS} from '../../base/limits.js'
 import {namespacedName} from '../../base/names.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials, rotationFailureNote} from '../../creds/rotate.js'
+import {rotationMetrics} from '../../cli/metrics.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
+  static metrics = true
   static summary = 'Replace fleet-made credentials, in hub Secrets or kubeconfig files (--file), with new ones, proved first, and revoke the old ones.'
   static description = `For each hub Secret (NAMESPACE/NAME, or --all) or kubeconfig file (--file) written by fleet creds generate: mints a new credential of the same method, identity and scope, verifies it (who am I, one granted and one denied access review), replaces the Secret with a resourceVersion precondition (a file under a lock, atomically), deletes the old anchor and checks that the old token is refused. Progress is recorded on the Secret or in the file, so a run that was killed is finished by the next one. Exit 1 when any rotation failed (a credential that failed before it was replaced keeps its old one, still working; one that failed after is finished by the next run). See docs/rotation.md.`
 
@@ -99,6 +101,9 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       if (shortened) notes.push(`warning: ${where(i)}: ${shortened}`)
     }
     if (failed.length > 0) notes.push(rotationFailureNote(failed))
+    const swept = report.leases
+    if (swept?.removed.length) notes.push(`removed ${swept.removed.length} rotation Lease${swept.removed.length === 1 ? '' : 's'} a stopped run left on the hub: ${swept.removed.join(', ')}`)
+    if (swept?.error) notes.push(`warning: the rotation Leases stopped runs left could not be looked for (${swept.error.message}): the next run removes them`)
     if ((report.items.length === 0 && !emptyShard) || failed.length > 0) this.markFailed()
     if (cancel.interrupted) {
       notes.push(`interrupted (${cancel.interrupted.signalName}): a credential not yet replaced keeps its old one (claim lifted); one already replaced is finished by the next run`)
@@ -120,13 +125,21 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
       notes,
       // One `error:` line per failed rotation on stderr, in every format (the table's reason column is not enough for -o yaml).
-      failures: failed.map((i) => ({error: {kind: i.error?.kind ?? 'server', message: mention(i, i.reason ?? i.error?.message ?? i.status)}})),
+      failures: failed.map((i) => ({error: {kind: i.error?.kind ?? 'server', message: mention(i, unfinishedLine(i))}})),
+      metrics: rotationMetrics(report),
     })
     return report
   }
 }
 
 const where = (i: RotatedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))
+
+/** A failed item's line: the cause, where it stopped, and what the next run does (docs/rotation.md, "What the CronJob says"). */
+const unfinishedLine = (i: RotatedCredential) => {
+  const cause = i.reason ?? i.error?.message ?? i.status
+  const u = i.unfinished
+  return u ? `${cause} (at ${u.step}, on ${u.on}); ${u.next}` : cause
+}
 
 /** The item's message, naming its Secret or file unless it already does. */
 const mention = (i: RotatedCredential, message: string) => (message.includes(where(i)) ? message : `${where(i)}: ${message}`)
