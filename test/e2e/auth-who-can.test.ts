@@ -14,6 +14,7 @@ import type {WhoCanList} from '../../src/commands/auth/who-can.js'
 import {runFleet} from '../support/cli.js'
 import {apiRequest, applyYaml, createCertUser, kubectl, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {grant} from '../support/rbac.js'
+import {seededRandom} from '../support/random.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -30,18 +31,8 @@ interface Rule {
   nonResourceURLs?: string[]
 }
 
-// A fixed seed: the corpus is the same on every run (the names differ), so a disagreement can be reproduced.
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const random = prng(24)
+// A fixed seed (seededRandom): the corpus is the same on every run (the names differ), so a disagreement can be reproduced.
+const random = seededRandom(24)
 const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]
 const some = <T>(xs: T[], max: number): T[] => {
   const n = 1 + Math.floor(random() * max)

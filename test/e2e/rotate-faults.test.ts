@@ -16,7 +16,8 @@ import {type ChildProcess, spawn} from 'node:child_process'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
-import {FLEET_BIN} from '../support/cli.js'
+import {FLEET_BIN, fleetTestEnv} from '../support/cli.js'
+import {seededRandom} from '../support/random.js'
 import {startExtraApiserver, type ExtraApiserver} from '../support/extra-apiserver.js'
 import {kill, pause, rememberArgv, restart, restoreAll, resume, forget} from '../support/faults.js'
 import {apiRequest, applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
@@ -50,21 +51,11 @@ const tokensSeen = new Map<string, string>() // token -> Secret name it was seen
 
 // --- seeds -----------------------------------------------------------------------------------------------------------
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function seeded(label: string): () => number {
   const seed = process.env.FLEET_FAULT_SEED ? Number(process.env.FLEET_FAULT_SEED) : Math.floor(Math.random() * 2 ** 31)
   console.log(`# ${label}: seed ${seed} (replay: FLEET_FAULT_SEED=${seed})`)
-  return rng(seed)
+  return seededRandom(seed)
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -72,8 +63,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 // --- fleet -----------------------------------------------------------------------------------------------------------
 
 function start(args: string[], extra: NodeJS.ProcessEnv = {}): {child: ChildProcess; done: Promise<Ran>} {
-  const env: NodeJS.ProcessEnv = {...process.env, CI: 'true', NO_COLOR: '1', KUBECONFIG: '', HOME: '/nonexistent-fleet-test-home', XDG_CONFIG_HOME: '/nonexistent-fleet-test-config', ...extra}
-  delete env.FLEET_CONFIG
+  const env = fleetTestEnv(extra)
   const t0 = Date.now()
   const child = spawn(process.execPath, [FLEET_BIN, ...args], {env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe']})
   let stdout = ''
