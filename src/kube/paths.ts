@@ -69,7 +69,17 @@ export function queryString(query: Query | undefined): string {
   return text ? `?${text}` : ''
 }
 
-// Discovery: where the API server lists what it serves. Named here so that no other file writes `/api` or `/apis`.
+// Discovery and health: where the API server says what it serves and how it is. Named here so that no other file
+// writes `/api` or `/apis`.
+
+/** The server's version (`/version`). */
+export const VERSION_PATH = '/version'
+/** The server's readiness (`/readyz`; `?verbose` lists each check). */
+export const READYZ_PATH = '/readyz'
+/** The service account issuer's OpenID discovery document, as the API server publishes it. */
+export const OIDC_CONFIGURATION_PATH = '/.well-known/openid-configuration'
+/** The API server's Prometheus metrics. */
+export const METRICS_PATH = '/metrics'
 
 /** The core group's versions (`/api`). */
 export const CORE_API_PATH = '/api'
