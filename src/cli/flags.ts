@@ -24,32 +24,28 @@ export const fleetFlags = {
 const {shard: _shard, 'shard-count': _shardCount, ...unsharded} = fleetFlags
 export const fleetFlagsUnsharded = unsharded
 
-/** The values of fleetFlags, each absent when the command does not declare it. */
-export type FleetFlagValues = Partial<Interfaces.InferredFlags<typeof fleetFlags>>
-
 /**
- * The fleetFlags values of a command's parsed flags, read by name and type: the base command does not know which
- * flags its subclass declares, so this is where that one unknown is checked instead of cast.
+ * The values of fleetFlags as a command has them, each absent when the command does not declare it (auth diff has no
+ * --shard, wi test only --all and --cluster-timeout). A command hands its own parsed flags over as this type
+ * (BaseCommand.flagGroups), so a flag of the same name but another type (creds rotate's single --cluster, which names the
+ * cluster to mint on) fails to compile instead of being read, or dropped, by name.
  */
-export function fleetFlagValues(flags: object): FleetFlagValues {
-  const f = flags as Record<string, unknown>
-  const strings = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined)
-  const string = (v: unknown) => (typeof v === 'string' ? v : undefined)
-  return {
-    cluster: strings(f.cluster),
-    all: typeof f.all === 'boolean' ? f.all : undefined,
-    selector: string(f.selector),
-    'cluster-timeout': string(f['cluster-timeout']),
-    shard: string(f.shard),
-    'shard-count': typeof f['shard-count'] === 'number' ? f['shard-count'] : undefined,
-  }
-}
+export type SelectionFlags = Partial<Interfaces.InferredFlags<typeof fleetFlags>>
 
 /** kubectl's impersonation flags, for commands that ask a question as another identity (`auth whoami|can-i|rules`, `clusters verify`). */
 export const impersonationFlags = {
   as: Flags.string({description: 'Act as this user (Impersonate-User on every request), like kubectl --as: e.g. system:serviceaccount:ci:deployer. The caller needs "impersonate" permission.'}),
   'as-group': Flags.string({description: 'Act as a member of this group (repeatable; needs --as), like kubectl --as-group.', multiple: true}),
   'as-uid': Flags.string({description: 'Act with this UID (needs --as), like kubectl --as-uid.'}),
+}
+
+/** The values of impersonationFlags as a command that declares them has them (BaseCommand.flagGroups). */
+export type ImpersonationFlags = Partial<Interfaces.InferredFlags<typeof impersonationFlags>>
+
+/** True when the command's flag definitions include any of `group`'s very definitions (not merely the same names). */
+export function declaresGroup(definitions: object | undefined, group: object): boolean {
+  const own = new Set(Object.values(definitions ?? {}))
+  return Object.values(group).some((d) => own.has(d))
 }
 
 // What an HTTP header value cannot hold (RFC 9110 field-value: no control character but HTAB): such a value would end
@@ -64,11 +60,10 @@ function notInHeader(flag: string, value: string): void {
  * The identity impersonationFlags name, checked before any cluster is touched; undefined when none was given. Groups or
  * a UID without a user are refused, as client-go refuses them ("without impersonating a user").
  */
-export function impersonationValue(flags: object): Impersonation | undefined {
-  const f = flags as Record<string, unknown>
-  const user = typeof f.as === 'string' ? f.as : undefined
-  const groups = Array.isArray(f['as-group']) ? (f['as-group'] as unknown[]).filter((g): g is string => typeof g === 'string') : []
-  const uid = typeof f['as-uid'] === 'string' ? f['as-uid'] : undefined
+export function impersonationValue(f: ImpersonationFlags): Impersonation | undefined {
+  const user = f.as
+  const groups = f['as-group'] ?? []
+  const uid = f['as-uid']
   if (user === undefined) {
     if (groups.length > 0 || uid !== undefined) throw new UsageError(`${groups.length > 0 ? '--as-group' : '--as-uid'} needs --as (the user to impersonate)`)
     return undefined

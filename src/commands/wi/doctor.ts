@@ -22,6 +22,10 @@ export default class WiDoctor extends WiProbeCommand<typeof WiDoctor> {
 
   protected readonly reportKind = 'WorkloadIdentityDiagnosis' as const
 
+  protected wiFlags() {
+    return this.flags
+  }
+
   protected probe(p: Probe): Promise<ProbeResult> {
     return diagnose(p)
   }

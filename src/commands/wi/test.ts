@@ -16,6 +16,10 @@ export default class WiTest extends WiProbeCommand<typeof WiTest> {
 
   protected readonly reportKind = 'WorkloadIdentityTest' as const
 
+  protected wiFlags() {
+    return this.flags
+  }
+
   protected probe(p: Probe): Promise<ProbeResult> {
     return testWorkloadIdentity(p)
   }
