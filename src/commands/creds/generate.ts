@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {credsWizard} from '../../cli/creds-wizard.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {parseNamespacedName} from '../../base/names.js'
@@ -40,8 +41,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     profile: Flags.string({description: 'cluster-inventory format: the ClusterProfile name (default: the Secret name).'}),
     'display-name': Flags.string({description: 'The name people see: the Argo CD cluster Secret\'s name (default: the context\'s name for a kubeconfig cluster, else the cluster\'s name) and the written kubeconfig\'s context.'}),
     'update-profile': Flags.string({description: 'kubeconfig-secretreader format: NAMESPACE/NAME of the ClusterProfile whose status.accessProviders gets the entry.'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig for --secret (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
-    'hub-context': Flags.string({description: 'Hub context for --secret.'}),
+    ...hubFlags({purpose: 'for --secret'}),
     'allow-risky': Flags.boolean({description: 'Grant even what fleet risk rules flag (wildcards, Secrets cluster-wide, escalate, bind, impersonate ...).'}),
     'create-namespace': Flags.boolean({description: 'Create missing namespaces (the ServiceAccount one and those of -n, and the hub namespace of --secret).'}),
     force: Flags.boolean({description: 'Replace a destination (file or Secret) that fleet did not write.'}),

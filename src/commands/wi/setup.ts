@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {UsageError} from '../../base/errors.js'
 import {escapeTerminal} from '../../base/terminal.js'
 import type {Column} from '../../cli/table.js'
@@ -48,8 +49,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
 
   static flags = {
     hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (default: the hub by the rule of creds: --hub-kubeconfig/--hub-context, the fleet configuration\'s hub, else the current context).'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig, when --hub is not given.', exclusive: ['hub']}),
-    'hub-context': Flags.string({description: 'Hub context, when --hub is not given.', exclusive: ['hub']}),
+    ...hubFlags({purpose: 'when --hub is not given', exclusive: ['hub']}),
     target: Flags.string({description: 'The cluster that should accept the token.', required: true}),
     'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME.', required: true}),
     prefix: Flags.string({description: 'Username prefix the target gives hub identities (claimMappings.username.prefix).', default: 'hub:'}),
