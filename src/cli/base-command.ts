@@ -167,7 +167,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       impersonation: this.impersonation,
       say: (line) => this.logStderr(line),
       reportsSkippedTls: ctor.reportsSkippedTls,
-      selection: () => groups.selection,
+      // Read when the selection is first needed: a command may hand its values over in run (wi test and wi doctor).
+      selection: () => this.flagGroups().selection,
     })
   }
 

@@ -32,17 +32,20 @@ export interface WorkloadIdentityReport {
 export abstract class WiProbeCommand<T extends typeof Command> extends BaseCommand<T> {
   private targets?: ClusterRef[]
 
-  /** The wiFlags values, as the subclass has them (`return this.flags`): typed by the compiler there, never cast. */
-  protected abstract wiFlags(): Interfaces.InferredFlags<typeof wiFlags>
+  /** The wiFlags values, as the subclass hands them to report() (`this.report(this.flags)`): typed there, never cast. */
+  private values?: Interfaces.InferredFlags<typeof wiFlags>
 
   private get wi(): Interfaces.InferredFlags<typeof wiFlags> {
-    return this.wiFlags()
+    if (!this.values) throw new Error('wi: report() reads the flags it was given; nothing reads them before')
+    return this.values
   }
 
-  /** --all walks the providers' list (a provider that could not list is reported) and --cluster-timeout limits each probe. */
+  /**
+   * --all walks the providers' list (a provider that could not list is reported) and --cluster-timeout limits each
+   * probe: read by the fleet when the probes run, after report() was given the flags.
+   */
   protected flagGroups(): FlagGroups {
-    const f = this.wiFlags()
-    return {selection: {all: f.all, 'cluster-timeout': f['cluster-timeout']}}
+    return {selection: {all: this.values?.all, 'cluster-timeout': this.values?.['cluster-timeout']}}
   }
 
   protected abstract readonly reportKind: WorkloadIdentityReport['kind']
@@ -84,7 +87,8 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     return undefined
   }
 
-  protected async report(authenticationConfig?: string): Promise<WorkloadIdentityReport> {
+  protected async report(flags: Interfaces.InferredFlags<typeof wiFlags>, authenticationConfig?: string): Promise<WorkloadIdentityReport> {
+    this.values = flags
     const f = this.wi
     // Neither --hub nor --service-account: the target's own fleet wi token user says both (plugin mode).
     const {hub: hubName, 'service-account': saName} = f

@@ -22,15 +22,11 @@ export default class WiDoctor extends WiProbeCommand<typeof WiDoctor> {
 
   protected readonly reportKind = 'WorkloadIdentityDiagnosis' as const
 
-  protected wiFlags() {
-    return this.flags
-  }
-
   protected probe(p: Probe): Promise<ProbeResult> {
     return diagnose(p)
   }
 
   async run(): Promise<WorkloadIdentityReport> {
-    return this.report(this.flags['authentication-config'])
+    return this.report(this.flags, this.flags['authentication-config'])
   }
 }

@@ -16,15 +16,11 @@ export default class WiTest extends WiProbeCommand<typeof WiTest> {
 
   protected readonly reportKind = 'WorkloadIdentityTest' as const
 
-  protected wiFlags() {
-    return this.flags
-  }
-
   protected probe(p: Probe): Promise<ProbeResult> {
     return testWorkloadIdentity(p)
   }
 
   async run(): Promise<WorkloadIdentityReport> {
-    return this.report()
+    return this.report(this.flags)
   }
 }
