@@ -1,9 +1,7 @@
-import {Command, Flags, Interfaces} from '@oclif/core'
+import {Command, Interfaces} from '@oclif/core'
 import type {ChalkInstance} from 'chalk'
 
 import {colorEnabled, makeChalk} from './color.js'
-import {formatDuration} from '../base/duration.js'
-import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
 import {setWarningSink} from '../base/warnings.js'
 import {EXIT_FAILED, EXIT_INTERRUPTED, UsageError} from '../base/errors.js'
 import {canInteract} from './tty.js'
@@ -13,13 +11,12 @@ import {normalizeArgv, verboseInArgv} from './argv.js'
 import type {Impersonation} from '../kube/client.js'
 import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
 import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
-import {type ImpersonationFlags, type SelectionFlags, declaresGroup, fleetFlags, impersonationFlags, impersonationValue} from './flags.js'
+import {type ImpersonationFlags, type SelectionFlags, declaresGroup, fleetFlags, globalFlags, impersonationFlags, impersonationValue} from './flags.js'
 import {Fleet} from './fleet-run.js'
-import {PROVIDER_TYPES} from '../config/fleet-config.js'
 import type {ClusterRef} from '../providers/types.js'
 import type {HubChoice} from '../creds/hubs.js'
 import {type HubFlagValues, commandHubs} from './hubs.js'
-import {OUTPUT_FORMATS, type OutputFormat, isMachineFormat, outputFormat} from './parse.js'
+import {type OutputFormat, isMachineFormat, outputFormat} from './parse.js'
 import {Renderer, type View} from './render.js'
 import {clusterRunExitCode, errorOutcome, raiseExitCode, writeErrorLines} from './exit-policy.js'
 
@@ -59,54 +56,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   static reportsSkippedTls = false
 
-  static baseFlags = {
-    kubeconfig: Flags.string({
-      description: 'Kubeconfig file or directory, or a ":"-separated list (files merge like KUBECONFIG; each file in a directory stands alone).',
-      helpGroup: 'GLOBAL',
-    }),
-    context: Flags.string({description: 'Kubeconfig context to use.', helpGroup: 'GLOBAL'}),
-    'fleet-config': Flags.string({
-      description: 'Fleet configuration file naming the providers (default: ./fleet.yaml, then $XDG_CONFIG_HOME/fleet/config.yaml).',
-      env: 'FLEET_CONFIG',
-      helpGroup: 'GLOBAL',
-    }),
-    kuberc: Flags.string({
-      description: "kubectl's preferences file, whose credentialPluginPolicy decides which exec plugins may run (default: $KUBERC, then ~/.kube/kuberc; KUBECTL_KUBERC=false: none).",
-      helpGroup: 'GLOBAL',
-    }),
-    provider: Flags.string({
-      description: `Only this provider: a name from the fleet configuration, or a provider type (${PROVIDER_TYPES.join(', ')}).`,
-      helpGroup: 'GLOBAL',
-    }),
-    output: Flags.string({
-      char: 'o',
-      description: 'Output format (jsonl: one JSON item per line, over many clusters each as its cluster answers; prometheus: metrics, on creds list, creds rotate and clusters verify only).',
-      options: [...OUTPUT_FORMATS],
-      helpGroup: 'GLOBAL',
-    }),
-    color: Flags.boolean({
-      allowNo: true,
-      description: 'Colour the output: --color, --no-color, --color=true|false (default: when stdout is a terminal and NO_COLOR is unset; FORCE_COLOR=0 turns it off).',
-      helpGroup: 'GLOBAL',
-    }),
-    'request-timeout': Flags.string({
-      description: 'Time limit for each request to a cluster (e.g. 10s, 1m; 0 for none).',
-      default: formatDuration(DEFAULT_REQUEST_TIMEOUT_MS),
-      helpGroup: 'GLOBAL',
-    }),
-    concurrency: Flags.integer({
-      description: 'How many clusters to talk to at once.',
-      default: 16,
-      min: 1,
-      helpGroup: 'GLOBAL',
-    }),
-    verbose: Flags.boolean({char: 'v', description: 'Print more detail, and stack traces on errors. -v N also sets --verbosity N, as kubectl.', helpGroup: 'GLOBAL'}),
-    verbosity: Flags.integer({
-      description: 'Log level like kubectl -v: 6 logs each request (method, URL, status, time) on stderr, 7 adds request headers, 8 response headers; credentials are masked.',
-      min: 0,
-      helpGroup: 'GLOBAL',
-    }),
-  }
+  /** The global flags, in every command's help under GLOBAL (src/cli/flags.ts). */
+  static baseFlags = globalFlags
 
   /**
    * Whether a kubeconfig context that names a missing cluster or user is a failed check of the command's own (clusters

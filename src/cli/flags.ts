@@ -1,7 +1,61 @@
 import {Flags, type Interfaces} from '@oclif/core'
 
+import {formatDuration} from '../base/duration.js'
 import {UsageError} from '../base/errors.js'
+import {DEFAULT_REQUEST_TIMEOUT_MS} from '../base/limits.js'
+import {PROVIDER_TYPES} from '../config/fleet-config.js'
 import type {Impersonation} from '../kube/client.js'
+import {OUTPUT_FORMATS} from './parse.js'
+
+/** The flags of every command (BaseCommand.baseFlags), shown under GLOBAL in help. */
+export const globalFlags = {
+  kubeconfig: Flags.string({
+    description: 'Kubeconfig file or directory, or a ":"-separated list (files merge like KUBECONFIG; each file in a directory stands alone).',
+    helpGroup: 'GLOBAL',
+  }),
+  context: Flags.string({description: 'Kubeconfig context to use.', helpGroup: 'GLOBAL'}),
+  'fleet-config': Flags.string({
+    description: 'Fleet configuration file naming the providers (default: ./fleet.yaml, then $XDG_CONFIG_HOME/fleet/config.yaml).',
+    env: 'FLEET_CONFIG',
+    helpGroup: 'GLOBAL',
+  }),
+  kuberc: Flags.string({
+    description: "kubectl's preferences file, whose credentialPluginPolicy decides which exec plugins may run (default: $KUBERC, then ~/.kube/kuberc; KUBECTL_KUBERC=false: none).",
+    helpGroup: 'GLOBAL',
+  }),
+  provider: Flags.string({
+    description: `Only this provider: a name from the fleet configuration, or a provider type (${PROVIDER_TYPES.join(', ')}).`,
+    helpGroup: 'GLOBAL',
+  }),
+  output: Flags.string({
+    char: 'o',
+    description: 'Output format (jsonl: one JSON item per line, over many clusters each as its cluster answers; prometheus: metrics, on creds list, creds rotate and clusters verify only).',
+    options: [...OUTPUT_FORMATS],
+    helpGroup: 'GLOBAL',
+  }),
+  color: Flags.boolean({
+    allowNo: true,
+    description: 'Colour the output: --color, --no-color, --color=true|false (default: when stdout is a terminal and NO_COLOR is unset; FORCE_COLOR=0 turns it off).',
+    helpGroup: 'GLOBAL',
+  }),
+  'request-timeout': Flags.string({
+    description: 'Time limit for each request to a cluster (e.g. 10s, 1m; 0 for none).',
+    default: formatDuration(DEFAULT_REQUEST_TIMEOUT_MS),
+    helpGroup: 'GLOBAL',
+  }),
+  concurrency: Flags.integer({
+    description: 'How many clusters to talk to at once.',
+    default: 16,
+    min: 1,
+    helpGroup: 'GLOBAL',
+  }),
+  verbose: Flags.boolean({char: 'v', description: 'Print more detail, and stack traces on errors. -v N also sets --verbosity N, as kubectl.', helpGroup: 'GLOBAL'}),
+  verbosity: Flags.integer({
+    description: 'Log level like kubectl -v: 6 logs each request (method, URL, status, time) on stderr, 7 adds request headers, 8 response headers; credentials are masked.',
+    min: 0,
+    helpGroup: 'GLOBAL',
+  }),
+}
 
 /** Flags of commands that work over several clusters at once. */
 export const fleetFlags = {

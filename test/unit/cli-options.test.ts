@@ -2,7 +2,7 @@
 // options, never read from the flags by name. The cast this replaced (cli/flags.ts fleetFlagValues) read --cluster as
 // a list by name and silently dropped creds rotate's single --cluster; these tests hold the typed path.
 import assert from 'node:assert/strict'
-import {mkdtemp, mkdir, writeFile} from 'node:fs/promises'
+import {mkdtemp, mkdir, readFile, readdir, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -115,5 +115,14 @@ describe('flag groups', () => {
     const careful = new Careful(['--all', '--shard', '1/3'], config)
     await careful.init()
     assert.deepEqual((careful as unknown as {fleet: Fleet}).fleet.selection.shard, {index: 1, count: 3})
+  })
+})
+
+describe('exit codes', () => {
+  it('no command writes process.exitCode: every code goes through the base rule (markFailed, src/cli/exit-policy.ts)', async () => {
+    const dir = join(REPO, 'src/commands')
+    const files = (await readdir(dir, {recursive: true})).filter((f) => f.endsWith('.ts'))
+    assert.ok(files.length >= 20)
+    for (const f of files) assert.doesNotMatch(await readFile(join(dir, f), 'utf8'), /process\.exitCode/, f)
   })
 })
