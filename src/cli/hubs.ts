@@ -9,12 +9,12 @@ const ONE_HUB = 'the fleet configuration hub, else the current context of --kube
 
 /**
  * --hub-kubeconfig and --hub-context, defined once for every command that reaches a hub by the one hub rule. `purpose`
- * says what the hub is for where that differs between commands (" for --secret"); `defaultHub` replaces the rule's
+ * says when the hub is used where not always (" for --secret", ", when --hub is not given"); `defaultHub` replaces the rule's
  * description where the command reads more than one hub (creds list); `exclusive` names flags that pick the hub another
  * way (wi setup's --hub).
  */
 export function hubFlags(o: {purpose?: string; defaultHub?: string; exclusive?: string[]} = {}) {
-  const purpose = o.purpose ? ` ${o.purpose}` : ''
+  const purpose = o.purpose ?? ''
   const exclusive = o.exclusive ? {exclusive: o.exclusive} : {}
   return {
     'hub-kubeconfig': Flags.string({description: `Hub kubeconfig${purpose} (default: ${o.defaultHub ?? ONE_HUB}).`, ...exclusive}),

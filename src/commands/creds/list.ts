@@ -23,7 +23,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   static flags = {
     'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).'}),
     live: Flags.boolean({description: 'Check that each credential still authenticates (SelfSubjectReview).'}),
-    ...hubFlags({purpose: 'whose Secrets are listed', defaultHub: 'the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster'}),
+    ...hubFlags({defaultHub: 'the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster'}),
   }
 
   async run(): Promise<CredentialList> {
