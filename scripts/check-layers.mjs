@@ -49,7 +49,7 @@ const READ_ALLOWED = new Map([
   ['kubeconfig/credentials.ts', {json: 1, why: "a JWT's claims (jwtClaims)"}],
   ['kube/exec-credential.ts', {json: 1, why: "an exec plugin's stdout"}],
   ['providers/hub/access-providers.ts', {json: 1, why: "a ClusterProfile's access-provider config (providers/ is being reshaped on another branch)"}],
-  ['cli/base-command.ts', {json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file'}],
+  ['cli/render.ts', {json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file'}],
   ['cli/completion.ts', {read: 1, why: "the user's .zshrc-side completion file, rewritten in place (not parsed)"}],
   ['verify/policy.ts', {read: 1, yaml: 1, json: 1, why: "the shipped policy JSON schema; the user's policy file with its schema errors and line numbers (js-yaml's listener gives the positions)"}],
   ['workload-identity/auth-config.ts', {yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is'}],

@@ -15,11 +15,11 @@ export interface WizardAnswers {
   group?: string[]
   role?: string
   namespace?: string[]
-  method?: string
+  method?: (typeof METHODS)[number]
   duration?: string
   out?: string
   secret?: string
-  format?: string
+  format?: (typeof FORMATS)[number]
   'create-namespace'?: boolean
 }
 
@@ -35,8 +35,7 @@ export async function credsWizard(provider: ClusterProvider, given: WizardAnswer
     // The menu shows a cluster's name (data: a context or a hub object's name) escaped; the answer is the name itself.
     else a.cluster = await select({message: 'Cluster', choices: refs.map((r) => ({name: `${escapeTerminal(r.name)}${r.ready ? '' : ' (not ready)'}`, value: r.name}))})
   }
-  const method = (given.method as string | undefined) ?? 'token'
-  a.method = await select({message: 'Method', default: method as (typeof METHODS)[number], choices: METHODS.map((m) => ({name: m, value: m}))})
+  a.method = await select({message: 'Method', default: given.method ?? 'token', choices: METHODS.map((m) => ({name: m, value: m}))})
   if (a.method === 'client-cert') {
     if (!given.user) a.user = await input({message: 'User name (certificate CN)', validate: nonEmpty})
     if (!given.group) {

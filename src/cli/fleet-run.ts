@@ -10,12 +10,12 @@ import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
 import {resolveShard, shardName} from '../fleet/shard.js'
 import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
-import {fleetFlagValues} from './flags.js'
+import type {SelectionFlags} from './flags.js'
 import {progressLine} from './progress.js'
 
 /** What a Fleet is made of: the command's parsed flags and the facts the base command decided at init. */
 export interface FleetInputs {
-  /** The global flags (BaseCommand.baseFlags) and, when the command declares them, the fleetFlags. */
+  /** The global flags (BaseCommand.baseFlags). */
   flags: {
     kubeconfig?: string
     context?: string
@@ -37,6 +37,11 @@ export interface FleetInputs {
   say: (line: string) => void
   /** The command shows skipped TLS verification in its own output (BaseCommand.reportsSkippedTls): no warning then. */
   reportsSkippedTls?: boolean
+  /**
+   * The command's selection flags (fleetFlags or a part of them), typed by the command that declares them
+   * (BaseCommand.selectionFlags); undefined for a command that selects no clusters. Read on first use.
+   */
+  selection?: () => SelectionFlags | undefined
 }
 
 /**
@@ -50,7 +55,7 @@ export class Fleet {
   private connectorMade?: Connector
   private execRunnerMade?: ExecCredentialRunner
   private providerMade?: DeferredProvider
-  private shardMade?: {shard: Selection['shard']}
+  private selectionMade?: Selection
   private selectedMade?: Promise<ClusterRef[]>
 
   private get flags(): FleetInputs['flags'] {
@@ -114,9 +119,11 @@ export class Fleet {
 
   /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
   get selection(): Selection {
-    const f = fleetFlagValues(this.flags)
-    this.shardMade ??= {shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
-    return {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: this.shardMade.shard}
+    if (this.selectionMade) return this.selectionMade
+    const f = this.inputs.selection?.() ?? {}
+    // The shard is resolved here once for the run (the runner, the provider failures and the stderr line share it).
+    this.selectionMade = {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
+    return this.selectionMade
   }
 
   /**
@@ -140,7 +147,7 @@ export class Fleet {
    * How the fleet runner runs for this command: its concurrency, time limits, progress line and its connector (with
    * --as). Services that run over clusters themselves (clusters list --live) get these, so nothing makes a second runner.
    */
-  runOptions(clusterTimeout = fleetFlagValues(this.flags)['cluster-timeout'] ?? '0'): RunOptions {
+  runOptions(clusterTimeout = this.inputs.selection?.()?.['cluster-timeout'] ?? '0'): RunOptions {
     const as = this.inputs.impersonation
     return {
       concurrency: this.flags.concurrency,

@@ -13,9 +13,9 @@ import {type PluginTarget, pluginTarget, wiTokenExec} from '../workload-identity
 import {credsHubs} from '../creds/hubs.js'
 import type {Cluster} from '../workload-identity/connect.js'
 import {parseCanI} from '../workload-identity/target.js'
-import {BaseCommand} from './base-command.js'
+import {BaseCommand, type FlagGroups} from './base-command.js'
 import {checkJunitTarget, writeJunit} from './junit-file.js'
-import {checkColumns, checkRows, fixNotes, junitSuitesOf, type wiFlags} from './wi-format.js'
+import {checkColumns, checkRows, fixNotes, junitSuitesOf, wiFlags} from './wi-format.js'
 
 /** The stable JSON shape of `wi test` and `wi doctor` (docs/workload-identity.md). */
 export interface WorkloadIdentityReport {
@@ -29,16 +29,23 @@ export interface WorkloadIdentityReport {
  * `wi test` and `wi doctor` differ only in what they run per target: both resolve --hub and the targets through fleet's
  * providers, build one probe per target and render its checks.
  */
-export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof wiFlags}> extends BaseCommand<T> {
+export abstract class WiProbeCommand<T extends typeof Command> extends BaseCommand<T> {
   private targets?: ClusterRef[]
 
-  /**
-   * The wiFlags values, typed by wiFlags itself: the class's type parameter requires every subclass to declare them, so
-   * this one view is exact (TypeScript cannot narrow the generic this.flags itself), and a renamed or retyped flag fails
-   * to compile here instead of reading undefined at run time.
-   */
+  /** The wiFlags values, as the subclass hands them to report() (`this.report(this.flags)`): typed there, never cast. */
+  private values?: Interfaces.InferredFlags<typeof wiFlags>
+
   private get wi(): Interfaces.InferredFlags<typeof wiFlags> {
-    return this.flags as unknown as Interfaces.InferredFlags<typeof wiFlags>
+    if (!this.values) throw new Error('wi: report() reads the flags it was given; nothing reads them before')
+    return this.values
+  }
+
+  /**
+   * --all walks the providers' list (a provider that could not list is reported) and --cluster-timeout limits each
+   * probe: read by the fleet when the probes run, after report() was given the flags.
+   */
+  protected flagGroups(): FlagGroups {
+    return {selection: {all: this.values?.all, 'cluster-timeout': this.values?.['cluster-timeout']}}
   }
 
   protected abstract readonly reportKind: WorkloadIdentityReport['kind']
@@ -80,7 +87,8 @@ export abstract class WiProbeCommand<T extends typeof Command & {flags: typeof w
     return undefined
   }
 
-  protected async report(authenticationConfig?: string): Promise<WorkloadIdentityReport> {
+  protected async report(flags: Interfaces.InferredFlags<typeof wiFlags>, authenticationConfig?: string): Promise<WorkloadIdentityReport> {
+    this.values = flags
     const f = this.wi
     // Neither --hub nor --service-account: the target's own fleet wi token user says both (plugin mode).
     const {hub: hubName, 'service-account': saName} = f

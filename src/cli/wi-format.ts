@@ -12,7 +12,7 @@ export const wiFlags = {
   hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (a cluster name fleet knows). Without --hub and --service-account, one --target whose user runs fleet wi token is checked as that plugin would run: its ServiceAccount, audience and hub.'}),
   'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME (required with --hub).'}),
   target: Flags.string({description: 'The cluster that should accept the token (repeatable).', multiple: true}),
-  all: Flags.boolean({char: 'A', description: 'Every cluster fleet knows except the hub.', exclusive: ['target']}),
+  all: Flags.boolean({char: 'A', description: 'Every cluster the providers list except the hub.', exclusive: ['target']}),
   audience: Flags.string({description: 'Audience to request (default: the target\'s server URL exactly as written in its kubeconfig, as Flux does).'}),
   'expect-user': Flags.string({description: 'The username the target must map the token to, e.g. hub:system:serviceaccount:NS:NAME.'}),
   'can-i': Flags.string({description: 'Something the identity must be allowed on the target: "VERB RESOURCE [NAME] [-n NAMESPACE]" (repeatable).', multiple: true}),

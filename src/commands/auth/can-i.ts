@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {UsageError} from '../../base/errors.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
 import {type Impersonation, describeImpersonation} from '../../kube/client.js'
@@ -59,6 +59,10 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
   // -q is for scripts: no progress line either.
   protected get machineOutput(): boolean {
     return super.machineOutput || this.flags?.quiet === true
+  }
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags, impersonation: this.flags}
   }
 
   async run(): Promise<AccessReviewList | undefined> {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlagsUnsharded, impersonationFlags} from '../../cli/flags.js'
 import type {Impersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
@@ -63,6 +63,10 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
 
   // The identity is whoever the connection authenticates as: the caller, or with --as the identity the fleet runner's
   // connect options impersonate (KubeClient sets the headers); nothing in access/diff.ts knows the difference.
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags, impersonation: this.flags}
+  }
+
   async run(): Promise<RulesDiff> {
     const refs = await this.fleet.selected()
     // Checked before any cluster is contacted: a comparison needs two sides, and the baseline must be one of them.

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
 import {type Impersonation, describeImpersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
@@ -49,6 +49,10 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
     ...impersonationFlags,
     namespace: Flags.string({char: 'n', description: 'Namespace whose rules to list (default: the context\'s namespace, else "default").'}),
     'fail-on-risk': Flags.boolean({description: 'Exit 1 when any cluster grants a risky permission (for CI).'}),
+  }
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags, impersonation: this.flags}
   }
 
   async run(): Promise<RulesReviewList> {

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {errorColumn} from '../../cli/access-format.js'
@@ -64,6 +64,10 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
       allowNo: true,
       default: true,
     }),
+  }
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags}
   }
 
   async run(): Promise<WhoCanList> {

@@ -1,4 +1,4 @@
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
 import type {Impersonation} from '../../kube/client.js'
 import type {Column} from '../../cli/table.js'
@@ -34,6 +34,10 @@ Without --cluster, --all or --selector, the current context is used. Exit 1 when
   ]
 
   static flags = {...fleetFlags, ...impersonationFlags}
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags, impersonation: this.flags}
+  }
 
   async run(): Promise<WhoAmIList> {
     const item = (r: ClusterResult<WhoAmI>): WhoAmIItem =>

@@ -1,11 +1,10 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {verifyMetrics} from '../../cli/metrics.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
 import {describeImpersonation} from '../../kube/client.js'
-import {ConfigError} from '../../base/errors.js'
 import {checkJunitTarget, writeJunit} from '../../cli/junit-file.js'
 import {scrub} from '../../kubeconfig/redact.js'
 import {annotations, appendSummary, inGitHubActions, markdownSummary} from '../../verify/github.js'
@@ -23,6 +22,9 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
 
   static metrics = true
   static reportsSkippedTls = true
+  // A cluster whose entry is broken (a context naming a missing cluster) is the failed provider-ready check here, exit 1
+  // like any failed check (docs/verify.md): a CI step reports it per cluster, beside the clusters that passed.
+  static brokenEntryIsCheck = true
 
   static flags = {
     ...fleetFlags,
@@ -30,6 +32,10 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     policy: Flags.string({char: 'p', description: 'Policy file (YAML, schema in schemas/verify-policy.schema.json). Default: built-in defaults.'}),
     junit: Flags.string({description: 'Write a JUnit XML report to this file (one testsuite per cluster, one testcase per check).'}),
     strict: Flags.boolean({description: 'Warnings fail too.', default: false}),
+  }
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags, impersonation: this.flags}
   }
 
   async run(): Promise<VerifyReport> {
@@ -41,10 +47,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)
-    // A cluster whose entry is broken (a context naming a missing cluster) is the failed provider-ready check here, exit 1
-    // like any failed check (docs/verify.md): a CI step reports it per cluster, beside the clusters that passed.
     if (this.impersonation) report.as = this.impersonation
-    process.exitCode = report.ok ? 0 : 1
     if (!report.ok) this.markFailed()
 
     // The report is printed even when the JUnit file cannot be written after all (checked before the run; a directory

@@ -2,13 +2,14 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {credsWizard} from '../../cli/creds-wizard.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {parseNamespacedName} from '../../base/names.js'
-import {FORMATS, type SecretFormat} from '../../creds/formats.js'
+import {FORMATS} from '../../creds/formats.js'
 import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential} from '../../creds/generate.js'
 import {describeLifetime} from '../../creds/lifetime.js'
-import {METHODS, type Method} from '../../creds/methods.js'
+import {METHODS} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
 import type {Identity} from '../../creds/rbac.js'
 
@@ -31,17 +32,16 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     rules: Flags.string({description: 'YAML file of RBAC PolicyRules (a list, or a mapping with rules:).', exclusive: ['role', 'cluster-role']}),
     'cluster-role': Flags.string({description: 'Bind this existing ClusterRole (its rules are checked for risk too).', exclusive: ['role', 'rules']}),
     namespace: Flags.string({char: 'n', description: 'Grant in this namespace (repeatable); cluster-wide when absent.', multiple: true}),
-    method: Flags.string({description: 'How the credential is issued.', options: [...METHODS], default: 'token'}),
+    method: Flags.option({description: 'How the credential is issued.', options: METHODS, default: 'token' as const})(),
     duration: Flags.string({description: 'Lifetime of a token or certificate (at least 10m), e.g. 8h, 720h, 30d, 1y; the server may issue less (said in the output).', default: '24h'}),
     out: Flags.string({description: 'Write a one-context kubeconfig here (0600, atomic); "-" prints it to stdout.', exclusive: ['secret']}),
     secret: Flags.string({description: 'Write a consumer Secret HUBNAMESPACE/NAME on the hub (with --format).', exclusive: ['out']}),
-    format: Flags.string({description: 'Consumer Secret format.', options: [...FORMATS]}),
+    format: Flags.option({description: 'Consumer Secret format.', options: FORMATS})(),
     consumer: Flags.string({description: 'cluster-inventory format: the consumer label value.'}),
     profile: Flags.string({description: 'cluster-inventory format: the ClusterProfile name (default: the Secret name).'}),
     'display-name': Flags.string({description: 'The name people see: the Argo CD cluster Secret\'s name (default: the context\'s name for a kubeconfig cluster, else the cluster\'s name) and the written kubeconfig\'s context.'}),
     'update-profile': Flags.string({description: 'kubeconfig-secretreader format: NAMESPACE/NAME of the ClusterProfile whose status.accessProviders gets the entry.'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig for --secret (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
-    'hub-context': Flags.string({description: 'Hub context for --secret.'}),
+    ...hubFlags({purpose: ' for --secret'}),
     'allow-risky': Flags.boolean({description: 'Grant even what fleet risk rules flag (wildcards, Secrets cluster-wide, escalate, bind, impersonate ...).'}),
     'create-namespace': Flags.boolean({description: 'Create missing namespaces (the ServiceAccount one and those of -n, and the hub namespace of --secret).'}),
     force: Flags.boolean({description: 'Replace a destination (file or Secret) that fleet did not write.'}),
@@ -61,7 +61,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     // A lifetime, not a timer: 30d and 720h are fine (checked before any cluster or hub is asked anything).
     const durationSeconds = Math.floor(parseLifetime(f.duration, '--duration') / 1000)
     const ref = await this.fleet.provider.get(f.cluster!)
-    const method = f.method as Method
+    const method = f.method
     const identity: Identity =
       method === 'client-cert'
         ? {kind: 'User', name: f.user ?? '', groups: f.group ?? []}
@@ -72,7 +72,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     let destination: Destination
     if (f.secret) {
       if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
-      destination = {kind: 'secret', ...parseNamespacedName(f.secret, '--secret'), format: f.format as SecretFormat, consumer: f.consumer, profile: f.profile}
+      destination = {kind: 'secret', ...parseNamespacedName(f.secret, '--secret'), format: f.format, consumer: f.consumer, profile: f.profile}
     } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
     const hubs = f.secret ? await this.credsHubs(f) : []
 

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {credentialMetrics} from '../../cli/metrics.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {formatAge, parseLifetime} from '../../base/duration.js'
 import {EXIT_USAGE} from '../../base/errors.js'
 
@@ -22,8 +23,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   static flags = {
     'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).'}),
     live: Flags.boolean({description: 'Check that each credential still authenticates (SelfSubjectReview).'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub whose Secrets are listed (default: the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
-    'hub-context': Flags.string({description: 'Hub context.'}),
+    ...hubFlags({defaultHub: 'the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster'}),
   }
 
   async run(): Promise<CredentialList> {

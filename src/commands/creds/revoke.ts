@@ -1,9 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
+import {type CredentialTargets, credentialFailure, credentialName, credentialScope, credentialTargets, credentialWhere} from '../../cli/credential-targets.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {UsageError} from '../../base/errors.js'
-import {checkReadableFile} from '../../base/files.js'
-import {namespacedName} from '../../base/names.js'
 import {type RevocationReport, type RevokedCredential, revokeCredentials} from '../../creds/revoke.js'
 
 export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
@@ -24,8 +24,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
 
   static flags = {
     file: Flags.string({description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context).'}),
-    'hub-context': Flags.string({description: 'Hub context.'}),
+    ...hubFlags(),
     cluster: Flags.string({char: 'c', description: 'The credential\'s cluster, whatever it recorded (its cluster ID is still checked).'}),
     'ignore-not-found': Flags.boolean({description: 'A Secret or file that does not exist (already revoked) is not an error.'}),
     'dry-run': Flags.boolean({description: 'List what would be deleted and what kept; touch nothing.'}),
@@ -33,31 +32,9 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
 
   async run(): Promise<RevocationReport> {
     const f = this.flags
-    // Parsed again for the variadic names (the base command keeps only the first argument); parsing has no side effects.
-    const {argv} = await this.parse({flags: CredsRevoke.flags, baseFlags: BaseCommand.baseFlags, args: CredsRevoke.args, strict: false})
-    const names = argv as string[]
-    if (names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file PATH to revoke')
-    const targets = names.map((n) => {
-      const ref = namespacedName(n)
-      if (!ref) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
-      return ref
-    })
-    // A --file that is a directory or unreadable is one line before anything is touched; a missing one is `not-found`
-    // (already revoked), as kubectl delete reports it.
-    for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file', {missingOk: true})
-    const hubs = targets.length > 0 ? await this.credsHubs(f) : []
-    const report = await revokeCredentials(
-      {
-        names: targets,
-        files: f.file ?? [],
-        dryRun: f['dry-run'],
-        hub: hubs[0]?.spec,
-        cluster: (name) => this.fleet.provider.get(name),
-        clusters: () => this.fleet.provider.list(),
-        clusterOverride: f.cluster,
-      },
-      {connector: this.fleet.connector},
-    )
+    const o = await revokeOptions(f, this.positionals)
+    const hubs = o.targets.names.length > 0 ? await this.credsHubs(f) : []
+    const report = await revokeCredentials({...o.targets, ...credentialScope(this.fleet, hubs, o.clusterOverride), dryRun: o.dryRun}, {connector: this.fleet.connector})
     const failed = report.items.filter((i) => i.status === 'failed')
     const missing = report.items.filter((i) => i.status === 'not-found')
     const notes: string[] = []
@@ -68,7 +45,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
     this.render(report, {
       rows: report.items,
       columns: [
-        {header: 'credential', get: (i: RevokedCredential) => where(i)},
+        {header: 'credential', get: (i: RevokedCredential) => credentialWhere(i)},
         {header: 'status', get: (i) => i.status, color: (i, k) => (i.status === 'failed' || i.status === 'not-found' ? k.red : undefined)},
         {header: 'method', get: (i) => i.method ?? ''},
         {header: 'deleted', get: (i) => summary(i)},
@@ -79,18 +56,30 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
         {header: 'why kept', get: (i) => i.kept.map((k) => `${k.kind} ${k.name}: ${k.reason}`).join('; '), wide: true},
       ],
       // -o name: what was revoked (or would be, --dry-run); like kubectl delete, a name that was not found is not printed.
-      names: report.items.filter((i) => i.status === 'revoked' || i.status === 'planned').map((i) => (i.secret ? `secret/${where(i)}` : where(i))),
+      names: report.items.filter((i) => i.status === 'revoked' || i.status === 'planned').map(credentialName),
       notes,
-      failures: problems.map((i) => ({error: {kind: i.error?.kind ?? (i.status === 'not-found' ? 'not-found' : 'server'), message: mention(i, i.reason ?? i.error?.message ?? i.status)}})),
+      failures: problems.map((i) => credentialFailure(i, i.reason ?? i.error?.message ?? i.status, i.status === 'not-found' ? 'not-found' : 'server')),
     })
     return report
   }
 }
 
-const where = (i: RevokedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))
+/** What a revoke run does, from its flags and arguments, checked (Complete/Validate) before anything is touched. */
+export interface RevokeOptions {
+  targets: CredentialTargets
+  dryRun: boolean
+  /** --cluster: revoke on this cluster whatever the credential recorded. */
+  clusterOverride?: string
+}
 
-/** The item's message, naming its Secret or file unless it already does. */
-const mention = (i: RevokedCredential, message: string) => (message.includes(where(i)) ? message : `${where(i)}: ${message}`)
+/** Complete and validate `creds revoke`'s flags and NAMESPACE/NAME arguments into its options (usage errors: exit 2). */
+export async function revokeOptions(f: BaseFlags<typeof CredsRevoke>, names: string[]): Promise<RevokeOptions> {
+  if (names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file PATH to revoke')
+  // A --file that is a directory or unreadable is one line before anything is touched; a missing one is `not-found`
+  // (already revoked), as kubectl delete reports it.
+  const targets = await credentialTargets(names, f.file, {missingFileOk: true})
+  return {targets, dryRun: f['dry-run'], clusterOverride: f.cluster}
+}
 
 function summary(i: RevokedCredential): string {
   const count = (a: string) => i.deleted.filter((d) => d.action === a).length

@@ -1,14 +1,14 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
+import {type CredentialTargets, credentialFailure, credentialName, credentialScope, credentialTargets, credentialWhere} from '../../cli/credential-targets.js'
 import {fleetFlags} from '../../cli/flags.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {progressLine} from '../../cli/progress.js'
-import {resolveShard, shardName} from '../../fleet/shard.js'
+import {type Shard, resolveShard, shardName} from '../../fleet/shard.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
-import {checkReadableFile} from '../../base/files.js'
 import {MIN_TOKEN_SECONDS} from '../../base/limits.js'
-import {namespacedName} from '../../base/names.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials, rotationFailureNote} from '../../creds/rotate.js'
 import {rotationMetrics} from '../../cli/metrics.js'
@@ -30,7 +30,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
   }
 
   static flags = {
-    all: Flags.boolean({description: 'Every hub Secret fleet wrote.'}),
+    all: Flags.boolean({description: 'Every hub Secret fleet wrote (here --all selects Secrets, not clusters).'}),
     shard: Flags.string({description: 'With --all: only this part of the Secrets, INDEX/COUNT from 0 (e.g. 0/4), by NAMESPACE/NAME. See docs/scale.md.'}),
     // The fleet-wide flag splits clusters; here the Secrets of --all are split (the same env and Indexed Job rule).
     'shard-count': Flags.integer({
@@ -41,53 +41,32 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     'expiring-within': Flags.string({description: 'Only credentials that expire within this time (e.g. 48h, 7d).'}),
     duration: Flags.string({description: 'Lifetime of the new credential, e.g. 720h, 30d (default: the lifetime generate was asked for).'}),
     cluster: Flags.string({char: 'c', description: 'Mint on this cluster, whatever the credential recorded (its cluster ID is still checked).'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig (default: the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster).'}),
-    'hub-context': Flags.string({description: 'Hub context.'}),
+    ...hubFlags(),
     'no-lease': Flags.boolean({description: 'Do not take the per-Secret Lease (correctness rests on resourceVersion preconditions alone).', hidden: true}),
     'dry-run': Flags.boolean({description: 'Say what would be rotated; touch nothing.'}),
   }
 
   async run(): Promise<RotationReport> {
-    const f = this.flags
-    // Parsed again for the variadic names (the base command keeps only the first argument); parsing has no side effects.
-    const {argv} = await this.parse({flags: CredsRotate.flags, baseFlags: BaseCommand.baseFlags, args: CredsRotate.args, strict: false})
-    const names = argv as string[]
-    if (!f.all && names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file, or pass --all')
-    if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
-    const shard = resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})
-    if (shard && !f.all) throw new UsageError(`${f.shard === undefined ? '--shard-count' : '--shard'} splits --all; with named Secrets or --file, name each Pod's own`)
-    // A --file that is missing, a directory or unreadable is one line before any cluster or hub is touched.
-    for (const file of f.file ?? []) await checkReadableFile(file, `--file ${file}`, 'a kubeconfig file')
-    const targets = names.map((n) => {
-      const ref = namespacedName(n)
-      if (!ref) throw new UsageError(`"${n}": expected NAMESPACE/NAME of a hub Secret`)
-      return ref
-    })
-    const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
-    const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
-    if (duration !== undefined && duration < MIN_TOKEN_SECONDS) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
-    const hubs = f.all || names.length > 0 ? await this.credsHubs(f) : []
+    const o = await rotateOptions(this.flags, this.positionals, process.env)
+    const hubs = o.needsHub ? await this.credsHubs(this.flags) : []
     // SIGINT/SIGTERM: each credential stops at its next step; one not yet written lifts its claim (exit 130, 143).
     const cancel = this.cancellation()
     const report = await rotateCredentials(
       {
-        names: targets,
-        files: f.file ?? [],
-        all: f.all,
-        shard,
-        expiringWithinMs: within,
-        durationSeconds: duration,
-        dryRun: f['dry-run'],
-        hub: hubs[0]?.spec,
-        cluster: (name) => this.fleet.provider.get(name),
-        clusters: () => this.fleet.provider.list(),
-        clusterOverride: f.cluster,
-        concurrency: f.concurrency,
-        lease: !f['no-lease'],
+        ...o.targets,
+        ...credentialScope(this.fleet, hubs, o.clusterOverride),
+        all: o.all,
+        shard: o.shard,
+        expiringWithinMs: o.expiringWithinMs,
+        durationSeconds: o.durationSeconds,
+        dryRun: o.dryRun,
+        concurrency: o.concurrency,
+        lease: o.lease,
       },
       // At a terminal, a progress line over the credentials, as clusters verify draws one over clusters.
       {connector: this.fleet.connector, cancel, onProgress: this.machineOutput ? undefined : progressLine({noun: 'credentials'})},
     )
+    const f = this.flags
     const notes: string[] = []
     const failed = report.items.filter((i) => i.status === 'failed')
     const acted = report.items.filter((i) => i.status !== 'skipped')
@@ -98,7 +77,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     else if (acted.length === 0) notes.push(`none of ${report.items.length} credentials expires within ${f['expiring-within']}: nothing rotated`)
     for (const i of report.items) {
       const shortened = i.lifetime && shortenedWarning(i.lifetime, i.method ?? '')
-      if (shortened) notes.push(`warning: ${where(i)}: ${shortened}`)
+      if (shortened) notes.push(`warning: ${credentialWhere(i)}: ${shortened}`)
     }
     if (failed.length > 0) notes.push(rotationFailureNote(failed))
     const swept = report.leases
@@ -107,12 +86,12 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
     if ((report.items.length === 0 && !emptyShard) || failed.length > 0) this.markFailed()
     if (cancel.interrupted) {
       notes.push(`interrupted (${cancel.interrupted.signalName}): a credential not yet replaced keeps its old one (claim lifted); one already replaced is finished by the next run`)
-      process.exitCode = cancel.interrupted.exitCode
+      this.markFailed(cancel.interrupted.exitCode)
     }
     this.render(report, {
       rows: report.items,
       columns: [
-        {header: 'credential', get: (i: RotatedCredential) => where(i)},
+        {header: 'credential', get: (i: RotatedCredential) => credentialWhere(i)},
         {header: 'status', get: (i) => i.status + (i.resumed ? ` (resumed ${i.resumed})` : ''), color: (i, k) => (i.status === 'failed' ? k.red : undefined)},
         {header: 'method', get: (i) => i.method ?? ''},
         {header: 'new expires', get: (i) => i.new?.expires ?? ''},
@@ -122,17 +101,15 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         {header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true},
         {header: 'reason', get: (i) => (i.status === 'rotated' ? '' : (i.reason ?? ''))},
       ],
-      name: (i) => (i.secret ? `secret/${where(i)}` : where(i)),
+      name: credentialName,
       notes,
       // One `error:` line per failed rotation on stderr, in every format (the table's reason column is not enough for -o yaml).
-      failures: failed.map((i) => ({error: {kind: i.error?.kind ?? 'server', message: mention(i, unfinishedLine(i))}})),
+      failures: failed.map((i) => credentialFailure(i, unfinishedLine(i), 'server')),
       metrics: rotationMetrics(report),
     })
     return report
   }
 }
-
-const where = (i: RotatedCredential) => (i.secret ? `${i.secret.namespace}/${i.secret.name}` : (i.file?.path ?? ''))
 
 /** A failed item's line: the cause, where it stopped, and what the next run does (docs/rotation.md, "What the CronJob says"). */
 const unfinishedLine = (i: RotatedCredential) => {
@@ -141,5 +118,47 @@ const unfinishedLine = (i: RotatedCredential) => {
   return u ? `${cause} (at ${u.step}, on ${u.on}); ${u.next}` : cause
 }
 
-/** The item's message, naming its Secret or file unless it already does. */
-const mention = (i: RotatedCredential, message: string) => (message.includes(where(i)) ? message : `${where(i)}: ${message}`)
+/** What a rotate run does, from its flags and arguments, every value checked (Complete/Validate) before anything is touched. */
+export interface RotateOptions {
+  targets: CredentialTargets
+  all: boolean
+  /** With --all: this run's part of the Secrets (--shard, or --shard-count in an Indexed Job), resolved here once. */
+  shard?: Shard
+  expiringWithinMs?: number
+  durationSeconds?: number
+  dryRun: boolean
+  /** --cluster: mint on this cluster whatever the credential recorded. */
+  clusterOverride?: string
+  concurrency: number
+  lease: boolean
+  /** Whether a hub is asked at all: --all or Secret names (--file alone needs none). */
+  needsHub: boolean
+}
+
+/**
+ * Complete and validate `creds rotate`'s flags and NAMESPACE/NAME arguments into its options: usage errors here are
+ * exit 2 before any hub or cluster is touched. `env` is where an Indexed Job's JOB_COMPLETION_INDEX is read.
+ */
+export async function rotateOptions(f: BaseFlags<typeof CredsRotate>, names: string[], env: NodeJS.ProcessEnv): Promise<RotateOptions> {
+  if (!f.all && names.length === 0 && !f.file?.length) throw new UsageError('name at least one hub Secret NAMESPACE/NAME or --file, or pass --all')
+  if (f.all && names.length > 0) throw new UsageError('--all and Secret names exclude each other')
+  const shard = resolveShard({shard: f.shard, count: f['shard-count'], env})
+  if (shard && !f.all) throw new UsageError(`${f.shard === undefined ? '--shard-count' : '--shard'} splits --all; with named Secrets or --file, name each Pod's own`)
+  // A --file that is missing, a directory or unreadable is one line before any cluster or hub is touched.
+  const targets = await credentialTargets(names, f.file, {missingFileOk: false})
+  const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
+  const duration = f.duration === undefined ? undefined : Math.floor(parseLifetime(f.duration, '--duration') / 1000)
+  if (duration !== undefined && duration < MIN_TOKEN_SECONDS) throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)')
+  return {
+    targets,
+    all: f.all,
+    shard,
+    expiringWithinMs: within,
+    durationSeconds: duration,
+    dryRun: f['dry-run'],
+    clusterOverride: f.cluster,
+    concurrency: f.concurrency,
+    lease: !f['no-lease'],
+    needsHub: f.all || names.length > 0,
+  }
+}

@@ -27,6 +27,6 @@ export default class WiDoctor extends WiProbeCommand<typeof WiDoctor> {
   }
 
   async run(): Promise<WorkloadIdentityReport> {
-    return this.report(this.flags['authentication-config'])
+    return this.report(this.flags, this.flags['authentication-config'])
   }
 }

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {UsageError} from '../../base/errors.js'
 import {escapeTerminal} from '../../base/terminal.js'
 import type {Column} from '../../cli/table.js'
@@ -48,8 +49,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
 
   static flags = {
     hub: Flags.string({description: 'The cluster whose ServiceAccount issues the token (default: the hub by the rule of creds: --hub-kubeconfig/--hub-context, the fleet configuration\'s hub, else the current context).'}),
-    'hub-kubeconfig': Flags.string({description: 'Hub kubeconfig, when --hub is not given.', exclusive: ['hub']}),
-    'hub-context': Flags.string({description: 'Hub context, when --hub is not given.', exclusive: ['hub']}),
+    ...hubFlags({purpose: ', when --hub is not given', exclusive: ['hub']}),
     target: Flags.string({description: 'The cluster that should accept the token.', required: true}),
     'service-account': Flags.string({description: 'The hub ServiceAccount, NAMESPACE/NAME.', required: true}),
     prefix: Flags.string({description: 'Username prefix the target gives hub identities (claimMappings.username.prefix).', default: 'hub:'}),
@@ -61,7 +61,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     flux: Flags.boolean({description: 'Include the Flux ConfigMap.', default: true, allowNo: true}),
     'allow-risky': Flags.boolean({description: 'Bind a ClusterRole even when it amounts to cluster-admin.'}),
     'authentication-config-out': Flags.string({description: "Also write the target's AuthenticationConfiguration to this file."}),
-    consumer: Flags.string({description: 'Who uses the identity: flux (its generic provider: the ConfigMap), or, with fleet wi token as the exec credential plugin, cluster-inventory (a ClusterProfile access provider and the provider file), kubeconfig (a file), argocd (a cluster Secret).', options: [...CONSUMERS], default: 'flux'}),
+    consumer: Flags.option({description: 'Who uses the identity: flux (its generic provider: the ConfigMap), or, with fleet wi token as the exec credential plugin, cluster-inventory (a ClusterProfile access provider and the provider file), kubeconfig (a file), argocd (a cluster Secret).', options: CONSUMERS, default: 'flux' as const})(),
     profile: Flags.string({description: '--consumer cluster-inventory: the ClusterProfile NAMESPACE/NAME (on the hub) whose status.accessProviders gets the entry.'}),
     out: Flags.string({description: '--consumer kubeconfig: write the kubeconfig here (0600, atomic; no token in it).'}),
     force: Flags.boolean({description: '--consumer kubeconfig: replace an --out file fleet did not write.'}),
@@ -88,7 +88,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     if (out) await checkWritableFile(out, `--authentication-config-out ${out}`, 'a file for the AuthenticationConfiguration')
     // Every consumer flag is checked (and --out's directory and file) before any cluster is touched.
     const consumer = await checkConsumerFlags({
-      consumer: flags.consumer as ConsumerOutput['name'], profile: flags.profile, out: flags.out, force: flags.force, providerFileOut: flags['provider-file-out'],
+      consumer: flags.consumer, profile: flags.profile, out: flags.out, force: flags.force, providerFileOut: flags['provider-file-out'],
       argocdSecret: flags['argocd-secret'], pluginCommand: flags['plugin-command'], pluginHubKubeconfig: flags['plugin-hub-kubeconfig'],
       pluginHubContext: flags['plugin-hub-context'], pluginIdentity: flags['plugin-identity'], fluxConfigMap: flags['flux-configmap'],
       argocdNamespace: flags['argocd-namespace'],

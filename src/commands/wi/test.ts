@@ -21,6 +21,6 @@ export default class WiTest extends WiProbeCommand<typeof WiTest> {
   }
 
   async run(): Promise<WorkloadIdentityReport> {
-    return this.report()
+    return this.report(this.flags)
   }
 }

@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {parseLifetime} from '../../base/duration.js'
 import {FleetError, UsageError} from '../../base/errors.js'
 import {BaseCommand} from '../../cli/base-command.js'
+import {hubFlags} from '../../cli/hubs.js'
 import {expirationSeconds} from '../../workload-identity/inputs.js'
 import {execCredential, parseExecInfo, planTokenRequest} from '../../workload-identity/plugin.js'
 import {requestToken} from '../../workload-identity/token.js'
@@ -35,8 +36,7 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
     'service-account': Flags.string({description: "The hub ServiceAccount, NAMESPACE/NAME (default: serviceAccount in the cluster's exec config)."}),
     audience: Flags.string({description: "Audience to request (default: the cluster's exec config audience, else its server URL exactly as written)."}),
     expiration: Flags.string({description: "Lifetime to request (default: the cluster's exec config expirationSeconds, else 1h; at least 10m)."}),
-    'hub-kubeconfig': Flags.string({description: 'The hub kubeconfig (default: the one hub rule; in a Pod, its in-cluster configuration).'}),
-    'hub-context': Flags.string({description: 'The hub context.'}),
+    ...hubFlags(),
   }
 
   async run(): Promise<void> {

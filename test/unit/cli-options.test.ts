@@ -1,0 +1,128 @@
+// Commands as Options → Complete/Validate → Run (issue 32, item 3): a command's flags reach what it does through typed
+// options, never read from the flags by name. The cast this replaced (cli/flags.ts fleetFlagValues) read --cluster as
+// a list by name and silently dropped creds rotate's single --cluster; these tests hold the typed path.
+import assert from 'node:assert/strict'
+import {mkdtemp, mkdir, readFile, readdir, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {describe, it} from 'node:test'
+import {Config, Parser} from '@oclif/core'
+
+import {BaseCommand, type BaseFlags, type FlagGroups} from '../../src/cli/base-command.js'
+import {type SelectionFlags, fleetFlags} from '../../src/cli/flags.js'
+import type {Fleet} from '../../src/cli/fleet-run.js'
+import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
+import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url))
+
+/** argv parsed with a command's own flags, as the base command parses it: its flags and every positional argument. */
+async function parsedRotate(argv: string[]) {
+  const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...CredsRotate.flags}, args: CredsRotate.args, strict: false})
+  return {flags: out.flags as BaseFlags<typeof CredsRotate>, names: out.argv.map(String)}
+}
+
+async function parsedRevoke(argv: string[]) {
+  const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...CredsRevoke.flags}, args: CredsRevoke.args, strict: false})
+  return {flags: out.flags as BaseFlags<typeof CredsRevoke>, names: out.argv.map(String)}
+}
+
+describe('creds rotate options', () => {
+  it('--cluster (one cluster to mint on) reaches the options', async () => {
+    const {flags, names} = await parsedRotate(['fleet-system/member-1', '--cluster', 'member-2'])
+    const o = await rotateOptions(flags, names, {})
+    assert.equal(o.clusterOverride, 'member-2')
+    assert.deepEqual(o.targets, {names: [{namespace: 'fleet-system', name: 'member-1'}], files: []})
+    assert.equal(o.needsHub, true)
+  })
+
+  it('every NAMESPACE/NAME argument is a target, not only the first', async () => {
+    const {flags, names} = await parsedRotate(['a/one', 'b/two', 'c/three'])
+    assert.deepEqual((await rotateOptions(flags, names, {})).targets.names.map((n) => `${n.namespace}/${n.name}`), ['a/one', 'b/two', 'c/three'])
+  })
+
+  it('the shard of --all is resolved in the options, from --shard-count and the Indexed Job index', async () => {
+    const {flags, names} = await parsedRotate(['--all', '--shard-count', '4'])
+    assert.deepEqual((await rotateOptions(flags, names, {JOB_COMPLETION_INDEX: '3'})).shard, {index: 3, count: 4})
+    const named = await parsedRotate(['a/one', '--shard', '0/2'])
+    await assert.rejects(rotateOptions(named.flags, named.names, {}), {message: "--shard splits --all; with named Secrets or --file, name each Pod's own"})
+  })
+
+  it('a name that is not NAMESPACE/NAME is refused, the same words in rotate and revoke', async () => {
+    const rotate = await parsedRotate(['just-a-name'])
+    await assert.rejects(rotateOptions(rotate.flags, rotate.names, {}), {message: '"just-a-name": expected NAMESPACE/NAME of a hub Secret', exitCode: 2})
+    const revoke = await parsedRevoke(['just-a-name'])
+    await assert.rejects(revokeOptions(revoke.flags, revoke.names), {message: '"just-a-name": expected NAMESPACE/NAME of a hub Secret', exitCode: 2})
+  })
+
+  it('--file: a missing file is refused by rotate and left to revoke (already revoked); a directory by both', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    const missing = join(dir, 'gone.kubeconfig')
+    const rotate = await parsedRotate(['--file', missing])
+    await assert.rejects(rotateOptions(rotate.flags, rotate.names, {}), {exitCode: 2})
+    const revoke = await parsedRevoke(['--file', missing, '--cluster', 'member-1'])
+    const o = await revokeOptions(revoke.flags, revoke.names)
+    assert.deepEqual({targets: o.targets, clusterOverride: o.clusterOverride}, {targets: {names: [], files: [missing]}, clusterOverride: 'member-1'})
+    await mkdir(join(dir, 'sub'))
+    const directory = await parsedRevoke(['--file', join(dir, 'sub')])
+    await assert.rejects(revokeOptions(directory.flags, directory.names), {exitCode: 2})
+  })
+})
+
+describe('flag groups', () => {
+  it("creds rotate's flags are not a cluster selection (its --cluster is one string): the compiler says so", () => {
+    const rotate = {} as BaseFlags<typeof CredsRotate>
+    // @ts-expect-error -- --cluster is a string here, a list in fleetFlags: handing these over as a selection cannot compile.
+    const selection: SelectionFlags = rotate
+    assert.ok(selection)
+  })
+
+  it('every command that declares fleetFlags hands them to the base command: its --cluster values select', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    const kubeconfig = join(dir, 'kubeconfig')
+    await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n')
+    const config = await Config.load(REPO)
+    let checked = 0
+    for (const c of config.commands.filter((c) => c.pluginName === config.name)) {
+      const cls = (await c.load()) as unknown as {flags?: Record<string, {multiple?: boolean}>; args?: Record<string, {required?: boolean}>} & (new (argv: string[], config: Config) => {init(): Promise<void>})
+      // The CLI's bundle has its own copy of fleetFlags, so the group is recognised by its shape: a repeatable --cluster.
+      if (!(cls.flags?.cluster?.multiple && cls.flags.selector)) continue
+      const required = Object.values(cls.args ?? {}).filter((a) => a.required).map(() => 'x')
+      const cmd = new cls([...required, '--kubeconfig', kubeconfig, '--cluster', 'a', '--cluster', 'b', '--selector', 'env=prod'], config)
+      await cmd.init()
+      const fleet = (cmd as unknown as {fleet: Fleet}).fleet
+      assert.deepEqual({clusters: fleet.selection.clusters, selector: fleet.selection.selector}, {clusters: ['a', 'b'], selector: 'env=prod'}, c.id)
+      checked++
+    }
+    assert.ok(checked >= 6, `only ${checked} commands declare fleetFlags`)
+  })
+
+  it('a command that declares fleetFlags and does not hand them over is stopped at init, not run on the current context', async () => {
+    class Forgetful extends BaseCommand<typeof Forgetful> {
+      static flags = {...fleetFlags}
+      async run(): Promise<void> {}
+    }
+    class Careful extends BaseCommand<typeof Careful> {
+      static flags = {...fleetFlags}
+      protected flagGroups(): FlagGroups {
+        return {selection: this.flags}
+      }
+      async run(): Promise<void> {}
+    }
+    const config = await Config.load(REPO)
+    await assert.rejects(new Forgetful(['--all'], config).init(), /declares fleetFlags but does not hand them to the base command/)
+    const careful = new Careful(['--all', '--shard', '1/3'], config)
+    await careful.init()
+    assert.deepEqual((careful as unknown as {fleet: Fleet}).fleet.selection.shard, {index: 1, count: 3})
+  })
+})
+
+describe('exit codes', () => {
+  it('no command writes process.exitCode: every code goes through the base rule (markFailed, src/cli/exit-policy.ts)', async () => {
+    const dir = join(REPO, 'src/commands')
+    const files = (await readdir(dir, {recursive: true})).filter((f) => f.endsWith('.ts'))
+    assert.ok(files.length >= 20)
+    for (const f of files) assert.doesNotMatch(await readFile(join(dir, f), 'utf8'), /process\.exitCode/, f)
+  })
+})
