@@ -19,6 +19,7 @@ import yaml from 'js-yaml'
 
 import {type CliResult, runFleet} from '../support/cli.js'
 import {kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {mergedKubeconfig} from '../support/kubeconfig.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -45,15 +46,6 @@ const secrets = new Set<string>()
  * counted from the clock in JSON (a request's latencyMs, a credential's ageSeconds).
  */
 const mask = (text: string) => text.replace(/node-v\d+\.\d+\.\d+/g, 'node-vX').replace(/("\w*(?:Ms|Seconds)": )[\d.]+/g, '$1N').replace(/ in [\d.]+ms\b/g, ' in Nms')
-
-function mergedKubeconfig(): string {
-  const docs = [hub, m1, m2].map((s) => yaml.load(readFileSync(s.kubeconfig, 'utf8')) as any)
-  return yaml.dump({
-    apiVersion: 'v1', kind: 'Config', preferences: {},
-    clusters: docs.flatMap((d) => d.clusters), users: docs.flatMap((d) => d.users), contexts: docs.flatMap((d) => d.contexts),
-    'current-context': hub.context,
-  }, {lineWidth: -1})
-}
 
 const env = (path: string): NodeJS.ProcessEnv => ({PATH: path, KUBECONFIG: merged, HOME: join(dir, 'home')})
 
@@ -86,7 +78,7 @@ before(() => {
   dir = join(scratchDir(), run)
   mkdirSync(join(dir, 'home'), {recursive: true, mode: 0o700})
   merged = join(dir, 'merged.yaml')
-  writeFileSync(merged, mergedKubeconfig(), {mode: 0o600})
+  writeFileSync(merged, mergedKubeconfig([hub, m1, m2], hub.context), {mode: 0o600})
   noNode = join(dir, 'empty-bin')
   mkdirSync(noNode)
   node20 = join(dir, 'node20-bin')
