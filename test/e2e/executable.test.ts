@@ -43,7 +43,8 @@ const secrets = new Set<string>()
 /**
  * What legitimately differs between two runs of the same command: the Node version fleet names in `--version`,
  * `--help` and its user agent (Node 26 in the executable, the test's Node for the bundle), and what is measured or
- * counted from the clock in JSON (a request's latencyMs, a credential's ageSeconds).
+ * counted from the clock (in JSON a request's latencyMs and a credential's ageSeconds; verify's "ready (/readyz) in
+ * 31.8ms").
  */
 const mask = (text: string) => text.replace(/node-v\d+\.\d+\.\d+/g, 'node-vX').replace(/("\w*(?:Ms|Seconds)": )[\d.]+/g, '$1N').replace(/ in [\d.]+ms\b/g, ' in Nms')
 
