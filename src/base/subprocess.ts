@@ -1,6 +1,7 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 
 import {MAX_PROCESS_OUTPUT_BYTES} from './limits.js'
+import {IN_EXECUTABLE} from './self.js'
 
 /**
  * The one way fleet runs another program (kind, exec credential plugins): a time limit that holds, and on timeout the
@@ -301,7 +302,9 @@ class Spawner {
   }
 
   constructor() {
-    this.child = spawn(process.execPath, ['-e', SPAWNER_SOURCE], {stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: process.env})
+    // fleet's single executable reads no -e: it is given the source in its environment instead (scripts/executable.mjs).
+    const [args, env] = IN_EXECUTABLE ? [[], {...process.env, FLEET_EXE_SPAWNER: SPAWNER_SOURCE}] : [['-e', SPAWNER_SOURCE], process.env]
+    this.child = spawn(process.execPath, args, {stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env})
     // Never what keeps fleet running: every run waiting on it holds a timer of its own.
     this.child.unref()
     ;(this.child.channel as {unref?: () => void} | undefined)?.unref?.()

@@ -1,6 +1,7 @@
 import {whoami} from '../access/whoami.js'
 import {mapLimit} from '../base/concurrency.js'
 import {readOptional} from '../base/files.js'
+import {fleetCommand} from '../base/self.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {Connector} from '../kube/connector.js'
@@ -323,7 +324,8 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
       if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue
       const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`
       const hubArgs = spec.kubeconfig?.length ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])] : []
-      const exec = {apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [process.argv[1], ...PLUGIN_ARGS, ...hubArgs], provideClusterInfo: true, interactiveMode: 'Never' as const}
+      const self = fleetCommand()
+      const exec = {apiVersion: 'client.authentication.k8s.io/v1', command: self.command, args: [...self.args, ...PLUGIN_ARGS, ...hubArgs], provideClusterInfo: true, interactiveMode: 'Never' as const}
       items.push(remember({
         location,
         source: {kind: 'cluster-profile', hub, namespace, name, accessProvider: a.name},

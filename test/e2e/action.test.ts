@@ -6,6 +6,8 @@
 // output), and no credential in anything the action printed or wrote.
 import assert from 'node:assert/strict'
 import {execFileSync, spawn} from 'node:child_process'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -70,7 +72,7 @@ function workspace(files: Record<string, string> = {}): string {
 let actionDir = ''
 
 /** One step `uses: OWNER/fleet@TAG` with `with: inputs`, as the runner runs it. */
-function runAction(inputs: Record<string, string>, ws: string): Promise<ActionRun> {
+function runAction(inputs: Record<string, string>, ws: string, o: {env?: NodeJS.ProcessEnv; dir?: string} = {}): Promise<ActionRun> {
   const runnerTemp = join(scratchDir(), uniqueName('runner-temp'))
   mkdirSync(runnerTemp)
   const output = join(runnerTemp, 'set_output')
@@ -88,6 +90,7 @@ function runAction(inputs: Record<string, string>, ws: string): Promise<ActionRu
     GITHUB_OUTPUT: output,
     GITHUB_STEP_SUMMARY: summary,
     RUNNER_TEMP: runnerTemp,
+    ...o.env,
   }
   for (const name of Object.keys(inputs)) assert.ok(name in action.inputs, `action.yml has no input ${name}`)
   for (const [name, spec] of Object.entries(action.inputs)) {
@@ -95,7 +98,7 @@ function runAction(inputs: Record<string, string>, ws: string): Promise<ActionRu
     if (value !== undefined) env[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] = value
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(actionDir, action.runs.main)], {cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})
+    const child = spawn(process.execPath, [join(o.dir ?? actionDir, action.runs.main)], {cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -160,6 +163,60 @@ describe('the GitHub Action', () => {
     assert.match(run.stderr, /^passed: 1 of 1 cluster\(s\) passed/m)
     assert.match(run.stderr, /^fleet clusters verify --kubeconfig \S+\/\.fleet\/kubeconfig --policy \S+\/\.fleet\/policy\.yaml --junit /m)
     assertNoSecret(run, [junit])
+  })
+
+  it('as a release: fleet\'s executable downloaded from the release once, checked against the committed SHA-256, and run', async () => {
+    // What a release tag holds beside the bundle: dist/exe/fleet-linux-x64.sha256; the executable is a release asset,
+    // served here by a small local server standing for the runner's GitHub (GITHUB_SERVER_URL).
+    execFileSync(process.execPath, [join(ROOT, 'scripts/executable.mjs'), '--arch', 'x64'], {stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000})
+    const release = releaseCheckout()
+    mkdirSync(join(release, 'dist/exe'), {recursive: true})
+    copyFileSync(join(ROOT, 'dist/exe/fleet-linux-x64.sha256'), join(release, 'dist/exe/fleet-linux-x64.sha256'))
+    const asset = '/acme/fleet/releases/download/v9.9.9/fleet-linux-x64'
+    let body = readFileSync(join(ROOT, 'dist/exe/fleet-linux-x64'))
+    const requests: string[] = []
+    const server = createServer((req, res) => {
+      requests.push(req.url ?? '')
+      if (req.url === asset) res.end(body)
+      else res.writeHead(404).end()
+    })
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    const env = (toolCache: string, ref = 'v9.9.9') => ({
+      GITHUB_SERVER_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      GITHUB_ACTION_REPOSITORY: 'acme/fleet',
+      GITHUB_ACTION_REF: ref,
+      RUNNER_TOOL_CACHE: toolCache,
+    })
+    try {
+      const toolCache = join(scratchDir(), uniqueName('tool-cache'))
+      for (const round of [1, 2]) {
+        const ws = workspace({'.fleet/kubeconfig': bobKubeconfig, '.fleet/policy.yaml': POLICY})
+        const run = await runAction({kubeconfig: '.fleet/kubeconfig', policy: '.fleet/policy.yaml'}, ws, {env: env(toolCache), dir: release})
+        assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`)
+        assert.match(run.stderr, new RegExp(`^fleet's executable: ${toolCache}/fleet/[0-9a-f]{64}/fleet-linux-x64$`, 'm'))
+        assert.equal(run.output, `junit=${join(ws, 'fleet-verify.xml')}\n`)
+        assert.match(run.summary, /^## fleet clusters verify: passed$/m)
+        assert.doesNotMatch(run.stdout + run.stderr, /::(error|warning)/)
+        assert.match(run.stderr, /^passed: 1 of 1 cluster\(s\) passed/m)
+        assertNoSecret(run)
+        assert.deepEqual(requests, [asset], `round ${round}: downloaded once, then from the tool cache`)
+      }
+      // No such release asset: the bundle runs, with a warning annotation.
+      const missing = await runAction({kubeconfig: '.fleet/kubeconfig'}, workspace({'.fleet/kubeconfig': bobKubeconfig}), {env: env(join(scratchDir(), uniqueName('tool-cache')), 'v0.0.0'), dir: release})
+      assert.equal(missing.code, 0, missing.stderr)
+      assert.match(missing.stderr, /^::warning title=fleet action::could not download fleet's executable \(\S+ HTTP 404\); running the bundle/m)
+      assert.doesNotMatch(missing.stderr, /^fleet's executable:/m)
+      // A download that is not the committed executable is never run: exit 2, no output.
+      body = Buffer.concat([body, Buffer.from('\0')])
+      const ws = workspace({'.fleet/kubeconfig': bobKubeconfig})
+      const bad = await runAction({kubeconfig: '.fleet/kubeconfig'}, ws, {env: env(join(scratchDir(), uniqueName('tool-cache'))), dir: release})
+      assert.equal(bad.code, 2, bad.stderr)
+      assert.match(bad.stderr, /^::error title=fleet action::http:\S+fleet-linux-x64: its SHA-256 is [0-9a-f]{64}, the release's dist\/exe\/fleet-linux-x64\.sha256 says [0-9a-f]{64}$/m)
+      assert.equal(bad.output, '')
+      assert.ok(!existsSync(join(ws, 'fleet-verify.xml')))
+    } finally {
+      server.close()
+    }
   })
 
   it('fails: exit 1, an ::error annotation per failed check on stderr, the summary, the JUnit report as output; args pass through', async () => {

@@ -1,11 +1,12 @@
 // The container image (Containerfile, prepared and built by scripts/image.sh) built with buildah as CI builds it, then fleet
-// run inside it against the real control plane: the entry point, the user (not root), `auth whoami` with the kubeconfig
+// (its single executable: no Node, node_modules or shell in the image, checked on the mounted root file system) run
+// inside it against the real control plane: the entry point, the user (not root), `auth whoami` with the kubeconfig
 // mounted read-only as a Secret volume would be, by flag and through KUBECONFIG. buildah runs the container with chroot
 // isolation, which shares the host's network, so the sandbox's 127.0.0.1 servers are reachable as they are from a Pod's
 // cluster network. The build's time and the image's size go to the test's diagnostics.
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
-import {chmodSync, chownSync, copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, chownSync, copyFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -18,7 +19,8 @@ import {cronJobRotator} from '../support/rbac.js'
 const cp = loadControlPlane()
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string
-const NODE_VERSION = /^NODE_VERSION=(\S+)$/m.exec(readFileSync(join(ROOT, 'scripts/image.sh'), 'utf8'))![1]
+// The Node inside fleet's executable, which is the image's fleet (scripts/image.sh, scripts/executable.mjs).
+const NODE_VERSION = /^const NODE_VERSION = '([^']+)'/m.exec(readFileSync(join(ROOT, 'scripts/executable.mjs'), 'utf8'))![1]
 const TAG = 'localhost/fleet:e2e'
 const UID = 65532
 // Images of the test live in a storage of their own (the cache CI keeps), not in the machine's default one.
@@ -62,6 +64,17 @@ function inImage(command: string[], o: {volumes?: string[]; env?: string[]} = {}
   return buildah(['run', '--network', 'host', ...extra, container, '--', ...command])
 }
 
+/** FN over the working container's root file system, mounted on the host (buildah mount), then unmounted. */
+async function inRootfs<T>(fn: (root: string) => T): Promise<T> {
+  const mount = await buildah(['mount', container])
+  assert.equal(mount.code, 0, mount.stderr)
+  try {
+    return fn(mount.stdout.trim())
+  } finally {
+    await buildah(['umount', container])
+  }
+}
+
 /** The image's config as an OCI runtime reads it. */
 async function imageConfig(): Promise<{User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string}> {
   const res = await buildah(['inspect', '--type', 'image', TAG])
@@ -93,37 +106,46 @@ describe('the container image', () => {
     assert.ok(config.Env?.includes('HOME=/home/fleet'), String(config.Env))
   })
 
-  it('runs fleet --version through the entry point, as a non-root user, on the pinned Node', async () => {
+  it('runs fleet --version through the entry point, as a non-root user, on the executable\'s Node', async () => {
     const {Entrypoint} = await imageConfig()
     const res = await inImage([...Entrypoint!, '--version'])
     assert.equal(res.code, 0, res.stderr)
     assert.equal(res.stdout.trim(), `fleet/${VERSION} linux-x64 node-v${NODE_VERSION}`)
     assert.equal(res.stderr, '')
-
-    const who = await inImage(['/usr/local/bin/node', '-e', 'const os = require("os"); console.log(JSON.stringify({uid: process.getuid(), gid: process.getgid(), user: os.userInfo().username, home: os.homedir(), cwd: process.cwd()}))'])
-    assert.equal(who.code, 0, who.stderr)
-    const id = JSON.parse(who.stdout)
-    assert.notEqual(id.uid, 0)
-    assert.deepEqual(id, {uid: UID, gid: UID, user: 'fleet', home: '/home/fleet', cwd: '/home/fleet'})
+    // The image has no program that prints its user (no shell, no Node): the executable's first command unpacks its
+    // bundle into /tmp/fleet-exe-<uid>, owned by the user it ran as. A command that gets past `--version` does that.
+    const help = await inImage(['fleet', '--help'])
+    assert.equal(help.code, 0, help.stderr)
+    const unpacked = await inRootfs((root) => readdirSync(join(root, 'tmp')).filter((e) => e.startsWith('fleet-exe-')).map((e) => [e, statSync(join(root, 'tmp', e)).uid]))
+    assert.deepEqual(unpacked, [[`fleet-exe-${UID}`, UID]])
   })
 
-  it('holds Node, its libraries, CA certificates and fleet, and no shell', async () => {
-    const res = await inImage(['/usr/local/bin/node', '-e', `
-      const fs = require('fs')
-      const pem = fs.readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8')
-      // A TLS context loads NODE_EXTRA_CA_CERTS; Node warns on stderr if it cannot.
-      require('tls').createSecureContext()
-      console.log(JSON.stringify({
+  it('holds fleet\'s executable, its libraries and CA certificates, and no Node, node_modules or shell', async () => {
+    const facts = await inRootfs((root) => {
+      const all: string[] = []
+      const walk = (d: string) => {
+        for (const e of readdirSync(d, {withFileTypes: true})) {
+          const rel = join(d, e.name).slice(root.length)
+          if (rel.startsWith('/tmp/')) continue
+          all.push(rel)
+          if (e.isDirectory()) walk(join(d, e.name))
+        }
+      }
+      walk(root)
+      const pem = readFileSync(join(root, 'etc/ssl/certs/ca-certificates.crt'), 'utf8')
+      return {
         certificates: pem.split('BEGIN CERTIFICATE').length - 1,
-        shell: fs.existsSync('/bin/sh') || fs.existsSync('/usr/bin/sh'),
-        tmp: (fs.statSync('/tmp').mode & 0o7777).toString(8),
-        homeOwner: fs.statSync('/home/fleet').uid,
-      }))`])
-    assert.equal(res.code, 0, res.stderr)
-    assert.equal(res.stderr, '')
-    const facts = JSON.parse(res.stdout)
+        node: all.filter((f) => /(^|\/)(node|nodejs)$/.test(f) || f.includes('node_modules')),
+        shell: all.some((f) => f === '/bin/sh' || f === '/usr/bin/sh'),
+        tmp: (statSync(join(root, 'tmp')).mode & 0o7777).toString(8),
+        homeOwner: statSync(join(root, 'home/fleet')).uid,
+        sbom: JSON.parse(readFileSync(join(root, 'usr/local/share/doc/fleet/fleet.cdx.json'), 'utf8')).components[0].version,
+      }
+    })
     assert.ok(facts.certificates > 100, `only ${facts.certificates} CA certificates`)
-    assert.deepEqual({...facts, certificates: 0}, {certificates: 0, shell: false, tmp: '1777', homeOwner: UID})
+    assert.deepEqual({...facts, certificates: 0}, {certificates: 0, node: [], shell: false, tmp: '1777', homeOwner: UID, sbom: NODE_VERSION})
+    // NODE_EXTRA_CA_CERTS is read by the executable's Node when fleet first makes a TLS connection; it warns on stderr
+    // if it cannot: a TLS command (the whoami tests below) with an empty stderr shows it could.
   })
 
   it('runs fleet auth whoami against the sandbox with the kubeconfig mounted read-only: --kubeconfig, then KUBECONFIG', async () => {
@@ -138,6 +160,7 @@ describe('the container image', () => {
     const byEnv = await inImage(['fleet', 'auth', 'whoami', '-o', 'json'], {volumes, env: ['KUBECONFIG=/etc/fleet/kubeconfig']})
     for (const res of [byFlag, byEnv]) {
       assert.equal(res.code, 0, res.stderr)
+      assert.equal(res.stderr, '', 'nothing on stderr (a CA bundle Node could not load would be warned about there)')
       const out = JSON.parse(res.stdout)
       assert.equal(out.kind, 'WhoAmIList')
       assert.equal(out.items.length, 1, res.stdout)

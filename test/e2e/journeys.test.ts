@@ -50,6 +50,7 @@ import yaml from 'js-yaml'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {writeConsumerFleet} from '../support/consumer-fleet.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {mergedKubeconfig} from '../support/kubeconfig.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -265,16 +266,6 @@ function needs(...steps: string[]) {
   if (missing.length > 0) throw new Error(`this step needs ${missing.join(', ')}, which did not complete (see that step's failure)`)
 }
 
-/** Builds the laptop's one merged kubeconfig from the sandbox's per-server files: contexts hub, member-1, member-2. */
-function mergedKubeconfig(): string {
-  const docs = [hub, m1, m2].map((s) => yaml.load(readFileSync(s.kubeconfig, 'utf8')) as any)
-  return yaml.dump({
-    apiVersion: 'v1', kind: 'Config', preferences: {},
-    clusters: docs.flatMap((d) => d.clusters), users: docs.flatMap((d) => d.users), contexts: docs.flatMap((d) => d.contexts),
-    'current-context': hub.context,
-  }, {lineWidth: -1})
-}
-
 const rotationDoc = () => readFileSync(fileURLToPath(new URL('../../docs/rotation.md', import.meta.url)), 'utf8')
 
 /**
@@ -312,7 +303,8 @@ before(async () => {
     mkdirSync(at[k], {recursive: true, mode: 0o700})
   }
   merged = join(at.laptop, 'merged.yaml')
-  writeFileSync(merged, mergedKubeconfig(), {mode: 0o600})
+  // The laptop's one merged kubeconfig, from the sandbox's per-server files: contexts hub, member-1, member-2.
+  writeFileSync(merged, mergedKubeconfig([hub, m1, m2], hub.context), {mode: 0o600})
   // What the platform already has on the hub: the namespace for consumer Secrets, the Cluster API Cluster and the
   // ClusterProfiles the consumers read (healthy), and the consumers' fleet configuration.
   const healthy = {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}]}

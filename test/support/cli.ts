@@ -41,11 +41,13 @@ export function fleetTestEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 export async function runFleet(
   args: string[],
-  options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number} = {},
+  options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number; executable?: string} = {},
 ): Promise<CliResult> {
   const env = fleetTestEnv(options.env)
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FLEET_BIN, ...args], {
+    // executable: fleet's single executable (scripts/executable.mjs) instead of `node bin/run.js`.
+    const [cmd, argv] = options.executable ? [options.executable, args] : [process.execPath, [FLEET_BIN, ...args]]
+    const child = spawn(cmd, argv, {
       env,
       // An empty directory by default, so a fleet.yaml in the repository cannot change what a test sees.
       cwd: options.cwd ?? emptyDir(),

@@ -58,6 +58,16 @@ export function kubeconfigObject(o: KubeconfigOptions): Record<string, unknown> 
   };
 }
 
+/** One kubeconfig (YAML) holding every cluster, user and context of the servers' own files; CURRENT is its current-context. */
+export function mergedKubeconfig(servers: Array<{ kubeconfig: string }>, current: string): string {
+  const docs = servers.map((s) => yaml.load(readFileSync(s.kubeconfig, 'utf8')) as any);
+  return yaml.dump({
+    apiVersion: 'v1', kind: 'Config', preferences: {},
+    clusters: docs.flatMap((d) => d.clusters), users: docs.flatMap((d) => d.users), contexts: docs.flatMap((d) => d.contexts),
+    'current-context': current,
+  }, { lineWidth: -1 });
+}
+
 export function writeKubeconfig(o: KubeconfigOptions): string {
   const tmp = join(dirname(o.path), `.kubeconfig.${process.pid}.${Date.now()}.tmp`);
   writeFileSync(tmp, yaml.dump(kubeconfigObject(o), { lineWidth: -1 }), { mode: 0o600 });
