@@ -23,7 +23,7 @@ export const FLOORS = [
   ['kube'],
   ['providers'],
   ['fleet'],
-  ['clusters', 'access', 'creds', 'workload-identity', 'verify'],
+  ['clusters', 'access', 'creds', 'workload-identity', 'verify', 'export'],
   ['cli'],
   ['commands', 'hooks'],
   ['entry'],
