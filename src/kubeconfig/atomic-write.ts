@@ -1,6 +1,8 @@
 import {randomBytes} from 'node:crypto'
-import {open, rename, unlink} from 'node:fs/promises'
+import {mkdir, open, rename, unlink} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
+
+import {ConfigError} from '../base/errors.js'
 
 /**
  * Writes a file so that readers see either the old content or the new, never a part: a temp file beside the target
@@ -31,5 +33,27 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
   if (dirHandle) {
     await dirHandle.sync().catch(() => {})
     await dirHandle.close()
+  }
+}
+
+/**
+ * Runs `work` holding kubectl's lock on a kubeconfig file: `FILE.lock`, created exclusively, as client-go takes it
+ * before it writes (`kubectl config use-context` and friends), so the two never interleave a read and a write. A lock
+ * that exists is another writer at work (or one that died): one line naming it, exit 2, and nothing is read or written.
+ * The file's directory is made first, as client-go makes it (a newcomer has no ~/.kube), but 0700: it will hold
+ * credentials.
+ */
+export async function withKubeconfigLock<T>(path: string, label: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(path), {recursive: true, mode: 0o700}).catch(() => {})
+  const lock = `${path}.lock`
+  const handle = await open(lock, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST') throw new ConfigError(`${label}: ${lock} exists: another program is writing the file (remove the lock if none is)`, {cause: error})
+    throw new ConfigError(`${label}: cannot lock ${lock}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`, {cause: error})
+  })
+  await handle.close()
+  try {
+    return await work()
+  } finally {
+    await unlink(lock).catch(() => {})
   }
 }
