@@ -18,18 +18,21 @@ import {type ClusterItem, toItem} from '../../fleet/items.js'
 import type {ClusterResult} from '../../fleet/runner.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {mergeKubercAllowlist, writeKubercAllowlist} from '../../kubeconfig/kuberc.js'
+import {type MergePlan, mergeIntoKubeconfigFile} from '../../kubeconfig/merge.js'
 import type {KubeconfigDoc} from '../../kubeconfig/types.js'
 
 /** One cluster of `kubeconfig export -o json` (docs/kubeconfig.md). */
 export type ExportItem = ClusterItem<{context: string; provider: string; server: string}>
 
-/** The stable JSON shape of `kubeconfig export --out FILE` (without --out, stdout is the kubeconfig itself). */
+/** The stable JSON shape of `kubeconfig export --out FILE` or `--merge-into FILE` (without either, stdout is the kubeconfig itself). */
 export interface KubeconfigExport {
   kind: 'KubeconfigExport'
   /** The file written (or that would be, with --dry-run). */
   out?: string
   dryRun: boolean
   items: ExportItem[]
+  /** --merge-into: what the merge did to that file (or would do, with --dry-run). */
+  merge?: MergePlan
   /** --write-kuberc: the kuberc and the commands added to its allowlist (or that would be). */
   kuberc?: {path: string; added: string[]; dryRun: boolean}
 }
@@ -40,9 +43,10 @@ export default class KubeconfigExportCommand extends BaseCommand<typeof Kubeconf
 
 Context names come from --name-template (default ${DEFAULT_NAME_TEMPLATE}; placeholders {id}: the fleet id as --cluster takes it, {name}: the context name of a kubeconfig file or the name within its provider, {provider}: the provider's name).
 
-Without --out the kubeconfig is printed (YAML; JSON with -o json). With --out FILE it is written atomically with mode 0600, and the output is a summary of the clusters. --write-kuberc FILE adds the exec command to that kuberc's credentialPluginAllowlist (kubectl 1.35's credentialPluginPolicy: Allowlist). --dry-run writes nothing. Exit 1 when a selected cluster could not be exported (the others are).`
+Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json). With --out FILE it is written atomically with mode 0600; with --merge-into FILE (e.g. ~/.kube/config) fleet's entries are added or updated there, and only those: every entry fleet did not write, every other byte and current-context stay as they are, and a second run changes nothing. With either, the output is a summary of the clusters. --write-kuberc FILE adds the exec command to that kuberc's credentialPluginAllowlist (kubectl 1.35's credentialPluginPolicy: Allowlist). --dry-run writes nothing. Exit 1 when a selected cluster could not be exported (the others are).`
 
   static examples = [
+    '<%= config.bin %> kubeconfig export --all --merge-into ~/.kube/config',
     '<%= config.bin %> kubeconfig export --all --out ~/.kube/fleet.yaml',
     '<%= config.bin %> kubeconfig export -l env=prod --name-template "prod-{name}" > prod.kubeconfig',
     '<%= config.bin %> kubeconfig export --all --out fleet.kubeconfig --command /usr/local/bin/fleet --write-kuberc ~/.kube/kuberc',
@@ -53,6 +57,7 @@ Without --out the kubeconfig is printed (YAML; JSON with -o json). With --out FI
     'name-template': Flags.string({description: 'Context name of each cluster: {id}, {name} and {provider} are replaced.', default: DEFAULT_NAME_TEMPLATE}),
     command: Flags.string({description: 'The command the exec entries run: fleet (looked up on PATH) or an absolute path.', default: 'fleet'}),
     out: Flags.string({description: 'Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.'}),
+    'merge-into': Flags.string({description: "Add or update fleet's contexts in this kubeconfig (e.g. ~/.kube/config), leaving every other entry and current-context as they are."}),
     'write-kuberc': Flags.string({description: "Add the exec command to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
     'dry-run': Flags.boolean({description: 'Write no file: show what --out and --write-kuberc would write.'}),
   }
@@ -66,6 +71,7 @@ Without --out the kubeconfig is printed (YAML; JSON with -o json). With --out FI
     // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
     if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
     if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
+    if (flags['merge-into']) await checkWritableFile(flags['merge-into'], `--merge-into ${flags['merge-into']}`, 'a kubeconfig file')
     if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
     const cancel = this.cancellation()
 
@@ -96,12 +102,13 @@ Without --out the kubeconfig is printed (YAML; JSON with -o json). With --out FI
     const dryRun = Boolean(flags['dry-run'])
     cancel.check()
 
-    if (!flags.out) {
+    const into = flags['merge-into']
+    if (!flags.out && !into) {
       for (const r of kept) if (r.error) this.logStderr(`error: ${r.cluster}: ${r.error.message}`)
       if (this.format !== 'json') this.log(yaml.dump(doc, {noRefs: true, lineWidth: -1}).trimEnd())
       return doc
     }
-    if (!dryRun) {
+    if (flags.out && !dryRun) {
       await writeFileAtomic(flags.out, yaml.dump(doc, {noRefs: true, lineWidth: -1}), {mode: 0o600}).catch((error: unknown) => {
         throw writeError(`--out ${flags.out}`, flags.out!, error)
       })
@@ -112,6 +119,7 @@ Without --out the kubeconfig is printed (YAML; JSON with -o json). With --out FI
       dryRun,
       items: kept.map((r) => toItem(r, (v) => ({context: v!.name, provider: v!.provider, server: v!.server}))),
     }
+    if (into) result.merge = await mergeIntoKubeconfigFile(into, doc, {dryRun, label: `--merge-into ${into}`})
     const kuberc = flags['write-kuberc']
     if (kuberc) {
       const merged = dryRun ? await mergeKubercAllowlist(kuberc, [command]) : await writeKubercAllowlist(kuberc, [command])
@@ -124,9 +132,20 @@ Without --out the kubeconfig is printed (YAML; JSON with -o json). With --out FI
       ...errorColumn(result.items, (i) => i),
     ]
     const ok = result.items.filter((i) => i.ok).length
-    const notes = [`${dryRun ? 'would write' : 'wrote'} ${ok} context${ok === 1 ? '' : 's'} to ${flags.out}`]
+    const contexts = `${ok} context${ok === 1 ? '' : 's'}`
+    const notes: string[] = []
+    if (flags.out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${flags.out}`)
+    if (result.merge) notes.push(mergeNote(result.merge))
     if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {command: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
     this.render(result, {rows: result.items, columns, names: result.items.flatMap((i) => (i.context ? [i.context] : [])), failures: result.items, notes})
     return result
   }
+}
+
+/** One line for what --merge-into did: counts of fleet's entries, and that nothing else changed. */
+function mergeNote(m: MergePlan): string {
+  const would = m.dryRun ? 'would be ' : ''
+  if (!m.changed) return `${m.file}: already up to date (${m.unchanged.length} of fleet's entries)`
+  const counts = [`${m.added.length} ${would}added`, `${m.updated.length} ${would}updated`, `${m.unchanged.length} unchanged`].join(', ')
+  return `${m.file}: fleet's entries ${counts}; ${m.kept.length} other entr${m.kept.length === 1 ? 'y' : 'ies'} left as they are${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
 }
