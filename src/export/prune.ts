@@ -10,9 +10,11 @@ import {withKubeconfigLock, writeFileAtomic} from '../kubeconfig/atomic-write.js
 import {describeCredentials} from '../kubeconfig/credentials.js'
 import {KubeconfigEdit} from '../kubeconfig/edit.js'
 import {type ResolvedContext, mergeKubeconfigs, resolveClusterPaths, resolveUserPaths} from '../kubeconfig/loading-rules.js'
-import {FLEET_EXPORT_EXTENSION, isFleetWritten} from '../kubeconfig/merge.js'
-import type {ContextOrigin, NamedExtension} from '../kubeconfig/types.js'
-import type {ClusterProvider, ClusterRef} from '../providers/types.js'
+import {exportMarkerOf} from '../kubeconfig/export-marker.js'
+import {isFleetWritten} from '../kubeconfig/merge.js'
+import type {ContextOrigin} from '../kubeconfig/types.js'
+import {ClusterNotFoundError} from '../providers/not-found.js'
+import type {ClusterProvider} from '../providers/types.js'
 
 /**
  * `fleet kubeconfig prune [FILE]`: the contexts of one kubeconfig file that no longer lead anywhere, found and (after
@@ -64,22 +66,13 @@ export interface PruneInputs {
   exec: ExecCredentialRunner
   /** The run's providers, asked only when the file holds fleet's export entries. */
   provider?: ClusterProvider
+  /**
+   * What the run's providers are built from (absolute paths), read once the provider is loaded: an export entry is
+   * judged `gone` only when it was exported from the same (see sameSource).
+   */
+  source?: () => Promise<RunSource>
   concurrency: number
   now?: () => number
-}
-
-/** The extension export writes: which provider listed the cluster and under which name. */
-export interface ExportMarker {
-  provider?: string
-  cluster?: string
-}
-
-/** The fleet.dev/export extension of an entry's body, if it has one. */
-export function exportMarker(body: {extensions?: NamedExtension[]} | undefined): ExportMarker | undefined {
-  const ext = body?.extensions?.find((e) => e?.name === FLEET_EXPORT_EXTENSION)?.extension as Record<string, unknown> | undefined
-  if (!ext && !isFleetWritten(body)) return undefined
-  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
-  return {provider: text(ext?.provider), cluster: text(ext?.cluster)}
 }
 
 interface Verdict {
@@ -96,12 +89,11 @@ export async function planPrune(inputs: PruneInputs): Promise<PrunePlan> {
   const file = edit.file
   const merged = mergeKubeconfigs([file])
   const now = inputs.now ?? Date.now
-  const listed = await listedByProvider(inputs.provider, [...file.contexts.values()].some((c) => isFleetWritten(c)))
 
   const judge = async (name: string): Promise<PruneItem> => {
     const entry = file.contexts.get(name)!
     const found = {context: name, cluster: entry.cluster || undefined, user: entry.user || undefined, fleet: isFleetWritten(entry)}
-    const verdict = await judgeContext(name, found, merged, inputs, listed, now).catch((error: unknown): Verdict => ({message: `not judged: ${error instanceof Error ? error.message : String(error)}`}))
+    const verdict = await judgeContext(name, found, merged, inputs, now).catch((error: unknown): Verdict => ({message: `not judged: ${error instanceof Error ? error.message : String(error)}`}))
     // Built in one go so that -o json always lists the fields in this order.
     return {...found, action: verdict.reason ? 'remove' : 'keep', ...(verdict.reason ? {reason: verdict.reason} : {}), message: verdict.message}
   }
@@ -122,34 +114,11 @@ export async function planPrune(inputs: PruneInputs): Promise<PrunePlan> {
   }
 }
 
-/** What the providers list, by provider name, for fleet's entries; undefined when no entry needs it or none is given. */
-async function listedByProvider(provider: ClusterProvider | undefined, needed: boolean): Promise<{refs: Map<string, Set<string>>; failed: Map<string, string>} | undefined> {
-  if (!provider || !needed) return undefined
-  let refs: ClusterRef[]
-  try {
-    refs = await provider.list()
-  } catch (error) {
-    // No provider could list: nothing can be called gone.
-    const message = error instanceof Error ? error.message : String(error)
-    return {refs: new Map(), failed: new Map([['*', message]])}
-  }
-  const byProvider = new Map<string, Set<string>>()
-  for (const r of refs) {
-    let names = byProvider.get(r.provider)
-    if (!names) byProvider.set(r.provider, (names = new Set()))
-    names.add(r.name)
-  }
-  const failed = new Map<string, string>()
-  for (const f of (await provider.failures?.()) ?? []) failed.set(f.provider, f.error.message)
-  return {refs: byProvider, failed}
-}
-
 async function judgeContext(
   name: string,
   item: Pick<PruneItem, 'cluster' | 'user' | 'fleet'>,
   merged: ReturnType<typeof mergeKubeconfigs>,
   inputs: PruneInputs,
-  listed: Awaited<ReturnType<typeof listedByProvider>>,
   now: () => number,
 ): Promise<Verdict> {
   const entry = merged.contexts.get(name)!.entry
@@ -173,11 +142,10 @@ async function judgeContext(
   }
 
   if (item.fleet) {
-    const marker = exportMarker(entry)
-    const gone = goneFromProvider(marker, listed)
-    if (gone) return {reason: 'gone', message: gone}
-    // Fleet's credential entry runs fleet against a hub: nothing to run here; /version says whether the server is there.
-    return reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
+    const gone = await goneFromProvider(exportMarkerOf(entry), user?.entry.exec?.args, inputs)
+    if (gone.gone) return {reason: 'gone', message: gone.gone}
+    const version = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
+    return version.reason || !gone.note ? version : {message: `${version.message}; ${gone.note}`}
   }
 
   const exec = ctx.user.exec
@@ -204,14 +172,56 @@ async function judgeContext(
   return reachability(inputs.connector, ctx, name, described.auth === 'none' ? 'version' : 'review')
 }
 
-/** Why a fleet export entry's cluster is gone, or undefined when it is listed or that cannot be known. */
-function goneFromProvider(marker: ExportMarker | undefined, listed: Awaited<ReturnType<typeof listedByProvider>>): string | undefined {
-  if (!marker?.provider || !marker.cluster || !listed) return undefined
-  if (listed.failed.has('*') || listed.failed.has(marker.provider)) return undefined
-  const names = listed.refs.get(marker.provider)
-  // A provider the run does not have (another fleet.yaml) or that listed nothing cannot say the cluster is gone.
-  if (!names) return undefined
-  return names.has(marker.cluster) ? undefined : `provider "${marker.provider}" no longer lists cluster "${marker.cluster}"`
+/** The configuration a run's providers come from: its fleet configuration, or (without one) its kubeconfig files. */
+export interface RunSource {
+  fleetConfig?: string
+  kubeconfig?: string[]
+}
+
+/** The same, as an export entry's exec arguments record it (export/credential-args.ts). */
+function recordedSource(args: string[] | undefined): RunSource & {context?: string} {
+  const value = (flag: string) => {
+    const i = args?.indexOf(flag) ?? -1
+    return i >= 0 ? args![i + 1] : undefined
+  }
+  return {fleetConfig: value('--fleet-config'), kubeconfig: value('--kubeconfig')?.split(':'), context: value('--context')}
+}
+
+/**
+ * Whether an export entry was made from the configuration this run has: the same fleet configuration file, or (for a
+ * kubeconfig file export without one) the same files. Only then does "this run's provider does not list it" mean the
+ * cluster is gone; a context exported with another configuration would look gone to any other. The entry's own
+ * arguments are never used to build a provider: they are data, and a fleet configuration or a hub kubeconfig they
+ * named could run programs.
+ */
+function sameSource(recorded: ReturnType<typeof recordedSource>, run: RunSource): boolean {
+  if (recorded.fleetConfig !== undefined) return recorded.fleetConfig === run.fleetConfig
+  if (recorded.context !== undefined || recorded.kubeconfig === undefined || run.fleetConfig !== undefined) return false
+  return recorded.kubeconfig.join(':') === (run.kubeconfig ?? []).join(':')
+}
+
+/**
+ * Why an export entry's cluster is gone: the run's provider, built from the configuration the export used, answers and
+ * does not have it (the lookup `kubeconfig credential --cluster` makes). Otherwise a note why that was not judged, or
+ * nothing when the cluster is listed: a hub that does not answer has not deleted anything.
+ */
+async function goneFromProvider(marker: ReturnType<typeof exportMarkerOf>, args: string[] | undefined, inputs: PruneInputs): Promise<{gone?: string; note?: string}> {
+  const provider = inputs.provider
+  if (!marker || !provider || !inputs.source) return {note: 'not checked against its provider (no export marker)'}
+  try {
+    await provider.get(marker.cluster)
+    return {}
+  } catch (error) {
+    if (!(error instanceof ClusterNotFoundError)) return {note: `its provider could not say whether it lists the cluster: ${error instanceof Error ? error.message : String(error)}`}
+    const recorded = recordedSource(args)
+    if (!sameSource(recorded, await inputs.source())) {
+      const from = recorded.fleetConfig ? `--fleet-config ${recorded.fleetConfig}` : recorded.kubeconfig ? `--kubeconfig ${recorded.kubeconfig.join(':')}` : 'another configuration'
+      return {note: `not checked against its provider: exported with ${from}, which this run does not use`}
+    }
+    const failed = (await provider.failures?.()) ?? []
+    if (failed.some((f) => marker.provider === undefined || f.provider === marker.provider)) return {note: `provider "${marker.provider ?? ''}" could not list its clusters`}
+    return {gone: `${marker.provider ? `provider "${marker.provider}"` : 'the fleet'} no longer lists cluster "${marker.cluster}"`}
+  }
 }
 
 /**

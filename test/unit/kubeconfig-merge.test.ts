@@ -9,7 +9,8 @@ import {after, describe, it} from 'node:test'
 
 import {ConfigError} from '../../src/base/errors.js'
 import {KubeconfigEdit} from '../../src/kubeconfig/edit.js'
-import {FLEET_EXPORT_EXTENSION, mergeIntoKubeconfigFile, mergeKubeconfigText} from '../../src/kubeconfig/merge.js'
+import {FLEET_EXPORT_EXTENSION} from '../../src/kubeconfig/export-marker.js'
+import {mergeIntoKubeconfigFile, mergeKubeconfigText} from '../../src/kubeconfig/merge.js'
 import {parseKubeconfig} from '../../src/kubeconfig/parse.js'
 import type {KubeconfigDoc} from '../../src/kubeconfig/types.js'
 

@@ -1,3 +1,5 @@
+import {existsSync} from 'node:fs'
+import {resolve} from 'node:path'
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
@@ -48,6 +50,15 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
       connector: this.fleet.connector,
       exec: this.fleet.execRunner,
       provider: this.fleet.provider,
+      source: async () => {
+        // As the export records it (export/credential-args.ts): --kubeconfig without --provider is kubectl's view,
+        // whatever fleet.yaml says; otherwise the fleet configuration the run read, else the loading rules' files.
+        await this.fleet.provider.provider()
+        const flagged = this.fleet.kubeconfigPaths
+        const fleetConfig = flagged && !this.flags.provider ? undefined : this.fleet.trust.configPath
+        const kubeconfig = flagged ?? precedence().paths.filter((p) => existsSync(p))
+        return {fleetConfig: fleetConfig && resolve(fleetConfig), kubeconfig: kubeconfig.map((p) => resolve(p))}
+      },
       concurrency: f.concurrency,
     })
     const result: KubeconfigPruneResult = {kind: 'KubeconfigPrune', file, dryRun: Boolean(f['dry-run']), pruned: false, items: plan.items, remove: plan.remove}
