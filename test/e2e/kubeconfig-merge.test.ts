@@ -1,0 +1,314 @@
+// `fleet kubeconfig export --merge-into` and `fleet kubeconfig prune` on the real control plane, read back by the tools
+// that use the file (kubectl, grep). Prune: a kubeconfig with a context whose cluster was deleted from the hub, one at a
+// closed port, one with an expired client certificate, one whose exec plugin must not run, and healthy ones: the plan,
+// --dry-run and a refusal off a terminal change no byte, --yes removes exactly those (with their clusters and users)
+// after a 0600 backup, and a second prune finds nothing; Ctrl-C at the terminal's prompt leaves the file as it was. The
+// newcomer: an empty HOME, one export --merge-into, kubectl through every context, no credential in the file, a second
+// run that changes nothing, and someone else's context left byte for byte.
+import assert from 'node:assert/strict'
+import {execFileSync, spawnSync} from 'node:child_process'
+import {createPrivateKey, randomBytes, webcrypto} from 'node:crypto'
+import {chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:net'
+import {join} from 'node:path'
+import {after, before, describe, it} from 'node:test'
+import * as x509 from '@peculiar/x509'
+import yaml from 'js-yaml'
+
+import type {KubeconfigPruneResult} from '../../src/commands/kubeconfig/prune.js'
+import {FLEET_BIN, runFleet} from '../support/cli.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+
+const cp = loadControlPlane()
+const hub = cp.hub
+const [m1, m2] = cp.members
+const run = uniqueName('kcmerge')
+const dir = join(scratchDir(), run)
+mkdirSync(dir, {recursive: true})
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64')
+const caData = (s: typeof m1) => b64(readFileSync(s.caFile))
+/** `fleet` on PATH, as an installed fleet is: the exec entries export writes run `fleet kubeconfig credential`. */
+const binDir = join(dir, 'bin')
+mkdirSync(binDir)
+writeFileSync(join(binDir, 'fleet'), `#!/bin/sh\nexec '${process.execPath}' '${FLEET_BIN}' "$@"\n`, {mode: 0o755})
+const PATH = `${binDir}:${process.env.PATH}`
+
+/** A port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as {port: number}).port
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** A client certificate for `user`, signed by the control plane's client CA, that expired yesterday. */
+async function expiredClientCert(user: string): Promise<{cert: string; key: string}> {
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0])
+  const alg = {name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256'}
+  const caKey = await webcrypto.subtle.importKey('pkcs8', createPrivateKey(readFileSync(cp.clientCa.keyFile)).export({format: 'der', type: 'pkcs8'}), alg, false, ['sign'])
+  const ca = new x509.X509Certificate(readFileSync(cp.clientCa.certFile, 'utf8'))
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
+  const day = 24 * 3600 * 1000
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: randomBytes(8).toString('hex'),
+    subject: `CN=${user}`,
+    issuer: ca.subject,
+    notBefore: new Date(Date.now() - 2 * day),
+    notAfter: new Date(Date.now() - day),
+    signingAlgorithm: alg,
+    publicKey: keys.publicKey,
+    signingKey: caKey,
+    extensions: [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])],
+  })
+  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey))
+  return {cert: cert.toString('pem'), key: `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PRIVATE KEY-----\n`}
+}
+
+/** Every line of `part` is a line of `whole`, in the same order: nothing in `part` was rewritten, only lines added. */
+function assertLinesKept(part: string, whole: string): void {
+  const lines = whole.split('\n')
+  let at = 0
+  for (const line of part.split('\n')) {
+    at = lines.indexOf(line, at)
+    assert.ok(at >= 0, `line not kept byte for byte: ${line}`)
+    at++
+  }
+}
+
+const snapshot = (path: string) => ({text: readFileSync(path, 'utf8'), mtimeMs: statSync(path).mtimeMs, mode: statSync(path).mode & 0o777})
+const backups = (path: string) => readdirSync(join(path, '..')).filter((f) => f.startsWith(`${path.split('/').pop()}.bak-`))
+
+describe('fleet kubeconfig prune', () => {
+  const file = join(dir, 'prune', 'config')
+  const fleetYaml = join(dir, 'fleet.yaml')
+  const marker = join(dir, 'plugin-ran')
+  const alice = tokenUser(m1, 'alice')
+  const ns = run
+  let own: string
+  let keepCtx: string
+  let goneCtx: string
+  /** Secrets the test made: never in any output. */
+  const secrets: string[] = [alice.token]
+  const outputs: string[] = []
+  const fleet = async (args: string[]) => {
+    const res = await runFleet(args, {env: {FLEET_CONFIG: fleetYaml, PATH}})
+    outputs.push(res.stdout, res.stderr)
+    return res
+  }
+
+  before(async () => {
+    mkdirSync(join(dir, 'prune'))
+    // Two clusters on the hub as kubeconfig Secrets (the multicluster-runtime format), both member-2 as admin.
+    const secret = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {name, namespace: ns, labels: {'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true'}},
+      data: {kubeconfig: b64(readFileSync(m2.kubeconfig))},
+    })
+    await applyYaml(hub, [{apiVersion: 'v1', kind: 'Namespace', metadata: {name: ns}}, secret('stays'), secret('deleted')].map((o) => JSON.stringify(o)).join('\n---\n'))
+    writeFileSync(fleetYaml, `hub: {kubeconfig: ${hub.kubeconfig}}\nproviders:\n  - {name: secrets, type: kubeconfig, namespace: ${ns}}\n`)
+
+    const expired = await expiredClientCert(`${run}-expired`)
+    secrets.push(expired.key)
+    const plugin = join(dir, 'plugin.sh')
+    writeFileSync(plugin, `#!/bin/sh\ntouch '${marker}'\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x"}}'\n`, {mode: 0o755})
+    const port = await closedPort()
+    // The user's own entries, written the way people write them (comments, flow style, quoting).
+    own = [
+      '# my kubeconfig',
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      `- name: m1   # alice's cluster`,
+      `  cluster: {server: "${m1.url}", certificate-authority-data: ${caData(m1)}}`,
+      '- name: closed',
+      `  cluster: {server: "https://127.0.0.1:${port}", certificate-authority-data: ${caData(m1)}}`,
+      '- name: m2',
+      '  cluster:',
+      `    server: '${m2.url}'`,
+      `    certificate-authority-data: ${caData(m2)}`,
+      'users:',
+      `- name: alice`,
+      `  user: {token: ${alice.token}}`,
+      '- name: expired',
+      '  user:',
+      `    client-certificate-data: ${b64(expired.cert)}`,
+      `    client-key-data: ${b64(expired.key)}`,
+      '- name: plugin',
+      `  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: ${plugin}, interactiveMode: Never}}`,
+      'contexts:',
+      '- {name: healthy, context: {cluster: m1, user: alice}}',
+      '- {name: closed-port, context: {cluster: closed, user: alice}}',
+      '- {name: expired-cert, context: {cluster: m2, user: expired}}',
+      '- {name: plugin-not-run, context: {cluster: m1, user: plugin}}',
+      'current-context: healthy',
+      '',
+    ].join('\n')
+    writeFileSync(file, own, {mode: 0o600})
+
+    const exported = await fleet(['kubeconfig', 'export', '--all', '--merge-into', file, '-o', 'json'])
+    assert.equal(exported.code, 0, exported.stderr)
+    const contexts = Object.fromEntries(exported.json().items.map((i: {cluster: string; context: string}) => [i.cluster, i.context]))
+    ;[keepCtx, goneCtx] = [contexts.stays, contexts.deleted]
+    assert.ok(keepCtx && goneCtx, JSON.stringify(contexts))
+    assertLinesKept(own, readFileSync(file, 'utf8'))
+    await kubectl(hub, ['delete', 'secret', 'deleted', '-n', ns])
+  })
+
+  after(async () => {
+    await kubectlResult(hub, ['delete', 'namespace', ns, '--wait=false'])
+    const all = outputs.join('\n')
+    for (const s of secrets) assert.ok(!all.includes(s.trim()), 'a secret of the file appeared in the output')
+  })
+
+  const expectedItems = () => [
+    {context: 'healthy', cluster: 'm1', user: 'alice', fleet: false, action: 'keep'},
+    {context: 'closed-port', cluster: 'closed', user: 'alice', fleet: false, action: 'remove', reason: 'unreachable'},
+    {context: 'expired-cert', cluster: 'm2', user: 'expired', fleet: false, action: 'remove', reason: 'expired'},
+    {context: 'plugin-not-run', cluster: 'm1', user: 'plugin', fleet: false, action: 'keep'},
+    // Export writes its clusters in the provider's order (by name).
+    {context: goneCtx, cluster: goneCtx, user: goneCtx, fleet: true, action: 'remove', reason: 'gone'},
+    {context: keepCtx, cluster: keepCtx, user: keepCtx, fleet: true, action: 'keep'},
+  ]
+
+  it('shows the plan with --dry-run and changes no byte', async () => {
+    const before = snapshot(file)
+    const res = await fleet(['kubeconfig', 'prune', file, '--dry-run', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const out = res.json<KubeconfigPruneResult>()
+    assert.deepEqual(
+      out.items.map(({message, ...rest}) => rest),
+      expectedItems(),
+    )
+    const why = Object.fromEntries(out.items.map((i) => [i.context, i.message]))
+    assert.match(why['closed-port'], /^https:\/\/127\.0\.0\.1:\d+: connection refused$/)
+    assert.match(why['expired-cert'], /^client certificate expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+    assert.equal(why[goneCtx], `provider "secrets" no longer lists cluster "deleted"`)
+    assert.match(why.healthy, /^reachable \(SelfSubjectReview answered 201\)$/)
+    assert.match(why['plugin-not-run'], /^reachable \(\/version answered 200\); exec plugin ".*plugin\.sh" not run \(not in an allowlist\), expiry not known$/)
+    assert.match(why[keepCtx], /^reachable \(\/version answered 200\)$/)
+    // m2 only served the expired context; m1 stays for the healthy ones.
+    assert.deepEqual(out.remove, {contexts: ['closed-port', 'expired-cert', goneCtx], clusters: ['closed', 'm2', goneCtx], users: ['expired', goneCtx]})
+    assert.deepEqual([out.dryRun, out.pruned, out.backup], [true, false, undefined])
+    assert.deepEqual(snapshot(file), before)
+    assert.deepEqual(backups(file), [])
+    assert.ok(!existsSync(marker), 'the exec plugin named by the file ran')
+
+    const table = await fleet(['kubeconfig', 'prune', file, '--dry-run'])
+    assert.equal(table.code, 0)
+    assert.match(table.stdout, /^closed-port\s+remove\s+unreachable\s+/m)
+    assert.match(table.stderr, new RegExp(`^dry run: 3 contexts, 3 clusters, 2 users would be removed from ${file}; nothing changed$`, 'm'))
+  })
+
+  it('refuses to change the file off a terminal without --yes, in one line, exit 2', async () => {
+    const before = snapshot(file)
+    for (const extra of [[], ['-o', 'json']]) {
+      const res = await fleet(['kubeconfig', 'prune', file, ...extra])
+      assert.equal(res.code, 2, res.stderr)
+      assert.equal(res.stderr.trim(), `error: ${file}: 3 contexts, 3 clusters, 2 users to remove; pass --yes to remove them off a terminal (or --dry-run to only show them)`)
+    }
+    assert.deepEqual(snapshot(file), before)
+    assert.deepEqual(backups(file), [])
+  })
+
+  it('with --yes removes exactly those, with the clusters and users only they named, after a 0600 backup', async () => {
+    const before = snapshot(file)
+    const res = await fleet(['kubeconfig', 'prune', file, '--yes', '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const out = res.json<KubeconfigPruneResult>()
+    assert.equal(out.pruned, true)
+    assert.deepEqual(backups(file), [out.backup!.split('/').pop()])
+    assert.match(out.backup!, new RegExp(`^${file}\\.bak-\\d{8}T\\d{6}Z$`))
+    assert.equal(readFileSync(out.backup!, 'utf8'), before.text)
+    assert.equal(statSync(out.backup!).mode & 0o777, 0o600)
+    const after = snapshot(file)
+    assert.equal(after.mode, 0o600)
+    // Exactly those entries are gone: the rest parses as it did, and every line left was a line before, in order.
+    const gone = {contexts: ['closed-port', 'expired-cert', goneCtx], clusters: ['closed', 'm2', goneCtx], users: ['expired', goneCtx]}
+    const expected = yaml.load(before.text) as Record<string, Array<{name: string}>>
+    for (const section of ['contexts', 'clusters', 'users'] as const) expected[section] = expected[section].filter((e) => !gone[section].includes(e.name))
+    assert.deepEqual(yaml.load(after.text), expected)
+    assertLinesKept(after.text, before.text)
+    // The survivors work: kubectl through the user's own context and fleet's (its exec entry runs fleet on PATH).
+    for (const [context, user] of [['healthy', 'alice'], [keepCtx, cp.admin.user]]) {
+      const k = spawnSync(cp.binaries.kubectl, ['--kubeconfig', file, '--context', context, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {encoding: 'utf8', env: {...process.env, PATH, HOME: dir}})
+      assert.equal(k.stdout, user, `${context}: ${k.stderr}`)
+    }
+    assert.ok(!existsSync(marker), 'the exec plugin named by the file ran')
+  })
+
+  it('a second prune finds nothing to remove and writes nothing', async () => {
+    const before = snapshot(file)
+    const res = await fleet(['kubeconfig', 'prune', file, '--yes'])
+    assert.equal(res.code, 0, res.stderr)
+    assert.match(res.stderr, new RegExp(`^nothing to remove from ${file}$`, 'm'))
+    assert.deepEqual(snapshot(file), before)
+    assert.equal(backups(file).length, 1)
+  })
+})
+
+describe('fleet kubeconfig prune at a terminal (tmux)', () => {
+  const socket = `fleet-${run}`
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], {encoding: 'utf8'})
+  const pane = (s: string) => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', s)
+  async function waitFor(session: string, text: string | RegExp, timeoutMs = 60_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const screen = pane(session)
+      if (typeof text === 'string' ? screen.includes(text) : text.test(screen)) return screen
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${text}; the screen:\n${screen}`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+  const shell = (args: string[]) =>
+    ['env', '-u', 'CI', 'KUBECONFIG=', 'NO_COLOR=1', `HOME=${dir}`, 'XDG_CONFIG_HOME=/nonexistent-fleet-test-config', process.execPath, FLEET_BIN, ...args].map((a) => `'${a}'`).join(' ')
+  const file = join(dir, 'tty', 'config')
+
+  before(async () => {
+    mkdirSync(join(dir, 'tty'))
+    const port = await closedPort()
+    writeFileSync(
+      file,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: "https://127.0.0.1:${port}"}\n- name: here\n  cluster: {server: "${m1.url}", certificate-authority-data: ${caData(m1)}}\ncontexts:\n- {name: dead, context: {cluster: gone}}\n- {name: alive, context: {cluster: here}}\ncurrent-context: alive\n`,
+      {mode: 0o600},
+    )
+  })
+  after(() => {
+    try {
+      tmux('kill-server')
+    } catch {
+      // already gone
+    }
+  })
+
+  it('Ctrl-C at the confirmation leaves the file as it was: exit 130, no backup, no lock', async () => {
+    const before = snapshot(file)
+    tmux('new-session', '-d', '-s', 'ctrlc', '-x', '200', '-y', '50', `${shell(['kubeconfig', 'prune', file])}; echo FLEET-EXIT=$?; sleep 120`)
+    const plan = await waitFor('ctrlc', '? Remove 1 context, 1 cluster from')
+    assert.match(plan, /dead\s+remove\s+unreachable/)
+    tmux('send-keys', '-t', 'ctrlc', 'C-c')
+    const screen = await waitFor('ctrlc', /FLEET-EXIT=\d+/)
+    assert.match(screen, /FLEET-EXIT=130/)
+    assert.deepEqual(snapshot(file), before)
+    assert.deepEqual(backups(file), [])
+    assert.ok(!existsSync(`${file}.lock`))
+  })
+
+  it('"no" changes nothing; "yes" prunes, with the backup named', async () => {
+    const before = snapshot(file)
+    tmux('new-session', '-d', '-s', 'no', '-x', '200', '-y', '50', `${shell(['kubeconfig', 'prune', file])}; echo FLEET-EXIT=$?; sleep 120`)
+    await waitFor('no', '? Remove')
+    tmux('send-keys', '-t', 'no', 'n', 'Enter')
+    assert.match(await waitFor('no', /FLEET-EXIT=\d+/), /nothing changed in .*\n(.*\n)*FLEET-EXIT=0/)
+    assert.deepEqual(snapshot(file), before)
+    tmux('new-session', '-d', '-s', 'yes', '-x', '200', '-y', '50', `${shell(['kubeconfig', 'prune', file])}; echo FLEET-EXIT=$?; sleep 120`)
+    await waitFor('yes', '? Remove')
+    tmux('send-keys', '-t', 'yes', 'y', 'Enter')
+    const screen = await waitFor('yes', /FLEET-EXIT=\d+/)
+    assert.match(screen, /removed 1 context, 1 cluster from .*; backup .*config\.bak-\d{8}T\d{6}Z/)
+    assert.match(screen, /FLEET-EXIT=0/)
+    assert.equal(backups(file).length, 1)
+    assert.ok(!readFileSync(file, 'utf8').includes('dead'))
+  })
+})
