@@ -312,3 +312,80 @@ describe('fleet kubeconfig prune at a terminal (tmux)', () => {
     assert.ok(!readFileSync(file, 'utf8').includes('dead'))
   })
 })
+
+describe('the newcomer: fleet kubeconfig export --all --merge-into ~/.kube/config on the sandbox fleet', () => {
+  // The sandbox's `eval "$(npm run -s sandbox -- env)"`: KUBECONFIG names every cluster's admin kubeconfig.
+  const sandbox = [hub, m1, m2].map((s) => s.kubeconfig).join(':')
+  const kubectlIn = (home: string, args: string[]) =>
+    spawnSync(cp.binaries.kubectl, args, {encoding: 'utf8', env: {...process.env, PATH, HOME: home, KUBECONFIG: ''}})
+  const exportInto = (home: string) =>
+    runFleet(['kubeconfig', 'export', '--all', '--merge-into', join(home, '.kube', 'config'), '-o', 'json'], {env: {HOME: home, KUBECONFIG: sandbox, PATH}})
+  const names = (home: string) => kubectlIn(home, ['config', 'get-contexts', '-o', 'name']).stdout.trim().split('\n')
+
+  it('an empty HOME: every cluster through kubectl, no credential in the file, a second run changes no byte', async () => {
+    const home = join(dir, 'newcomer')
+    mkdirSync(home)
+    const config = join(home, '.kube', 'config')
+    const first = await exportInto(home)
+    assert.equal(first.code, 0, first.stderr)
+    assert.equal(first.json().merge.created, true)
+    assert.deepEqual([statSync(config).mode & 0o777, statSync(join(home, '.kube')).mode & 0o777], [0o600, 0o700])
+    const contexts = names(home)
+    assert.equal(contexts.length, 3, contexts.join(','))
+    for (const context of contexts) {
+      const k = kubectlIn(home, ['--context', context, 'get', 'ns', '-o', 'name'])
+      assert.equal(k.status, 0, `${context}: ${k.stderr}`)
+      assert.match(k.stdout, /^namespace\/kube-system$/m)
+    }
+    // `grep -c token ~/.kube/config` finds nothing, and neither key nor certificate data is there.
+    const grep = spawnSync('grep', ['-c', 'token', config], {encoding: 'utf8'})
+    assert.deepEqual([grep.status, grep.stdout.trim()], [1, '0'])
+    const text = readFileSync(config, 'utf8')
+    for (const field of ['client-key', 'client-certificate', 'password']) assert.ok(!text.includes(field), field)
+    for (const s of [hub, m1, m2]) assert.ok(!text.includes((yaml.load(readFileSync(s.kubeconfig, 'utf8')) as any).users[0].user['client-key-data']))
+
+    const before = snapshot(config)
+    const second = await exportInto(home)
+    assert.equal(second.code, 0, second.stderr)
+    assert.equal(second.json().merge.changed, false)
+    assert.deepEqual(snapshot(config), before)
+  })
+
+  it("someone else's contexts stay byte for byte, current-context too", async () => {
+    const home = join(dir, 'veteran')
+    mkdirSync(join(home, '.kube'), {recursive: true, mode: 0o700})
+    const config = join(home, '.kube', 'config')
+    const bob = tokenUser(m2, 'bob')
+    const own = `# work clusters, by hand
+apiVersion: v1
+kind: Config
+preferences: {}
+clusters:
+- cluster:
+    certificate-authority-data: ${caData(m2)}
+    server: ${m2.url}
+  name: "work"
+contexts:
+- context: {cluster: work, user: bob, namespace: 'team-b'}   # mine
+  name: work
+current-context: work
+users:
+- name: bob
+  user:
+    token: ${bob.token}
+`
+    writeFileSync(config, own, {mode: 0o640})
+    const res = await exportInto(home)
+    assert.equal(res.code, 0, res.stderr)
+    const after = readFileSync(config, 'utf8')
+    assertLinesKept(own, after)
+    assert.ok(after.startsWith(own.slice(0, own.indexOf('contexts:'))), 'nothing written before the end of the clusters list')
+    assert.equal(statSync(config).mode & 0o777, 0o640)
+    assert.equal(kubectlIn(home, ['config', 'current-context']).stdout.trim(), 'work')
+    assert.equal(kubectlIn(home, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']).stdout, 'bob')
+    assert.equal(names(home).length, 4)
+    const again = await exportInto(home)
+    assert.equal(again.json().merge.changed, false)
+    assert.equal(readFileSync(config, 'utf8'), after)
+  })
+})
