@@ -52,20 +52,24 @@ export function checkDocumentBounds(doc: unknown, where: string, textLength: num
  * no document fleet accepts can make a later walk or output run out of memory or stack.
  */
 export function loadYaml(text: string, where: string, options: {firstDocument?: boolean} = {}): unknown {
-  let doc: unknown
+  // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
+  const doc = parseWith(text, where, (parse) => (options.firstDocument ? yaml.loadAll(text, undefined, parse)[0] : yaml.load(text, parse)))
+  checkDocumentBounds(doc, where, text.length)
+  return doc
+}
+
+/** One parse with js-yaml, its failure worded the one way (`<where>: not valid YAML (line N): <reason>`). */
+function parseWith<T>(text: string, where: string, parse: (options: yaml.LoadOptions) => T, extra: Partial<yaml.LoadOptions> = {}): T {
   // js-yaml's own depth limit, set to ours (one more: it counts the scalar inside the deepest collection too).
-  const parse = {filename: where, maxDepth: MAX_DOCUMENT_DEPTH + 1} as yaml.LoadOptions
+  const options = {filename: where, maxDepth: MAX_DOCUMENT_DEPTH + 1, ...extra} as yaml.LoadOptions
   try {
-    // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
-    doc = options.firstDocument ? yaml.loadAll(text, undefined, parse)[0] : yaml.load(text, parse)
+    return parse(options)
   } catch (error) {
     const e = error instanceof yaml.YAMLException ? error : undefined
     const line = e?.mark ? e.mark.line + 1 : undefined
     const reason = e ? (/^nesting exceeded maxDepth/.test(e.reason) ? TOO_DEEP : e.reason) : String(error)
     throw Object.assign(notValid(where, reason, line), {cause: error})
   }
-  checkDocumentBounds(doc, where, text.length)
-  return doc
 }
 
 /**
@@ -148,12 +152,8 @@ export function loadYamlNodes(text: string, where: string): YamlNode | undefined
     const block = (kind === 'mapping' || kind === 'sequence') && !node.flow
     node.end = block ? Math.max(...node.children.map((c) => c.end)) : trimBack(state.position, node.start)
   }
-  loadYaml(text, where, {firstDocument: true})
-  try {
-    yaml.loadAll(text, undefined, {maxDepth: MAX_DOCUMENT_DEPTH + 1, listener} as yaml.LoadOptions)
-  } catch (error) {
-    // loadYaml read the first document already; a later one that does not parse is not the caller's business.
-    if (roots.length === 0) throw error
-  }
+  // One parse, as loadYaml's firstDocument reads it (a later document that does not parse fails it too).
+  const docs = parseWith(text, where, (parse) => yaml.loadAll(text, undefined, parse), {listener} as Partial<yaml.LoadOptions>)
+  checkDocumentBounds(docs[0], where, text.length)
   return roots[0]
 }
