@@ -195,7 +195,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     // The kuberc allows exactly fleet's command (kubectl 1.35's Allowlist format).
     const k = yaml.load(readFileSync(kuberc, 'utf8')) as any
     assert.equal(k.credentialPluginPolicy, 'Allowlist')
-    assert.deepEqual(k.credentialPluginAllowlist, [{command: FLEET_BIN}])
+    assert.deepEqual(k.credentialPluginAllowlist, [{name: FLEET_BIN}])
     assert.equal(statSync(kuberc).mode & 0o777, 0o600)
   })
 
