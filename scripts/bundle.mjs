@@ -188,6 +188,18 @@ const built = await build({
   logLevel: 'warning',
   metafile: !!process.env.FLEET_BUNDLE_META,
 })
+// `kubeconfig credential` from the cache, for the launcher to answer before the CLI loads (kubectl's hot path):
+// src/export/credential-fast.ts and the little it imports, as one ES module.
+await build({
+  entryPoints: [join(root, 'dist/export/credential-fast.js')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  outfile: join(out, 'credential-fast.mjs'),
+  minify: !process.env.FLEET_BUNDLE_NOMINIFY,
+  logLevel: 'warning',
+})
 // FLEET_BUNDLE_META=FILE writes esbuild's metafile (what each package adds: https://esbuild.github.io/analyze/).
 if (process.env.FLEET_BUNDLE_META) writeFileSync(process.env.FLEET_BUNDLE_META, JSON.stringify(built.metafile))
 
@@ -266,8 +278,15 @@ const wsl = () => {
     return true
   }
 }
+// The exec entries of \`fleet kubeconfig export\`: a cached credential is printed from credential-fast.mjs alone; a miss,
+// or anything not in the exported form, goes on to the CLI.
+const fromCache = async () =>
+  argv[0] === 'kubeconfig' && argv[1] === 'credential' &&
+  (await import('./credential-fast.mjs')).answerFromCache(argv.slice(2), process.env, (text) => process.stdout.write(text))
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
+} else if (await fromCache()) {
+  // Answered.
 } else {
   const fs = await builtin('node:fs')
   const {join} = await builtin('node:path')

@@ -97,7 +97,7 @@ export class CredentialCache {
 
   private async write(entry: Entry): Promise<void> {
     await mkdir(this.dir, {recursive: true, mode: 0o700})
-    await writeFileAtomic(this.path, JSON.stringify(entry), {mode: 0o600})
+    await writeFileAtomic(this.path, JSON.stringify(entry), {mode: 0o600, durable: false})
   }
 
   /**

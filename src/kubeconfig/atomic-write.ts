@@ -8,8 +8,11 @@ import {ConfigError} from '../base/errors.js'
  * Writes a file so that readers see either the old content or the new, never a part: a temp file beside the target
  * (same filesystem, so rename is atomic), fsync, rename, then fsync of the directory so the rename survives a crash.
  * The temp file is created with the final mode, so a credential is never readable by others even for a moment.
+ * `durable: false` skips both fsyncs, for a cache: still all or nothing (the rename), but a crash may lose the write,
+ * which costs only a fetch, while the two fsyncs cost milliseconds on every kubectl call (kubeconfig credential).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number} = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number; durable?: boolean} = {}): Promise<void> {
+  const durable = options.durable ?? true
   const mode = options.mode ?? 0o600
   const dir = dirname(path)
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
@@ -19,7 +22,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     await handle.writeFile(data)
     // The mode argument of open is filtered by the umask; set it explicitly.
     await handle.chmod(mode)
-    await handle.sync()
+    if (durable) await handle.sync()
     await handle.close()
     await rename(tmp, path)
     renamed = true
@@ -29,6 +32,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
       await unlink(tmp).catch(() => {})
     }
   }
+  if (!durable) return
   const dirHandle = await open(dir, 'r').catch(() => undefined)
   if (dirHandle) {
     await dirHandle.sync().catch(() => {})

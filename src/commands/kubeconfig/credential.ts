@@ -4,6 +4,7 @@ import {FleetError, UsageError} from '../../base/errors.js'
 import {BaseCommand} from '../../cli/base-command.js'
 import {CredentialCache, cacheEnd} from '../../export/credential-cache.js'
 import {execCredentialJson, readExecRequest} from '../../export/exec-info.js'
+import {credentialIdentity} from '../../export/credential-fast.js'
 import {isoSeconds} from '../../kubeconfig/credentials.js'
 
 /**
@@ -40,16 +41,8 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
     const {flags} = this
     if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet kubeconfig credential prints the ExecCredential, which is JSON`)
     const request = readExecRequest(process.env.KUBERNETES_EXEC_INFO)
-    const identity = {
-      cluster: flags.cluster,
-      provider: flags.provider,
-      fleetConfig: flags['fleet-config'],
-      kubeconfig: flags.kubeconfig,
-      context: flags.context,
-      server: request.server,
-      ca: request.caHash,
-    }
-    const cache = new CredentialCache(identity)
+    // The same identity the launcher's fast path (export/credential-fast.ts) looks a cached credential up by.
+    const cache = new CredentialCache(credentialIdentity(flags, request))
     // kubectl: client-go's exec runner is the parent, and asks twice before the end only after a 401.
     const caller = process.ppid
     const cached = await cache.take(caller)

@@ -73,10 +73,14 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
     if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`)
     if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
+    // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
     const cancel = this.cancellation()
+    const interrupted = new Promise<never>((_, reject) => cancel.signal.addEventListener('abort', () => reject(cancel.signal.reason), {once: true}))
+    interrupted.catch(() => undefined)
+    const untilInterrupted = <T>(work: Promise<T>): Promise<T> => Promise.race([work, interrupted])
 
     const provider = this.fleet.provider
-    const refs = await this.fleet.selected()
+    const refs = await untilInterrupted(this.fleet.selected())
     const clash = duplicateName(refs.map((ref) => ({cluster: ref.name, name: name(ref)})))
     if (clash) throw new UsageError(clash)
     const configPath = this.fleet.trust.configPath
@@ -84,15 +88,15 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const source = {kubeconfig: this.fleet.kubeconfigPaths, context: this.flags.context, provider: this.flags.provider, config}
     const connector = this.fleet.connector
     const settings = {command, name, args: (ref: Parameters<typeof credentialArgs>[0]) => credentialArgs(ref, source)}
-    const ran: ClusterResult<ExportedCluster | undefined>[] = await mapLimit(refs, this.flags.concurrency, async (ref) => {
+    const ran: ClusterResult<ExportedCluster | undefined>[] = await untilInterrupted(mapLimit(refs, this.flags.concurrency, async (ref) => {
       cancel.check()
       try {
         return {cluster: ref.name, ok: true, value: await exportCluster(ref, connector, settings), durationMs: 0}
       } catch (error) {
         return {cluster: ref.name, ok: false, error: toErrorInfo(error), durationMs: 0}
       }
-    })
-    const failures = await selectionFailures(provider, this.fleet.selection)
+    }))
+    const failures = await untilInterrupted(selectionFailures(provider, this.fleet.selection))
     const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<ExportedCluster | undefined>(f)) : ran
     if (results.some((r) => !r.ok)) this.markFailed()
     // Contexts fleet exported before (a merged file read back by the file provider) are not exported again.
@@ -136,7 +140,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const notes: string[] = []
     if (flags.out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${flags.out}`)
     if (result.merge) notes.push(mergeNote(result.merge))
-    if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {command: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
+    if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {name: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
     this.render(result, {rows: result.items, columns, names: result.items.flatMap((i) => (i.context ? [i.context] : [])), failures: result.items, notes})
     return result
   }
