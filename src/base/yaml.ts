@@ -106,21 +106,27 @@ export interface YamlNode {
 }
 
 /**
+ * Where a node's text begins: past the spaces, line breaks and comments js-yaml had not read yet when its listener
+ * reported the node open at `from`.
+ */
+export function skipToYamlContent(text: string, from: number): number {
+  let p = from
+  while (p < text.length) {
+    const c = text[p]
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
+    else if (c === '#') while (p < text.length && text[p] !== '\n') p++
+    else break
+  }
+  return p
+}
+
+/**
  * The nodes of the first document of `text` (undefined when it has none), with `loadYaml`'s wording and bounds for a
  * text that does not parse. Positions are offsets into `text`.
  */
 export function loadYamlNodes(text: string, where: string): YamlNode | undefined {
   const open: Array<{node: YamlNode; from: number}> = []
   const roots: YamlNode[] = []
-  const skipToContent = (p: number) => {
-    while (p < text.length) {
-      const c = text[p]
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
-      else if (c === '#') while (p < text.length && text[p] !== '\n') p++
-      else break
-    }
-    return p
-  }
   const trimBack = (p: number, floor: number) => {
     while (p > floor && /[ \t\r\n]/.test(text[p - 1])) p--
     return p
@@ -147,7 +153,7 @@ export function loadYamlNodes(text: string, where: string): YamlNode | undefined
     if (kind === 'mapping' || kind === 'sequence' || kind === 'scalar') node.kind = kind
     else node.kind = state.result === null || state.result === undefined ? 'empty' : 'alias'
     if (node.kind === 'empty') return
-    node.start = skipToContent(from)
+    node.start = skipToYamlContent(text, from)
     node.flow = (kind === 'mapping' || kind === 'sequence') && (text[node.start] === '{' || text[node.start] === '[')
     const block = (kind === 'mapping' || kind === 'sequence') && !node.flow
     node.end = block ? Math.max(...node.children.map((c) => c.end)) : trimBack(state.position, node.start)
