@@ -1,6 +1,7 @@
 // `fleet kubeconfig export --merge-into` and `fleet kubeconfig prune` on the real control plane, read back by the tools
 // that use the file (kubectl, grep). Prune: a kubeconfig with a context whose cluster was deleted from the hub, one at a
-// closed port, one with an expired client certificate, one whose exec plugin must not run, and healthy ones: the plan,
+// closed port, one with an expired client certificate, one whose exec plugin must not run, one whose plugin the kuberc
+// allows and whose credential has expired, and healthy ones: the plan,
 // --dry-run and a refusal off a terminal change no byte, --yes removes exactly those (with their clusters and users)
 // after a 0600 backup, and a second prune finds nothing; Ctrl-C at the terminal's prompt leaves the file as it was. The
 // newcomer: an empty HOME, one export --merge-into, kubectl through every context, no credential in the file, a second
@@ -33,6 +34,7 @@ const binDir = join(dir, 'bin')
 mkdirSync(binDir)
 writeFileSync(join(binDir, 'fleet'), `#!/bin/sh\nexec '${process.execPath}' '${FLEET_BIN}' "$@"\n`, {mode: 0o755})
 const PATH = `${binDir}:${process.env.PATH}`
+const TOKEN_PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url))
 
 /** A port nothing listens on (bound, then closed). */
 async function closedPort(): Promise<number> {
@@ -92,8 +94,11 @@ describe('fleet kubeconfig prune', () => {
   /** Secrets the test made: never in any output. */
   const secrets: string[] = [alice.token]
   const outputs: string[] = []
+  // The kuberc allows one plugin (node running the test plugin), so prune may run it; the marker plugin stays refused.
+  const kuberc = join(dir, 'kuberc')
+  const counted = join(dir, 'plugin-runs')
   const fleet = async (args: string[]) => {
-    const res = await runFleet(args, {env: {FLEET_CONFIG: fleetYaml, PATH}})
+    const res = await runFleet(args, {env: {FLEET_CONFIG: fleetYaml, PATH, KUBERC: kuberc}})
     outputs.push(res.stdout, res.stderr)
     return res
   }
@@ -115,6 +120,9 @@ describe('fleet kubeconfig prune', () => {
     const plugin = join(dir, 'plugin.sh')
     writeFileSync(plugin, `#!/bin/sh\ntouch '${marker}'\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x"}}'\n`, {mode: 0o755})
     const port = await closedPort()
+    writeFileSync(kuberc, `apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ncredentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- name: ${process.execPath}\n`)
+    const tokenPlugin = (expiresIn: number) =>
+      `{exec: {apiVersion: client.authentication.k8s.io/v1, command: ${process.execPath}, args: [${TOKEN_PLUGIN}, --tokens, ${alice.token}, --expires-in=${expiresIn}, --count, ${counted}], interactiveMode: Never}}`
     // The user's own entries, written the way people write them (comments, flow style, quoting).
     own = [
       '# my kubeconfig',
@@ -138,11 +146,17 @@ describe('fleet kubeconfig prune', () => {
       `    client-key-data: ${b64(expired.key)}`,
       '- name: plugin',
       `  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: ${plugin}, interactiveMode: Never}}`,
+      '- name: plugin-expired',
+      `  user: ${tokenPlugin(-60)}`,
+      '- name: plugin-fresh',
+      `  user: ${tokenPlugin(3600)}`,
       'contexts:',
       '- {name: healthy, context: {cluster: m1, user: alice}}',
       '- {name: closed-port, context: {cluster: closed, user: alice}}',
       '- {name: expired-cert, context: {cluster: m2, user: expired}}',
       '- {name: plugin-not-run, context: {cluster: m1, user: plugin}}',
+      '- {name: plugin-expired, context: {cluster: m1, user: plugin-expired}}',
+      '- {name: plugin-fresh, context: {cluster: m1, user: plugin-fresh}}',
       'current-context: healthy',
       '',
     ].join('\n')
@@ -163,11 +177,14 @@ describe('fleet kubeconfig prune', () => {
     for (const s of secrets) assert.ok(!all.includes(s.trim()), 'a secret of the file appeared in the output')
   })
 
+  const REMOVED = () => ({contexts: ['closed-port', 'expired-cert', 'plugin-expired', goneCtx], clusters: ['closed', 'm2', goneCtx], users: ['expired', 'plugin-expired', goneCtx]})
   const expectedItems = () => [
     {context: 'healthy', cluster: 'm1', user: 'alice', fleet: false, action: 'keep'},
     {context: 'closed-port', cluster: 'closed', user: 'alice', fleet: false, action: 'remove', reason: 'unreachable'},
     {context: 'expired-cert', cluster: 'm2', user: 'expired', fleet: false, action: 'remove', reason: 'expired'},
     {context: 'plugin-not-run', cluster: 'm1', user: 'plugin', fleet: false, action: 'keep'},
+    {context: 'plugin-expired', cluster: 'm1', user: 'plugin-expired', fleet: false, action: 'remove', reason: 'expired'},
+    {context: 'plugin-fresh', cluster: 'm1', user: 'plugin-fresh', fleet: false, action: 'keep'},
     // Export writes its clusters in the provider's order (by name).
     {context: goneCtx, cluster: goneCtx, user: goneCtx, fleet: true, action: 'remove', reason: 'gone'},
     {context: keepCtx, cluster: keepCtx, user: keepCtx, fleet: true, action: 'keep'},
@@ -189,8 +206,12 @@ describe('fleet kubeconfig prune', () => {
     assert.match(why.healthy, /^reachable \(SelfSubjectReview answered 201\)$/)
     assert.match(why['plugin-not-run'], /^reachable \(\/version answered 200\); exec plugin ".*plugin\.sh" not run \(not in an allowlist\), expiry not known$/)
     assert.match(why[keepCtx], /^reachable \(\/version answered 200\)$/)
+    // The plugin the kuberc allows ran (once per credential): its answer's expirationTimestamp decides.
+    assert.match(why['plugin-expired'], /^exec credential expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+    assert.equal(why['plugin-fresh'], 'reachable (SelfSubjectReview answered 201)')
+    assert.equal(readFileSync(counted, 'utf8').trim().split('\n').length, 2)
     // m2 only served the expired context; m1 stays for the healthy ones.
-    assert.deepEqual(out.remove, {contexts: ['closed-port', 'expired-cert', goneCtx], clusters: ['closed', 'm2', goneCtx], users: ['expired', goneCtx]})
+    assert.deepEqual(out.remove, REMOVED())
     assert.deepEqual([out.dryRun, out.pruned, out.backup], [true, false, undefined])
     assert.deepEqual(snapshot(file), before)
     assert.deepEqual(backups(file), [])
@@ -199,7 +220,7 @@ describe('fleet kubeconfig prune', () => {
     const table = await fleet(['kubeconfig', 'prune', file, '--dry-run'])
     assert.equal(table.code, 0)
     assert.match(table.stdout, /^closed-port\s+remove\s+unreachable\s+/m)
-    assert.match(table.stderr, new RegExp(`^dry run: 3 contexts, 3 clusters, 2 users would be removed from ${file}; nothing changed$`, 'm'))
+    assert.match(table.stderr, new RegExp(`^dry run: 4 contexts, 3 clusters, 3 users would be removed from ${file}; nothing changed$`, 'm'))
   })
 
   it('refuses to change the file off a terminal without --yes, in one line, exit 2', async () => {
@@ -207,7 +228,7 @@ describe('fleet kubeconfig prune', () => {
     for (const extra of [[], ['-o', 'json']]) {
       const res = await fleet(['kubeconfig', 'prune', file, ...extra])
       assert.equal(res.code, 2, res.stderr)
-      assert.equal(res.stderr.trim(), `error: ${file}: 3 contexts, 3 clusters, 2 users to remove; pass --yes to remove them off a terminal (or --dry-run to only show them)`)
+      assert.equal(res.stderr.trim(), `error: ${file}: 4 contexts, 3 clusters, 3 users to remove; pass --yes to remove them off a terminal (or --dry-run to only show them)`)
     }
     assert.deepEqual(snapshot(file), before)
     assert.deepEqual(backups(file), [])
@@ -226,7 +247,7 @@ describe('fleet kubeconfig prune', () => {
     const after = snapshot(file)
     assert.equal(after.mode, 0o600)
     // Exactly those entries are gone: the rest parses as it did, and every line left was a line before, in order.
-    const gone = {contexts: ['closed-port', 'expired-cert', goneCtx], clusters: ['closed', 'm2', goneCtx], users: ['expired', goneCtx]}
+    const gone = REMOVED()
     const expected = yaml.load(before.text) as Record<string, Array<{name: string}>>
     for (const section of ['contexts', 'clusters', 'users'] as const) expected[section] = expected[section].filter((e) => !gone[section].includes(e.name))
     assert.deepEqual(yaml.load(after.text), expected)
