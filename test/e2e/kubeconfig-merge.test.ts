@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {createPrivateKey, randomBytes, webcrypto} from 'node:crypto'
-import {chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -216,6 +216,16 @@ describe('fleet kubeconfig prune', () => {
     assert.deepEqual(snapshot(file), before)
     assert.deepEqual(backups(file), [])
     assert.ok(!existsSync(marker), 'the exec plugin named by the file ran')
+
+    // Run with another fleet configuration (the same content at another path), the export entries cannot be judged by
+    // their provider: the deleted cluster's context is kept, and says why.
+    const other = join(dir, 'other-fleet.yaml')
+    copyFileSync(fleetYaml, other)
+    const foreign = await runFleet(['kubeconfig', 'prune', file, '--dry-run', '-o', 'json'], {env: {FLEET_CONFIG: other, PATH, KUBERC: kuberc}})
+    outputs.push(foreign.stdout, foreign.stderr)
+    const kept = foreign.json<KubeconfigPruneResult>().items.find((i) => i.context === goneCtx)!
+    assert.equal(kept.action, 'keep')
+    assert.equal(kept.message, `reachable (/version answered 200); not checked against its provider: exported with --fleet-config ${fleetYaml}, which this run does not use`)
 
     const table = await fleet(['kubeconfig', 'prune', file, '--dry-run'])
     assert.equal(table.code, 0)
