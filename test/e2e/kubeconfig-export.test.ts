@@ -307,7 +307,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     }
   })
 
-  it('no output, cache file or exported file holds a credential', () => {
+  it('no output and no exported file holds a credential', () => {
     for (const o of outputs) assertClean(o.what, o.out)
     assertClean('the merged kubeconfig', readFileSync(merged, 'utf8'))
     assert.ok(existsSync(join(cache, 'fleet', 'credentials')))
