@@ -12,6 +12,7 @@ import {runFleet} from '../support/cli.js'
 import {CREDENTIAL_COMMAND, credentialArgs} from '../../src/export/credential-args.js'
 import {CredentialCache, EXPIRY_MARGIN_SECONDS, STATIC_CREDENTIAL_SECONDS, cacheEnd, credentialCacheDir} from '../../src/export/credential-cache.js'
 import {execCredentialJson, readExecRequest} from '../../src/export/exec-info.js'
+import {credentialIdentity, exportedFlags} from '../../src/export/credential-fast.js'
 import {duplicateName} from '../../src/export/export.js'
 import {DEFAULT_NAME_TEMPLATE, nameTemplate} from '../../src/export/names.js'
 import {FLEET_EXPORT_EXTENSION, exportMarkerOf} from '../../src/kubeconfig/export-marker.js'
@@ -83,6 +84,23 @@ describe('exec request', () => {
   it('always carries expirationTimestamp, and a certificate only with its key', () => {
     const out = JSON.parse(execCredentialJson('client.authentication.k8s.io/v1', {token: 't', clientCertificateData: 'c'}, '2030-01-01T00:00:00Z'))
     assert.deepEqual(out.status, {token: 't', expirationTimestamp: '2030-01-01T00:00:00Z'})
+  })
+})
+
+describe('the launcher\'s fast path', () => {
+  it('reads only the exported form of the arguments; anything else goes to the full command', () => {
+    const args = ['--cluster', 'eu-1', '--provider', 'secrets', '--fleet-config', '/f.yaml', '--kubeconfig', '/a:/b', '--context', 'hub']
+    assert.deepEqual(exportedFlags(args), {cluster: 'eu-1', provider: 'secrets', 'fleet-config': '/f.yaml', kubeconfig: '/a:/b', context: 'hub'})
+    for (const other of [['--cluster=eu-1'], ['--provider', 'p'], ['--cluster', 'a', '--cluster', 'b'], ['--cluster', 'a', '-v'], ['--cluster', 'a', '-o', 'json'], ['--cluster', 'a', '--provider']]) {
+      assert.equal(exportedFlags(other), undefined, other.join(' '))
+    }
+  })
+
+  it('keys the cache as the command does: two servers or two fleet configurations never share an entry', () => {
+    const a = new CredentialCache(credentialIdentity({cluster: 'x', 'fleet-config': '/a.yaml'}, {server: 'https://s'}), '/c').path
+    assert.notEqual(a, new CredentialCache(credentialIdentity({cluster: 'x', 'fleet-config': '/b.yaml'}, {server: 'https://s'}), '/c').path)
+    assert.notEqual(a, new CredentialCache(credentialIdentity({cluster: 'x', 'fleet-config': '/a.yaml'}, {server: 'https://t'}), '/c').path)
+    assert.equal(a, new CredentialCache(credentialIdentity({'fleet-config': '/a.yaml', cluster: 'x'}, {server: 'https://s'}), '/c').path)
   })
 })
 

@@ -31,7 +31,7 @@ export default class KubeconfigCredential extends BaseCommand<typeof KubeconfigC
 
 Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/.cache/fleet/credentials), 0600: one with an expiry until 30s before it, one without for 60s, so a rotation or revocation on the hub reaches kubectl within a minute. A credential the server refused is not handed out again. See docs/kubeconfig.md.`
 
-  static examples = ['KUBERNETES_EXEC_INFO=... <%= config.bin %> kubeconfig credential --cluster prod --provider secrets --fleet-config /home/me/fleet.yaml']
+  static examples = ['<%= config.bin %> kubeconfig credential --cluster prod --provider secrets --fleet-config /home/me/fleet.yaml']
 
   static flags = {
     cluster: Flags.string({description: 'The cluster, as its provider names it.', required: true}),

@@ -48,7 +48,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
   static examples = [
     '<%= config.bin %> kubeconfig export --all --merge-into ~/.kube/config',
     '<%= config.bin %> kubeconfig export --all --out ~/.kube/fleet.yaml',
-    '<%= config.bin %> kubeconfig export -l env=prod --name-template "prod-{name}" > prod.kubeconfig',
+    '<%= config.bin %> kubeconfig export -l env=prod --name-template "prod-{name}"',
     '<%= config.bin %> kubeconfig export --all --out fleet.kubeconfig --command /usr/local/bin/fleet --write-kuberc ~/.kube/kuberc',
   ]
 
