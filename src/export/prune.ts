@@ -151,12 +151,15 @@ async function judgeContext(
   const exec = ctx.user.exec
   if (exec?.command) {
     const origin: ContextOrigin = {object: `${where}: user "${item.user}"`}
-    const verdict = await inputs.connector.trust.plugin(exec.command, origin)
-    if (!verdict.allowed) {
-      const r = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
-      return r.reason ? r : {message: `${r.message}; exec plugin "${exec.command}" not run (not in an allowlist), expiry not known`}
-    }
     const withOrigin = {...ctx, origin}
+    // The whole judgement of data, not only the command: a variable that picks what runs (LD_PRELOAD, PATH) or a
+    // local file the entry names refuses it too. Nothing is run or read to decide.
+    const refused = await inputs.connector.trust.problem(withOrigin)
+    if (refused) {
+      const r = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
+      const why = refused.kind === 'plugin' ? 'not in an allowlist' : refused.message
+      return r.reason ? r : {message: `${r.message}; exec plugin "${exec.command}" not run (${why}), expiry not known`}
+    }
     const credential = await inputs.exec.get(exec, ctx.cluster).catch((error: unknown) => error as Error)
     if (credential instanceof Error) return {message: `not judged: ${credential.message}`}
     const expiry = credential.expirationTimestamp
