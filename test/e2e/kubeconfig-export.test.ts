@@ -17,9 +17,9 @@ import yaml from 'js-yaml'
 import {type CliResult, FLEET_BIN, fleetTestEnv, runFleet} from '../support/cli.js'
 import {writeConsumerFleet} from '../support/consumer-fleet.js'
 import {type Kcp, startKcp} from '../support/kcp.js'
-import {kubeconfigInSecret} from '../support/kubeconfig.js'
+import {kubeconfigInSecret, tokenRequestExecUser} from '../support/kubeconfig.js'
 import {blackhole} from '../support/stall-servers.js'
-import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
 import {STATIC_CREDENTIAL_SECONDS} from '../../src/export/credential-cache.js'
 import {FLEET_EXPORT_EXTENSION} from '../../src/kubeconfig/export-marker.js'
 
@@ -30,6 +30,7 @@ const run = uniqueName('kexp')
 const nsSys = `${run}-sys`
 const hubNs = `${run}-hub`
 const consumer = `${run}-consumer`
+const execNs = `${run}-exec`
 const KUBECTL_135_BUILD = fileURLToPath(new URL('../kubectl-135/build.sh', import.meta.url))
 const MEMBER = ['--kubeconfig', m1.kubeconfig, '--cluster', m1.context]
 const HUB = ['--hub-kubeconfig', hub.kubeconfig]
@@ -138,6 +139,8 @@ after(async () => {
   await (kcp ?? (await kcpStarted.catch(() => undefined)))?.stop()
   await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
   await kubectlResult(m1, ['delete', 'namespace', nsSys, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'namespace', execNs, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-cloud-view`, '--wait=false'])
   await kubectlResult(m1, ['delete', 'clusterrolebinding', '-l', 'app.kubernetes.io/managed-by=fleet', '--wait=false'])
 })
 
@@ -156,10 +159,16 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     await generate('', 'work', 'cluster-api', ['--method', 'client-cert', '--user', `${run}-ci`, '--group', 'ci'])
     await profile('kcsr')
     await generate('kcsr', 'kcsr-cred', 'kubeconfig-secretreader', ['--update-profile', `${hubNs}/kcsr`])
+    // A kubeconfig file whose user runs an exec plugin like a cloud CLI's: a real 15-minute token with its expiry.
+    await kubectl(m1, ['create', 'namespace', execNs])
+    await kubectl(m1, ['create', 'serviceaccount', 'cloud', '-n', execNs])
+    await kubectl(m1, ['create', 'clusterrolebinding', `${run}-cloud-view`, '--clusterrole', 'view', `--serviceaccount=${execNs}:cloud`])
+    const execPath = writeKubeconfig({path: join(dir, `${run}-exec.kubeconfig`), server: m1.url, caFile: m1.caFile, context: 'cloud', user: tokenRequestExecUser(cp, m1, {namespace: execNs, serviceAccount: 'cloud'})})
     const before = readFileSync(merged, 'utf8')
 
     const exports: Array<{args: string[]; who: string[]}> = [
       {args: ['--kubeconfig', filePath, '--all'], who: [`system:serviceaccount:${nsSys}:filer`]},
+      {args: ['--kubeconfig', execPath, '--all', '--name-template', 'cloud-{name}'], who: [`system:serviceaccount:${execNs}:cloud`]},
       {
         args: ['--fleet-config', fleetYaml, '-c', 'mcr#member-1', '-c', `capi#${hubNs}/work`, '-c', `access#${hubNs}/kcsr`],
         who: [`system:serviceaccount:${nsSys}:mcr`, `${run}-ci`, `system:serviceaccount:${nsSys}:kcsr`],
@@ -223,10 +232,27 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
 
   for (const which of ['1.34', '1.35'] as const) {
     it(`kubectl ${which} runs get ns and auth whoami through every exported context${which === '1.35' ? ' (kuberc Allowlist)' : ''}`, async () => {
-      assert.equal(expected.size, 4, [...expected.keys()].join(', '))
+      assert.equal(expected.size, 5, [...expected.keys()].join(', '))
       await throughEvery(which, [...expected])
     })
   }
+
+  it("an exec plugin's expiring credential is kept until its own end less 30 s, a Secret's token for 60 s", async () => {
+    const doc = yaml.load(readFileSync(merged, 'utf8')) as any
+    const endOf = async (context: string) => {
+      const user = doc.users.find((u: any) => u.name === context).user
+      const server = doc.clusters.find((c: any) => c.name === context).cluster.server
+      const res = await fleet(user.exec.args, {KUBERNETES_EXEC_INFO: JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server}}})})
+      outputs.pop()
+      assert.equal(res.code, 0, res.stderr)
+      return Date.parse(JSON.parse(res.stdout).status.expirationTimestamp) - Date.now()
+    }
+    // The plugin's token lives 15 minutes: far beyond the 60 s of a credential held as data.
+    const plugin = await endOf('cloud-cloud')
+    assert.ok(plugin > 10 * 60_000 && plugin <= 15 * 60_000 - 30_000, `${plugin} ms`)
+    const data = await endOf([...expected].find(([, who]) => who === `system:serviceaccount:${nsSys}:mcr`)![0])
+    assert.ok(data > 0 && data <= STATIC_CREDENTIAL_SECONDS * 1000, `${data} ms`)
+  })
 
   it('a 1.35 kubectl whose kuberc does not allow fleet refuses the context, as kubectl does', async () => {
     const deny = join(dir, `${run}-deny.kuberc`)
