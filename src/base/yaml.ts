@@ -52,20 +52,24 @@ export function checkDocumentBounds(doc: unknown, where: string, textLength: num
  * no document fleet accepts can make a later walk or output run out of memory or stack.
  */
 export function loadYaml(text: string, where: string, options: {firstDocument?: boolean} = {}): unknown {
-  let doc: unknown
+  // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
+  const doc = parseWith(text, where, (parse) => (options.firstDocument ? yaml.loadAll(text, undefined, parse)[0] : yaml.load(text, parse)))
+  checkDocumentBounds(doc, where, text.length)
+  return doc
+}
+
+/** One parse with js-yaml, its failure worded the one way (`<where>: not valid YAML (line N): <reason>`). */
+function parseWith<T>(text: string, where: string, parse: (options: yaml.LoadOptions) => T, extra: Partial<yaml.LoadOptions> = {}): T {
   // js-yaml's own depth limit, set to ours (one more: it counts the scalar inside the deepest collection too).
-  const parse = {filename: where, maxDepth: MAX_DOCUMENT_DEPTH + 1} as yaml.LoadOptions
+  const options = {filename: where, maxDepth: MAX_DOCUMENT_DEPTH + 1, ...extra} as yaml.LoadOptions
   try {
-    // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
-    doc = options.firstDocument ? yaml.loadAll(text, undefined, parse)[0] : yaml.load(text, parse)
+    return parse(options)
   } catch (error) {
     const e = error instanceof yaml.YAMLException ? error : undefined
     const line = e?.mark ? e.mark.line + 1 : undefined
     const reason = e ? (/^nesting exceeded maxDepth/.test(e.reason) ? TOO_DEEP : e.reason) : String(error)
     throw Object.assign(notValid(where, reason, line), {cause: error})
   }
-  checkDocumentBounds(doc, where, text.length)
-  return doc
 }
 
 /**
@@ -102,21 +106,27 @@ export interface YamlNode {
 }
 
 /**
+ * Where a node's text begins: past the spaces, line breaks and comments js-yaml had not read yet when its listener
+ * reported the node open at `from`.
+ */
+export function skipToYamlContent(text: string, from: number): number {
+  let p = from
+  while (p < text.length) {
+    const c = text[p]
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
+    else if (c === '#') while (p < text.length && text[p] !== '\n') p++
+    else break
+  }
+  return p
+}
+
+/**
  * The nodes of the first document of `text` (undefined when it has none), with `loadYaml`'s wording and bounds for a
  * text that does not parse. Positions are offsets into `text`.
  */
 export function loadYamlNodes(text: string, where: string): YamlNode | undefined {
   const open: Array<{node: YamlNode; from: number}> = []
   const roots: YamlNode[] = []
-  const skipToContent = (p: number) => {
-    while (p < text.length) {
-      const c = text[p]
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
-      else if (c === '#') while (p < text.length && text[p] !== '\n') p++
-      else break
-    }
-    return p
-  }
   const trimBack = (p: number, floor: number) => {
     while (p > floor && /[ \t\r\n]/.test(text[p - 1])) p--
     return p
@@ -143,17 +153,13 @@ export function loadYamlNodes(text: string, where: string): YamlNode | undefined
     if (kind === 'mapping' || kind === 'sequence' || kind === 'scalar') node.kind = kind
     else node.kind = state.result === null || state.result === undefined ? 'empty' : 'alias'
     if (node.kind === 'empty') return
-    node.start = skipToContent(from)
+    node.start = skipToYamlContent(text, from)
     node.flow = (kind === 'mapping' || kind === 'sequence') && (text[node.start] === '{' || text[node.start] === '[')
     const block = (kind === 'mapping' || kind === 'sequence') && !node.flow
     node.end = block ? Math.max(...node.children.map((c) => c.end)) : trimBack(state.position, node.start)
   }
-  loadYaml(text, where, {firstDocument: true})
-  try {
-    yaml.loadAll(text, undefined, {maxDepth: MAX_DOCUMENT_DEPTH + 1, listener} as yaml.LoadOptions)
-  } catch (error) {
-    // loadYaml read the first document already; a later one that does not parse is not the caller's business.
-    if (roots.length === 0) throw error
-  }
+  // One parse, as loadYaml's firstDocument reads it (a later document that does not parse fails it too).
+  const docs = parseWith(text, where, (parse) => yaml.loadAll(text, undefined, parse), {listener} as Partial<yaml.LoadOptions>)
+  checkDocumentBounds(docs[0], where, text.length)
   return roots[0]
 }

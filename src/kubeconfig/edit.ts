@@ -312,20 +312,23 @@ export class KubeconfigEdit {
  * A value as a kubeconfig reader sees it: undefined fields dropped (YAML has none; an exported object may). Key order is
  * kept for writing; isDeepStrictEqual does not count it.
  */
-export function plain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(plain)
+export function plain(value: unknown, options: {dropNull?: boolean} = {}): unknown {
+  if (Array.isArray(value)) return value.map((v) => plain(v, options))
   if (value === null || typeof value !== 'object') return value
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key]
-    if (v !== undefined) out[key] = plain(v)
+    if (v !== undefined && !(options.dropNull && v === null)) out[key] = plain(v, options)
   }
   return out
 }
 
-/** Whether two items are the same as a kubeconfig reader sees them (key order and undefined fields aside). */
+/**
+ * Whether two items are the same as a kubeconfig reader sees them: key order aside, and a field that is null the same
+ * as one that is absent (client-go decodes them alike, and kubectl writes `env: null` when it rewrites the file).
+ */
 export function sameItem(a: unknown, b: unknown): boolean {
-  return isDeepStrictEqual(plain(a), plain(b))
+  return isDeepStrictEqual(plain(a, {dropNull: true}), plain(b, {dropNull: true}))
 }
 
 function itemName(node: YamlNode): string {

@@ -1,8 +1,10 @@
 import {realpath, stat} from 'node:fs/promises'
+import {dirname} from 'node:path'
 
 import {ConfigError} from '../base/errors.js'
-import {readOptional, writeError} from '../base/files.js'
+import {checkWritableFile, readOptional, writeError} from '../base/files.js'
 import {withKubeconfigLock, writeFileAtomic} from './atomic-write.js'
+import {FLEET_EXPORT_EXTENSION} from './export-marker.js'
 import {ENTRY_KEY, KubeconfigEdit, type NamedItem, SECTIONS, type Section, sameItem} from './edit.js'
 import type {KubeconfigDoc, NamedExtension} from './types.js'
 
@@ -19,9 +21,6 @@ import type {KubeconfigDoc, NamedExtension} from './types.js'
  *   a new file is 0600, an existing file keeps its mode.
  */
 
-/** The extension export puts on every cluster, context and user it writes. */
-// TODO(h-export): import FLEET_EXPORT_EXTENSION from './export-marker.js' once that branch is merged.
-export const FLEET_EXPORT_EXTENSION = 'fleet.dev/export'
 
 export type EntryKind = 'cluster' | 'user' | 'context'
 
@@ -55,7 +54,10 @@ export interface MergePlan {
 
 const KIND: Record<Section, EntryKind> = {clusters: 'cluster', users: 'user', contexts: 'context'}
 
-/** Whether an entry's body (`cluster:`, `user:`, `context:`) carries fleet's export extension. */
+/**
+ * Whether an entry's body (`cluster:`, `user:`, `context:`) carries fleet's export extension. Its name alone decides
+ * (whatever its value): an entry marked fleet's is fleet's to replace, and nothing else is.
+ */
 export function isFleetWritten(body: unknown): boolean {
   const extensions = (body as {extensions?: unknown} | null)?.extensions
   return Array.isArray(extensions) && extensions.some((e: NamedExtension | null) => e?.name === FLEET_EXPORT_EXTENSION)
@@ -135,4 +137,17 @@ export async function mergeIntoKubeconfigFile(file: string, exported: Kubeconfig
     return result
   }
   return options.dryRun ? run() : withKubeconfigLock(target, label, run)
+}
+
+/**
+ * A --merge-into path checked before any cluster is touched: writable, or (a newcomer has no ~/.kube) in a directory
+ * the merge will make, as kubectl makes it, whose parent exists and is writable.
+ */
+export async function checkMergeTarget(path: string, label: string): Promise<void> {
+  const dir = dirname(path)
+  const missing = await stat(dir).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+  )
+  await checkWritableFile(missing ? dir : path, label, missing ? 'a directory' : 'a kubeconfig file')
 }

@@ -9,8 +9,9 @@ import {after, describe, it} from 'node:test'
 
 import {ConfigError} from '../../src/base/errors.js'
 import {KubeconfigEdit} from '../../src/kubeconfig/edit.js'
-import {FLEET_EXPORT_EXTENSION, mergeIntoKubeconfigFile, mergeKubeconfigText} from '../../src/kubeconfig/merge.js'
-import {parseKubeconfig} from '../../src/kubeconfig/parse.js'
+import {FLEET_EXPORT_EXTENSION} from '../../src/kubeconfig/export-marker.js'
+import {mergeIntoKubeconfigFile, mergeKubeconfigText} from '../../src/kubeconfig/merge.js'
+import {dumpKubeconfig, parseKubeconfig} from '../../src/kubeconfig/parse.js'
 import type {KubeconfigDoc} from '../../src/kubeconfig/types.js'
 
 const mark = [{name: FLEET_EXPORT_EXTENSION, extension: {provider: 'file'}}]
@@ -117,6 +118,17 @@ describe('merge into a kubeconfig file', () => {
     assert.equal(twice.plan.changed, false)
     assert.equal(twice.plan.unchanged.length, 6)
     assert.deepEqual([twice.plan.added, twice.plan.updated], [[], []])
+  })
+
+  it("is idempotent on kubectl's rewrite of the file too (sorted keys, no comments, env: null)", () => {
+    const once = mergeKubeconfigText(OWN, exported(['a']), 'f').text
+    // What `kubectl config use-context` writes back: its own layout, every exec entry with env: null.
+    const doc = parseKubeconfig(once, 'f').doc
+    for (const u of doc.users ?? []) if (u.user.exec) u.user.exec.env = null
+    const rewritten = dumpKubeconfig({...doc, 'current-context': 'work'})
+    const again = mergeKubeconfigText(rewritten, exported(['a']), 'f')
+    assert.equal(again.plan.changed, false)
+    assert.equal(again.text, rewritten)
   })
 
   it('updates only the fleet entries that changed, in place, and keeps fleet entries the export no longer names', () => {

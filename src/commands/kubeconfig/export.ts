@@ -18,7 +18,7 @@ import {type ClusterItem, toItem} from '../../fleet/items.js'
 import type {ClusterResult} from '../../fleet/runner.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {mergeKubercAllowlist, writeKubercAllowlist} from '../../kubeconfig/kuberc.js'
-import {type MergePlan, mergeIntoKubeconfigFile} from '../../kubeconfig/merge.js'
+import {type MergePlan, checkMergeTarget, mergeIntoKubeconfigFile} from '../../kubeconfig/merge.js'
 import type {KubeconfigDoc} from '../../kubeconfig/types.js'
 
 /** One cluster of `kubeconfig export -o json` (docs/kubeconfig.md). */
@@ -71,7 +71,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
     if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
     if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
-    if (flags['merge-into']) await checkWritableFile(flags['merge-into'], `--merge-into ${flags['merge-into']}`, 'a kubeconfig file')
+    if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`)
     if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
     // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
     const cancel = this.cancellation()
