@@ -1,7 +1,8 @@
 // fleet kubeconfig export and the exec credential behind it, used by kubectl on the real control plane (issue 30): one
 // exported context per provider kind (a kubeconfig file, a hub kubeconfig Secret, a Cluster API Secret holding a client
 // certificate, a ClusterProfile whose access provider is cluster-inventory-api's kubeconfig-secretreader plugin, kcp
-// workspaces), all merged into one file; kubectl 1.34 (the harness's) and 1.35 (k8s.io/kubectl v0.35, with a kuberc whose
+// workspaces) and per kind of a file's own credential (a token, an exec plugin minting 15-minute tokens, workload
+// identity through fleet wi token), all merged into one file; kubectl 1.34 (the harness's) and 1.35 (k8s.io/kubectl v0.35, with a kuberc whose
 // credentialPluginPolicy is Allowlist, written by --write-kuberc) run `get ns` and `auth whoami` through every context;
 // a hub Secret's credential rotated then revoked reaches kubectl (the new one after the cache's 60 s bound, then a
 // refusal); an interrupted export leaves no file. Every output, the cache and the exported file are grepped for the
@@ -141,6 +142,8 @@ after(async () => {
   await kubectlResult(m1, ['delete', 'namespace', nsSys, '--wait=false'])
   await kubectlResult(m1, ['delete', 'namespace', execNs, '--wait=false'])
   await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-cloud-view`, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-wi-view`, '--wait=false'])
+  await kubectlResult(hub, ['delete', 'namespace', execNs, '--wait=false'])
   await kubectlResult(m1, ['delete', 'clusterrolebinding', '-l', 'app.kubernetes.io/managed-by=fleet', '--wait=false'])
 })
 
@@ -164,11 +167,24 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     await kubectl(m1, ['create', 'serviceaccount', 'cloud', '-n', execNs])
     await kubectl(m1, ['create', 'clusterrolebinding', `${run}-cloud-view`, '--clusterrole', 'view', `--serviceaccount=${execNs}:cloud`])
     const execPath = writeKubeconfig({path: join(dir, `${run}-exec.kubeconfig`), server: m1.url, caFile: m1.caFile, context: 'cloud', user: tokenRequestExecUser(cp, m1, {namespace: execNs, serviceAccount: 'cloud'})})
+    // A kubeconfig file whose user is workload identity (fleet wi token): a hub ServiceAccount token the member trusts.
+    await kubectl(hub, ['create', 'namespace', execNs])
+    await kubectl(hub, ['create', 'serviceaccount', 'wi', '-n', execNs])
+    await kubectl(m1, ['create', 'clusterrolebinding', `${run}-wi-view`, '--clusterrole', 'view', `--user=hub:system:serviceaccount:${execNs}:wi`])
+    const wiPath = join(dir, `${run}-wi.kubeconfig`)
+    const wiExec = {apiVersion: 'client.authentication.k8s.io/v1', command: FLEET_BIN, args: ['wi', 'token', '--service-account', `${execNs}/wi`, '--hub-kubeconfig', hub.kubeconfig], provideClusterInfo: true, interactiveMode: 'Never'}
+    writeFileSync(wiPath, yaml.dump({
+      apiVersion: 'v1', kind: 'Config',
+      clusters: [{name: 'm1', cluster: {server: m1.url, 'certificate-authority-data': readFileSync(m1.caFile).toString('base64')}}],
+      users: [{name: 'wi', user: {exec: wiExec}}],
+      contexts: [{name: 'wi', context: {cluster: 'm1', user: 'wi'}}],
+    }), {mode: 0o600})
     const before = readFileSync(merged, 'utf8')
 
     const exports: Array<{args: string[]; who: string[]}> = [
       {args: ['--kubeconfig', filePath, '--all'], who: [`system:serviceaccount:${nsSys}:filer`]},
       {args: ['--kubeconfig', execPath, '--all', '--name-template', 'cloud-{name}'], who: [`system:serviceaccount:${execNs}:cloud`]},
+      {args: ['--kubeconfig', wiPath, '--all', '--name-template', 'wi-{name}'], who: [`hub:system:serviceaccount:${execNs}:wi`]},
       {
         args: ['--fleet-config', fleetYaml, '-c', 'mcr#member-1', '-c', `capi#${hubNs}/work`, '-c', `access#${hubNs}/kcsr`],
         who: [`system:serviceaccount:${nsSys}:mcr`, `${run}-ci`, `system:serviceaccount:${nsSys}:kcsr`],
@@ -232,7 +248,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
 
   for (const which of ['1.34', '1.35'] as const) {
     it(`kubectl ${which} runs get ns and auth whoami through every exported context${which === '1.35' ? ' (kuberc Allowlist)' : ''}`, async () => {
-      assert.equal(expected.size, 5, [...expected.keys()].join(', '))
+      assert.equal(expected.size, 6, [...expected.keys()].join(', '))
       await throughEvery(which, [...expected])
     })
   }
