@@ -20,13 +20,13 @@ import {isoSeconds} from '../kubeconfig/credentials.js'
  * - a credential a server refused is never handed out again. client-go keeps one credential per exec entry per process
  *   and runs the plugin again before that expiry only after a 401 (plugin/pkg/client/auth/exec/exec.go:
  *   maybeRefreshCreds). So a second call from the same parent process (kubectl) for the same entry before the end means
- *   the first was refused: it is dropped, its fingerprint kept (a provider that still holds it is an error, not a loop),
- *   and a fresh one is fetched (docs/decisions.md, "The exec credential's cache").
+ *   the first was probably refused: it is dropped, its fingerprint kept as the suspect, and a fresh one is fetched. A
+ *   fresh one equal to the suspect is asked about at the server before it is handed out (another client in the same
+ *   process, say a library that runs the plugin per client, must not turn a good credential into an error), and
+ *   refused there, it is an error, not a loop (docs/decisions.md, "One kubeconfig for every tool").
  */
 export const STATIC_CREDENTIAL_SECONDS = 60
 export const EXPIRY_MARGIN_SECONDS = 30
-/** How many refused credentials an entry remembers (their SHA-256, never the credential). */
-const REFUSED_KEPT = 8
 const VERSION = 1
 
 export interface CachedCredential {
@@ -43,8 +43,8 @@ interface Entry {
   credential?: CachedCredential
   /** The parent processes (kubectl) it was handed to. */
   handedTo: number[]
-  /** Fingerprints of credentials a server refused. */
-  refused: string[]
+  /** The fingerprint (never the credential) of the one dropped because its parent asked again: probably refused. */
+  suspect?: string
 }
 
 /** $XDG_CACHE_HOME/fleet/credentials, else ~/.cache/fleet/credentials (a relative XDG_CACHE_HOME is ignored, per the spec). */
@@ -88,7 +88,7 @@ export class CredentialCache {
     if (text === undefined) return undefined
     try {
       const entry = JSON.parse(text) as Entry
-      return entry?.v === VERSION && Array.isArray(entry.handedTo) && Array.isArray(entry.refused) ? entry : undefined
+      return entry?.v === VERSION && Array.isArray(entry.handedTo) ? entry : undefined
     } catch {
       // A file that is not ours any more (or a future version's): treated as no entry, and replaced.
       return undefined
@@ -102,31 +102,28 @@ export class CredentialCache {
 
   /**
    * The cached credential for `caller` (the parent process), with its end; undefined when there is none, it ended, or
-   * it was already handed to this caller, which means the server refused it (then it is dropped and remembered).
+   * it was already handed to this caller, which means the server probably refused it (then it is dropped, its
+   * fingerprint kept as the suspect).
    */
   async take(caller: number, now = Date.now()): Promise<{credential: CachedCredential; expires: string} | undefined> {
     const entry = await this.read()
     if (!entry?.credential || Date.parse(entry.expires) <= now) return undefined
     if (entry.handedTo.includes(caller)) {
-      await this.write({...entry, credential: undefined, handedTo: [], refused: [...entry.refused, credentialFingerprint(entry.credential)].slice(-REFUSED_KEPT)})
+      await this.write({...entry, credential: undefined, handedTo: [], suspect: credentialFingerprint(entry.credential)})
       return undefined
     }
     await this.write({...entry, handedTo: [...entry.handedTo, caller]})
     return {credential: entry.credential, expires: entry.expires}
   }
 
-  /** Whether a server refused this credential before (a provider that hands out the same one again). */
-  async refused(credential: CachedCredential): Promise<boolean> {
-    return (await this.read())?.refused.includes(credentialFingerprint(credential)) ?? false
+  /** Whether this is the credential last dropped as probably refused (a provider that hands out the same one again). */
+  async suspected(credential: CachedCredential): Promise<boolean> {
+    return (await this.read())?.suspect === credentialFingerprint(credential)
   }
 
   /** Keeps a fresh credential until `expires` (nothing is kept when that is now or past), handed to `caller`. */
   async store(cluster: string, credential: CachedCredential, expires: number, caller: number, now = Date.now()): Promise<void> {
-    const refused = (await this.read())?.refused ?? []
-    if (expires <= now) {
-      if (refused.length === 0) await unlink(this.path).catch(() => undefined)
-      return
-    }
-    await this.write({v: VERSION, cluster, expires: isoSeconds(new Date(expires)), credential, handedTo: [caller], refused})
+    if (expires <= now) return void (await unlink(this.path).catch(() => undefined))
+    await this.write({v: VERSION, cluster, expires: isoSeconds(new Date(expires)), credential, handedTo: [caller]})
   }
 }

@@ -5,6 +5,7 @@ import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import {exportMarkerOf} from '../kubeconfig/export-marker.js'
 import {registerSecret, registerUserSecrets} from '../kubeconfig/redact.js'
+import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import type {UserEntry} from '../kubeconfig/types.js'
 import {fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -29,7 +30,7 @@ const sameServer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace
  * `server`: the server kubectl is connecting to (KUBERNETES_EXEC_INFO); a credential is only handed out for the
  * server its provider names, so an edited context cannot send this cluster's credential elsewhere.
  */
-export async function fetchCredential(ref: ClusterRef, connector: Connector, exec: ExecCredentialRunner, server: string | undefined): Promise<FetchedCredential> {
+export async function fetchCredential(ref: ClusterRef, connector: Connector, exec: ExecCredentialRunner, server: string | undefined): Promise<Fetched> {
   if (!ref.ready && !ref.server) throw new FleetError('config', `${ref.name}: ${ref.reason ?? 'not ready'}`)
   const ctx = await ref.resolve()
   if (exportMarkerOf(ctx.user)) {
@@ -41,6 +42,33 @@ export async function fetchCredential(ref: ClusterRef, connector: Connector, exe
   if (server && own && !sameServer(server, own)) {
     throw new ConfigError(`${ref.name}: kubectl is connecting to ${server}, but its provider names ${own}; run fleet kubeconfig export again`)
   }
+  const credential = await readCredential(ref, ctx, exec)
+  return {credential, refusedByServer: () => refusedByServer(ref, ctx, credential, connector)}
+}
+
+/** A fresh credential, and how to ask its server whether it refuses it (only when it is the one dropped as refused). */
+export interface Fetched {
+  credential: FetchedCredential
+  refusedByServer: () => Promise<boolean>
+}
+
+/**
+ * Whether the server answers 401 to this very credential: one GET /api with it alone (no plugin run again, as
+ * KubeClient would after a 401), through the connector and its trust policy like any connection.
+ */
+async function refusedByServer(ref: ClusterRef, ctx: ResolvedContext, c: FetchedCredential, connector: Connector): Promise<boolean> {
+  const b64 = (pem: string | undefined) => (pem ? Buffer.from(pem).toString('base64') : undefined)
+  const user: UserEntry = {token: c.token, 'client-certificate-data': b64(c.clientCertificateData), 'client-key-data': b64(c.clientKeyData)}
+  try {
+    const client = await connector.context({...ctx, user, userName: ctx.userName}, ref.name)
+    await client.json('GET', '/api')
+    return false
+  } catch (error) {
+    return error instanceof FleetError && error.kind === 'unauthorized'
+  }
+}
+
+async function readCredential(ref: ClusterRef, ctx: ResolvedContext, exec: ExecCredentialRunner): Promise<FetchedCredential> {
   const user = ctx.user
   registerUserSecrets(user)
   if (user.exec) {
@@ -91,7 +119,7 @@ export interface CredentialRequest {
  * The cluster found again the way the export found it: only the fleet configuration the arguments name (none is looked
  * for in the working directory or the user's config dir), the provider by name, its files and hub pinned.
  */
-export async function credentialFor(request: CredentialRequest, connector: Connector, exec: ExecCredentialRunner): Promise<FetchedCredential> {
+export async function credentialFor(request: CredentialRequest, connector: Connector, exec: ExecCredentialRunner): Promise<Fetched> {
   const provider = fleetProvider({
     kubeconfig: request.kubeconfig,
     context: request.context,

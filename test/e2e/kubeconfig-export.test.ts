@@ -1,7 +1,8 @@
 // fleet kubeconfig export and the exec credential behind it, used by kubectl on the real control plane (issue 30): one
 // exported context per provider kind (a kubeconfig file, a hub kubeconfig Secret, a Cluster API Secret holding a client
 // certificate, a ClusterProfile whose access provider is cluster-inventory-api's kubeconfig-secretreader plugin, kcp
-// workspaces), all merged into one file; kubectl 1.34 (the harness's) and 1.35 (k8s.io/kubectl v0.35, with a kuberc whose
+// workspaces) and per kind of a file's own credential (a token, an exec plugin minting 15-minute tokens, workload
+// identity through fleet wi token), all merged into one file; kubectl 1.34 (the harness's) and 1.35 (k8s.io/kubectl v0.35, with a kuberc whose
 // credentialPluginPolicy is Allowlist, written by --write-kuberc) run `get ns` and `auth whoami` through every context;
 // a hub Secret's credential rotated then revoked reaches kubectl (the new one after the cache's 60 s bound, then a
 // refusal); an interrupted export leaves no file. Every output, the cache and the exported file are grepped for the
@@ -17,9 +18,9 @@ import yaml from 'js-yaml'
 import {type CliResult, FLEET_BIN, fleetTestEnv, runFleet} from '../support/cli.js'
 import {writeConsumerFleet} from '../support/consumer-fleet.js'
 import {type Kcp, startKcp} from '../support/kcp.js'
-import {kubeconfigInSecret} from '../support/kubeconfig.js'
+import {kubeconfigInSecret, tokenRequestExecUser} from '../support/kubeconfig.js'
 import {blackhole} from '../support/stall-servers.js'
-import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
 import {STATIC_CREDENTIAL_SECONDS} from '../../src/export/credential-cache.js'
 import {FLEET_EXPORT_EXTENSION} from '../../src/kubeconfig/export-marker.js'
 
@@ -30,6 +31,7 @@ const run = uniqueName('kexp')
 const nsSys = `${run}-sys`
 const hubNs = `${run}-hub`
 const consumer = `${run}-consumer`
+const execNs = `${run}-exec`
 const KUBECTL_135_BUILD = fileURLToPath(new URL('../kubectl-135/build.sh', import.meta.url))
 const MEMBER = ['--kubeconfig', m1.kubeconfig, '--cluster', m1.context]
 const HUB = ['--hub-kubeconfig', hub.kubeconfig]
@@ -138,6 +140,10 @@ after(async () => {
   await (kcp ?? (await kcpStarted.catch(() => undefined)))?.stop()
   await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false'])
   await kubectlResult(m1, ['delete', 'namespace', nsSys, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'namespace', execNs, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-cloud-view`, '--wait=false'])
+  await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-wi-view`, '--wait=false'])
+  await kubectlResult(hub, ['delete', 'namespace', execNs, '--wait=false'])
   await kubectlResult(m1, ['delete', 'clusterrolebinding', '-l', 'app.kubernetes.io/managed-by=fleet', '--wait=false'])
 })
 
@@ -156,10 +162,29 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     await generate('', 'work', 'cluster-api', ['--method', 'client-cert', '--user', `${run}-ci`, '--group', 'ci'])
     await profile('kcsr')
     await generate('kcsr', 'kcsr-cred', 'kubeconfig-secretreader', ['--update-profile', `${hubNs}/kcsr`])
+    // A kubeconfig file whose user runs an exec plugin like a cloud CLI's: a real 15-minute token with its expiry.
+    await kubectl(m1, ['create', 'namespace', execNs])
+    await kubectl(m1, ['create', 'serviceaccount', 'cloud', '-n', execNs])
+    await kubectl(m1, ['create', 'clusterrolebinding', `${run}-cloud-view`, '--clusterrole', 'view', `--serviceaccount=${execNs}:cloud`])
+    const execPath = writeKubeconfig({path: join(dir, `${run}-exec.kubeconfig`), server: m1.url, caFile: m1.caFile, context: 'cloud', user: tokenRequestExecUser(cp, m1, {namespace: execNs, serviceAccount: 'cloud'})})
+    // A kubeconfig file whose user is workload identity (fleet wi token): a hub ServiceAccount token the member trusts.
+    await kubectl(hub, ['create', 'namespace', execNs])
+    await kubectl(hub, ['create', 'serviceaccount', 'wi', '-n', execNs])
+    await kubectl(m1, ['create', 'clusterrolebinding', `${run}-wi-view`, '--clusterrole', 'view', `--user=hub:system:serviceaccount:${execNs}:wi`])
+    const wiPath = join(dir, `${run}-wi.kubeconfig`)
+    const wiExec = {apiVersion: 'client.authentication.k8s.io/v1', command: FLEET_BIN, args: ['wi', 'token', '--service-account', `${execNs}/wi`, '--hub-kubeconfig', hub.kubeconfig], provideClusterInfo: true, interactiveMode: 'Never'}
+    writeFileSync(wiPath, yaml.dump({
+      apiVersion: 'v1', kind: 'Config',
+      clusters: [{name: 'm1', cluster: {server: m1.url, 'certificate-authority-data': readFileSync(m1.caFile).toString('base64')}}],
+      users: [{name: 'wi', user: {exec: wiExec}}],
+      contexts: [{name: 'wi', context: {cluster: 'm1', user: 'wi'}}],
+    }), {mode: 0o600})
     const before = readFileSync(merged, 'utf8')
 
     const exports: Array<{args: string[]; who: string[]}> = [
       {args: ['--kubeconfig', filePath, '--all'], who: [`system:serviceaccount:${nsSys}:filer`]},
+      {args: ['--kubeconfig', execPath, '--all', '--name-template', 'cloud-{name}'], who: [`system:serviceaccount:${execNs}:cloud`]},
+      {args: ['--kubeconfig', wiPath, '--all', '--name-template', 'wi-{name}'], who: [`hub:system:serviceaccount:${execNs}:wi`]},
       {
         args: ['--fleet-config', fleetYaml, '-c', 'mcr#member-1', '-c', `capi#${hubNs}/work`, '-c', `access#${hubNs}/kcsr`],
         who: [`system:serviceaccount:${nsSys}:mcr`, `${run}-ci`, `system:serviceaccount:${nsSys}:kcsr`],
@@ -223,10 +248,27 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
 
   for (const which of ['1.34', '1.35'] as const) {
     it(`kubectl ${which} runs get ns and auth whoami through every exported context${which === '1.35' ? ' (kuberc Allowlist)' : ''}`, async () => {
-      assert.equal(expected.size, 4, [...expected.keys()].join(', '))
+      assert.equal(expected.size, 6, [...expected.keys()].join(', '))
       await throughEvery(which, [...expected])
     })
   }
+
+  it("an exec plugin's expiring credential is kept until its own end less 30 s, a Secret's token for 60 s", async () => {
+    const doc = yaml.load(readFileSync(merged, 'utf8')) as any
+    const endOf = async (context: string) => {
+      const user = doc.users.find((u: any) => u.name === context).user
+      const server = doc.clusters.find((c: any) => c.name === context).cluster.server
+      const res = await fleet(user.exec.args, {KUBERNETES_EXEC_INFO: JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server}}})})
+      outputs.pop()
+      assert.equal(res.code, 0, res.stderr)
+      return Date.parse(JSON.parse(res.stdout).status.expirationTimestamp) - Date.now()
+    }
+    // The plugin's token lives 15 minutes: far beyond the 60 s of a credential held as data.
+    const plugin = await endOf('cloud-cloud')
+    assert.ok(plugin > 10 * 60_000 && plugin <= 15 * 60_000 - 30_000, `${plugin} ms`)
+    const data = await endOf([...expected].find(([, who]) => who === `system:serviceaccount:${nsSys}:mcr`)![0])
+    assert.ok(data > 0 && data <= STATIC_CREDENTIAL_SECONDS * 1000, `${data} ms`)
+  })
 
   it('a 1.35 kubectl whose kuberc does not allow fleet refuses the context, as kubectl does', async () => {
     const deny = join(dir, `${run}-deny.kuberc`)

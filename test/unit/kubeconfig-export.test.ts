@@ -2,6 +2,8 @@
 // policy (ends, refusals, 0600), and the two commands over a user's kubeconfig file (the file holds no secret; the
 // credential comes back through the file provider from any working directory and with any KUBECONFIG).
 import assert from 'node:assert/strict'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -129,9 +131,12 @@ describe('credential cache', () => {
     // 100 was handed it at store: asking again before the end means the server refused it.
     assert.equal(await cache.take(100, now), undefined)
     assert.equal(await cache.take(300, now), undefined, 'dropped for everyone')
-    assert.equal(await cache.refused({token: 'tok-1-abcdefgh'}), true)
-    assert.equal(await cache.refused({token: 'tok-2-abcdefgh'}), false)
+    assert.equal(await cache.suspected({token: 'tok-1-abcdefgh'}), true)
+    assert.equal(await cache.suspected({token: 'tok-2-abcdefgh'}), false)
     assert.ok(!readFileSync(cache.path, 'utf8').includes('tok-1'), 'a refused credential is not kept, only its fingerprint')
+    // A fresh one stored: no suspect any more.
+    await cache.store('a', {token: 'tok-2-abcdefgh'}, now + 60_000, 100, now)
+    assert.equal(await cache.suspected({token: 'tok-1-abcdefgh'}), false)
     // Two identities never share a file.
     assert.notEqual(new CredentialCache({cluster: 'a', server: 'https://x'}, d).path, cache.path)
   })
@@ -196,14 +201,10 @@ current-context: one
     assert.equal(files.length, 1)
     assert.equal(statSync(join(d, 'cache/fleet/credentials', files[0])).mode & 0o777, 0o600)
 
-    // The same parent (this test) asks again before the end: the server refused it, and the file still holds it.
-    const again = await runFleet(exec.args, {cwd: other, env: {...env, KUBERNETES_EXEC_INFO: info}})
-    assert.equal(again.code, 1)
-    assert.match(again.stderr, /^error: .*refused this credential and the provider still holds the same one/)
-    assert.equal(again.stdout, '')
-    // Rotated in the file: the next ask gets the new one.
+    // Rotated in the file: the next ask from this parent (as client-go after a 401) gets the new one at once.
     writeFileSync(kc, readFileSync(kc, 'utf8').replace(TOKEN, 'rotated-token-0123456789'))
     const rotated = await runFleet(exec.args, {cwd: other, env: {...env, KUBERNETES_EXEC_INFO: info}})
+    assert.equal(rotated.code, 0, rotated.stderr)
     assert.equal(JSON.parse(rotated.stdout).status.token, 'rotated-token-0123456789')
 
     // Another server than the provider's: refused, nothing printed.
@@ -218,6 +219,37 @@ current-context: one
     assert.equal(basic.code, 1)
     assert.match(basic.stderr, /uses basic authentication/)
     assert.ok(!basic.stderr.includes('pa55word-secret'))
+  })
+
+  it('asks the server about a credential its parent asked for twice: refused there, an error; accepted, handed out again', async () => {
+    let status = 401
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/api' ? status : 404, {'content-type': 'application/json'})
+      res.end(JSON.stringify(status === 401 ? {kind: 'Status', code: 401, message: 'Unauthorized'} : {kind: 'APIVersions', versions: ['v1']}))
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const d = dir()
+      const kc = join(d, 'kc.yaml')
+      writeFileSync(kc, `apiVersion: v1\nkind: Config\nclusters: [{name: a, cluster: {server: "${url}"}}]\nusers: [{name: u, user: {token: ${TOKEN}}}]\ncontexts: [{name: one, context: {cluster: a, user: u}}]\n`)
+      const env = {XDG_CACHE_HOME: join(d, 'cache'), KUBERNETES_EXEC_INFO: JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: url}}})}
+      const args = ['kubeconfig', 'credential', '--cluster', `${kc}+one`, '--provider', 'file', '--kubeconfig', kc]
+      assert.equal((await runFleet(args, {env})).code, 0)
+      // The same parent (this test) asks again before the end, the file holds the same token, and the server says 401.
+      const refused = await runFleet(args, {env})
+      assert.equal(refused.code, 1)
+      assert.match(refused.stderr, /^error: .*the server refuses this credential and the provider still holds the same one/m)
+      assert.equal(refused.stdout, '')
+      assert.ok(!refused.stderr.includes(TOKEN))
+      // The server takes it (another client of the same process asked, not a 401): handed out, not an error.
+      status = 200
+      const accepted = await runFleet(args, {env})
+      assert.equal(accepted.code, 0, accepted.stderr)
+      assert.equal(JSON.parse(accepted.stdout).status.token, TOKEN)
+    } finally {
+      server.close()
+    }
   })
 
   it('prints the kubeconfig without --out, refuses bad flags before reading anything, and --dry-run writes nothing', async () => {

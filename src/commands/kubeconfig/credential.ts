@@ -51,13 +51,14 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
     const now = Date.now()
     // Loaded only now: the providers, the hub client and the exec runner are what a cached answer does without.
     const {credentialFor} = await import('../../export/credential.js')
-    const fresh = await credentialFor(
+    const {credential: fresh, refusedByServer} = await credentialFor(
       {cluster: flags.cluster, provider: flags.provider, fleetConfig: flags['fleet-config'], kubeconfig: this.fleet.kubeconfigPaths, context: flags.context, server: request.server},
       this.fleet.connector,
       this.fleet.execRunner,
     )
-    if (await cache.refused(fresh)) {
-      throw new FleetError('unauthorized', `${flags.cluster}: the server refused this credential and the provider still holds the same one (revoked, or not rotated yet)`)
+    // The provider still gives the credential just dropped as refused: asked at the server before it is handed out again.
+    if ((await cache.suspected(fresh)) && (await refusedByServer())) {
+      throw new FleetError('unauthorized', `${flags.cluster}: the server refuses this credential and the provider still holds the same one (revoked, or not rotated yet)`)
     }
     const end = cacheEnd(fresh.expirationTimestamp, now)
     await cache.store(flags.cluster, fresh, end, caller, now)
