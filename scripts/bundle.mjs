@@ -191,6 +191,18 @@ const built = await build({
 // esbuild's metafile (what each package adds: https://esbuild.github.io/analyze/), beside the bundle and not in it:
 // scripts/executable.mjs lists the bundled packages in the executable's SBOM from it. FLEET_BUNDLE_META=FILE: there.
 writeFileSync(process.env.FLEET_BUNDLE_META || join(root, 'dist/bundle.meta.json'), JSON.stringify(built.metafile))
+// `kubeconfig credential` from the cache, for the launcher to answer before the CLI loads (kubectl's hot path):
+// src/export/credential-fast.ts and the little it imports, as one ES module.
+await build({
+  entryPoints: [join(root, 'dist/export/credential-fast.js')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  outfile: join(out, 'credential-fast.mjs'),
+  minify: !process.env.FLEET_BUNDLE_NOMINIFY,
+  logLevel: 'warning',
+})
 
 // The launcher reads cli.cjs as latin1, exact only for ASCII; V8 then holds it as a one-byte string (one other character
 // makes the whole 2.5 MB string two-byte: ~4 ms more to read, and more to hash and scan). esbuild escapes non-ASCII
@@ -267,8 +279,15 @@ const wsl = () => {
     return true
   }
 }
+// The exec entries of \`fleet kubeconfig export\`: a cached credential is printed from credential-fast.mjs alone; a miss,
+// or anything not in the exported form, goes on to the CLI.
+const fromCache = async () =>
+  argv[0] === 'kubeconfig' && argv[1] === 'credential' &&
+  (await import('./credential-fast.mjs')).answerFromCache(argv.slice(2), process.env, (text) => process.stdout.write(text))
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
+} else if (await fromCache()) {
+  // Answered.
 } else {
   const fs = await builtin('node:fs')
   const {join} = await builtin('node:path')

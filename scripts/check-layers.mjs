@@ -25,7 +25,7 @@ export const FLOORS = [
   ['kube'],
   ['providers'],
   ['fleet'],
-  ['clusters', 'access', 'creds', 'workload-identity', 'verify'],
+  ['clusters', 'access', 'creds', 'workload-identity', 'verify', 'export'],
   ['cli'],
   ['commands', 'hooks'],
   ['entry'],
@@ -39,6 +39,7 @@ const OUTPUT_ALLOWED = new Map([
   ['base/warnings.ts', 'the default sink of warnOnce; the CLI replaces it with its scrubbed stderr (setWarningSink)'],
   ['kube/exec-credential.ts', "an exec plugin's own stderr, passed through scrubbed, as client-go does"],
   ['commands/wi/token.ts', 'the ExecCredential kubectl reads on stdout: raw on purpose, nothing else on stdout'],
+  ['commands/kubeconfig/credential.ts', 'the ExecCredential kubectl reads on stdout (the exec entry kubeconfig export writes): raw on purpose, nothing else on stdout'],
   ['commands/creds/generate.ts', '--out -: the kubeconfig raw on stdout, the one place fleet prints a secret on request'],
 ])
 
@@ -56,6 +57,8 @@ const READ_ALLOWED = new Map([
   ['workload-identity/consumers.ts', {read: 1, why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)'}],
   ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],
   ['creds/rotation-store.ts', {read: 1, yaml: 1, json: 1, why: "kubeconfig files fleet wrote (its own wording), their lock file's pid, and Secrets' config"}],
+  ['export/credential-cache.ts', {json: 1, why: "fleet's own credential cache file (0600, written by the same code); one that does not parse is no entry"}],
+  ['export/exec-info.ts', {json: 1, why: 'KUBERNETES_EXEC_INFO, the JSON client-go hands an exec plugin in its environment'}],
   ['creds/list.ts', {json: 1, why: "Secrets' cluster-profile config"}],
   ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
   ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],

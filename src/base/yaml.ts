@@ -52,20 +52,24 @@ export function checkDocumentBounds(doc: unknown, where: string, textLength: num
  * no document fleet accepts can make a later walk or output run out of memory or stack.
  */
 export function loadYaml(text: string, where: string, options: {firstDocument?: boolean} = {}): unknown {
-  let doc: unknown
+  // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
+  const doc = parseWith(text, where, (parse) => (options.firstDocument ? yaml.loadAll(text, undefined, parse)[0] : yaml.load(text, parse)))
+  checkDocumentBounds(doc, where, text.length)
+  return doc
+}
+
+/** One parse with js-yaml, its failure worded the one way (`<where>: not valid YAML (line N): <reason>`). */
+function parseWith<T>(text: string, where: string, parse: (options: yaml.LoadOptions) => T, extra: Partial<yaml.LoadOptions> = {}): T {
   // js-yaml's own depth limit, set to ours (one more: it counts the scalar inside the deepest collection too).
-  const parse = {filename: where, maxDepth: MAX_DOCUMENT_DEPTH + 1} as yaml.LoadOptions
+  const options = {filename: where, maxDepth: MAX_DOCUMENT_DEPTH + 1, ...extra} as yaml.LoadOptions
   try {
-    // firstDocument: a multi-document stream is read up to its first document (client-go's rule for kubeconfig files).
-    doc = options.firstDocument ? yaml.loadAll(text, undefined, parse)[0] : yaml.load(text, parse)
+    return parse(options)
   } catch (error) {
     const e = error instanceof yaml.YAMLException ? error : undefined
     const line = e?.mark ? e.mark.line + 1 : undefined
     const reason = e ? (/^nesting exceeded maxDepth/.test(e.reason) ? TOO_DEEP : e.reason) : String(error)
     throw Object.assign(notValid(where, reason, line), {cause: error})
   }
-  checkDocumentBounds(doc, where, text.length)
-  return doc
 }
 
 /**
@@ -81,4 +85,81 @@ export function loadYamlIfValid(text: string): unknown {
   } catch {
     return undefined
   }
+}
+
+/**
+ * A node of a YAML document with where its text lies, for edits that must leave every other byte of a file alone
+ * (kubeconfig/edit.ts): js-yaml has no syntax tree, so its listener's open and close events are recorded. `start` is
+ * where the node's own text begins (past the spaces, line breaks and comments before it); `end` is just past its last
+ * character: exact for scalars and flow collections, the end of the last descendant for a block collection (whose
+ * close event comes only after the blank lines and comments that follow it). An empty node (`key:` with no value) has
+ * `start` = `end` where the parser looked for it. Mappings list their children as key, value, key, value.
+ */
+export interface YamlNode {
+  kind: 'mapping' | 'sequence' | 'scalar' | 'empty' | 'alias'
+  /** A `{...}` or `[...]` collection. */
+  flow: boolean
+  start: number
+  end: number
+  value: unknown
+  children: YamlNode[]
+}
+
+/**
+ * Where a node's text begins: past the spaces, line breaks and comments js-yaml had not read yet when its listener
+ * reported the node open at `from`.
+ */
+export function skipToYamlContent(text: string, from: number): number {
+  let p = from
+  while (p < text.length) {
+    const c = text[p]
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
+    else if (c === '#') while (p < text.length && text[p] !== '\n') p++
+    else break
+  }
+  return p
+}
+
+/**
+ * The nodes of the first document of `text` (undefined when it has none), with `loadYaml`'s wording and bounds for a
+ * text that does not parse. Positions are offsets into `text`.
+ */
+export function loadYamlNodes(text: string, where: string): YamlNode | undefined {
+  const open: Array<{node: YamlNode; from: number}> = []
+  const roots: YamlNode[] = []
+  const trimBack = (p: number, floor: number) => {
+    while (p > floor && /[ \t\r\n]/.test(text[p - 1])) p--
+    return p
+  }
+  const listener = (event: 'open' | 'close', state: {position: number; result: unknown; kind: string | null}) => {
+    if (event === 'open') {
+      const node: YamlNode = {kind: 'empty', flow: false, start: state.position, end: state.position, value: undefined, children: []}
+      open.at(-1)?.node.children.push(node) ?? roots.push(node)
+      open.push({node, from: state.position})
+      return
+    }
+    const {node, from} = open.pop()!
+    // Some nodes (a flow collection where a block one may stand, a list's scalar item) are composed twice, one frame
+    // inside the other: one node.
+    const only = node.children.length === 1 ? node.children[0] : undefined
+    if (only && only.kind !== 'empty' && Object.is(only.value, state.result)) {
+      Object.assign(node, only)
+      return
+    }
+    // A mapping ends where the parser tried to read one more key and found none: that attempt is not a node.
+    if (state.kind === 'mapping' && node.children.length % 2 === 1 && node.children.at(-1)!.kind === 'empty') node.children.pop()
+    node.value = state.result
+    const kind = state.kind
+    if (kind === 'mapping' || kind === 'sequence' || kind === 'scalar') node.kind = kind
+    else node.kind = state.result === null || state.result === undefined ? 'empty' : 'alias'
+    if (node.kind === 'empty') return
+    node.start = skipToYamlContent(text, from)
+    node.flow = (kind === 'mapping' || kind === 'sequence') && (text[node.start] === '{' || text[node.start] === '[')
+    const block = (kind === 'mapping' || kind === 'sequence') && !node.flow
+    node.end = block ? Math.max(...node.children.map((c) => c.end)) : trimBack(state.position, node.start)
+  }
+  // One parse, as loadYaml's firstDocument reads it (a later document that does not parse fails it too).
+  const docs = parseWith(text, where, (parse) => yaml.loadAll(text, undefined, parse), {listener} as Partial<yaml.LoadOptions>)
+  checkDocumentBounds(docs[0], where, text.length)
+  return roots[0]
 }

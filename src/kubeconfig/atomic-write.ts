@@ -1,13 +1,18 @@
 import {randomBytes} from 'node:crypto'
-import {open, rename, unlink} from 'node:fs/promises'
+import {mkdir, open, rename, unlink} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
+
+import {ConfigError} from '../base/errors.js'
 
 /**
  * Writes a file so that readers see either the old content or the new, never a part: a temp file beside the target
  * (same filesystem, so rename is atomic), fsync, rename, then fsync of the directory so the rename survives a crash.
  * The temp file is created with the final mode, so a credential is never readable by others even for a moment.
+ * `durable: false` skips both fsyncs, for a cache: still all or nothing (the rename), but a crash may lose the write,
+ * which costs only a fetch, while the two fsyncs cost milliseconds on every kubectl call (kubeconfig credential).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number} = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number; durable?: boolean} = {}): Promise<void> {
+  const durable = options.durable ?? true
   const mode = options.mode ?? 0o600
   const dir = dirname(path)
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
@@ -17,7 +22,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     await handle.writeFile(data)
     // The mode argument of open is filtered by the umask; set it explicitly.
     await handle.chmod(mode)
-    await handle.sync()
+    if (durable) await handle.sync()
     await handle.close()
     await rename(tmp, path)
     renamed = true
@@ -27,9 +32,32 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
       await unlink(tmp).catch(() => {})
     }
   }
+  if (!durable) return
   const dirHandle = await open(dir, 'r').catch(() => undefined)
   if (dirHandle) {
     await dirHandle.sync().catch(() => {})
     await dirHandle.close()
+  }
+}
+
+/**
+ * Runs `work` holding kubectl's lock on a kubeconfig file: `FILE.lock`, created exclusively, as client-go takes it
+ * before it writes (`kubectl config use-context` and friends), so the two never interleave a read and a write. A lock
+ * that exists is another writer at work (or one that died): one line naming it, exit 2, and nothing is read or written.
+ * The file's directory is made first, as client-go makes it (a newcomer has no ~/.kube), but 0700: it will hold
+ * credentials.
+ */
+export async function withKubeconfigLock<T>(path: string, label: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(path), {recursive: true, mode: 0o700}).catch(() => {})
+  const lock = `${path}.lock`
+  const handle = await open(lock, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST') throw new ConfigError(`${label}: ${lock} exists: another program is writing the file (remove the lock if none is)`, {cause: error})
+    throw new ConfigError(`${label}: cannot lock ${lock}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`, {cause: error})
+  })
+  await handle.close()
+  try {
+    return await work()
+  } finally {
+    await unlink(lock).catch(() => {})
   }
 }

@@ -22,6 +22,11 @@ export interface ProviderFlags {
   provider?: string
   /** --fleet-config: an explicit fleet configuration file. */
   fleetConfig?: string
+  /**
+   * false: no fleet configuration but the one fleetConfig names (ignoring ./fleet.yaml and the user's config dir), for
+   * a command whose arguments already say everything (kubeconfig credential, run by kubectl from anywhere).
+   */
+  findFleetConfig?: boolean
   /** The command's connector (required: one exec runner per command), so a plugin shared by a hub and its members runs once. */
   connector: Connector
   env?: NodeJS.ProcessEnv
@@ -86,7 +91,7 @@ export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvid
     throw new UsageError('--kubeconfig and --fleet-config select different clusters; use one, or name a provider with --provider')
   }
   if (kubectlView) return new FileProvider({paths: flags.kubeconfig, env, cwd, flag: '--kubeconfig'})
-  const config = await loadFleetConfig({path: flags.fleetConfig, env, cwd, note: flags.note})
+  const config = flags.fleetConfig === undefined && flags.findFleetConfig === false ? undefined : await loadFleetConfig({path: flags.fleetConfig, env, cwd, note: flags.note})
   const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
   // What the operator lets hub data use, file-wide and per provider: the connector's policy judges every cluster with it.
   if (config) flags.connector.trust.configPath = config.path

@@ -8,6 +8,7 @@ import yaml from 'js-yaml'
 import {parseLifetime} from '../base/duration.js'
 import {ConfigError} from '../base/errors.js'
 import {fileError} from '../base/files.js'
+import {skipToYamlContent} from '../base/yaml.js'
 import {parseAccessQuery, type AccessQuery} from '../access/can-i.js'
 import type {RiskCode} from '../access/risk.js'
 import {matchesSelector, parseSelector} from '../fleet/selector.js'
@@ -317,17 +318,7 @@ const isContainer = (v: unknown): v is object => typeof v === 'object' && v !== 
 /** The offset of the node at a path (its key when `key`), or of the nearest ancestor found. */
 function offsetOf(text: string, frames: Frame[], root: unknown, path: Array<string | number>, key: boolean): number | undefined {
   const frameOf = (v: object) => frames.find((f) => f.result === v)
-  // Where a node's text begins: past the spaces, line breaks and comments js-yaml had not yet read when it opened it.
-  const contentStart = (f: Frame) => {
-    let p = f.start
-    while (p < text.length) {
-      const c = text[p]
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') p++
-      else if (c === '#') while (p < text.length && text[p] !== '\n') p++
-      else break
-    }
-    return p
-  }
+  const contentStart = (f: Frame) => skipToYamlContent(text, f.start)
   let container = root
   let frame = isContainer(root) ? frameOf(root) : frames[0]
   for (let i = 0; i < path.length && frame && isContainer(container); i++) {

@@ -1,0 +1,98 @@
+// What fleet's exported contexts cost kubectl (issue 30), as ratios against references measured in the same run:
+// - one `kubectl auth whoami` through an exported context (kubectl runs `fleet kubeconfig credential`) with a warm cache,
+//   against the same call with the token in the kubeconfig (goal: at most 1.5x), and with a cold cache (the cache
+//   directory removed before each run, so fleet reads the user's kubeconfig again; both sides pay the same rm);
+// - `fleet kubeconfig export --out` over 10, 100 and 1,000 contexts of a kubeconfig file (goal: linear, under 2 s at
+//   1,000), beside `fleet clusters list` over the same file.
+//   npm run sandbox -- up; npm run build; FLEET_TEST_CONTROL_PLANE=.sandbox/state.json npx tsx bench/kubeconfig-export.ts [--runs R]
+import {execFileSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import yaml from 'js-yaml'
+
+import {type Cmd, loadAverage, timeAll} from './measure.js'
+
+const i = process.argv.indexOf('--runs')
+const RUNS = i === -1 ? 11 : Number(process.argv[i + 1])
+const FLEET = fileURLToPath(new URL('../bin/run.js', import.meta.url))
+const statePath = process.env.FLEET_TEST_CONTROL_PLANE
+if (!statePath) throw new Error('set FLEET_TEST_CONTROL_PLANE to a sandbox state.json (npm run sandbox -- up)')
+const state = JSON.parse(readFileSync(statePath, 'utf8'))
+const member = state.servers.find((s: any) => s.name === 'member-1')
+const kubectl: string = state.binaries.kubectl
+const scratch = mkdtempSync(join(tmpdir(), 'fleet-bench-kexp-'))
+const cache = join(scratch, 'cache')
+const PATH = `${dirname(process.execPath)}:${process.env.PATH}`
+const env: NodeJS.ProcessEnv = {PATH, HOME: scratch, XDG_CACHE_HOME: cache, XDG_CONFIG_HOME: join(scratch, 'config'), KUBECONFIG: '', NO_COLOR: '1', CI: 'true'}
+const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
+
+// The reference: a static token user of member-1, in the file itself.
+const alice = member.tokenUsers.find((u: any) => u.name === 'alice')
+const ca = readFileSync(member.caFile).toString('base64')
+const tokenFile = join(scratch, 'token.kubeconfig')
+writeFileSync(tokenFile, yaml.dump({
+  apiVersion: 'v1', kind: 'Config',
+  clusters: [{name: 'm1', cluster: {server: member.url, 'certificate-authority-data': ca}}],
+  users: [{name: 'alice', user: {token: alice.token}}],
+  contexts: [{name: 'm1', context: {cluster: 'm1', user: 'alice'}}],
+  'current-context': 'm1',
+}), {mode: 0o600})
+const exported = join(scratch, 'exported.kubeconfig')
+execFileSync(process.execPath, [FLEET, 'kubeconfig', 'export', '--kubeconfig', tokenFile, '--all', '--command', FLEET, '--out', exported], {env})
+const whoami = ['auth', 'whoami', '-o', 'name']
+const withRm = (args: string[]): Cmd => ({cmd: 'bash', args: ['-c', `rm -rf "${join(cache, 'fleet', 'credentials')}"; exec "$@"`, 'bash', kubectl, ...args], env})
+const inFile: Cmd = {cmd: kubectl, args: ['--kubeconfig', tokenFile, ...whoami], env}
+const viaFleet: Cmd = {cmd: kubectl, args: ['--kubeconfig', exported, '--context', 'file/m1', ...whoami], env}
+// Warm: each run is a new kubectl (a new parent), so the cached credential is handed out; runs are seconds apart, well
+// inside the 60 s a credential held as data is kept.
+execFileSync(viaFleet.cmd, viaFleet.args, {env})
+const [ref, warm] = timeAll([inFile, viaFleet], RUNS)
+// The plugin alone, as kubectl runs it on a cache hit (a new parent each run: bash), against Node doing nothing.
+const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: member.url, 'certificate-authority-data': ca}}})
+const execArgs = (yaml.load(readFileSync(exported, 'utf8')) as any).users[0].user.exec.args as string[]
+const [nodeNothing, plugin] = timeAll([
+  {cmd: 'bash', args: ['-c', '"$@"', 'bash', process.execPath, '-e', ''], env},
+  {cmd: 'bash', args: ['-c', '"$@" >/dev/null', 'bash', process.execPath, FLEET, ...execArgs], env: {...env, KUBERNETES_EXEC_INFO: info}},
+], RUNS)
+const [refRm, cold] = timeAll([withRm(['--kubeconfig', tokenFile, ...whoami]), withRm(['--kubeconfig', exported, '--context', 'file/m1', ...whoami])], RUNS)
+
+function contexts(n: number): string {
+  const f = join(scratch, `contexts-${n}.kubeconfig`)
+  const names = Array.from({length: n}, (_, k) => `c${k}`)
+  writeFileSync(f, yaml.dump({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: names.map((c, k) => ({name: c, cluster: {server: `https://10.0.${k >> 8}.${k & 255}:6443`, 'certificate-authority-data': ca}})),
+    users: names.map((c) => ({name: c, user: {token: `tok-${c}-${'x'.repeat(40)}`}})),
+    contexts: names.map((c) => ({name: c, context: {cluster: c, user: c}})),
+  }))
+  return f
+}
+const sizes = [10, 100, 1000]
+const exportRows = sizes.map((n) => {
+  const f = contexts(n)
+  const [exp, list] = timeAll([
+    {cmd: process.execPath, args: [FLEET, 'kubeconfig', 'export', '--kubeconfig', f, '--all', '--out', join(scratch, `out-${n}.kubeconfig`)], env},
+    {cmd: process.execPath, args: [FLEET, 'clusters', 'list', '--kubeconfig', f, '-o', 'json'], env},
+  ], Math.max(3, Math.min(RUNS, 5)))
+  return {n, exp, list}
+})
+
+const lines = [
+  `kubeconfig export bench, ${new Date().toISOString()}, load ${loadAverage()}, median of ${RUNS} runs`,
+  '',
+  '| kubectl auth whoami | wall | ratio | CPU | peak RSS |',
+  '|---|---|---|---|---|',
+  `| token in the kubeconfig (reference) | ${fmt(ref.wallMs)} | 1.00x | ${fmt(ref.cpuMs)} | ${ref.rssMb.toFixed(0)} MB |`,
+  `| fleet exec entry, warm cache | ${fmt(warm.wallMs)} | ${(warm.wallMs / ref.wallMs).toFixed(2)}x | ${fmt(warm.cpuMs)} | ${warm.rssMb.toFixed(0)} MB |`,
+  `| (the plugin alone, cache hit: fleet kubeconfig credential vs node -e "") | ${fmt(plugin.wallMs)} vs ${fmt(nodeNothing.wallMs)} | ${(plugin.wallMs / nodeNothing.wallMs).toFixed(2)}x | ${fmt(plugin.cpuMs)} vs ${fmt(nodeNothing.cpuMs)} | ${plugin.rssMb.toFixed(0)} MB |`,
+  `| token in the kubeconfig, after rm of the cache dir (reference) | ${fmt(refRm.wallMs)} | 1.00x | ${fmt(refRm.cpuMs)} | |`,
+  `| fleet exec entry, cold cache | ${fmt(cold.wallMs)} | ${(cold.wallMs / refRm.wallMs).toFixed(2)}x | ${fmt(cold.cpuMs)} | ${cold.rssMb.toFixed(0)} MB |`,
+  '',
+  '| contexts | kubeconfig export --out | per context | clusters list -o json | export / list |',
+  '|---|---|---|---|---|',
+  ...exportRows.map((r) => `| ${r.n} | ${fmt(r.exp.wallMs)} | ${(r.exp.wallMs / r.n).toFixed(2)} ms | ${fmt(r.list.wallMs)} | ${(r.exp.wallMs / r.list.wallMs).toFixed(2)}x |`),
+  `| each context beyond 100 (from 100 to 1,000) | | ${((exportRows[2].exp.wallMs - exportRows[1].exp.wallMs) / 900).toFixed(2)} ms | | |`,
+]
+console.log(lines.join('\n'))

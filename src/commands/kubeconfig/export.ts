@@ -1,0 +1,155 @@
+import {isAbsolute} from 'node:path'
+import {Flags} from '@oclif/core'
+import yaml from 'js-yaml'
+
+import {UsageError, toErrorInfo} from '../../base/errors.js'
+import {checkWritableFile, writeError} from '../../base/files.js'
+import {mapLimit} from '../../base/concurrency.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {fleetFlags} from '../../cli/flags.js'
+import type {Column} from '../../cli/table.js'
+import {errorColumn} from '../../cli/access-format.js'
+import {loadFleetConfig} from '../../config/fleet-config.js'
+import {credentialArgs} from '../../export/credential-args.js'
+import {type ExportedCluster, duplicateName, exportCluster, exportedKubeconfig} from '../../export/export.js'
+import {DEFAULT_NAME_TEMPLATE, nameTemplate} from '../../export/names.js'
+import {failureResult, placeFailures, selectionFailures} from '../../fleet/failures.js'
+import {type ClusterItem, toItem} from '../../fleet/items.js'
+import type {ClusterResult} from '../../fleet/runner.js'
+import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
+import {mergeKubercAllowlist, writeKubercAllowlist} from '../../kubeconfig/kuberc.js'
+import {type MergePlan, checkMergeTarget, mergeIntoKubeconfigFile} from '../../kubeconfig/merge.js'
+import type {KubeconfigDoc} from '../../kubeconfig/types.js'
+
+/** One cluster of `kubeconfig export -o json` (docs/kubeconfig.md). */
+export type ExportItem = ClusterItem<{context: string; provider: string; server: string}>
+
+/** The stable JSON shape of `kubeconfig export --out FILE` or `--merge-into FILE` (without either, stdout is the kubeconfig itself). */
+export interface KubeconfigExport {
+  kind: 'KubeconfigExport'
+  /** The file written (or that would be, with --dry-run). */
+  out?: string
+  dryRun: boolean
+  items: ExportItem[]
+  /** --merge-into: what the merge did to that file (or would do, with --dry-run). */
+  merge?: MergePlan
+  /** --write-kuberc: the kuberc and the commands added to its allowlist (or that would be). */
+  kuberc?: {path: string; added: string[]; dryRun: boolean}
+}
+
+export default class KubeconfigExportCommand extends BaseCommand<typeof KubeconfigExportCommand> {
+  static summary = 'Write a kubeconfig with one context per cluster, for kubectl, k9s, Headlamp and client libraries, with no secret in it.'
+  static description = `Over the selected clusters (--all, -l, -c, --provider): one context, cluster and user per cluster. The server and CA are the provider's (the CA inline); the user is an exec entry that runs "fleet kubeconfig credential", which fetches the cluster's credential through the same provider each time kubectl needs one (cached for a minute, or until the credential's own expiry), so the file holds no token, key or password and a credential rotated or revoked on the hub takes effect on every laptop within a minute. Every entry is marked with the fleet.dev/export extension.
+
+Context names come from --name-template (default ${DEFAULT_NAME_TEMPLATE}; placeholders {id}: the fleet id as --cluster takes it, {name}: the context name of a kubeconfig file or the name within its provider, {provider}: the provider's name).
+
+Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json). With --out FILE it is written atomically with mode 0600; with --merge-into FILE (e.g. ~/.kube/config) fleet's entries are added or updated there, and only those: every entry fleet did not write, every other byte and current-context stay as they are, and a second run changes nothing. With either, the output is a summary of the clusters. --write-kuberc FILE adds the exec command to that kuberc's credentialPluginAllowlist (kubectl 1.35's credentialPluginPolicy: Allowlist). --dry-run writes nothing. Exit 1 when a selected cluster could not be exported (the others are).`
+
+  static examples = [
+    '<%= config.bin %> kubeconfig export --all --merge-into ~/.kube/config',
+    '<%= config.bin %> kubeconfig export --all --out ~/.kube/fleet.yaml',
+    '<%= config.bin %> kubeconfig export -l env=prod --name-template "prod-{name}"',
+    '<%= config.bin %> kubeconfig export --all --out fleet.kubeconfig --command /usr/local/bin/fleet --write-kuberc ~/.kube/kuberc',
+  ]
+
+  static flags = {
+    ...fleetFlags,
+    'name-template': Flags.string({description: 'Context name of each cluster: {id}, {name} and {provider} are replaced.', default: DEFAULT_NAME_TEMPLATE}),
+    command: Flags.string({description: 'The command the exec entries run: fleet (looked up on PATH) or an absolute path.', default: 'fleet'}),
+    out: Flags.string({description: 'Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.'}),
+    'merge-into': Flags.string({description: "Add or update fleet's contexts in this kubeconfig (e.g. ~/.kube/config), leaving every other entry and current-context as they are."}),
+    'write-kuberc': Flags.string({description: "Add the exec command to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
+    'dry-run': Flags.boolean({description: 'Write no file: show what --out and --write-kuberc would write.'}),
+  }
+
+  async run(): Promise<KubeconfigExport | KubeconfigDoc> {
+    const {flags} = this
+    // Everything the user typed is checked before any provider or cluster is read.
+    const name = nameTemplate(flags['name-template'])
+    const command = flags.command
+    if (command.trim() === '') throw new UsageError('--command: empty')
+    // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
+    if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
+    if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
+    if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`)
+    if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
+    // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
+    const cancel = this.cancellation()
+    const interrupted = new Promise<never>((_, reject) => cancel.signal.addEventListener('abort', () => reject(cancel.signal.reason), {once: true}))
+    interrupted.catch(() => undefined)
+    const untilInterrupted = <T>(work: Promise<T>): Promise<T> => Promise.race([work, interrupted])
+
+    const provider = this.fleet.provider
+    const refs = await untilInterrupted(this.fleet.selected())
+    const clash = duplicateName(refs.map((ref) => ({cluster: ref.name, name: name(ref)})))
+    if (clash) throw new UsageError(clash)
+    const configPath = this.fleet.trust.configPath
+    const config = configPath === undefined ? undefined : await loadFleetConfig({path: configPath})
+    const source = {kubeconfig: this.fleet.kubeconfigPaths, context: this.flags.context, provider: this.flags.provider, config}
+    const connector = this.fleet.connector
+    const settings = {command, name, args: (ref: Parameters<typeof credentialArgs>[0]) => credentialArgs(ref, source)}
+    const ran: ClusterResult<ExportedCluster | undefined>[] = await untilInterrupted(mapLimit(refs, this.flags.concurrency, async (ref) => {
+      cancel.check()
+      try {
+        return {cluster: ref.name, ok: true, value: await exportCluster(ref, connector, settings), durationMs: 0}
+      } catch (error) {
+        return {cluster: ref.name, ok: false, error: toErrorInfo(error), durationMs: 0}
+      }
+    }))
+    const failures = await untilInterrupted(selectionFailures(provider, this.fleet.selection))
+    const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<ExportedCluster | undefined>(f)) : ran
+    if (results.some((r) => !r.ok)) this.markFailed()
+    // Contexts fleet exported before (a merged file read back by the file provider) are not exported again.
+    const kept = results.filter((r) => !(r.ok && r.value === undefined))
+    const exported = kept.flatMap((r) => (r.ok && r.value ? [r.value] : []))
+    const doc = exportedKubeconfig(exported)
+    const dryRun = Boolean(flags['dry-run'])
+    cancel.check()
+
+    const into = flags['merge-into']
+    if (!flags.out && !into) {
+      for (const r of kept) if (r.error) this.logStderr(`error: ${r.cluster}: ${r.error.message}`)
+      if (this.format !== 'json') this.log(yaml.dump(doc, {noRefs: true, lineWidth: -1}).trimEnd())
+      return doc
+    }
+    if (flags.out && !dryRun) {
+      await writeFileAtomic(flags.out, yaml.dump(doc, {noRefs: true, lineWidth: -1}), {mode: 0o600}).catch((error: unknown) => {
+        throw writeError(`--out ${flags.out}`, flags.out!, error)
+      })
+    }
+    const result: KubeconfigExport = {
+      kind: 'KubeconfigExport',
+      out: flags.out,
+      dryRun,
+      items: kept.map((r) => toItem(r, (v) => ({context: v!.name, provider: v!.provider, server: v!.server}))),
+    }
+    if (into) result.merge = await mergeIntoKubeconfigFile(into, doc, {dryRun, label: `--merge-into ${into}`})
+    const kuberc = flags['write-kuberc']
+    if (kuberc) {
+      const merged = dryRun ? await mergeKubercAllowlist(kuberc, [command]) : await writeKubercAllowlist(kuberc, [command])
+      result.kuberc = {path: kuberc, added: merged.added, dryRun}
+    }
+    const columns: Column<ExportItem>[] = [
+      {header: 'cluster', get: (i) => i.cluster},
+      {header: 'context', get: (i) => i.context ?? ''},
+      {header: 'server', get: (i) => i.server ?? '', wide: true},
+      ...errorColumn(result.items, (i) => i),
+    ]
+    const ok = result.items.filter((i) => i.ok).length
+    const contexts = `${ok} context${ok === 1 ? '' : 's'}`
+    const notes: string[] = []
+    if (flags.out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${flags.out}`)
+    if (result.merge) notes.push(mergeNote(result.merge))
+    if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {name: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
+    this.render(result, {rows: result.items, columns, names: result.items.flatMap((i) => (i.context ? [i.context] : [])), failures: result.items, notes})
+    return result
+  }
+}
+
+/** One line for what --merge-into did: counts of fleet's entries, and that nothing else changed. */
+function mergeNote(m: MergePlan): string {
+  const would = m.dryRun ? 'would be ' : ''
+  if (!m.changed) return `${m.file}: already up to date (${m.unchanged.length} of fleet's entries)`
+  const counts = [`${m.added.length} ${would}added`, `${m.updated.length} ${would}updated`, `${m.unchanged.length} unchanged`].join(', ')
+  return `${m.file}: fleet's entries ${counts}; ${m.kept.length} other entr${m.kept.length === 1 ? 'y' : 'ies'} left as they are${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
+}

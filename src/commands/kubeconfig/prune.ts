@@ -1,0 +1,117 @@
+import {existsSync} from 'node:fs'
+import {resolve} from 'node:path'
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import {UsageError} from '../../base/errors.js'
+import {type PruneItem, applyPrune, planPrune} from '../../export/prune.js'
+import {precedence} from '../../kubeconfig/loading-rules.js'
+
+/** The stable JSON shape of `kubeconfig prune` (docs/kubeconfig.md). */
+export interface KubeconfigPruneResult {
+  kind: 'KubeconfigPrune'
+  file: string
+  dryRun: boolean
+  /** Whether the file was changed. */
+  pruned: boolean
+  /** The copy of the file before it changed (absent when nothing changed). */
+  backup?: string
+  items: PruneItem[]
+  /** What goes (or went): the contexts, and the clusters and users only they named. */
+  remove: {contexts: string[]; clusters: string[]; users: string[]}
+}
+
+export default class KubeconfigPrune extends BaseCommand<typeof KubeconfigPrune> {
+  static summary = 'Remove the contexts of a kubeconfig file whose cluster is gone, unreachable, or whose credential has expired.'
+  static description = `Judges every context of FILE (default: the first file of KUBECONFIG, else ~/.kube/config), fleet's own and the others: gone (its cluster entry is missing, or the provider that exported it no longer lists it), expired (a client certificate's notAfter, a JWT's exp, an allowed exec plugin's expirationTimestamp), unreachable (SelfSubjectReview, or /version without a credential, cannot connect within --request-timeout). The plan is shown first; then the contexts go, with the clusters and users only they named, after a backup of the file (FILE.bak-<UTC time>, 0600).
+
+An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yaml's credentialPluginAllowlist allows it; otherwise that context is judged by /version alone. A confirmation is asked only at a terminal; elsewhere (CI, -o json, a pipe) --yes is required to change the file. Exit 0 when nothing needs removing or the file was pruned, 2 without --yes off a terminal.`
+
+  static examples = [
+    '<%= config.bin %> kubeconfig prune --dry-run',
+    '<%= config.bin %> kubeconfig prune ~/.kube/config',
+    '<%= config.bin %> kubeconfig prune --yes -o json',
+  ]
+
+  static args = {
+    file: Args.string({description: 'The kubeconfig file to prune (default: the first file of KUBECONFIG, else ~/.kube/config).'}),
+  }
+
+  static flags = {
+    'dry-run': Flags.boolean({description: 'Show what would be removed; change nothing.'}),
+    yes: Flags.boolean({char: 'y', description: 'Remove without asking (required off a terminal, in CI and with machine output).'}),
+  }
+
+  async run(): Promise<KubeconfigPruneResult> {
+    const f = this.flags
+    const file = this.args.file ?? precedence().paths[0]
+    const plan = await planPrune({
+      file,
+      connector: this.fleet.connector,
+      exec: this.fleet.execRunner,
+      provider: this.fleet.provider,
+      source: async () => {
+        // As the export records it (export/credential-args.ts): --kubeconfig without --provider is kubectl's view,
+        // whatever fleet.yaml says; otherwise the fleet configuration the run read, else the loading rules' files.
+        await this.fleet.provider.provider()
+        const flagged = this.fleet.kubeconfigPaths
+        const fleetConfig = flagged && !this.flags.provider ? undefined : this.fleet.trust.configPath
+        const kubeconfig = flagged ?? precedence().paths.filter((p) => existsSync(p))
+        return {fleetConfig: fleetConfig && resolve(fleetConfig), kubeconfig: kubeconfig.map((p) => resolve(p))}
+      },
+      concurrency: f.concurrency,
+    })
+    const result: KubeconfigPruneResult = {kind: 'KubeconfigPrune', file, dryRun: Boolean(f['dry-run']), pruned: false, items: plan.items, remove: plan.remove}
+    const removing = plan.remove.contexts.length > 0
+    // Like kubectl config delete-context: current-context is left as it is, and the person is told.
+    const current = plan.currentContext && plan.remove.contexts.includes(plan.currentContext) ? [`current-context "${plan.currentContext}" is among them; choose another with kubectl config use-context`] : []
+    const show = (notes: string[]) =>
+      this.render(result, {
+        rows: result.items,
+        columns: [
+          {header: 'context', get: (i: PruneItem) => i.context},
+          {header: 'action', get: (i) => i.action, color: (i, k) => (i.action === 'remove' ? k.red : undefined)},
+          {header: 'reason', get: (i) => i.reason ?? ''},
+          {header: 'why', get: (i) => i.message},
+          {header: 'fleet', get: (i) => (i.fleet ? 'yes' : ''), wide: true},
+          {header: 'cluster', get: (i) => i.cluster ?? '', wide: true},
+          {header: 'user', get: (i) => i.user ?? '', wide: true},
+        ],
+        // -o name: the contexts that go (or went).
+        names: plan.remove.contexts,
+        notes,
+      })
+
+    if (!removing || f['dry-run']) {
+      show(removing ? [`dry run: ${summary(plan.remove)} would be removed from ${file}; nothing changed`, ...current] : [`nothing to remove from ${file}`])
+      return result
+    }
+    if (!f.yes) {
+      if (!this.interactive) {
+        show([])
+        throw new UsageError(`${file}: ${summary(plan.remove)} to remove; pass --yes to remove them off a terminal (or --dry-run to only show them)`)
+      }
+      // The table first, then the question: the person sees what goes before saying yes.
+      show([])
+      const {confirm} = await import('@inquirer/prompts')
+      const yes = await confirm({message: `Remove ${summary(plan.remove)} from ${file}? A backup is written first.`, default: false})
+      if (!yes) {
+        this.logStderr(`nothing changed in ${file}`)
+        return result
+      }
+    }
+    // From here an interrupt (Ctrl-C, SIGTERM) is honoured between the backup and the write: nothing half-done.
+    const applied = await applyPrune(plan, {cancel: this.cancellation()})
+    result.pruned = true
+    result.backup = applied.backup
+    const done = [`removed ${summary(plan.remove)} from ${file}; backup ${applied.backup}`, ...current]
+    if (f.yes) show(done)
+    else for (const line of done) this.logStderr(line)
+    return result
+  }
+}
+
+function summary(r: KubeconfigPruneResult['remove']): string {
+  const n = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`
+  return [n(r.contexts.length, 'context'), r.clusters.length > 0 && n(r.clusters.length, 'cluster'), r.users.length > 0 && n(r.users.length, 'user')].filter(Boolean).join(', ')
+}

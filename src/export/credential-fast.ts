@@ -1,0 +1,54 @@
+import {CredentialCache} from './credential-cache.js'
+import {execCredentialJson, readExecRequest} from './exec-info.js'
+
+/**
+ * `fleet kubeconfig credential` with a cached credential, answered by the launcher (dist/bundle/fleet.mjs) before the
+ * CLI is loaded: kubectl runs it before each context's first request, so a cache hit costs Node's start and this file
+ * only. Anything it does not read exactly as the exec entries export writes them (every flag `--name value`, no other
+ * argument), and every miss, refusal or error, goes to the full command, which decides the same way (the same cache
+ * identity, credentialIdentity) and says what is wrong.
+ */
+export const CREDENTIAL_FLAGS = ['cluster', 'provider', 'fleet-config', 'kubeconfig', 'context'] as const
+export type CredentialFlags = Partial<Record<(typeof CREDENTIAL_FLAGS)[number], string>>
+
+/** What tells two exported clusters apart in the cache: the pinned arguments and the server and CA kubectl connects to. */
+export function credentialIdentity(flags: CredentialFlags, request: {server?: string; caHash?: string}): unknown {
+  return {
+    cluster: flags.cluster,
+    provider: flags.provider,
+    fleetConfig: flags['fleet-config'],
+    kubeconfig: flags.kubeconfig,
+    context: flags.context,
+    server: request.server,
+    ca: request.caHash,
+  }
+}
+
+/** The flags of `kubeconfig credential ARGS`, or undefined when they are not exactly the exported form. */
+export function exportedFlags(args: string[]): CredentialFlags | undefined {
+  const flags: CredentialFlags = {}
+  for (let i = 0; i < args.length; i += 2) {
+    const name = args[i].startsWith('--') ? args[i].slice(2) : ''
+    const value = args[i + 1]
+    if (!(CREDENTIAL_FLAGS as readonly string[]).includes(name) || value === undefined || value.startsWith('-')) return undefined
+    const key = name as keyof CredentialFlags
+    if (flags[key] !== undefined) return undefined
+    flags[key] = value
+  }
+  return flags.cluster === undefined ? undefined : flags
+}
+
+/** Prints the cached ExecCredential and returns true, or returns false (the full command runs). Never throws. */
+export async function answerFromCache(args: string[], env: NodeJS.ProcessEnv, write: (text: string) => void): Promise<boolean> {
+  try {
+    const flags = exportedFlags(args)
+    if (!flags) return false
+    const request = readExecRequest(env.KUBERNETES_EXEC_INFO)
+    const cached = await new CredentialCache(credentialIdentity(flags, request)).take(process.ppid)
+    if (!cached) return false
+    write(execCredentialJson(request.apiVersion, cached.credential, cached.expires))
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,132 @@
+import {ConfigError, FleetError} from '../base/errors.js'
+import {fileError, requireNamedFile} from '../base/files.js'
+import type {Connector} from '../kube/connector.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {bearerToken} from '../kubeconfig/credentials.js'
+import {exportMarkerOf} from '../kubeconfig/export-marker.js'
+import {registerSecret, registerUserSecrets} from '../kubeconfig/redact.js'
+import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import type {UserEntry} from '../kubeconfig/types.js'
+import {fleetProvider} from '../providers/registry.js'
+import type {ClusterRef} from '../providers/types.js'
+
+/** A credential as the provider's kubeconfig gives it, PEM text for certificates (as an ExecCredential carries them). */
+export interface FetchedCredential {
+  token?: string
+  clientCertificateData?: string
+  clientKeyData?: string
+  /** The plugin's own expirationTimestamp; absent for a credential held as data (a Secret's token, a certificate). */
+  expirationTimestamp?: string
+}
+
+/** A server URL as two spellings of it compare: without a trailing slash. */
+const sameServer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+
+/**
+ * The credential behind an exported context, fetched now through the provider that lists the cluster: the user's own
+ * file (token, tokenFile, client certificate, or its exec plugin), a hub Secret read with the user's hub identity (so
+ * hub RBAC decides, and a rotated or deleted Secret takes effect here), a ClusterProfile's access-provider plugin. The
+ * trust policy judges the context first, as for any connection: a plugin or file it refuses is never used.
+ * `server`: the server kubectl is connecting to (KUBERNETES_EXEC_INFO); a credential is only handed out for the
+ * server its provider names, so an edited context cannot send this cluster's credential elsewhere.
+ */
+export async function fetchCredential(ref: ClusterRef, connector: Connector, exec: ExecCredentialRunner, server: string | undefined): Promise<Fetched> {
+  if (!ref.ready && !ref.server) throw new FleetError('config', `${ref.name}: ${ref.reason ?? 'not ready'}`)
+  const ctx = await ref.resolve()
+  if (exportMarkerOf(ctx.user)) {
+    throw new ConfigError(`${ref.name}: its user is an entry fleet kubeconfig export wrote (it would call fleet again); export from the kubeconfig that holds the cluster's own credential`)
+  }
+  const refused = await connector.trust.problem(ctx)
+  if (refused) throw new FleetError(refused.kind, refused.message)
+  const own = ctx.cluster.server
+  if (server && own && !sameServer(server, own)) {
+    throw new ConfigError(`${ref.name}: kubectl is connecting to ${server}, but its provider names ${own}; run fleet kubeconfig export again`)
+  }
+  const credential = await readCredential(ref, ctx, exec)
+  return {credential, refusedByServer: () => refusedByServer(ref, ctx, credential, connector)}
+}
+
+/** A fresh credential, and how to ask its server whether it refuses it (only when it is the one dropped as refused). */
+export interface Fetched {
+  credential: FetchedCredential
+  refusedByServer: () => Promise<boolean>
+}
+
+/**
+ * Whether the server answers 401 to this very credential: one GET /api with it alone (no plugin run again, as
+ * KubeClient would after a 401), through the connector and its trust policy like any connection.
+ */
+async function refusedByServer(ref: ClusterRef, ctx: ResolvedContext, c: FetchedCredential, connector: Connector): Promise<boolean> {
+  const b64 = (pem: string | undefined) => (pem ? Buffer.from(pem).toString('base64') : undefined)
+  const user: UserEntry = {token: c.token, 'client-certificate-data': b64(c.clientCertificateData), 'client-key-data': b64(c.clientKeyData)}
+  try {
+    const client = await connector.context({...ctx, user, userName: ctx.userName}, ref.name)
+    await client.json('GET', '/api')
+    return false
+  } catch (error) {
+    return error instanceof FleetError && error.kind === 'unauthorized'
+  }
+}
+
+async function readCredential(ref: ClusterRef, ctx: ResolvedContext, exec: ExecCredentialRunner): Promise<FetchedCredential> {
+  const user = ctx.user
+  registerUserSecrets(user)
+  if (user.exec) {
+    const c = await exec.get(user.exec, ctx.cluster)
+    return {token: c.token, clientCertificateData: c.clientCertificateData, clientKeyData: c.clientKeyData, expirationTimestamp: c.expirationTimestamp}
+  }
+  const who = `${ref.name}: user "${ctx.userName ?? ''}"`
+  if (user['auth-provider']) throw new FleetError('plugin', `${who} uses auth-provider "${user['auth-provider'].name ?? ''}", which fleet does not pass on; use an exec plugin`)
+  const out: FetchedCredential = {}
+  const cert = await pem(user, 'client-certificate')
+  const key = await pem(user, 'client-key')
+  if (Boolean(cert) !== Boolean(key)) throw new ConfigError(`${who}: a client certificate needs both certificate and key`)
+  if (cert && key) {
+    registerSecret(key)
+    out.clientCertificateData = cert
+    out.clientKeyData = key
+  }
+  const token = await bearerToken(user).catch((error) => {
+    throw fileError(`${who}: tokenFile ${user.tokenFile}`, error)
+  })
+  if (token) out.token = token
+  if (!out.token && !out.clientCertificateData) {
+    if (user.username || user.password) throw new FleetError('plugin', `${who} uses basic authentication, which an exec credential cannot carry`)
+    throw new ConfigError(`${who} holds no credential`)
+  }
+  return out
+}
+
+/** A client certificate or key as PEM text, from its data (base64) or its file. */
+async function pem(user: UserEntry, field: 'client-certificate' | 'client-key'): Promise<string | undefined> {
+  const data = user[`${field}-data`]
+  if (data) return Buffer.from(data, 'base64').toString('utf8')
+  const file = user[field]
+  return file ? (await requireNamedFile(file, `${field} ${file}`)).toString('utf8') : undefined
+}
+
+/** What the exec entry's arguments say (credentialArgs), and the server kubectl is connecting to. */
+export interface CredentialRequest {
+  cluster: string
+  provider?: string
+  fleetConfig?: string
+  kubeconfig?: string[]
+  context?: string
+  server?: string
+}
+
+/**
+ * The cluster found again the way the export found it: only the fleet configuration the arguments name (none is looked
+ * for in the working directory or the user's config dir), the provider by name, its files and hub pinned.
+ */
+export async function credentialFor(request: CredentialRequest, connector: Connector, exec: ExecCredentialRunner): Promise<Fetched> {
+  const provider = fleetProvider({
+    kubeconfig: request.kubeconfig,
+    context: request.context,
+    provider: request.provider,
+    fleetConfig: request.fleetConfig,
+    findFleetConfig: false,
+    connector,
+  })
+  return fetchCredential(await provider.get(request.cluster), connector, exec, request.server)
+}

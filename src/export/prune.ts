@@ -1,0 +1,297 @@
+import {realpath, stat, unlink} from 'node:fs/promises'
+
+import type {Cancellation} from '../base/cancel.js'
+import {mapLimit} from '../base/concurrency.js'
+import {ConfigError, FleetError} from '../base/errors.js'
+import {readOptional, writeError} from '../base/files.js'
+import type {Connector} from '../kube/connector.js'
+import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {withKubeconfigLock, writeFileAtomic} from '../kubeconfig/atomic-write.js'
+import {describeCredentials} from '../kubeconfig/credentials.js'
+import {KubeconfigEdit} from '../kubeconfig/edit.js'
+import {type ResolvedContext, mergeKubeconfigs, resolveClusterPaths, resolveUserPaths} from '../kubeconfig/loading-rules.js'
+import {exportMarkerOf} from '../kubeconfig/export-marker.js'
+import {isFleetWritten} from '../kubeconfig/merge.js'
+import type {ContextOrigin} from '../kubeconfig/types.js'
+import {ClusterNotFoundError} from '../providers/not-found.js'
+import type {ClusterProvider} from '../providers/types.js'
+
+/**
+ * `fleet kubeconfig prune [FILE]`: the contexts of one kubeconfig file that no longer lead anywhere, found and (after
+ * the command's confirmation) removed with the clusters and users only they used. A context goes when:
+ * - `gone`: its cluster entry is missing from the file, or (fleet's export entries) the provider that exported it
+ *   listed its clusters and this one is not among them;
+ * - `expired`: its credential's expiry has passed (a client certificate's notAfter, a JWT's exp, an exec plugin's
+ *   expirationTimestamp when the plugin may run);
+ * - `unreachable`: a request (SelfSubjectReview with the credential, or /version without one) fails to connect within
+ *   the request time limit (refused, no route, no answer, unknown host). An HTTP answer of any status is reachable.
+ *
+ * The file is data: an exec plugin it names runs only when the trust policy allows it as it would allow hub data (the
+ * kuberc's Allowlist, or fleet.yaml's credentialPluginAllowlist). Fleet's own export entries never run (their cluster is
+ * judged by the provider that exported it); any other exec user that may not run is judged by /version, with no
+ * credential, and its expiry is not known. Nothing is removed for a reason fleet could not establish.
+ */
+
+export type PruneReason = 'gone' | 'expired' | 'unreachable'
+
+/** One context of the file and what prune does with it. The `-o json` item shape (docs/kubeconfig.md). */
+export interface PruneItem {
+  context: string
+  cluster?: string
+  user?: string
+  /** Written by `fleet kubeconfig export` (it carries the fleet.dev/export extension). */
+  fleet: boolean
+  action: 'remove' | 'keep'
+  /** Why it is removed; absent when kept. */
+  reason?: PruneReason
+  /** One line: why it goes, or what was found (reachable, not judged and why). */
+  message: string
+}
+
+export interface PrunePlan {
+  file: string
+  /** The file's text the plan was made from: applying refuses a file that changed since. */
+  text: string
+  items: PruneItem[]
+  /** What goes: the contexts, and the clusters and users only they named. */
+  remove: {contexts: string[]; clusters: string[]; users: string[]}
+  currentContext?: string
+}
+
+export interface PruneInputs {
+  /** The path as given (messages name it) and the file it resolves to. */
+  file: string
+  connector: Connector
+  /** The command's exec runner, for plugins the trust policy allows (their expirationTimestamp). */
+  exec: ExecCredentialRunner
+  /** The run's providers, asked only when the file holds fleet's export entries. */
+  provider?: ClusterProvider
+  /**
+   * What the run's providers are built from (absolute paths), read once the provider is loaded: an export entry is
+   * judged `gone` only when it was exported from the same (see sameSource).
+   */
+  source?: () => Promise<RunSource>
+  concurrency: number
+  now?: () => number
+}
+
+interface Verdict {
+  reason?: PruneReason
+  message: string
+}
+
+/** Reads the file and judges every context (see the module comment). Nothing is written. */
+export async function planPrune(inputs: PruneInputs): Promise<PrunePlan> {
+  const target = await realpath(inputs.file).catch(() => inputs.file)
+  const text = await readOptional(target, 'a kubeconfig file', inputs.file)
+  if (text === undefined) throw new ConfigError(`${inputs.file}: kubeconfig file not found`)
+  const edit = new KubeconfigEdit(text, inputs.file)
+  const file = edit.file
+  const merged = mergeKubeconfigs([file])
+  const now = inputs.now ?? Date.now
+
+  const judge = async (name: string): Promise<PruneItem> => {
+    const entry = file.contexts.get(name)!
+    const found = {context: name, cluster: entry.cluster || undefined, user: entry.user || undefined, fleet: isFleetWritten(entry)}
+    const verdict = await judgeContext(name, found, merged, inputs, now).catch((error: unknown): Verdict => ({message: `not judged: ${error instanceof Error ? error.message : String(error)}`}))
+    // Built in one go so that -o json always lists the fields in this order.
+    return {...found, action: verdict.reason ? 'remove' : 'keep', ...(verdict.reason ? {reason: verdict.reason} : {}), message: verdict.message}
+  }
+  const items = await mapLimit([...file.contexts.keys()], inputs.concurrency, judge)
+  const gone = new Set(items.filter((i) => i.action === 'remove').map((i) => i.context))
+  const remaining = [...file.contexts].filter(([name]) => !gone.has(name)).map(([, c]) => c)
+  const orphans = (key: 'cluster' | 'user', defined: Map<string, unknown>) => {
+    const used = new Set(remaining.map((c) => c[key]).filter(Boolean))
+    const named = new Set(items.filter((i) => gone.has(i.context)).map((i) => i[key]).filter((n): n is string => Boolean(n)))
+    return [...named].filter((n) => !used.has(n) && defined.has(n))
+  }
+  return {
+    file: inputs.file,
+    text,
+    items,
+    remove: {contexts: [...gone], clusters: orphans('cluster', file.clusters), users: orphans('user', file.users)},
+    currentContext: file.currentContext,
+  }
+}
+
+async function judgeContext(
+  name: string,
+  item: Pick<PruneItem, 'cluster' | 'user' | 'fleet'>,
+  merged: ReturnType<typeof mergeKubeconfigs>,
+  inputs: PruneInputs,
+  now: () => number,
+): Promise<Verdict> {
+  const entry = merged.contexts.get(name)!.entry
+  const where = inputs.file
+  const cluster = item.cluster ? merged.clusters.get(item.cluster) : undefined
+  if (!item.cluster) return {reason: 'gone', message: 'the context names no cluster'}
+  if (!cluster) return {reason: 'gone', message: `cluster "${item.cluster}" is not defined in ${where}`}
+  const user = item.user ? merged.users.get(item.user) : undefined
+  if (item.user && !user) return {message: `not judged: user "${item.user}" is not defined in ${where}`}
+
+  const ctx: ResolvedContext = {
+    contextName: name,
+    namespace: entry.namespace || undefined,
+    clusterName: item.cluster,
+    userName: item.user,
+    cluster: resolveClusterPaths(cluster.entry, cluster.file.path),
+    user: user ? resolveUserPaths(user.entry, user.file.path) : {},
+    contextFile: where,
+    clusterFile: where,
+    userFile: user ? where : undefined,
+  }
+
+  if (item.fleet) {
+    const gone = await goneFromProvider(exportMarkerOf(entry), user?.entry.exec?.args, inputs)
+    if (gone.gone) return {reason: 'gone', message: gone.gone}
+    const version = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
+    return version.reason || !gone.note ? version : {message: `${version.message}; ${gone.note}`}
+  }
+
+  const exec = ctx.user.exec
+  if (exec?.command) {
+    const origin: ContextOrigin = {object: `${where}: user "${item.user}"`}
+    const withOrigin = {...ctx, origin}
+    // The whole judgement of data, not only the command: a variable that picks what runs (LD_PRELOAD, PATH) or a
+    // local file the entry names refuses it too. Nothing is run or read to decide.
+    const refused = await inputs.connector.trust.problem(withOrigin)
+    if (refused) {
+      const r = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
+      const why = refused.kind === 'plugin' ? 'not in an allowlist' : refused.message
+      return r.reason ? r : {message: `${r.message}; exec plugin "${exec.command}" not run (${why}), expiry not known`}
+    }
+    const credential = await inputs.exec.get(exec, ctx.cluster).catch((error: unknown) => error as Error)
+    if (credential instanceof Error) return {message: `not judged: ${credential.message}`}
+    const expiry = credential.expirationTimestamp
+    if (expiry && Date.parse(expiry) <= now()) return {reason: 'expired', message: `exec credential expired at ${expiry}`}
+    return reachability(inputs.connector, withOrigin, name, 'review')
+  }
+
+  const described = await describeCredentials(ctx.cluster, ctx.user, {tokens: false})
+  if (described.expires && Date.parse(described.expires) <= now()) {
+    const what = described.certificate?.notAfter === described.expires ? 'client certificate' : 'token'
+    return {reason: 'expired', message: `${what} expired at ${described.expires}`}
+  }
+  return reachability(inputs.connector, ctx, name, described.auth === 'none' ? 'version' : 'review')
+}
+
+/** The configuration a run's providers come from: its fleet configuration, or (without one) its kubeconfig files. */
+export interface RunSource {
+  fleetConfig?: string
+  kubeconfig?: string[]
+}
+
+/** The same, as an export entry's exec arguments record it (export/credential-args.ts). */
+function recordedSource(args: string[] | undefined): RunSource & {context?: string} {
+  const value = (flag: string) => {
+    const i = args?.indexOf(flag) ?? -1
+    return i >= 0 ? args![i + 1] : undefined
+  }
+  return {fleetConfig: value('--fleet-config'), kubeconfig: value('--kubeconfig')?.split(':'), context: value('--context')}
+}
+
+/**
+ * Whether an export entry was made from the configuration this run has: the same fleet configuration file, or (for a
+ * kubeconfig file export without one) the same files. Only then does "this run's provider does not list it" mean the
+ * cluster is gone; a context exported with another configuration would look gone to any other. The entry's own
+ * arguments are never used to build a provider: they are data, and a fleet configuration or a hub kubeconfig they
+ * named could run programs.
+ */
+function sameSource(recorded: ReturnType<typeof recordedSource>, run: RunSource): boolean {
+  if (recorded.fleetConfig !== undefined) return recorded.fleetConfig === run.fleetConfig
+  if (recorded.context !== undefined || recorded.kubeconfig === undefined || run.fleetConfig !== undefined) return false
+  return recorded.kubeconfig.join(':') === (run.kubeconfig ?? []).join(':')
+}
+
+/**
+ * Why an export entry's cluster is gone: the run's provider, built from the configuration the export used, answers and
+ * does not have it (the lookup `kubeconfig credential --cluster` makes). Otherwise a note why that was not judged, or
+ * nothing when the cluster is listed: a hub that does not answer has not deleted anything.
+ */
+async function goneFromProvider(marker: ReturnType<typeof exportMarkerOf>, args: string[] | undefined, inputs: PruneInputs): Promise<{gone?: string; note?: string}> {
+  const provider = inputs.provider
+  if (!marker || !provider || !inputs.source) return {note: 'not checked against its provider (no export marker)'}
+  try {
+    await provider.get(marker.cluster)
+    return {}
+  } catch (error) {
+    if (!(error instanceof ClusterNotFoundError)) return {note: `its provider could not say whether it lists the cluster: ${error instanceof Error ? error.message : String(error)}`}
+    const recorded = recordedSource(args)
+    if (!sameSource(recorded, await inputs.source())) {
+      const from = recorded.fleetConfig ? `--fleet-config ${recorded.fleetConfig}` : recorded.kubeconfig ? `--kubeconfig ${recorded.kubeconfig.join(':')}` : 'another configuration'
+      return {note: `not checked against its provider: exported with ${from}, which this run does not use`}
+    }
+    const failed = (await provider.failures?.()) ?? []
+    if (failed.some((f) => marker.provider === undefined || f.provider === marker.provider)) return {note: `provider "${marker.provider ?? ''}" could not list its clusters`}
+    return {gone: `${marker.provider ? `provider "${marker.provider}"` : 'the fleet'} no longer lists cluster "${marker.cluster}"`}
+  }
+}
+
+/**
+ * One request: SelfSubjectReview (who the credential is) or /version (no credential). A failure to connect is
+ * `unreachable`; an HTTP answer, whatever its status, is a server that is there.
+ */
+async function reachability(connector: Connector, ctx: ResolvedContext, name: string, how: 'review' | 'version'): Promise<Verdict> {
+  try {
+    const client = await connector.context(ctx, name)
+    const response =
+      how === 'version'
+        ? await client.request('GET', '/version')
+        : await client.request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview'})
+    const status = response.status
+    if (how === 'review' && status === 401) return {message: 'reachable; the server refused the credential (401), kept: nothing says it expired'}
+    return {message: `reachable (${how === 'version' ? '/version' : 'SelfSubjectReview'} answered ${status})`}
+  } catch (error) {
+    if (error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout')) return {reason: 'unreachable', message: error.message}
+    throw error
+  }
+}
+
+/** What applying a plan did. */
+export interface PruneApplied {
+  /** The copy of the file as it was before, 0600. */
+  backup: string
+}
+
+/**
+ * Removes what the plan says, under kubectl's lock: the file must still be the text the plan was made from (else one
+ * line, exit 2: run prune again). A backup of the file as it was (FILE.bak-<UTC time>, 0600) is written first; the file
+ * keeps its mode. An interrupt before the file is replaced removes the backup again and changes nothing.
+ */
+export async function applyPrune(plan: PrunePlan, options: {cancel?: Cancellation; now?: () => number} = {}): Promise<PruneApplied> {
+  const target = await realpath(plan.file).catch(() => plan.file)
+  return withKubeconfigLock(target, plan.file, async () => {
+    const text = await readOptional(target, 'a kubeconfig file', plan.file)
+    if (text !== plan.text) throw new ConfigError(`${plan.file}: the file changed while prune was checking it; run prune again`)
+    const edit = new KubeconfigEdit(text, plan.file)
+    for (const name of plan.remove.contexts) edit.remove('contexts', name)
+    for (const name of plan.remove.clusters) edit.remove('clusters', name)
+    for (const name of plan.remove.users) edit.remove('users', name)
+    const out = edit.result()
+    const mode = (await stat(target)).mode & 0o7777
+    const backup = await freeBackupName(target, (options.now ?? Date.now)())
+    options.cancel?.check()
+    await writeFileAtomic(backup, text, {mode: 0o600}).catch((error: unknown) => {
+      throw writeError(`backup ${backup}`, backup, error)
+    })
+    try {
+      options.cancel?.check()
+      await writeFileAtomic(target, out, {mode})
+    } catch (error) {
+      // Interrupted (or the write failed): the file is as it was, so the backup of it is not needed.
+      await unlink(backup).catch(() => {})
+      if (error instanceof FleetError) throw error
+      throw writeError(plan.file, target, error, 'a kubeconfig file')
+    }
+    return {backup}
+  })
+}
+
+/** FILE.bak-20261126T031500Z, or with -2, -3... when a prune in the same second already wrote one. */
+async function freeBackupName(target: string, at: number): Promise<string> {
+  const stamp = new Date(at).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')
+  for (let n = 1; ; n++) {
+    const name = `${target}.bak-${stamp}${n === 1 ? '' : `-${n}`}`
+    if (!(await stat(name).then(() => true, () => false))) return name
+  }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes a virtualenv with the Python kubernetes client at the version pinned below (pip, from PyPI), in a cache outside
+# the repository keyed by that version and the interpreter's, and reuses what is already there.
+# test/e2e/kubeconfig-merge.test.ts runs list-namespaces.py with it on what `fleet kubeconfig export` wrote. Prints the
+# venv's python on its last stdout line (progress goes to stderr).
+#   FLEET_PYTHON_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/fleet/python)
+#   PYTHON               the interpreter to make it with (default python3)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+version=37.0.2
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null || { echo "error: $python is not installed (the Python kubernetes client needs it)" >&2; exit 1; }
+pyver=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+out=${FLEET_PYTHON_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/python}/kubernetes-$version-py$pyver
+mkdir -p "$out"
+# shellcheck source=../build-lock.sh
+source "$here/../build-lock.sh"
+build_lock "$out"
+# A venv is not relocatable (its scripts name its own path), so it is made in place; .complete marks one that finished.
+if [ -f "$out/.complete" ]; then
+  echo "reuse $out" >&2
+else
+  start=$SECONDS
+  echo "make a venv with kubernetes==$version (Python $pyver) in $out" >&2
+  rm -rf "$out/venv"
+  "$python" -m venv "$out/venv"
+  "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "kubernetes==$version" >&2
+  touch "$out/.complete"
+  echo "made in $((SECONDS - start))s" >&2
+fi
+echo "$out/venv/bin/python"
