@@ -1,5 +1,5 @@
 import {createHash} from 'node:crypto'
-import {mkdir, unlink} from 'node:fs/promises'
+import {lstat, mkdir, unlink} from 'node:fs/promises'
 import {isAbsolute, join} from 'node:path'
 
 import {readOptional} from '../base/files.js'
@@ -83,7 +83,21 @@ export class CredentialCache {
     this.path = join(dir, `${sha256(JSON.stringify(identity))}.json`)
   }
 
+  /**
+   * The directory is ours and no one else's: a directory (not a link) of this user that group and others cannot write
+   * to. Otherwise the cache is not used at all (every call fetches), since another user could plant an entry there.
+   */
+  private safe?: Promise<boolean>
+  private ours(): Promise<boolean> {
+    this.safe ??= mkdir(this.dir, {recursive: true, mode: 0o700})
+      .then(() => lstat(this.dir))
+      .then((st) => st.isDirectory() && (process.getuid === undefined || st.uid === process.getuid()) && (st.mode & 0o022) === 0)
+      .catch(() => false)
+    return this.safe
+  }
+
   private async read(): Promise<Entry | undefined> {
+    if (!(await this.ours())) return undefined
     const text = await readOptional(this.path, 'a credential cache file', `credential cache ${this.path}`).catch(() => undefined)
     if (text === undefined) return undefined
     try {
@@ -96,7 +110,7 @@ export class CredentialCache {
   }
 
   private async write(entry: Entry): Promise<void> {
-    await mkdir(this.dir, {recursive: true, mode: 0o700})
+    if (!(await this.ours())) return
     await writeFileAtomic(this.path, JSON.stringify(entry), {mode: 0o600, durable: false})
   }
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
-import {mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
@@ -139,6 +139,16 @@ describe('credential cache', () => {
     assert.equal(await cache.suspected({token: 'tok-1-abcdefgh'}), false)
     // Two identities never share a file.
     assert.notEqual(new CredentialCache({cluster: 'a', server: 'https://x'}, d).path, cache.path)
+  })
+
+  it('is not used in a directory others may write to', async () => {
+    const d = dir()
+    chmodSync(d, 0o777)
+    const cache = new CredentialCache({cluster: 'c'}, d)
+    const now = Date.now()
+    await cache.store('c', {token: 'tok-c-abcdefgh'}, now + 60_000, 1, now)
+    assert.equal(await cache.take(2, now), undefined)
+    assert.deepEqual(readdirSync(d), [])
   })
 
   it('gives nothing after the end', async () => {
