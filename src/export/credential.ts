@@ -1,6 +1,7 @@
 import {ConfigError, FleetError} from '../base/errors.js'
 import {fileError, requireNamedFile} from '../base/files.js'
 import type {Connector} from '../kube/connector.js'
+import {CORE_API_PATH} from '../kube/paths.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import {exportMarkerOf} from '../kubeconfig/export-marker.js'
@@ -61,7 +62,7 @@ async function refusedByServer(ref: ClusterRef, ctx: ResolvedContext, c: Fetched
   const user: UserEntry = {token: c.token, 'client-certificate-data': b64(c.clientCertificateData), 'client-key-data': b64(c.clientKeyData)}
   try {
     const client = await connector.context({...ctx, user, userName: ctx.userName}, ref.name)
-    await client.json('GET', '/api')
+    await client.json('GET', CORE_API_PATH)
     return false
   } catch (error) {
     return error instanceof FleetError && error.kind === 'unauthorized'

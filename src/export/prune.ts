@@ -6,6 +6,9 @@ import {ConfigError, FleetError} from '../base/errors.js'
 import {readOptional, writeError} from '../base/files.js'
 import type {Connector} from '../kube/connector.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
+import {VERSION_PATH} from '../kube/paths.js'
+import {apiVersionOf, SELF_SUBJECT_REVIEW} from '../kube/resources.js'
+import {sendObject} from '../kube/typed.js'
 import {withKubeconfigLock, writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {describeCredentials} from '../kubeconfig/credentials.js'
 import {KubeconfigEdit} from '../kubeconfig/edit.js'
@@ -236,8 +239,8 @@ async function reachability(connector: Connector, ctx: ResolvedContext, name: st
     const client = await connector.context(ctx, name)
     const response =
       how === 'version'
-        ? await client.request('GET', '/version')
-        : await client.request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview'})
+        ? await client.request('GET', VERSION_PATH)
+        : await sendObject(client, 'POST', SELF_SUBJECT_REVIEW, {}, {body: {apiVersion: apiVersionOf(SELF_SUBJECT_REVIEW), kind: SELF_SUBJECT_REVIEW.kind}})
     const status = response.status
     if (how === 'review' && status === 401) return {message: 'reachable; the server refused the credential (401), kept: nothing says it expired'}
     return {message: `reachable (${how === 'version' ? '/version' : 'SelfSubjectReview'} answered ${status})`}

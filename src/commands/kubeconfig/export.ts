@@ -5,7 +5,7 @@ import yaml from 'js-yaml'
 import {UsageError, toErrorInfo} from '../../base/errors.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {mapLimit} from '../../base/concurrency.js'
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {errorColumn} from '../../cli/access-format.js'
@@ -60,6 +60,10 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     'merge-into': Flags.string({description: "Add or update fleet's contexts in this kubeconfig (e.g. ~/.kube/config), leaving every other entry and current-context as they are."}),
     'write-kuberc': Flags.string({description: "Add the exec command to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
     'dry-run': Flags.boolean({description: 'Write no file: show what --out and --write-kuberc would write.'}),
+  }
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags}
   }
 
   async run(): Promise<KubeconfigExport | KubeconfigDoc> {
