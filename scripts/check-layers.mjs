@@ -53,8 +53,9 @@ const READ_ALLOWED = new Map([
   ['workload-identity/auth-config.ts', {yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is'}],
   ['workload-identity/consumers.ts', {read: 1, why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)'}],
   ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],
-  ['creds/rotation-store.ts', {read: 1, yaml: 1, json: 1, why: "kubeconfig files fleet wrote (its own wording), their lock file's pid, and Secrets' config"}],
-  ['creds/list.ts', {json: 1, why: "Secrets' cluster-profile config"}],
+  ['creds/rotation-store.ts', {read: 1, yaml: 1, why: "kubeconfig files fleet wrote (its own wording) and their lock file's pid"}],
+  ['creds/codecs/codec.ts', {yaml: 1, why: 'the kubeconfig a consumer Secret fleet wrote holds (a Secret, not a file)'}],
+  ['creds/codecs/argocd.ts', {json: 1, why: "an Argo CD cluster Secret's config JSON (a Secret, not a file)"}],
   ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
   ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],
 ])

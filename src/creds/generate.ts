@@ -19,14 +19,8 @@ import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ClusterEntry} from '../kubeconfig/types.js'
 import type {ClusterRef} from '../providers/types.js'
-import {
-  type SecretDestination,
-  type SecretFormat,
-  checkDestination,
-  destinationSecret,
-  secretName,
-  secretreaderAccessProvider,
-} from './formats.js'
+import {type SecretDestination, type SecretFormat, checkDestination, destinationSecret, secretName} from './codecs/index.js'
+import {secretreaderAccessProvider} from './codecs/kubeconfig-secretreader.js'
 import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'

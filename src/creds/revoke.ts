@@ -15,14 +15,14 @@ import {registerSecret} from '../kubeconfig/redact.js'
 import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
-import type {SecretFormat} from './formats.js'
+import {codecOf} from './codecs/index.js'
 import {type KubeObject, deleteObject, getObject, objectPath} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
 import {type Access, type Identity, credentialId, rbacObjects} from './rbac.js'
 import {type RotateEnv, type RotateRequest, confirmDead, reachTarget} from './rotate.js'
-import {certNotAfter, heldCredential, identityOf} from './rotation-store.js'
+import {certNotAfter, identityOf} from './credential-record.js'
 import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
@@ -201,14 +201,15 @@ async function readSecretRecord(hub: KubeClient, hubName: string, t: {namespace:
     return item
   }
   const a = annotationsOf(secret)
-  const format = a[ANNOTATIONS.format] as SecretFormat | undefined
+  const format = a[ANNOTATIONS.format]
   if (!isFleetManaged(secret.metadata.labels) || !format || !a[ANNOTATIONS.method] || !a[ANNOTATIONS.cluster]) {
     throw notFleets(where, 'was not written by fleet creds generate (no managed-by label or credential annotations)')
   }
+  const codec = codecOf(format, where)
   item.secret!.format = format
   const method = a[ANNOTATIONS.method] as Method
   if (!METHODS.includes(method)) throw notFleets(where, `names an unknown credential method "${method}"`)
-  const held = heldCredential(secret, format)
+  const held = codec.decode(secret)
   if (!held) throw new ConfigError(`${where}: no kubeconfig in the ${format} keys; nothing was deleted`)
   registerSecret(held.user.token)
   registerSecret(held.user['client-key-data'])

@@ -8,13 +8,12 @@ import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
-import {describeCertificate} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
-import {CONSUMER_LABEL, PROFILE_LABEL} from '../providers/hub/cluster-inventory.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import {type ClusterIdentityFacts, type RecordedCluster, identityRecord, recordedCluster} from './cluster-identity.js'
-import {CAPI_CLUSTER_NAME_LABEL, type SecretDestination, type SecretFormat, destinationSecret, kubeconfigKey} from './formats.js'
+import {type Held, type SecretFormat, codecOf, destinationSecret} from './codecs/index.js'
+import {identityOf} from './credential-record.js'
 import {getObject, objectPath} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged} from './labels.js'
@@ -89,38 +88,12 @@ export interface NewCredential {
   identity?: ClusterIdentityFacts
 }
 
-/** The credential kept, as a kubeconfig (argocd's JSON turned into one), with the parts to rebuild it. */
-export interface Held {
-  kubeconfig: string
-  cluster: ClusterEntry
-  user: UserEntry
-  names: {cluster: string; user: string; namespace?: string}
-}
-
 /** The store changed since it was read: re-read, never overwrite. */
 export class Conflict extends Error {}
 
 const CONFLICT = 409
 const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 const fp = (hex: string | undefined) => (hex ? `sha256:${hex}` : undefined)
-
-export function parseIdentity(text: string | undefined): (Identity & {kind: 'ServiceAccount'}) | undefined {
-  const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(text ?? '')
-  return m ? {kind: 'ServiceAccount', namespace: m[1], name: m[2]} : undefined
-}
-
-export function identityOf(method: Method, identity: string | undefined, user: UserEntry): Identity | undefined {
-  if (method !== 'client-cert') return parseIdentity(identity)
-  const pem = user['client-certificate-data'] ? Buffer.from(user['client-certificate-data'], 'base64').toString('utf8') : undefined
-  if (!pem || !identity) return undefined
-  // The groups are the old certificate's organizations: the new one says the same.
-  return {kind: 'User', name: identity, groups: describeCertificate(pem).organizations}
-}
-
-export function certNotAfter(user: UserEntry): string | undefined {
-  const data = user['client-certificate-data']
-  return data ? describeCertificate(Buffer.from(data, 'base64').toString('utf8')).notAfter : undefined
-}
 
 /** The method, identity and old anchor every store checks the same way; the anchor of a legacy token is derived. */
 function describe(where: string, methodText: string | undefined, identity: string | undefined, user: UserEntry, anchor: string | undefined, legacyKey: string) {
@@ -137,37 +110,6 @@ function describe(where: string, methodText: string | undefined, identity: strin
 
 // ---------------------------------------------------------------------------------------------------------------------
 // A hub Secret
-
-export function heldCredential(s: Secret, format: SecretFormat): Held | undefined {
-  if (format === 'argocd') {
-    const server = secretText(s, 'server')
-    const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {caData?: string; serverName?: string; insecure?: boolean; certData?: string; keyData?: string}}
-    const cluster: ClusterEntry = {server}
-    const tls = config.tlsClientConfig ?? {}
-    if (tls.caData) cluster['certificate-authority-data'] = tls.caData
-    if (tls.serverName) cluster['tls-server-name'] = tls.serverName
-    if (tls.insecure) cluster['insecure-skip-tls-verify'] = true
-    const user: UserEntry = config.bearerToken ? {token: config.bearerToken} : {'client-certificate-data': tls.certData, 'client-key-data': tls.keyData}
-    const names = {cluster: s.metadata.name, user: s.metadata.name}
-    return {kubeconfig: buildKubeconfig({name: names.cluster, userName: names.user, cluster, user}), cluster, user, names}
-  }
-  const key = kubeconfigKey(format)
-  const text = key ? secretText(s, key) : undefined
-  if (!text) return undefined
-  const doc = yaml.load(text) as KubeconfigDoc
-  const ctxName = doc['current-context'] ?? doc.contexts?.[0]?.name
-  const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context
-  const cluster = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster
-  const user = doc.users?.find((u) => u.name === ctx?.user)?.user
-  if (!ctx || !cluster || !user) return undefined
-  return {kubeconfig: text, cluster, user, names: {cluster: ctxName!, user: ctx.user!, namespace: ctx.namespace}}
-}
-
-function destinationOf(s: Secret, format: SecretFormat): SecretDestination {
-  const labels = s.metadata.labels ?? {}
-  const name = format === 'cluster-api' ? (labels[CAPI_CLUSTER_NAME_LABEL] ?? s.metadata.name.replace(/-kubeconfig$/, '')) : s.metadata.name
-  return {namespace: s.metadata.namespace ?? 'default', name, format, consumer: labels[CONSUMER_LABEL], profile: labels[PROFILE_LABEL]}
-}
 
 const annotationsOf = (s: Secret) => ((s.metadata as {annotations?: Record<string, string>}).annotations ?? {})
 const withAnnotations = (s: Secret, annotations: Record<string, string>): Secret => ({...s, metadata: {...s.metadata, annotations} as Secret['metadata']})
@@ -230,16 +172,17 @@ export class SecretStore implements RotationStore {
     if (!secret) throw new FleetError('not-found', `hub ${this.hub.context.contextName}: Secret ${this.self.namespace}/${this.self.name} not found`)
     this.secret = secret
     const ann = annotationsOf(secret)
-    const format = ann[ANNOTATIONS.format] as SecretFormat | undefined
+    const format = ann[ANNOTATIONS.format]
     if (!isFleetManaged(secret.metadata.labels) || !format || !ann[ANNOTATIONS.cluster]) {
       throw new NotFleetsError(`hub ${this.hub.context.contextName}: ${this.where} was not written by fleet creds generate (no managed-by label or credential annotations)`)
     }
-    const held = heldCredential(secret, format)
+    const codec = codecOf(format, `hub ${this.hub.context.contextName}: ${this.where}`)
+    const held = codec.decode(secret)
     if (!held) throw new FleetError('config', `${this.where}: no kubeconfig in the ${format} keys`)
     const d = describe(this.where, ann[ANNOTATIONS.method], ann[ANNOTATIONS.identity], held.user, ann[ANNOTATIONS.anchor], short(`secret:${this.self.namespace}/${this.self.name}:${format}`))
     this.stored = {
       ...d,
-      format,
+      format: codec.format,
       clusterName: ann[ANNOTATIONS.cluster],
       recorded: recordedCluster(ann, 'secret', held.cluster),
       held,
@@ -283,7 +226,7 @@ export class SecretStore implements RotationStore {
     const s = this.secret!
     const st = this.stored!
     // The display name (Argo CD's `name`) is kept as it is: generate's choice, or a person's since.
-    const rebuilt = destinationSecret(destinationOf(s, st.format!), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, displayName: secretText(s, 'name'), annotations: {}})
+    const rebuilt = destinationSecret(codecOf(st.format!, this.where).destination(s), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, displayName: secretText(s, 'name'), annotations: {}})
     const annotations = {
       ...annotationsOf(s),
       ...(n.anchor ? {[ANNOTATIONS.anchor]: n.anchor} : {}),

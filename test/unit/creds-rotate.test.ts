@@ -8,7 +8,7 @@ import {describe, it} from 'node:test'
 import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
 import {tokenLifetimeSeconds as lifetimeSeconds} from '../../src/creds/lifetime.js'
 import {type RotatedCredential, rotationFailureNote} from '../../src/creds/rotate.js'
-import {parseIdentity} from '../../src/creds/rotation-store.js'
+import {parseIdentity} from '../../src/creds/credential-record.js'
 import {ROTATION, STEPS, type Step, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
