@@ -84,6 +84,8 @@ export interface GenerateEnv {
   env?: NodeJS.ProcessEnv
   /** The command's interrupt (SIGINT/SIGTERM), honoured between steps: what was made is undone, then Interrupted. */
   cancel?: Cancellation
+  /** Test hooks (the pause at a step), read by the command from its environment once; none in production. */
+  hooks?: GenerateHooks
 }
 
 /** The stable JSON shape of `creds generate` (documented in docs/creds.md). */
@@ -233,14 +235,23 @@ function stepOf(kind: string): GenerateStep {
 }
 
 /**
- * Test hook, off unless set (documented in docs/creds.md as test-only): `FLEET_TEST_PAUSE_AT=<step>` makes a run stop
+ * Test hook, off unless given (documented in docs/creds.md as test-only): `FLEET_TEST_PAUSE_AT=<step>` makes a run stop
  * after that step, write the step's name to the file `FLEET_TEST_PAUSE_FILE`, and wait (at most 2 minutes) until it is
- * interrupted, so a test can send SIGINT at a known step.
+ * interrupted, so a test can send SIGINT at a known step. The command reads the variables once (generateHooks) and
+ * passes them in GenerateEnv.hooks; this code never reads the environment itself.
  */
-async function pauseAt(step: GenerateStep, env: NodeJS.ProcessEnv | undefined, signal: AbortSignal | undefined): Promise<void> {
-  const e = env ?? process.env
-  if (!e.FLEET_TEST_PAUSE_AT || e.FLEET_TEST_PAUSE_AT !== step || !e.FLEET_TEST_PAUSE_FILE) return
-  await writeFile(e.FLEET_TEST_PAUSE_FILE, step)
+export interface GenerateHooks {
+  pauseAt?: {step: string; file: string}
+}
+
+export function generateHooks(env: Record<string, string | undefined>): GenerateHooks {
+  return env.FLEET_TEST_PAUSE_AT && env.FLEET_TEST_PAUSE_FILE ? {pauseAt: {step: env.FLEET_TEST_PAUSE_AT, file: env.FLEET_TEST_PAUSE_FILE}} : {}
+}
+
+async function pauseAt(step: GenerateStep, hooks: GenerateHooks | undefined, signal: AbortSignal | undefined): Promise<void> {
+  const pause = hooks?.pauseAt
+  if (pause?.step !== step) return
+  await writeFile(pause.file, step)
   if (signal?.aborted) return
   await new Promise<void>((done) => {
     const timer = setTimeout(done, 120_000)
@@ -420,7 +431,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
   let step: GenerateStep | undefined
   const done = async (s: GenerateStep) => {
     step = s
-    await pauseAt(s, env.env, cancel?.signal)
+    await pauseAt(s, env.hooks, cancel?.signal)
     cancel?.check()
   }
   const log = new ApplyLog()
