@@ -1,6 +1,7 @@
 import type {V1SelfSubjectAccessReviewSpec, V1SubjectAccessReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
+import {SELF_SUBJECT_ACCESS_REVIEW} from '../kube/resources.js'
 import {createReview, optionalField, wrongShape} from './review.js'
 
 /** The attributes of one SelfSubjectAccessReview, in the API's own field names. */
@@ -34,10 +35,7 @@ export async function accessReview(client: KubeClient, attributes: AccessAttribu
     ? {resourceAttributes: dropEmpty({...attributes.resource})}
     : {nonResourceAttributes: {...attributes.nonResource}}) satisfies Wire<V1SelfSubjectAccessReviewSpec>
   const review = await createReview<Partial<Wire<V1SubjectAccessReviewStatus>>>(client, {
-    group: 'authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'selfsubjectaccessreviews',
-    kind: 'SelfSubjectAccessReview',
+    resource: SELF_SUBJECT_ACCESS_REVIEW,
     spec,
   })
   const s = review.status

@@ -1,4 +1,5 @@
 import type {KubeClient} from '../kube/client.js'
+import {API_GROUPS_PATH, CORE_API_PATH, groupVersionPath} from '../kube/paths.js'
 
 /**
  * What a cluster calls its resources, enough to turn what a person types (`deploy`, `deployment`, `Deployment`,
@@ -109,17 +110,17 @@ export function discoverResources(client: KubeClient): Promise<DiscoveredResourc
 
 async function fetchResources(client: KubeClient): Promise<DiscoveredResource[]> {
   const [core, groups] = await Promise.all([
-    getJson<AggregatedList & LegacyResourceList & {versions?: string[]}>(client, '/api', AGGREGATED),
-    getJson<AggregatedList & {groups?: Array<{name: string; preferredVersion?: {groupVersion?: string}}>}>(client, '/apis', AGGREGATED),
+    getJson<AggregatedList & LegacyResourceList & {versions?: string[]}>(client, CORE_API_PATH, AGGREGATED),
+    getJson<AggregatedList & {groups?: Array<{name: string; preferredVersion?: {groupVersion?: string}}>}>(client, API_GROUPS_PATH, AGGREGATED),
   ])
   if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') {
     return [...fromAggregated(core), ...fromAggregated(groups)]
   }
   const legacy = await Promise.all([
-    getJson<LegacyResourceList>(client, '/api/v1').then((l) => fromLegacy('', 'v1', l)),
+    getJson<LegacyResourceList>(client, groupVersionPath('v1')).then((l) => fromLegacy('', 'v1', l)),
     ...(groups.groups ?? []).map((g) =>
       g.preferredVersion?.groupVersion
-        ? getJson<LegacyResourceList>(client, `/apis/${g.preferredVersion.groupVersion}`)
+        ? getJson<LegacyResourceList>(client, groupVersionPath(g.preferredVersion.groupVersion))
             .then((l) => fromLegacy(g.name, g.preferredVersion!.groupVersion!.split('/').pop()!, l))
             // One broken aggregated API (a 503 from a dead extension server) must not hide all the others.
             .catch(() => [] as DiscoveredResource[])

@@ -1,6 +1,8 @@
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
+import {type Resource, apiVersionOf, atVersion} from '../kube/resources.js'
+import {sendObject} from '../kube/typed.js'
 
 /**
  * Creates a review object (SelfSubjectReview, SelfSubjectAccessReview, SelfSubjectRulesReview): a POST whose answer is
@@ -8,11 +10,10 @@ import {httpError} from '../kube/errors.js'
  * every version means the API is not served there (`api-missing`), which is not the same as a missing object.
  */
 export interface ReviewRequest {
-  group: string
-  versions: string[]
-  /** Plural resource name, e.g. selfsubjectreviews. */
-  resource: string
-  kind: string
+  /** The review's resource (kube/resources.ts), e.g. SELF_SUBJECT_REVIEW. */
+  resource: Resource
+  /** The versions to try, in order (default: the resource's own). */
+  versions?: string[]
   spec?: Record<string, unknown>
 }
 
@@ -22,32 +23,31 @@ export interface ReviewAnswer<S> {
 }
 
 export async function createReview<S>(client: KubeClient, r: ReviewRequest): Promise<ReviewAnswer<S>> {
-  for (const version of r.versions) {
-    const apiVersion = `${r.group}/${version}`
-    const res = await client.request('POST', `/apis/${apiVersion}/${r.resource}`, {
-      apiVersion,
-      kind: r.kind,
-      ...(r.spec ? {spec: r.spec} : {}),
-    })
+  const {kind, plural, group} = r.resource
+  const versions = r.versions ?? [r.resource.version]
+  for (const version of versions) {
+    const resource = atVersion(r.resource, version)
+    const apiVersion = apiVersionOf(resource)
+    const res = await sendObject(client, 'POST', resource, {}, {body: {apiVersion, kind, ...(r.spec ? {spec: r.spec} : {})}})
     if (res.status === 404) continue
-    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create ${r.resource}.${r.group}`)
+    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create ${plural}.${group}`)
     let body: {kind?: unknown; status?: S}
     try {
       body = JSON.parse(res.body)
     } catch {
-      throw new FleetError('server', `create ${r.resource}.${r.group}: the answer is not JSON`)
+      throw new FleetError('server', `create ${plural}.${group}: the answer is not JSON`)
     }
     // A 200 that is not the object asked for (a proxy's page, another API) answers nothing: never read it as "no".
-    if (!body || typeof body !== 'object' || body.kind !== r.kind) {
+    if (!body || typeof body !== 'object' || body.kind !== kind) {
       const got = body && typeof body === 'object' && typeof body.kind === 'string' ? `a ${body.kind}` : 'no kind'
-      throw new FleetError('server', `create ${r.resource}.${r.group}: the server answered ${res.status} with ${got}, not a ${r.kind}`)
+      throw new FleetError('server', `create ${plural}.${group}: the server answered ${res.status} with ${got}, not a ${kind}`)
     }
     // Status fields are omitempty, so an absent status is an empty one; anything but an object is not this kind.
-    if (body.status !== undefined && !isRecord(body.status)) throw wrongShape(r.kind, 'status is not an object')
+    if (body.status !== undefined && !isRecord(body.status)) throw wrongShape(kind, 'status is not an object')
     return {apiVersion, status: (body.status ?? {}) as S}
   }
-  const tried = r.versions.map((v) => `${r.group}/${v}`).join(', ')
-  throw new FleetError('api-missing', `the server does not serve ${r.resource} (tried ${tried})`)
+  const tried = versions.map((v) => `${group}/${v}`).join(', ')
+  throw new FleetError('api-missing', `the server does not serve ${plural} (tried ${tried})`)
 }
 
 /**

@@ -1,6 +1,7 @@
 import type {V1SelfSubjectRulesReviewSpec, V1SubjectRulesReviewStatus} from '@kubernetes/client-node'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
+import {SELF_SUBJECT_RULES_REVIEW} from '../kube/resources.js'
 import {createReview, isRecord, isStringList, optionalField, wrongShape} from './review.js'
 import {type ResourceRule, type RiskFinding, assessRules} from './risk.js'
 
@@ -28,10 +29,7 @@ type RawStatus = Partial<Wire<V1SubjectRulesReviewStatus>>
 
 export async function rulesReview(client: KubeClient, namespace: string): Promise<RulesReview> {
   const review = await createReview<RawStatus>(client, {
-    group: 'authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'selfsubjectrulesreviews',
-    kind: 'SelfSubjectRulesReview',
+    resource: SELF_SUBJECT_RULES_REVIEW,
     spec: {namespace} satisfies Wire<V1SelfSubjectRulesReviewSpec>,
   })
   checkRulesShape(review.status)

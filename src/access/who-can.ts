@@ -3,6 +3,8 @@ import {mapLimit} from '../base/concurrency.js'
 import {FleetError, UsageError, toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
+import {CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, type Resource, SUBJECT_ACCESS_REVIEW} from '../kube/resources.js'
+import {getObject, listObjects} from '../kube/typed.js'
 import type {ClusterSource} from '../providers/types.js'
 import type {NonResourceAttributes, ResourceAttributes} from './access-review.js'
 import {type AccessQuery, parseAccessQuery} from './can-i.js'
@@ -90,8 +92,6 @@ export interface WhoCanOptions {
   concurrency?: number
 }
 
-const RBAC = '/apis/rbac.authorization.k8s.io/v1'
-
 /** A list, or the reason it could not be read (403 and 404 only: anything else fails the cluster). */
 interface Listed<T> {
   items?: T[]
@@ -101,16 +101,17 @@ interface Listed<T> {
 /** Whether a namespace exists: undefined when that cannot be read (a caller who may not get Namespaces). */
 async function namespaceExists(client: KubeClient, ns: string): Promise<boolean | undefined> {
   try {
-    return (await client.json('GET', `/api/v1/namespaces/${encodeURIComponent(ns)}`, undefined, `get namespace ${ns}`, {absent: true})) !== undefined
+    return (await getObject(client, NAMESPACE, ns, {what: `get namespace ${ns}`})) !== undefined
   } catch (error) {
     if (error instanceof FleetError && error.kind === 'forbidden') return undefined
     throw error
   }
 }
 
-async function list<T>(client: KubeClient, path: string, what: string): Promise<Listed<T>> {
+/** `namespace`: one namespace, or '' for all of them (a cluster-scoped resource has none). */
+async function list<T>(client: KubeClient, r: Resource, namespace: string, what: string): Promise<Listed<T>> {
   try {
-    return {items: (await client.json<{items?: T[]}>('GET', path, undefined, `list ${what}`)).items ?? []}
+    return {items: await listObjects<T>(client, r, {namespace, what: `list ${what}`})}
   } catch (error) {
     // 403 and 404 only (httpError's forbidden and not-found): anything else fails the cluster.
     if (error instanceof FleetError && (error.kind === 'forbidden' || error.kind === 'not-found')) return {warning: `${error.message}: subjects granted through them are not shown`}
@@ -156,13 +157,13 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
   const allNamespaces = !clusterWide && !oneNamespace && asked.resource !== undefined && o.namespace === undefined
   const ns = asked.resource?.namespace ?? ''
   const readRoles = asked.resource !== undefined && (allNamespaces || ns !== '')
-  const scope = allNamespaces ? '' : `/namespaces/${ns}`
+  const scope = allNamespaces ? '' : ns
   const [exists, crs, crbs, roles, rbs] = await Promise.all([
     readRoles && !allNamespaces ? namespaceExists(client, ns) : Promise.resolve(undefined),
-    list<ClusterRole>(client, `${RBAC}/clusterroles`, 'clusterroles'),
-    list<ClusterRoleBinding>(client, `${RBAC}/clusterrolebindings`, 'clusterrolebindings'),
-    readRoles ? list<Role>(client, `${RBAC}${scope}/roles`, allNamespaces ? 'roles in all namespaces' : `roles in namespace ${ns}`) : Promise.resolve({items: []} as Listed<never>),
-    readRoles ? list<RoleBinding>(client, `${RBAC}${scope}/rolebindings`, allNamespaces ? 'rolebindings in all namespaces' : `rolebindings in namespace ${ns}`) : Promise.resolve({items: []} as Listed<never>),
+    list<ClusterRole>(client, CLUSTER_ROLE, '', 'clusterroles'),
+    list<ClusterRoleBinding>(client, CLUSTER_ROLE_BINDING, '', 'clusterrolebindings'),
+    readRoles ? list<Role>(client, ROLE, scope, allNamespaces ? 'roles in all namespaces' : `roles in namespace ${ns}`) : Promise.resolve({items: []} as Listed<never>),
+    readRoles ? list<RoleBinding>(client, ROLE_BINDING, scope, allNamespaces ? 'rolebindings in all namespaces' : `rolebindings in namespace ${ns}`) : Promise.resolve({items: []} as Listed<never>),
   ])
   const unreadable = [crs, crbs, roles, rbs].filter((l) => l.warning !== undefined)
   // Nothing could be read: nothing was checked, which must not look like "nobody may".
@@ -231,10 +232,7 @@ export async function subjectAccessReview(client: KubeClient, s: Subject, q: Que
     ...(q.resource ? {resourceAttributes: dropEmpty({...q.resource, namespace})} : {nonResourceAttributes: {...q.nonResource!}}),
   } satisfies Wire<V1SubjectAccessReviewSpec>
   const review = await createReview<Partial<Wire<V1SubjectAccessReviewStatus>>>(client, {
-    group: 'authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'subjectaccessreviews',
-    kind: 'SubjectAccessReview',
+    resource: SUBJECT_ACCESS_REVIEW,
     spec,
   })
   return {allowed: review.status.allowed === true, ...(review.status.reason ? {reason: review.status.reason} : {})}

@@ -1,4 +1,5 @@
 import type {KubeClient} from '../kube/client.js'
+import {SELF_SUBJECT_REVIEW} from '../kube/resources.js'
 import {describeCertificate} from '../kubeconfig/credentials.js'
 import type {ClusterSource} from '../providers/types.js'
 import {type IdentityNote, identityNotes} from './front-proxy.js'
@@ -31,10 +32,8 @@ export const MASTERS_GROUP = 'system:masters'
 /** Who the API server says the credential is (SelfSubjectReview, newest version the server serves). */
 export async function selfSubjectReview(client: KubeClient): Promise<UserInfo> {
   const review = await createReview<unknown>(client, {
-    group: 'authentication.k8s.io',
+    resource: SELF_SUBJECT_REVIEW,
     versions: SELF_SUBJECT_REVIEW_VERSIONS,
-    resource: 'selfsubjectreviews',
-    kind: 'SelfSubjectReview',
   })
   return toUserInfo(review.status)
 }

@@ -144,6 +144,20 @@ export function parseStatus(body: string): Status | undefined {
   }
 }
 
+/** An error the server answered with an HTTP status: the status is kept, so a caller can tell a 409 (conflict) apart. */
+export class HttpStatusError extends FleetError {
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    readonly status: number,
+  ) {
+    super(kind, message)
+  }
+}
+
+/** The HTTP status a request failed with, if it failed with one (not a transport failure). */
+export const statusOf = (error: unknown): number | undefined => (error instanceof HttpStatusError ? error.status : undefined)
+
 /** Maps an HTTP error status to an error kind, passing the server's own message through. */
 export function httpError(status: number, body: string, what: string): FleetError {
   const s = parseStatus(body)
@@ -156,6 +170,6 @@ export function httpError(status: number, body: string, what: string): FleetErro
   else kind = 'server'
   // Redirects are never followed (Node's client does not, and fleet adds no code that would): the credential stays
   // with the server it was meant for. An API server does not redirect; saying so beats printing a redirect page.
-  if (status >= 300 && status < 400) return new FleetError('server', `${what}: the server answered ${status}, a redirect, which fleet does not follow`)
-  return new FleetError(kind, `${what}: ${status === 401 ? 'Unauthorized' : serverMessage}`)
+  if (status >= 300 && status < 400) return new HttpStatusError('server', `${what}: the server answered ${status}, a redirect, which fleet does not follow`, status)
+  return new HttpStatusError(kind, `${what}: ${status === 401 ? 'Unauthorized' : serverMessage}`, status)
 }

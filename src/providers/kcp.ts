@@ -2,6 +2,8 @@ import {FleetError} from '../base/errors.js'
 import {mapLimit} from '../base/concurrency.js'
 import {warnOnce} from '../base/warnings.js'
 import type {KcpProviderConfig} from '../config/fleet-config.js'
+import {resourcePath} from '../kube/paths.js'
+import {KCP_SHARD, KCP_WORKSPACE} from '../kube/resources.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {CachedProvider} from './cached-provider.js'
 import {Hub, type HubOptions} from './hub/client.js'
@@ -15,8 +17,6 @@ import type {ClusterRef} from './types.js'
  * each workspace is reached with the context's own credential at its URL. Names are workspace paths (`root:org:team`).
  */
 
-export const TENANCY = '/apis/tenancy.kcp.io/v1alpha1'
-const SHARDS = '/apis/core.kcp.io/v1alpha1/shards'
 /** Levels are listed in parallel, a few workspaces at a time: one kcp server answers them all. */
 const CONCURRENCY = 8
 
@@ -153,7 +153,7 @@ export class KcpProvider extends CachedProvider {
    */
   private async children(path: string, isRoot: boolean, forbidden: string[]): Promise<Workspace[]> {
     try {
-      return await this.hub.list<Workspace>(`/clusters/${path}${TENANCY}/workspaces`, `list Workspaces in ${path}`)
+      return await this.hub.listObjects<Workspace>(KCP_WORKSPACE, `list Workspaces in ${path}`, {workspace: path})
     } catch (error) {
       if (!isRoot && error instanceof FleetError && error.kind === 'forbidden') {
         forbidden.push(path)
@@ -162,7 +162,7 @@ export class KcpProvider extends CachedProvider {
       if (isRoot && error instanceof FleetError && error.kind === 'api-missing') {
         // A plain Kubernetes API server answers 404 under /clusters/: say what that most likely means.
         const ctx = await this.hub.context()
-        throw new FleetError('api-missing', `${this.describe()}: ${splitWorkspaceServer(ctx.cluster.server ?? '').base} serves no workspace "${path}" (${TENANCY}/workspaces under /clusters/${path} is not found): is it a kcp server, and is the root path right?`)
+        throw new FleetError('api-missing', `${this.describe()}: ${splitWorkspaceServer(ctx.cluster.server ?? '').base} serves no workspace "${path}" (${resourcePath(KCP_WORKSPACE)} under /clusters/${path} is not found): is it a kcp server, and is the root path right?`)
       }
       throw error
     }
@@ -170,7 +170,7 @@ export class KcpProvider extends CachedProvider {
 
   /** The Shards of the root, to tell front-proxy URLs from shard URLs; undefined when they cannot be read (not an admin). */
   private async shards(): Promise<Shard[] | undefined> {
-    return this.hub.list<Shard>(`/clusters/root${SHARDS}`, 'list Shards in root').catch(() => undefined)
+    return this.hub.listObjects<Shard>(KCP_SHARD, 'list Shards in root', {workspace: 'root'}).catch(() => undefined)
   }
 
   private ref(ctx: ResolvedContext, base: string, f: Found, shards: Shard[] | undefined): ClusterRef {

@@ -11,6 +11,7 @@ import type {ClusterTask} from '../fleet/runner.js'
 import type {KubeClient} from '../kube/client.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {transportFix} from '../kube/errors.js'
+import {READYZ_PATH} from '../kube/paths.js'
 import {AUTH_LABEL} from '../providers/ref.js'
 import {caKind, describeCertificate, describeCredentials, isoSeconds} from '../kubeconfig/credentials.js'
 import type {EffectivePolicy, Severity} from './policy.js'
@@ -154,7 +155,7 @@ async function reachability(client: KubeClient, p: ProbeResult, list: CheckList)
   if (p.readyz) {
     // /readyz?verbose lists every check as [+]name ok or [-]name failed: name the failing ones.
     const failing = await client
-      .request('GET', '/readyz?verbose', undefined, {accept: 'text/plain'})
+      .request('GET', `${READYZ_PATH}?verbose`, undefined, {accept: 'text/plain'})
       .then((r) => [...r.body.matchAll(/^\[-\]([^\s]+) failed/gm)].map((m) => m[1]))
       .catch(() => [] as string[])
     const detail = failing.length > 0 ? `failing checks: ${failing.join(', ')}` : p.readyz.message

@@ -3,6 +3,7 @@ import {compactVerify, createLocalJWKSet, type JSONWebKeySet} from 'jose'
 import {toErrorInfo, type ErrorInfo} from '../base/errors.js'
 import {parseStatus} from '../kube/errors.js'
 import type {Connector} from '../kube/connector.js'
+import {OIDC_CONFIGURATION_PATH} from '../kube/paths.js'
 import {connectAnonymous} from './connect.js'
 
 /**
@@ -28,7 +29,7 @@ export interface DiscoveryDocument {
 
 /** go-oidc's rule, which the API server uses: the issuer without a trailing slash, then the well-known path. */
 export function discoveryUrl(issuer: string): string {
-  return issuer.replace(/\/$/, '') + '/.well-known/openid-configuration'
+  return issuer.replace(/\/$/, '') + OIDC_CONFIGURATION_PATH
 }
 
 export async function fetchAnonymous<T>(url: string, caPem: string | undefined, connector: Connector): Promise<Fetched<T>> {

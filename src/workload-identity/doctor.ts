@@ -4,6 +4,7 @@ import type {Check} from '../base/checks.js'
 import {toErrorInfo} from '../base/errors.js'
 import {formatAge} from '../base/duration.js'
 import type {KubeClient} from '../kube/client.js'
+import {OIDC_CONFIGURATION_PATH, VERSION_PATH} from '../kube/paths.js'
 import {compareUrls} from './audience.js'
 import {type JwtAuthenticator, usernameFor} from './auth-config.js'
 import {caPemOf, connectWithToken, originOf} from './connect.js'
@@ -118,7 +119,7 @@ async function hubIssuerCheck(iss: string, p: Probe): Promise<Check> {
   const name = 'hub-issuer'
   let hubIss: string | undefined
   try {
-    const r = await p.hub.client.request('GET', '/.well-known/openid-configuration')
+    const r = await p.hub.client.request('GET', OIDC_CONFIGURATION_PATH)
     if (r.status === 200) hubIss = (JSON.parse(r.body) as {issuer?: unknown}).issuer as string | undefined
     if (typeof hubIss !== 'string' || hubIss === '') {
       return {name, status: 'skip', message: `not checked: the hub's /.well-known/openid-configuration ${r.status === 200 ? 'names no issuer' : `answered HTTP ${r.status}`}`}
@@ -149,7 +150,7 @@ interface Clocks {
 async function clocks(hub: KubeClient, target: KubeClient): Promise<Clocks> {
   const dateOf = async (c: KubeClient) => {
     try {
-      const r = await c.request('GET', '/version')
+      const r = await c.request('GET', VERSION_PATH)
       const d = r.headers.date
       return typeof d === 'string' ? Date.parse(d) : undefined
     } catch {

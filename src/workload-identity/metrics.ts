@@ -1,6 +1,7 @@
 import {createHash} from 'node:crypto'
 
 import type {KubeClient} from '../kube/client.js'
+import {METRICS_PATH} from '../kube/paths.js'
 
 /**
  * A kube-apiserver with structured authentication (1.30+) exports, per JWT authenticator, a latency histogram labelled
@@ -53,7 +54,7 @@ export function parseAuthnMetrics(text: string): AuthnMetrics {
 
 export async function readAuthnMetrics(admin: KubeClient): Promise<MetricsRead> {
   try {
-    const res = await admin.request('GET', '/metrics', undefined, {accept: 'text/plain'})
+    const res = await admin.request('GET', METRICS_PATH, undefined, {accept: 'text/plain'})
     if (res.status !== 200) return {readable: false, why: `GET /metrics on the target: HTTP ${res.status}`}
     return {readable: true, ...parseAuthnMetrics(res.body)}
   } catch (error) {

@@ -5,6 +5,9 @@ import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
+import {OIDC_CONFIGURATION_PATH} from '../kube/paths.js'
+import {CLUSTER_ROLE, NAMESPACE, resourceOf} from '../kube/resources.js'
+import {applyObject, describeObject, getObject, sendObject} from '../kube/typed.js'
 import {
   type AuthenticationConfiguration,
   authenticationConfigApiVersion,
@@ -22,7 +25,6 @@ import {serverVersion} from './target.js'
  * apply, field manager `fleet`, where fleet has access) plus the target's AuthenticationConfiguration, which only the
  * target's operator can install (it is a file read by the API server, not an object).
  */
-export const FIELD_MANAGER = 'fleet'
 export const MANAGED_BY = {'app.kubernetes.io/managed-by': 'fleet'}
 export const DISCOVERY_BINDING = 'fleet:service-account-issuer-discovery'
 export const ROLE_PRESETS = ['view', 'edit', 'admin'] as const
@@ -82,30 +84,7 @@ export interface SetupPlan {
 
 const RBAC = 'rbac.authorization.k8s.io/v1'
 
-export function pathOf(o: KubeObject): string {
-  const ns = o.metadata.namespace ? `/namespaces/${encodeURIComponent(o.metadata.namespace)}` : ''
-  const name = encodeURIComponent(o.metadata.name)
-  switch (o.kind) {
-    case 'Namespace':
-      return `/api/v1/namespaces/${name}`
-    case 'ServiceAccount':
-      return `/api/v1${ns}/serviceaccounts/${name}`
-    case 'ConfigMap':
-      return `/api/v1${ns}/configmaps/${name}`
-    case 'Secret':
-      return `/api/v1${ns}/secrets/${name}`
-    case 'Role':
-      return `/apis/rbac.authorization.k8s.io/v1${ns}/roles/${name}`
-    case 'ClusterRoleBinding':
-      return `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`
-    case 'RoleBinding':
-      return `/apis/rbac.authorization.k8s.io/v1${ns}/rolebindings/${name}`
-    default:
-      throw new FleetError('internal', `no path for kind ${o.kind}`)
-  }
-}
-
-export const describeObject = (o: KubeObject): string => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`
+export {describeObject} from '../kube/typed.js'
 
 /** The fields fleet sets, compared with what is there (labels and server-set fields do not matter). */
 function sameContent(want: KubeObject, have: Record<string, unknown>): boolean {
@@ -133,7 +112,7 @@ export function defaultFluxConfigMapName(targetShortName: string): string {
 
 /** The hub's --service-account-issuer, from its discovery document (with the user's credentials, then without). */
 async function hubIssuer(hub: KubeClient): Promise<string> {
-  const doc = await hub.json<{issuer?: unknown}>('GET', '/.well-known/openid-configuration', undefined, "read the hub's /.well-known/openid-configuration", {ok: [200]})
+  const doc = await hub.json<{issuer?: unknown}>('GET', OIDC_CONFIGURATION_PATH, undefined, `read the hub's ${OIDC_CONFIGURATION_PATH}`, {ok: [200]})
   if (typeof doc.issuer !== 'string' || doc.issuer === '') throw new FleetError('server', "the hub's discovery document has no issuer")
   return doc.issuer
 }
@@ -214,8 +193,7 @@ async function missingNamespaces(cluster: Cluster, objects: KubeObject[]): Promi
   const names = [...new Set(objects.map((o) => o.metadata.namespace).filter((n): n is string => Boolean(n)))]
   const missing: string[] = []
   for (const name of names) {
-    const found = await cluster.client
-      .json('GET', `/api/v1/namespaces/${encodeURIComponent(name)}`, undefined, `read Namespace ${name} on ${cluster.name}`, {ok: [200], absent: true})
+    const found = await getObject(cluster.client, NAMESPACE, name, {what: `read Namespace ${name} on ${cluster.name}`, ok: [200]})
       .catch((error: unknown) => {
         if (error instanceof FleetError && error.kind === 'forbidden') return true
         throw error
@@ -226,8 +204,7 @@ async function missingNamespaces(cluster: Cluster, objects: KubeObject[]): Promi
 }
 
 async function roleRisks(target: Cluster, role: string): Promise<RiskFinding[]> {
-  const path = `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(role)}`
-  const found = await target.client.json<Wire<V1ClusterRole>>('GET', path, undefined, `read ClusterRole ${role} on ${target.name}`, {ok: [200], absent: true})
+  const found = await getObject<Wire<V1ClusterRole>>(target.client, CLUSTER_ROLE, role, {what: `read ClusterRole ${role} on ${target.name}`, ok: [200]})
   if (!found) throw new ConfigError(`ClusterRole ${role} not found on ${target.name}`)
   const rules = (found.rules ?? []).map((r) => ({
     verbs: r.verbs ?? [], apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], resourceNames: r.resourceNames ?? [],
@@ -236,7 +213,8 @@ async function roleRisks(target: Cluster, role: string): Promise<RiskFinding[]> 
 }
 
 async function planned(cluster: Cluster, side: 'hub' | 'target', object: KubeObject): Promise<PlannedObject> {
-  const have = await cluster.client.json<Record<string, unknown>>('GET', pathOf(object), undefined, `read ${describeObject(object)} on ${cluster.name}`, {ok: [200], absent: true})
+  const {name, namespace} = object.metadata
+  const have = await getObject<Record<string, unknown>>(cluster.client, resourceOf(object), name, {namespace, what: `read ${describeObject(object)} on ${cluster.name}`, ok: [200]})
   if (!have) return {side, cluster: cluster.name, object, action: 'create'}
   const roleRef = (have as {roleRef?: unknown}).roleRef
   if ((object as {roleRef?: unknown}).roleRef && roleRef && canonical(roleRef) !== canonical((object as {roleRef?: unknown}).roleRef)) {
@@ -247,8 +225,7 @@ async function planned(cluster: Cluster, side: 'hub' | 'target', object: KubeObj
 
 /** Server-side apply of one object (field manager fleet; conflicts with other managers are reported, not forced). */
 async function apply(client: KubeClient, o: KubeObject, dryRun: boolean): Promise<Record<string, unknown>> {
-  const query = `?fieldManager=${FIELD_MANAGER}${dryRun ? '&dryRun=All' : ''}`
-  return client.json<Record<string, unknown>>('PATCH', pathOf(o) + query, o, `apply ${describeObject(o)}`, {contentType: 'application/apply-patch+yaml', ok: [200, 201]})
+  return applyObject<Record<string, unknown>>(client, o, {dryRun, ok: [200, 201]})
 }
 
 /**
@@ -273,7 +250,7 @@ export async function applySetup(plan: SetupPlan, hub: Cluster, target: Cluster,
   if (o.dryRun) return {...plan, objects}
   for (const p of objects.filter((x) => x.action !== 'unchanged')) {
     await apply(clientOf(p).client, p.object, false)
-    const res = await clientOf(p).client.request('GET', pathOf(p.object))
+    const res = await sendObject(clientOf(p).client, 'GET', resourceOf(p.object), {namespace: p.object.metadata.namespace, name: p.object.metadata.name})
     if (res.status !== 200 || !sameContent(p.object, JSON.parse(res.body))) {
       throw new FleetError('server', `${p.cluster}: ${describeObject(p.object)} does not read back as applied (HTTP ${res.status})`)
     }

@@ -1,9 +1,12 @@
-import type {V1ClusterRoleBinding, V1ClusterRoleBindingList, V1RoleBinding, V1RoleBindingList} from '@kubernetes/client-node'
+import type {V1ClusterRoleBinding, V1RoleBinding} from '@kubernetes/client-node'
 import {type AccessQuery, canI, parseAccessQuery} from '../access/can-i.js'
 import {type UserInfo, selfSubjectReview} from '../access/whoami.js'
 import {FleetError, UsageError, toErrorInfo, type ErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
+import {VERSION_PATH} from '../kube/paths.js'
+import {CLUSTER_ROLE_BINDING, ROLE_BINDING} from '../kube/resources.js'
+import {listObjects} from '../kube/typed.js'
 
 /**
  * What the target does with the hub token: who it says the token is (SelfSubjectReview), and what that identity may do
@@ -80,8 +83,8 @@ export interface RbacLookup {
 /** Reads the target's bindings with the user's own credentials (the hub token may not list RBAC). */
 export async function findBindings(admin: KubeClient, username: string, saSubject: string, sa: {namespace: string; name: string}): Promise<RbacLookup> {
   const [crbs, rbs] = await Promise.all([
-    admin.json<Wire<V1ClusterRoleBindingList>>('GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', undefined, 'list clusterrolebindings on the target'),
-    admin.json<Wire<V1RoleBindingList>>('GET', '/apis/rbac.authorization.k8s.io/v1/rolebindings', undefined, 'list rolebindings on the target'),
+    listObjects<Binding>(admin, CLUSTER_ROLE_BINDING, {what: 'list clusterrolebindings on the target'}),
+    listObjects<Binding>(admin, ROLE_BINDING, {what: 'list rolebindings on the target'}),
   ])
   const out: RbacLookup = {exact: [], nearMisses: []}
   const visit = (b: Binding, kind: 'ClusterRoleBinding' | 'RoleBinding') => {
@@ -97,12 +100,12 @@ export async function findBindings(admin: KubeClient, username: string, saSubjec
       }
     }
   }
-  for (const b of crbs.items ?? []) visit(b, 'ClusterRoleBinding')
-  for (const b of rbs.items ?? []) visit(b, 'RoleBinding')
+  for (const b of crbs) visit(b, 'ClusterRoleBinding')
+  for (const b of rbs) visit(b, 'RoleBinding')
   return out
 }
 
 /** The apiserver's /version, asked with the user's credentials. */
 export async function serverVersion(client: KubeClient): Promise<{gitVersion?: string; major?: string; minor?: string}> {
-  return client.json('GET', '/version', undefined, 'GET /version')
+  return client.json('GET', VERSION_PATH, undefined, `GET ${VERSION_PATH}`)
 }

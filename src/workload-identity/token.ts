@@ -3,6 +3,8 @@ import type {AuthenticationV1TokenRequest} from '@kubernetes/client-node'
 import {FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Wire} from '../kube/objects.js'
+import {TOKEN_REQUEST} from '../kube/resources.js'
+import {createObject} from '../kube/typed.js'
 import {decodeJwt, jwtAudiences, jwtTime} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ServiceAccountRef} from './service-account.js'
@@ -28,9 +30,14 @@ export interface MintedToken {
 
 /** TokenRequest on the hub for `sa`, with these audiences; the token is registered with the scrubber at once. */
 export async function requestToken(hub: KubeClient, sa: ServiceAccountRef, audiences: string[], expirationSeconds: number): Promise<MintedToken> {
-  const path = `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}/token`
-  const request = {apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {audiences, expirationSeconds}} satisfies Wire<AuthenticationV1TokenRequest>
-  const body = await hub.json<Wire<AuthenticationV1TokenRequest>>('POST', path, request, `TokenRequest for ${sa.namespace}/${sa.name}`, {ok: [201, 200]})
+  const request = {apiVersion: TOKEN_REQUEST.apiVersion, kind: TOKEN_REQUEST.kind, spec: {audiences, expirationSeconds}} satisfies Wire<AuthenticationV1TokenRequest>
+  const body = await createObject<Wire<AuthenticationV1TokenRequest>>(hub, TOKEN_REQUEST.resource, request, {
+    namespace: sa.namespace,
+    name: sa.name,
+    subresource: TOKEN_REQUEST.subresource,
+    what: `TokenRequest for ${sa.namespace}/${sa.name}`,
+    ok: [201, 200],
+  })
   const token = body.status?.token
   if (!token) throw new FleetError('server', 'TokenRequest: the answer holds no token')
   registerSecret(token)

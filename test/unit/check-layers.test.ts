@@ -100,6 +100,26 @@ describe('check-layers', () => {
     assert.equal(res.stderr.split('\n').filter((l) => l.includes('outside src/cli/')).length, 3, res.stderr)
   })
 
+  it('fails on a REST path written outside kube/ (literal, template, spliced namespace), not in a comment or in kube/', () => {
+    let first = 0
+    const res = checkCopy((src) => {
+      first = append(
+        join(src, 'access/whoami.ts'),
+        "export const p1 = '/api/v1/namespaces'",
+        'export const p2 = (g: string) => `/apis/${g}/v1/things`',
+        "export const p3 = (ns: string) => `${'x'}/namespaces/${ns}/secrets`",
+        "export const p4 = ['/api', \"/apis\"]",
+        '// a comment may say /api/v1/namespaces/${ns}',
+        "export const fine = ['/apiserver', '/version', 'see /api/v1 docs']",
+      )
+      append(join(src, 'kube/paths.ts'), "export const allowed = '/api/v1/secrets'")
+    })
+    const why = 'builds a REST path by hand: name a Resource (src/kube/resources.ts)'
+    assertFails(res, `src/access/whoami.ts:${first}: ${why}`, `src/access/whoami.ts:${first + 1}: ${why}`, `src/access/whoami.ts:${first + 2}: ${why}`, `src/access/whoami.ts:${first + 3}: ${why}`)
+    // p4 holds two; nothing else (the comment, /apiserver, a path inside a sentence, kube/) counts.
+    assert.equal(res.stderr.split('\n').filter((l) => l.includes(why)).length, 5, res.stderr)
+  })
+
   it('fails on readFile, yaml.load and JSON.parse of a file outside base/; a response body is fine', () => {
     let first = 0
     const res = checkCopy((src) => {

@@ -3,7 +3,8 @@ import type {ClusterApiProviderConfig} from '../../config/fleet-config.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {mapLimit} from '../../base/concurrency.js'
 import {makeRef} from '../ref.js'
-import {type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
+import {CAPI_CLUSTER, SECRET, atVersion} from '../../kube/resources.js'
+import {type ObjectMeta, type Secret, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef} from '../types.js'
 
@@ -11,7 +12,7 @@ import type {ClusterRef} from '../types.js'
  * multicluster-runtime's cluster-api provider: every Cluster API `Cluster` on the hub is a cluster named
  * `<namespace>/<name>`, reached with the kubeconfig in Secret `<name>-kubeconfig`, key `value`.
  */
-export const CAPI_GROUP = 'cluster.x-k8s.io'
+export const CAPI_GROUP = CAPI_CLUSTER.group
 export const CAPI_SECRET_TYPE = 'cluster.x-k8s.io/secret'
 export const CAPI_KUBECONFIG_KEY = 'value'
 const PREFERRED = ['v1beta2', 'v1beta1']
@@ -100,7 +101,7 @@ export class ClusterApiProvider extends HubProvider<ClusterApiProviderConfig> {
       throw new FleetError((error as FleetError).kind, `${this.describe()}: hub ${hubName}: ${(error as Error).message}`)
     }
     const ns = this.config.namespace
-    const clusters = await this.hub.list<CapiCluster>(collectionPath(`/apis/${CAPI_GROUP}/${version}`, 'clusters', ns), `list ${CAPI_GROUP}/${version} Clusters`)
+    const clusters = await this.hub.listObjects<CapiCluster>(atVersion(CAPI_CLUSTER, version), `list ${CAPI_GROUP}/${version} Clusters`, {namespace: ns})
     const secrets = await this.kubeconfigSecrets(clusters)
     return clusters
       .map((c) =>
@@ -122,7 +123,8 @@ export class ClusterApiProvider extends HubProvider<ClusterApiProviderConfig> {
     if (clusters.length === 0) return byKey
     const wanted = new Set(clusters.map((c) => `${c.metadata.namespace}/${kubeconfigSecretName(c.metadata.name)}`))
     try {
-      const listed = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', this.config.namespace), 'list Cluster API Secrets', {
+      const listed = await this.hub.listObjects<Secret>(SECRET, 'list Cluster API Secrets', {
+        namespace: this.config.namespace,
         fieldSelector: `type=${CAPI_SECRET_TYPE}`,
       })
       for (const s of listed) {
@@ -135,7 +137,7 @@ export class ClusterApiProvider extends HubProvider<ClusterApiProviderConfig> {
     const missing = [...wanted].filter((k) => !byKey.has(k))
     await mapLimit(missing, 8, async (key) => {
       const [namespace, name] = key.split('/')
-      const secret = await this.hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`, `get Secret ${key}`)
+      const secret = await this.hub.getObject<Secret>(SECRET, name, namespace, `get Secret ${key}`)
       if (secret) byKey.set(key, secret)
     })
     return byKey

@@ -2,7 +2,8 @@ import type {ClusterInventoryProviderConfig} from '../../config/fleet-config.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {type AccessConfig, type ProfileAccessProvider, chooseAccessProvider, execContext, loadAccessConfig} from './access-providers.js'
 import {makeRef} from '../ref.js'
-import {type ObjectMeta, type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
+import {CLUSTER_PROFILE, SECRET} from '../../kube/resources.js'
+import {type ObjectMeta, type Secret, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef, ClusterSource} from '../types.js'
 
@@ -11,7 +12,6 @@ import type {ClusterRef, ClusterSource} from '../types.js'
  * `<namespace>/<name>`, ready when its ControlPlaneHealthy condition is True. Credentials come from an exec plugin chosen
  * through the access-provider file, or (deprecated upstream, still deployed) from a labelled Secret.
  */
-export const PROFILE_API = '/apis/multicluster.x-k8s.io/v1alpha1'
 export const CONSUMER_LABEL = 'x-k8s.io/cluster-inventory-consumer'
 export const PROFILE_LABEL = 'x-k8s.io/cluster-profile'
 export const SECRET_STRATEGY_KEY = 'Config'
@@ -116,7 +116,7 @@ export class ClusterInventoryProvider extends HubProvider<ClusterInventoryProvid
     const hubName = await this.hub.name()
     // The local file is read first: a broken configuration is reported before the hub is contacted.
     const config = this.config.providerFile ? await loadAccessConfig(this.config.providerFile, this.options.env) : undefined
-    const profiles = await this.hub.list<ClusterProfile>(collectionPath(PROFILE_API, 'clusterprofiles', this.config.namespace), 'list ClusterProfiles')
+    const profiles = await this.hub.listObjects<ClusterProfile>(CLUSTER_PROFILE, 'list ClusterProfiles', {namespace: this.config.namespace})
     const strategy: Strategy = config ? {kind: 'access', config} : {kind: 'secret', consumer: this.config.consumer!, secrets: await this.consumerSecrets()}
     return profiles
       .map((p) => refFromProfile(p, strategy, {provider: this.name, hub: hubName}))
@@ -125,7 +125,8 @@ export class ClusterInventoryProvider extends HubProvider<ClusterInventoryProvid
 
   /** All of this consumer's Secrets in one request, grouped by `<namespace>/<profile>`. */
   private async consumerSecrets(): Promise<Map<string, Secret[]>> {
-    const secrets = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', this.config.namespace), 'list cluster-inventory Secrets', {
+    const secrets = await this.hub.listObjects<Secret>(SECRET, 'list cluster-inventory Secrets', {
+      namespace: this.config.namespace,
       labelSelector: `${CONSUMER_LABEL}=${this.config.consumer},${PROFILE_LABEL}`,
     })
     const byProfile = new Map<string, Secret[]>()

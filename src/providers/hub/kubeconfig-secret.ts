@@ -1,6 +1,7 @@
 import type {KubeconfigSecretProviderConfig} from '../../config/fleet-config.js'
 import {makeRef} from '../ref.js'
-import {type Secret, collectionPath, kubeconfigInSecret} from './objects.js'
+import {SECRET} from '../../kube/resources.js'
+import {type Secret, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef} from '../types.js'
 
@@ -43,7 +44,8 @@ export class KubeconfigSecretProvider extends HubProvider<KubeconfigSecretProvid
     const label = this.config.label ?? KUBECONFIG_SECRET_LABEL
     const key = this.config.key ?? KUBECONFIG_SECRET_KEY
     // The label must have the value "true" exactly, as upstream's predicate requires.
-    const secrets = await this.hub.list<Secret>(collectionPath('/api/v1', 'secrets', namespace), `list Secrets in ${namespace}`, {
+    const secrets = await this.hub.listObjects<Secret>(SECRET, `list Secrets in ${namespace}`, {
+      namespace,
       labelSelector: `${label}=true`,
     })
     return secrets

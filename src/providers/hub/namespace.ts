@@ -3,6 +3,7 @@ import type {NamespaceProviderConfig} from '../../config/fleet-config.js'
 import {makeRef} from '../ref.js'
 import type {ObjectMeta} from './objects.js'
 import type {Wire} from '../../kube/objects.js'
+import {NAMESPACE} from '../../kube/resources.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef} from '../types.js'
 
@@ -16,7 +17,7 @@ type Namespace = Wire<V1Namespace> & {metadata: ObjectMeta}
 export class NamespaceProvider extends HubProvider<NamespaceProviderConfig> {
   protected async build(): Promise<ClusterRef[]> {
     const base = await this.hub.context()
-    const namespaces = await this.hub.list<Namespace>('/api/v1/namespaces', 'list Namespaces', {labelSelector: this.config.selector})
+    const namespaces = await this.hub.listObjects<Namespace>(NAMESPACE, 'list Namespaces', {labelSelector: this.config.selector})
     return namespaces
       .map((ns) =>
         makeRef(

@@ -10,11 +10,6 @@ export type {ObjectMeta} from '../../kube/objects.js'
 
 export type Secret = Wire<V1Secret> & {metadata: ObjectMeta}
 
-/** `/api/v1/namespaces/{ns}/secrets` or `/api/v1/secrets` for every namespace. */
-export function collectionPath(prefix: string, resource: string, namespace?: string): string {
-  return namespace ? `${prefix}/namespaces/${encodeURIComponent(namespace)}/${resource}` : `${prefix}/${resource}`
-}
-
 /** The text of one data key of a Secret, or undefined when the key is absent or empty (as upstream treats both). */
 export function secretText(secret: Secret, key: string): string | undefined {
   const value = secret.data?.[key]
