@@ -66,8 +66,6 @@ const readAllowed = (rel, rule) => Boolean(READ_ALLOWED.get(rel)?.[rule])
 // Files (or folders, ending in /) outside kube/ that still write REST paths themselves, each with its reason.
 const PATHS_ALLOWED = new Map([
   // TODO(issue 32): remove both entries when h-codec's branch (consumer codecs) lands; it moves these to kube/typed.ts.
-  ['creds/', 'being converted to src/kube/typed.ts on the consumer-codec branch (issue 32)'],
-  ['workload-identity/consumers.ts', 'being converted to src/kube/typed.ts on the consumer-codec branch (issue 32)'],
 ])
 // A quote or backquote, then /api or /apis ending there or going on with / or ?; or a namespace spliced into a path.
 const REST_PATH = /['"`]\/apis?(?=[/?'"`])|\/namespaces\/\$\{/g

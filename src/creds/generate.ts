@@ -14,14 +14,16 @@ import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
-import type {Wire} from '../kube/objects.js'
+import {type AppliedObject, ApplyLog} from '../kube/apply-log.js'
+import type {KubeObject, Wire} from '../kube/objects.js'
+import {CERTIFICATE_SIGNING_REQUEST, CLUSTER_PROFILE, CLUSTER_ROLE, NAMESPACE, SECRET, SERVICE_ACCOUNT} from '../kube/resources.js'
+import {deleteObject, describeObject, getObject, updateObject} from '../kube/typed.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ClusterEntry} from '../kubeconfig/types.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type SecretDestination, type SecretFormat, checkDestination, destinationSecret, secretName} from './codecs/index.js'
 import {secretreaderAccessProvider} from './codecs/kubeconfig-secretreader.js'
-import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
 import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
 import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
@@ -40,7 +42,7 @@ import {
 import {findPreset} from './presets.js'
 import {type Access, type Identity, describeAccess, describeAnnotations, describeScope, fleetLabels, rbacObjects, safeName, username} from './rbac.js'
 import {assessGrant, refuseRisky} from './risk-gate.js'
-import {type PolicyRule, loadRulesFile} from './rules-file.js'
+import {loadRulesFile} from './rules-file.js'
 import {verifyCredential} from './verify.js'
 
 export type AccessRequest = {preset: string} | {rulesFile: string} | {clusterRole: string}
@@ -106,7 +108,7 @@ export interface GeneratedCredential {
   fingerprint?: string
   destination: {kind: 'file'; path: string} | {kind: 'stdout'} | {kind: 'secret'; hub: string; namespace: string; name: string; format: SecretFormat}
   anchor?: {namespace: string; name: string; uid?: string}
-  objects: AppliedObject[]
+  objects: Array<AppliedObject<'cluster' | 'hub'>>
   verification: Check[]
   /** Risky grants that were allowed (per-namespace Secrets, or anything with --allow-risky). */
   risks: RiskFinding[]
@@ -137,7 +139,7 @@ async function resolveAccess(req: AccessRequest, target: KubeClient | undefined)
     return {kind: 'preset', name: p.name, rules: p.rules}
   }
   if ('rulesFile' in req) return {kind: 'rules', file: req.rulesFile, rules: await loadRulesFile(req.rulesFile)}
-  const role = target ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', req.clusterRole) : undefined
+  const role = target ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, req.clusterRole) : undefined
   if (!role) throw new ConfigError(`--cluster-role: ClusterRole "${req.clusterRole}" not found on the cluster`)
   return {kind: 'cluster-role', name: req.clusterRole, rules: role.rules ?? []}
 }
@@ -311,11 +313,11 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   let hubNamespace: KubeObject | undefined
   if (r.destination.kind === 'secret') {
     hub = await env.connector.hub(r.hub, env.env)
-    const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
+    const existing = await getObject(hub, SECRET, secretName(r.destination), {namespace: r.destination.namespace})
     if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
       throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
     }
-    if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
+    if (!(await getObject(hub, NAMESPACE, r.destination.namespace))) {
       if (!r.createNamespace) throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist; pass --create-namespace to create it`)
       hubNamespace = {apiVersion: 'v1', kind: 'Namespace', metadata: {name: r.destination.namespace, labels: fleetLabels(r.identity)}} satisfies Wire<V1Namespace>
     }
@@ -334,7 +336,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   const missing: string[] = []
   for (const n of wantNamespaces) {
     // A credential that may create RBAC in a namespace but not read Namespaces is possible: then the apply itself tells.
-    const found = await getObject(target, 'Namespace', n).catch((error) => {
+    const found = await getObject(target, NAMESPACE, n).catch((error) => {
       if (error instanceof FleetError && error.kind === 'forbidden') return true
       throw error
     })
@@ -343,7 +345,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   if (missing.length > 0 && !r.createNamespace) {
     throw new ConfigError(`cluster "${cluster}": namespace${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist; pass --create-namespace to create ${missing.length > 1 ? 'them' : 'it'}`)
   }
-  const serviceAccountExists = id.kind === 'ServiceAccount' && Boolean(await getObject(target, 'ServiceAccount', id.name, id.namespace))
+  const serviceAccountExists = id.kind === 'ServiceAccount' && Boolean(await getObject(target, SERVICE_ACCOUNT, id.name, {namespace: id.namespace}))
   const clusterFacts = await identityFacts(ctx, target, r.ref)
   return {target, hub, access, missingNamespaces: missing, serviceAccountExists, cluster: await portableCluster(ctx), hubNamespace, clusterFacts}
 }
@@ -434,7 +436,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     await pauseAt(s, env.hooks, cancel?.signal)
     cancel?.check()
   }
-  const log = new ApplyLog()
+  const log = new ApplyLog<'cluster' | 'hub'>()
   try {
     await done('checked')
     let issued: Issued
@@ -516,7 +518,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       if (r.updateProfile) await updateProfile(hub!, r.updateProfile, result.accessProvider!)
     }
     // The CSR has served its purpose; the certificate carries everything (and a second run must not pile them up).
-    if (issued.csr) await deleteObject(target, 'CertificateSigningRequest', issued.csr).catch(() => undefined)
+    if (issued.csr) await deleteObject(target, CERTIFICATE_SIGNING_REQUEST, issued.csr).catch(() => undefined)
     result.objects = log.applied.filter((o) => o.kind !== 'CertificateSigningRequest')
     return outcome
   } catch (error) {
@@ -534,10 +536,9 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
 
 /** Puts the access-provider entry into a ClusterProfile's status (replacing one of the same name), with a resourceVersion precondition. */
 async function updateProfile(hub: KubeClient, p: {namespace: string; name: string}, entry: {name: string; cluster: Record<string, unknown>}): Promise<void> {
-  const profile = await getObject<KubeObject & {status?: {accessProviders?: Array<{name: string}>}}>(hub, 'ClusterProfile', p.name, p.namespace)
+  const profile = await getObject<KubeObject & {status?: {accessProviders?: Array<{name: string}>}}>(hub, CLUSTER_PROFILE, p.name, {namespace: p.namespace})
   if (!profile) throw new ConfigError(`--update-profile: ClusterProfile ${p.namespace}/${p.name} not found on hub ${hub.context.contextName}`)
   const list = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...list, entry]}
-  const path = `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}/status`
-  await hub.json('PUT', path, profile, `update ${describeObject(profile)} status`)
+  await updateObject(hub, profile, {subresource: 'status', what: `update ${describeObject(profile)} status`})
 }

@@ -5,6 +5,7 @@ import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {Connector} from '../kube/connector.js'
 import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../kube/exec-credential.js'
+import {CLUSTER_PROFILE, SECRET} from '../kube/resources.js'
 import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
@@ -224,7 +225,7 @@ export async function hubCredentials(spec: HubSpec, o: {connector: Connector; en
   const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`}]
   const found = new Map<string, Secret>()
   for (const q of queries) {
-    for (const s of await hub.list<Secret>('/api/v1/secrets', 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
+    for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
   }
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig (no format);
   // a Secret whose annotation names a format fleet does not know is listed, with that problem.
@@ -235,7 +236,7 @@ export async function hubCredentials(spec: HubSpec, o: {connector: Connector; en
   for (const ref of secretreaderRefs(profiles)) {
     const id = `${ref.namespace}/${ref.name}`
     if (found.has(id) && detectFormat(found.get(id)!) !== undefined) continue
-    const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
+    const secret = await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`)
     if (secret) items.push(await describeSecret(secret, name, o.connector.trust, {format: 'kubeconfig-secretreader', key: ref.key}))
   }
   // Flux Secrets carry no label either: the Kustomizations and HelmReleases that deploy with them name them.
@@ -246,7 +247,7 @@ export async function hubCredentials(spec: HubSpec, o: {connector: Connector; en
       known.referencedBy = [...(known.referencedBy ?? []), ...ref.referencedBy]
       continue
     }
-    const secret = found.get(id) ?? (await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`))
+    const secret = found.get(id) ?? (await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`))
     if (!secret) continue
     // The same object, not a copy: --live finds the credential's context by the item.
     const item = await describeSecret(secret, name, o.connector.trust, {format: 'flux', key: fluxKey(ref, secret)})
@@ -264,7 +265,7 @@ interface ProfileList {
 
 async function listProfiles(hub: Hub): Promise<ProfileList[]> {
   try {
-    return await hub.list<ProfileList>('/apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles', 'list ClusterProfiles')
+    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles')
   } catch (error) {
     // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
     if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) return []

@@ -1,8 +1,10 @@
 import {resolve} from 'node:path'
 
 import {mapLimit} from '../base/concurrency.js'
-import {FleetError, toErrorInfo} from '../base/errors.js'
+import {toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
+import {SECRET} from '../kube/resources.js'
+import {listObjects} from '../kube/typed.js'
 import {type Shard, inShard} from '../fleet/shard.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
@@ -62,7 +64,7 @@ export interface RotationReport {
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
-  const {items} = await hub.json<{items: Secret[]}>('GET', `/api/v1/secrets?labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`, undefined, 'list Secrets')
+  const items = await listObjects<Secret>(hub, SECRET, {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, what: 'list Secrets'})
   const a = (s: Secret) => (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
   return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method])
 }

@@ -7,6 +7,10 @@ import {namespacedName} from '../base/names.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
+import {ApplyLog} from '../kube/apply-log.js'
+import type {KubeObject} from '../kube/objects.js'
+import {CERTIFICATE_SIGNING_REQUEST, SECRET} from '../kube/resources.js'
+import {applyObject, deleteObject} from '../kube/typed.js'
 import type {Shard} from '../fleet/shard.js'
 import type {Progress} from '../fleet/runner.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
@@ -14,8 +18,7 @@ import type {ContextOrigin} from '../kubeconfig/trust.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type ClusterIdentityFacts, type RecordedCluster, type ResolvedTarget, resolveCredentialCluster} from './cluster-identity.js'
 import {certNotAfter} from './credential-record.js'
-import {ApplyLog, type KubeObject, applyObject, deleteObject} from './kube-objects.js'
-import {buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
+import {buildKubeconfig} from './kubeconfig-out.js'
 import {type Lifetime, lifetimeOf, lifetimeToAsk} from './lifetime.js'
 import {type Issued, type Method, anchorName, anchorObject, awaitLegacyToken, issueBoundToken, issueClientCert, legacySecretName, legacyTokenObject} from './methods.js'
 import type {Identity} from './rbac.js'
@@ -267,7 +270,7 @@ export async function mint(rot: Rotation, s: Stored, claimed: RotationState, tar
   if (id.kind === 'ServiceAccount') {
     const sa = id
     const obj = method === 'token' ? anchorObject(sa, claimed.newAnchor!.name, annotations) : legacyTokenObject(sa, claimed.newAnchor!.name, annotations)
-    const anchor = await step(rot, 'anchor', () => applyObject<KubeObject>(target, obj), (a) => `Secret ${a.metadata.namespace}/${a.metadata.name}`)
+    const anchor = await step(rot, 'anchor', () => applyObject<KubeObject>(target, obj, {force: true}), (a) => `Secret ${a.metadata.namespace}/${a.metadata.name}`)
     issued = await step(
       rot,
       'mint',
@@ -279,7 +282,7 @@ export async function mint(rot: Rotation, s: Stored, claimed: RotationState, tar
     const log = new ApplyLog()
     issued = await step(rot, 'mint', async () => {
       const i = await issueClientCert(target, user, seconds, log, annotations)
-      if (i.csr) await deleteObject(target, 'CertificateSigningRequest', i.csr).catch(() => undefined)
+      if (i.csr) await deleteObject(target, CERTIFICATE_SIGNING_REQUEST, i.csr).catch(() => undefined)
       return i
     }, (i) => `certificate valid until ${i.expires}`)
   }
@@ -298,7 +301,7 @@ export async function verify(rot: Rotation, s: Stored, minted: Minted, grant: {r
  * token bound to it) goes, and the claim is lifted. Throws what failed.
  */
 export async function abandon(rot: Rotation, claimed: RotationState, target: KubeClient, checks: Check[]): Promise<never> {
-  if (claimed.newAnchor) await deleteObject(target, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
+  if (claimed.newAnchor) await deleteObject(target, SECRET, claimed.newAnchor.name, {namespace: claimed.newAnchor.namespace})
   rot.at.phase = (await rot.store.release(claimed).then(() => true, () => false)) ? 'unchanged' : 'claimed'
   const failed = checks.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.message}`)
   throw new FleetError('server', `${rot.store.where}: the new credential failed verification (${failed.join('; ')}); the old one is unchanged and its anchor deleted`)
@@ -331,7 +334,7 @@ export async function replace(rot: Rotation, claimed: RotationState, minted: Min
     const now = await rot.store.current()
     const holds = now && newAnchor && now.anchor === newAnchor
     if (!holds && claimed.newAnchor) {
-      await deleteObject(target, 'Secret', claimed.newAnchor.name, claimed.newAnchor.namespace)
+      await deleteObject(target, SECRET, claimed.newAnchor.name, {namespace: claimed.newAnchor.namespace})
       throw new ReplaceConflict(rot.store.where, {done: true, reason: `this run's new credential (anchor ${newAnchor}) was revoked: ${rot.store.where} was changed by another writer first`})
     }
     throw new ReplaceConflict(rot.store.where)
@@ -356,7 +359,7 @@ export async function revokeOld(
   }
   if (!old || !o.target) return {done: false, reason: 'the old credential named no anchor: nothing to delete (it stays valid until it expires)'}
   const target = o.target
-  await step(rot, 'revoke', () => deleteObject(target, 'Secret', old.name, old.namespace), () => `deleted anchor Secret ${old.namespace}/${old.name}`)
+  await step(rot, 'revoke', () => deleteObject(target, SECRET, old.name, {namespace: old.namespace}), () => `deleted anchor Secret ${old.namespace}/${old.name}`)
   if (!o.oldClient) return {done: true, reason: `anchor ${refText(old)} deleted (the old token was replaced by an earlier, interrupted run, so it could not be probed here)`}
   const oldClient = o.oldClient
   const dead = await step(rot, 'confirm-revoked', () => confirmDead(oldClient, 30_000), (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'))
@@ -437,7 +440,7 @@ export async function afterInterrupt(rot: Rotation): Promise<string> {
   if (st.newAnchor) {
     // This run claimed only after it had reached the target, so the target is known here.
     if (!rot.at.target) throw new FleetError('internal', 'the target cluster of this claim was never reached')
-    await deleteObject(rot.at.target, 'Secret', st.newAnchor.name, st.newAnchor.namespace)
+    await deleteObject(rot.at.target, SECRET, st.newAnchor.name, {namespace: st.newAnchor.namespace})
   }
   await store.release(st)
   rot.at.phase = 'unchanged'

@@ -5,17 +5,18 @@ import yaml from 'js-yaml'
 
 import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
+import {statusOf} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
+import {CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, SECRET} from '../kube/resources.js'
+import {getObject, listObjects, updateObject} from '../kube/typed.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {registerSecret} from '../kubeconfig/redact.js'
-import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
+import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import {type ClusterIdentityFacts, type RecordedCluster, identityRecord, recordedCluster} from './cluster-identity.js'
 import {type Held, type SecretFormat, codecOf, destinationSecret} from './codecs/index.js'
 import {identityOf} from './credential-record.js'
-import {getObject, objectPath} from './kube-objects.js'
-import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
+import {KUBECONFIG_EXTENSION, kubeconfigSha256} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged} from './labels.js'
 import {acquireLease, leaseName} from './lease.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
@@ -125,8 +126,8 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
   if (a.startsWith('preset ')) return findPreset(a.slice('preset '.length)).rules
   const roleName = a.startsWith('ClusterRole ') ? a.slice('ClusterRole '.length) : roleBaseName(id)
   const role = a.startsWith('ClusterRole ') || namespaces.length === 0
-    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', roleName)
-    : await getObject<Wire<V1Role>>(target, 'Role', roleName, namespaces[0])
+    ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, roleName)
+    : await getObject<Wire<V1Role>>(target, ROLE, roleName, {namespace: namespaces[0]})
   if (!role) throw new FleetError('config', `the grant (${a || 'unknown access'}) is not on the cluster any more: nothing to verify a new credential against`)
   return role.rules ?? []
 }
@@ -164,7 +165,7 @@ export class SecretStore implements RotationStore {
   }
 
   private async get(): Promise<Secret | undefined> {
-    return getObject<Secret>(this.hub, 'Secret', this.self.name, this.self.namespace)
+    return getObject<Secret>(this.hub, SECRET, this.self.name, {namespace: this.self.namespace})
   }
 
   async read(): Promise<Stored> {
@@ -196,10 +197,12 @@ export class SecretStore implements RotationStore {
 
   /** PUT with the resourceVersion the object was read at: 409 means someone else wrote it since. */
   private async put(s: Secret): Promise<void> {
-    const res = await this.hub.request('PUT', objectPath('Secret', s.metadata.name, s.metadata.namespace), s)
-    if (res.status === CONFLICT) throw new Conflict(`${this.where} changed since it was read`)
-    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `replace ${this.where}`)
-    this.secret = JSON.parse(res.body) as Secret
+    try {
+      this.secret = await updateObject<Secret>(this.hub, {...s, apiVersion: 'v1', kind: 'Secret'}, {what: `replace ${this.where}`})
+    } catch (error) {
+      if (statusOf(error) === CONFLICT) throw new Conflict(`${this.where} changed since it was read`)
+      throw error
+    }
   }
 
   async claim(state: RotationState): Promise<void> {
@@ -306,16 +309,15 @@ function currentOf(doc: KubeconfigDoc) {
 
 /** The grant fleet applied for this identity, found by its label: rules, and namespaces (empty: cluster-wide). */
 async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules: PolicyRule[]; namespaces: string[]}> {
-  const sel = `labelSelector=${encodeURIComponent(`${CREDENTIAL_LABEL}=${credentialId(id)}`)}`
-  const list = async (path: string) =>
-    (await target.json<{items: Array<Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}>}>('GET', `${path}?${sel}`, undefined, `list ${path}`)).items
-  const crbs = await list('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')
-  const rbs = await list('/apis/rbac.authorization.k8s.io/v1/rolebindings')
+  const labelSelector = `${CREDENTIAL_LABEL}=${credentialId(id)}`
+  type Binding = Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}
+  const crbs = await listObjects<Binding>(target, CLUSTER_ROLE_BINDING, {labelSelector})
+  const rbs = await listObjects<Binding>(target, ROLE_BINDING, {labelSelector})
   const b = crbs[0] ?? rbs[0]
   if (!b) throw new FleetError('config', `no RBAC binding labelled for ${credentialId(id)} on the cluster: nothing to verify a new credential against`)
   const role = b.roleRef.kind === 'ClusterRole'
-    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', b.roleRef.name)
-    : await getObject<Wire<V1Role>>(target, 'Role', b.roleRef.name, b.metadata.namespace)
+    ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, b.roleRef.name)
+    : await getObject<Wire<V1Role>>(target, ROLE, b.roleRef.name, {namespace: b.metadata.namespace})
   return {rules: role?.rules ?? [], namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))]}
 }
 

@@ -8,6 +8,9 @@ import {ARGOCD_CLUSTER_LABELS, argocdData, tlsClientConfig} from '../creds/codec
 import {MANAGED_BY, MANAGED_BY_LABEL} from '../creds/labels.js'
 import type {KubeClient} from '../kube/client.js'
 import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../kube/exec-credential.js'
+import {CLUSTER_PROFILE} from '../kube/resources.js'
+import {httpError} from '../kube/errors.js'
+import {getObject, sendObject} from '../kube/typed.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
 import type {ClusterEntry, ExecConfig, KubeconfigDoc} from '../kubeconfig/types.js'
 import {type Cluster, caPemOf} from './connect.js'
@@ -86,16 +89,10 @@ export function providerFileFor(p: PluginInvocation): ProviderFile {
   return {providers: [{name: ACCESS_PROVIDER_NAME, execConfig: pluginExec(p)}]}
 }
 
-const profilePath = (p: {namespace: string; name: string}) =>
-  `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}`
-
-interface Profile {
-  metadata: {resourceVersion?: string}
-  status?: {accessProviders?: AccessProvider[]}
-}
+type Profile = KubeObject & {status?: {accessProviders?: AccessProvider[]}}
 
 async function readProfile(hub: KubeClient, p: {namespace: string; name: string}): Promise<Profile> {
-  const profile = await hub.json<Profile>('GET', profilePath(p), undefined, `read ClusterProfile ${p.namespace}/${p.name}`, {ok: [200], absent: true})
+  const profile = await getObject<Profile>(hub, CLUSTER_PROFILE, p.name, {namespace: p.namespace, what: `read ClusterProfile ${p.namespace}/${p.name}`, ok: [200]})
   if (!profile) throw new ConfigError(`--profile ${p.namespace}/${p.name}: no such ClusterProfile on hub ${hub.context.contextName}`)
   return profile
 }
@@ -123,7 +120,9 @@ export async function writeProfile(hub: KubeClient, p: {namespace: string; name:
   const profile = await readProfile(hub, p)
   const others = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...others, entry]}
-  await hub.json('PUT', `${profilePath(p)}/status${dryRun ? '?dryRun=All' : ''}`, profile, `update ClusterProfile ${p.namespace}/${p.name} status`)
+  // The server's dry run (validated, not saved) is a query parameter of the update itself.
+  const res = await sendObject(hub, 'PUT', CLUSTER_PROFILE, {namespace: p.namespace, name: p.name, subresource: 'status'}, {body: profile, query: {dryRun: dryRun ? 'All' : undefined}})
+  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `update ClusterProfile ${p.namespace}/${p.name} status`)
   if (dryRun) return
   const back = (await readProfile(hub, p)).status?.accessProviders?.find((a) => a.name === entry.name)
   if (!back || canonical(back) !== canonical(entry)) throw new FleetError('server', `ClusterProfile ${p.namespace}/${p.name}: status.accessProviders does not read back as written`)
