@@ -20,11 +20,11 @@ import {CERTIFICATE_SIGNING_REQUEST, CLUSTER_PROFILE, CLUSTER_ROLE, NAMESPACE, S
 import {deleteObject, describeObject, getObject, updateObject} from '../kube/typed.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
-import type {ClusterEntry} from '../kubeconfig/types.js'
+import type {ClusterEntry, KubeconfigDoc} from '../kubeconfig/types.js'
 import type {ClusterRef} from '../providers/types.js'
 import {type SecretDestination, type SecretFormat, checkDestination, destinationSecret, secretName} from './codecs/index.js'
 import {secretreaderAccessProvider} from './codecs/kubeconfig-secretreader.js'
-import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
+import {buildKubeconfig, fileFacts, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
 import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
 import {type Lifetime, lifetimeOf, shortenedWarning} from './lifetime.js'
@@ -182,8 +182,7 @@ async function checkOutDir(path: string): Promise<void> {
 async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
   const text = await readOptional(path, 'a kubeconfig file', `--out ${path}`)
   if (text === undefined || force) return
-  const doc = loadYamlIfValid(text) as {extensions?: Array<{name?: string}>} | undefined
-  const ours = Boolean(doc?.extensions?.some((e) => e?.name === KUBECONFIG_EXTENSION))
+  const ours = fileFacts(loadYamlIfValid(text) as KubeconfigDoc | undefined) !== undefined
   if (!ours) throw new ConfigError(`--out ${path}: the file exists and was not written by fleet; pass --force to replace it`)
 }
 

@@ -18,7 +18,7 @@ import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {codecOf} from './codecs/index.js'
-import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
+import {KUBECONFIG_EXTENSION, fileFacts} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
 import {type Access, type Identity, credentialId, rbacObjects} from './rbac.js'
@@ -248,7 +248,7 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     throw new ConfigError(`--file ${abs}: ${(error as Error).message}`)
   }
   const doc = loadYamlIfValid(text) as KubeconfigDoc | undefined
-  const facts = doc?.extensions?.find((x) => x?.name === KUBECONFIG_EXTENSION)?.extension as Record<string, string> | undefined
+  const facts = fileFacts(doc)
   if (!doc || !facts || !facts.method || !facts.cluster) throw notFleets(`--file ${abs}`, `was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`)
   const method = facts.method as Method
   if (!METHODS.includes(method)) throw notFleets(`--file ${abs}`, `names an unknown credential method "${method}"`)

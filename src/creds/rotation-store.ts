@@ -16,7 +16,7 @@ import {type Secret, secretText} from '../providers/hub/objects.js'
 import {type ClusterIdentityFacts, type RecordedCluster, identityRecord, recordedCluster} from './cluster-identity.js'
 import {type Held, type SecretFormat, codecOf, destinationSecret} from './codecs/index.js'
 import {identityOf} from './credential-record.js'
-import {KUBECONFIG_EXTENSION, kubeconfigSha256} from './kubeconfig-out.js'
+import {KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged} from './labels.js'
 import {acquireLease, leaseName} from './lease.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
@@ -280,16 +280,6 @@ const ref = (r: {namespace: string; name: string} | undefined) => (r ? `${r.name
 
 type Facts = Record<string, string>
 
-function factsOf(doc: KubeconfigDoc): Facts | undefined {
-  const e = doc.extensions?.find((x) => x.name === KUBECONFIG_EXTENSION)
-  return e?.extension as Facts | undefined
-}
-
-function withFacts(doc: KubeconfigDoc, f: Facts): string {
-  const extensions = [...(doc.extensions ?? []).filter((x) => x.name !== KUBECONFIG_EXTENSION), {name: KUBECONFIG_EXTENSION, extension: f}]
-  return yaml.dump({...doc, extensions}, {noRefs: true, lineWidth: -1})
-}
-
 /** A file keeps the rotation state under the annotation names without their prefix (`rotation-phase`, ...). */
 const fileState = (f: Facts) => readState(Object.fromEntries(Object.values(ROTATION).map((k) => [k, f[factKey(k)]]).filter(([, v]) => v !== undefined)))
 const stateFacts = (s: RotationState): Facts => Object.fromEntries(Object.entries(stateAnnotations(s)).map(([k, v]) => [factKey(k), v]))
@@ -370,7 +360,7 @@ export class FileStore implements RotationStore {
       throw new FleetError('config', `${this.where}: ${(error as Error).message}`)
     }
     const doc = yaml.load(text) as KubeconfigDoc
-    return {text, doc, facts: factsOf(doc)}
+    return {text, doc, facts: fileFacts(doc)}
   }
 
   async read(): Promise<Stored> {
@@ -396,7 +386,7 @@ export class FileStore implements RotationStore {
   }
 
   private async write(doc: KubeconfigDoc, facts: Facts): Promise<void> {
-    await writeFileAtomic(this.where, withFacts(doc, facts), {mode: 0o600})
+    await writeFileAtomic(this.where, withFileFacts(doc, facts), {mode: 0o600})
     this.doc = doc
     this.facts = facts
   }
