@@ -2,7 +2,7 @@ import {FleetError} from '../base/errors.js'
 import {mapLimit} from '../base/concurrency.js'
 import {warnOnce} from '../base/warnings.js'
 import type {KcpProviderConfig} from '../config/fleet-config.js'
-import {resourcePath} from '../kube/paths.js'
+import {resourcePath, workspacePath} from '../kube/paths.js'
 import {KCP_SHARD, KCP_WORKSPACE} from '../kube/resources.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import {CachedProvider} from './cached-provider.js'
@@ -162,7 +162,7 @@ export class KcpProvider extends CachedProvider {
       if (isRoot && error instanceof FleetError && error.kind === 'api-missing') {
         // A plain Kubernetes API server answers 404 under /clusters/: say what that most likely means.
         const ctx = await this.hub.context()
-        throw new FleetError('api-missing', `${this.describe()}: ${splitWorkspaceServer(ctx.cluster.server ?? '').base} serves no workspace "${path}" (${resourcePath(KCP_WORKSPACE)} under /clusters/${path} is not found): is it a kcp server, and is the root path right?`)
+        throw new FleetError('api-missing', `${this.describe()}: ${splitWorkspaceServer(ctx.cluster.server ?? '').base} serves no workspace "${path}" (${resourcePath(KCP_WORKSPACE)} under ${workspacePath(path)} is not found): is it a kcp server, and is the root path right?`)
       }
       throw error
     }
@@ -175,7 +175,7 @@ export class KcpProvider extends CachedProvider {
 
   private ref(ctx: ResolvedContext, base: string, f: Found, shards: Shard[] | undefined): ClusterRef {
     const spec = f.workspace?.spec
-    const url = this.config.server !== 'context' && spec?.URL ? spec.URL : `${base}/clusters/${f.path}`
+    const url = this.config.server !== 'context' && spec?.URL ? spec.URL : `${base}${workspacePath(f.path)}`
     const frontProxy = this.config.frontProxy ?? viaFrontProxy(url, shards)
     const elsewhere = underUrl(url, base) || shards?.some((s) => underUrl(url, s.spec?.baseURL) || underUrl(url, s.spec?.externalURL))
       ? undefined

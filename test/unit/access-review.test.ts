@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict'
-import {mkdtemp, readFile} from 'node:fs/promises'
-import {createServer, type Server} from 'node:https'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 
 import {whoami} from '../../src/access/whoami.js'
 import {FleetError} from '../../src/base/errors.js'
-import {KubeClient} from '../../src/kube/client.js'
-import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
-import {makeCa, makeLeaf} from '../support/pki.js'
+import type {KubeClient} from '../../src/kube/client.js'
+import {type ApiDouble, startApiDouble} from '../support/api-double.js'
 
 // An API server double for what the real one cannot be made to do on demand: be an old release that serves
 // SelfSubjectReview only as v1alpha1, or none at all.
@@ -17,42 +12,22 @@ import {makeCa, makeLeaf} from '../support/pki.js'
 type SentObject = {apiVersion?: string; kind?: string; [field: string]: unknown}
 type Handler = (method: string, path: string, body: SentObject) => {status: number; body: unknown}
 let handler: Handler
-const seen: string[] = []
-let server: Server
+let api: ApiDouble
 let client: KubeClient
+const seen = () => api.seen.map((r) => `${r.method} ${r.url}`)
 
 before(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'fleet-review-test-'))
-  const ca = await makeCa(dir, 'ca', 'review-test-ca')
-  const leaf = await makeLeaf({ca, dir, base: 'server', cn: 'localhost', usage: 'server', ips: ['127.0.0.1']})
-  server = createServer({cert: await readFile(leaf.certFile), key: await readFile(leaf.keyFile)}, (req, res) => {
-    let text = ''
-    req.on('data', (d) => (text += d))
-    req.on('end', () => {
-      seen.push(`${req.method} ${req.url}`)
-      const answer = handler(req.method!, req.url!, text ? JSON.parse(text) : undefined)
-      res.writeHead(answer.status, {'content-type': 'application/json'})
-      res.end(JSON.stringify(answer.body))
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const url = `https://127.0.0.1:${(server.address() as {port: number}).port}`
-  client = await KubeClient.connect(
-    {
-      contextName: 'double', clusterName: 'double', contextFile: '', clusterFile: '',
-      cluster: {server: url, 'certificate-authority-data': (await readFile(ca.certFile)).toString('base64')},
-      user: {token: 'double-token-123456'},
-    },
-    {timeoutMs: 5000, clusterName: 'double', exec: new ExecCredentialRunner()},
-  )
+  api = await startApiDouble('review-test')
+  api.handler = (r) => handler(r.method, r.url, r.body)
+  client = api.client
 })
-after(() => server.close())
+after(() => api.close())
 
 const notFound = {status: 404, body: {kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404}}
 
 describe('review API versions', () => {
   it('falls back from v1 to v1beta1 to v1alpha1 for SelfSubjectReview, as kubectl does', async () => {
-    seen.length = 0
+    api.seen.length = 0
     let sentKind = ''
     handler = (method, path, body) => {
       if (path === '/apis/authentication.k8s.io/v1alpha1/selfsubjectreviews') {
@@ -65,7 +40,7 @@ describe('review API versions', () => {
     const me = await whoami(client)
     assert.deepEqual(me, {user: {username: 'old-timer', uid: '', groups: ['system:authenticated'], extra: {}}, warnings: [], notes: []})
     assert.equal(sentKind, 'authentication.k8s.io/v1alpha1 SelfSubjectReview')
-    assert.deepEqual(seen.slice(0, 3), [
+    assert.deepEqual(seen().slice(0, 3), [
       'POST /apis/authentication.k8s.io/v1/selfsubjectreviews',
       'POST /apis/authentication.k8s.io/v1beta1/selfsubjectreviews',
       'POST /apis/authentication.k8s.io/v1alpha1/selfsubjectreviews',

@@ -2,70 +2,34 @@
 // the exact request line each call sends (method, path, query, encoding), its body and content type, and how each
 // answer (200, 201, 404, 409, 403) comes back.
 import assert from 'node:assert/strict'
-import {mkdtemp, readFile} from 'node:fs/promises'
-import {createServer, type Server} from 'node:https'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {after, before, beforeEach, describe, it} from 'node:test'
 
 import {ConfigError, FleetError} from '../../src/base/errors.js'
 import {ApplyLog} from '../../src/kube/apply-log.js'
-import {KubeClient} from '../../src/kube/client.js'
+import type {KubeClient} from '../../src/kube/client.js'
 import {statusOf} from '../../src/kube/errors.js'
-import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {groupPath, groupVersionPath, resourcePath, workspacePath} from '../../src/kube/paths.js'
 import {
   CAPI_CLUSTER, CLUSTER_PROFILE, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, KCP_SHARD, KCP_WORKSPACE, LEASE, NAMESPACE, ROLE, SECRET, SELF_SUBJECT_REVIEW,
   SERVICE_ACCOUNT, TOKEN_REQUEST, CERTIFICATE_SIGNING_REQUEST, atVersion, resourceOf,
 } from '../../src/kube/resources.js'
 import {applyObject, createObject, deleteObject, getObject, listObjects, listPage, updateObject} from '../../src/kube/typed.js'
-import {makeCa, makeLeaf} from '../support/pki.js'
+import {type ApiDouble, type DoubleAnswer as Answer, type SeenRequest as Seen, startApiDouble} from '../support/api-double.js'
 
-interface Seen {
-  method: string
-  url: string
-  contentType?: string
-  body?: any
-}
-type Answer = {status: number; body?: unknown}
-let handler: (s: Seen) => Answer
-const seen: Seen[] = []
-let server: Server
+let api: ApiDouble
 let client: KubeClient
 
 before(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'fleet-typed-test-'))
-  const ca = await makeCa(dir, 'ca', 'typed-test-ca')
-  const leaf = await makeLeaf({ca, dir, base: 'server', cn: 'localhost', usage: 'server', ips: ['127.0.0.1']})
-  server = createServer({cert: await readFile(leaf.certFile), key: await readFile(leaf.keyFile)}, (req, res) => {
-    let text = ''
-    req.on('data', (d) => (text += d))
-    req.on('end', () => {
-      const s: Seen = {method: req.method!, url: req.url!, contentType: req.headers['content-type'], body: text ? JSON.parse(text) : undefined}
-      seen.push(s)
-      const answer = handler(s)
-      res.writeHead(answer.status, {'content-type': 'application/json'})
-      res.end(JSON.stringify(answer.body ?? {}))
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const url = `https://127.0.0.1:${(server.address() as {port: number}).port}`
-  client = await KubeClient.connect(
-    {
-      contextName: 'double', clusterName: 'double', contextFile: '', clusterFile: '',
-      cluster: {server: url, 'certificate-authority-data': (await readFile(ca.certFile)).toString('base64')},
-      user: {token: 'double-token-typed-123456'},
-    },
-    {timeoutMs: 5000, clusterName: 'double', exec: new ExecCredentialRunner()},
-  )
+  api = await startApiDouble('typed-test')
+  client = api.client
 })
-after(() => server.close())
+after(() => api.close())
 beforeEach(() => {
-  seen.length = 0
+  api.seen.length = 0
 })
 
 const status = (code: number, message: string): Answer => ({status: code, body: {kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code}})
-const lines = () => seen.map((s) => `${s.method} ${s.url}`)
+const lines = () => api.seen.map((s) => `${s.method} ${s.url}`)
 
 describe('resourcePath', () => {
   it('core and group resources, namespaced and cluster-scoped, collections and objects', () => {
@@ -131,7 +95,7 @@ describe('resourcePath', () => {
 
 describe('typed requests', () => {
   it('get: the object; undefined on 404; a 403 names the object and the context', async () => {
-    handler = (s) => (s.url.endsWith('/there') ? {status: 200, body: {kind: 'Secret', metadata: {name: 'there'}}} : s.url.endsWith('/gone') ? status(404, 'not found') : status(403, 'secrets "no" is forbidden'))
+    api.handler = (s) => (s.url.endsWith('/there') ? {status: 200, body: {kind: 'Secret', metadata: {name: 'there'}}} : s.url.endsWith('/gone') ? status(404, 'not found') : status(403, 'secrets "no" is forbidden'))
     assert.deepEqual(await getObject(client, SECRET, 'there', {namespace: 'a b'}), {kind: 'Secret', metadata: {name: 'there'}})
     assert.equal(await getObject(client, SECRET, 'gone', {namespace: 'ns'}), undefined)
     await assert.rejects(getObject(client, SECRET, 'no', {namespace: 'ns'}), (e: unknown) => e instanceof FleetError && e.kind === 'forbidden' && e.message === 'get Secret ns/no on double: secrets "no" is forbidden')
@@ -140,12 +104,12 @@ describe('typed requests', () => {
   })
 
   it('get with ok: another 2xx than those listed is no answer', async () => {
-    handler = () => ({status: 203, body: {}})
+    api.handler = () => ({status: 203, body: {}})
     await assert.rejects(getObject(client, NAMESPACE, 'x', {ok: [200]}), (e: unknown) => statusOf(e) === 203)
   })
 
   it('list: follows continue tokens page by page with the selectors on every page', async () => {
-    handler = (s) => {
+    api.handler = (s) => {
       const cont = new URL(s.url, 'https://x').searchParams.get('continue')
       return cont === null ? {status: 200, body: {items: [{n: 1}, {n: 2}], metadata: {continue: 'tok/1+'}}} : {status: 200, body: {items: [{n: 3}], metadata: {}}}
     }
@@ -158,14 +122,14 @@ describe('typed requests', () => {
   })
 
   it('list without a limit is one request; a list with no items field is empty', async () => {
-    handler = () => ({status: 200, body: {metadata: {continue: 'ignored'}}})
+    api.handler = () => ({status: 200, body: {metadata: {continue: 'ignored'}}})
     assert.deepEqual(await listObjects(client, CLUSTER_ROLE_BINDING), [])
     assert.deepEqual(await listPage(client, KCP_WORKSPACE, {workspace: 'root:team'}), {items: [], metadata: {continue: 'ignored'}})
     assert.deepEqual(lines(), ['GET /apis/rbac.authorization.k8s.io/v1/clusterrolebindings', 'GET /clusters/root:team/apis/tenancy.kcp.io/v1alpha1/workspaces'])
   })
 
   it('apply: PATCH as apply-patch+yaml, field manager fleet, force and dry run when asked', async () => {
-    handler = (s) => ({status: 200, body: s.body})
+    api.handler = (s) => ({status: 200, body: s.body})
     const obj = {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'c', namespace: 'n'}, data: {a: 'b'}}
     assert.deepEqual(await applyObject(client, obj, {force: true}), obj)
     await applyObject(client, obj, {dryRun: true})
@@ -175,12 +139,12 @@ describe('typed requests', () => {
       'PATCH /api/v1/namespaces/n/configmaps/c?fieldManager=fleet&dryRun=All',
       'PATCH /apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b?fieldManager=other',
     ])
-    assert.equal(seen[0].contentType, 'application/apply-patch+yaml')
-    assert.deepEqual(seen[0].body, obj)
+    assert.equal(api.seen[0].contentType, 'application/apply-patch+yaml')
+    assert.deepEqual(api.seen[0].body, obj)
   })
 
   it('apply: a conflict is the server\'s 409, named by the object', async () => {
-    handler = () => status(409, 'Apply failed with 1 conflict')
+    api.handler = () => status(409, 'Apply failed with 1 conflict')
     await assert.rejects(
       applyObject(client, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 's', namespace: 'n'}}),
       (e: unknown) => statusOf(e) === 409 && (e as Error).message === 'apply Secret n/s: Apply failed with 1 conflict',
@@ -188,7 +152,7 @@ describe('typed requests', () => {
   })
 
   it('create: POST to the collection, or to a subresource (TokenRequest), and reviews', async () => {
-    handler = (s) => ({status: 201, body: {...s.body, status: {token: 'minted-token-abcdef'}}})
+    api.handler = (s) => ({status: 201, body: {...s.body, status: {token: 'minted-token-abcdef'}}})
     await createObject(client, LEASE, {metadata: {name: 'l', namespace: 'fleet'}}, {fieldManager: 'fleet'})
     const tr = await createObject<{status: {token: string}}>(client, TOKEN_REQUEST.resource, {apiVersion: TOKEN_REQUEST.apiVersion, kind: TOKEN_REQUEST.kind}, {namespace: 'ns', name: 'sa', subresource: TOKEN_REQUEST.subresource})
     assert.equal(tr.status.token, 'minted-token-abcdef')
@@ -200,16 +164,16 @@ describe('typed requests', () => {
       'POST /apis/authentication.k8s.io/v1beta1/selfsubjectreviews',
       'POST /api/v1/namespaces/other/secrets?dryRun=All',
     ])
-    assert.equal(seen[1].contentType, 'application/json')
+    assert.equal(api.seen[1].contentType, 'application/json')
   })
 
   it('create: an existing object is a 409 the caller can tell apart', async () => {
-    handler = () => status(409, 'leases.coordination.k8s.io "l" already exists')
+    api.handler = () => status(409, 'leases.coordination.k8s.io "l" already exists')
     await assert.rejects(createObject(client, LEASE, {metadata: {name: 'l', namespace: 'fleet'}}), (e: unknown) => statusOf(e) === 409 && (e as Error).message === 'create Lease fleet/l: leases.coordination.k8s.io "l" already exists')
   })
 
   it('update: PUT with the resourceVersion precondition in the body; a subresource; a stale version is a 409', async () => {
-    handler = (s) => (s.body.metadata.resourceVersion === 'stale' ? status(409, 'the object has been modified') : {status: 200, body: s.body})
+    api.handler = (s) => (s.body.metadata.resourceVersion === 'stale' ? status(409, 'the object has been modified') : {status: 200, body: s.body})
     const obj = {apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: {name: 'p', namespace: 'fleet', resourceVersion: '7'}}
     await updateObject(client, obj)
     await updateObject(client, obj, {resourceVersion: '9', subresource: 'status'})
@@ -219,19 +183,19 @@ describe('typed requests', () => {
       'PUT /apis/multicluster.x-k8s.io/v1alpha1/namespaces/fleet/clusterprofiles/p/status',
       'PUT /apis/multicluster.x-k8s.io/v1alpha1/namespaces/fleet/clusterprofiles/p',
     ])
-    assert.deepEqual(seen.map((s) => s.body.metadata.resourceVersion), ['7', '9', 'stale'])
+    assert.deepEqual(api.seen.map((s) => s.body.metadata.resourceVersion), ['7', '9', 'stale'])
   })
 
   it('delete: no body unless preconditions or propagation; 404 is absent; a 409 throws', async () => {
-    handler = (s) => (s.url.includes('/gone') ? status(404, 'not found') : s.url.includes('/moved') ? status(409, 'Precondition failed: UID in precondition: u1') : {status: 200, body: {}})
+    api.handler = (s) => (s.url.includes('/gone') ? status(404, 'not found') : s.url.includes('/moved') ? status(409, 'Precondition failed: UID in precondition: u1') : {status: 200, body: {}})
     assert.equal(await deleteObject(client, SECRET, 's', {namespace: 'n'}), 'deleted')
     assert.equal(await deleteObject(client, SECRET, 'gone', {namespace: 'n'}), 'absent')
     assert.equal(await deleteObject(client, NAMESPACE, 'x', {propagationPolicy: 'Foreground', dryRun: true}), 'deleted')
     await assert.rejects(deleteObject(client, SECRET, 'moved', {namespace: 'n', preconditions: {uid: 'u1', resourceVersion: '5'}}), (e: unknown) => statusOf(e) === 409 && (e as Error).message === 'delete Secret n/moved: Precondition failed: UID in precondition: u1')
     assert.deepEqual(lines(), ['DELETE /api/v1/namespaces/n/secrets/s', 'DELETE /api/v1/namespaces/n/secrets/gone', 'DELETE /api/v1/namespaces/x?dryRun=All', 'DELETE /api/v1/namespaces/n/secrets/moved'])
-    assert.equal(seen[0].body, undefined)
-    assert.deepEqual(seen[2].body, {apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Foreground'})
-    assert.deepEqual(seen[3].body, {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {uid: 'u1', resourceVersion: '5'}})
+    assert.equal(api.seen[0].body, undefined)
+    assert.deepEqual(api.seen[2].body, {apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Foreground'})
+    assert.deepEqual(api.seen[3].body, {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {uid: 'u1', resourceVersion: '5'}})
   })
 })
 
@@ -251,14 +215,14 @@ describe('ApplyLog', () => {
   }
 
   it('rolls back: deletes what it created, puts back what it changed (twice, for the managed fields), newest first', async () => {
-    handler = storeHandler
+    api.handler = storeHandler
     store.set('/api/v1/namespaces/n/configmaps/old', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'old', namespace: 'n', resourceVersion: '0'}, data: {v: 'before'}})
     const log = new ApplyLog<'hub' | 'cluster'>()
     await log.apply(client, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'new', namespace: 'n'}, data: {v: '1'}}, 'hub')
     await log.apply(client, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'old', namespace: 'n'}, data: {v: 'after'}}, 'cluster')
     assert.deepEqual(log.applied.map((a) => `${a.on} ${a.kind} ${a.namespace}/${a.name} ${a.action}`), ['hub ConfigMap n/new created', 'cluster ConfigMap n/old configured'])
     assert.deepEqual(log.pending(), ['ConfigMap n/old on double (changed, not put back)', 'ConfigMap n/new on double'])
-    seen.length = 0
+    api.seen.length = 0
     assert.deepEqual(await log.rollback(), [])
     assert.deepEqual(lines(), ['PUT /api/v1/namespaces/n/configmaps/old', 'PUT /api/v1/namespaces/n/configmaps/old', 'DELETE /api/v1/namespaces/n/configmaps/new'])
     assert.equal(store.get('/api/v1/namespaces/n/configmaps/old').data.v, 'before')
@@ -267,7 +231,7 @@ describe('ApplyLog', () => {
   })
 
   it('does not overwrite a change someone else made since: reported, not thrown', async () => {
-    handler = storeHandler
+    api.handler = storeHandler
     store.clear()
     store.set('/api/v1/namespaces/n/configmaps/c', {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'c', namespace: 'n', resourceVersion: '0'}, data: {v: 'before'}})
     const log = new ApplyLog()
@@ -277,7 +241,7 @@ describe('ApplyLog', () => {
   })
 
   it('records an object created some other way (a CSR) for rollback', async () => {
-    handler = () => ({status: 200, body: {}})
+    api.handler = () => ({status: 200, body: {}})
     const log = new ApplyLog()
     log.recordCreated(client, CERTIFICATE_SIGNING_REQUEST, 'csr-1', 'cluster')
     assert.deepEqual(await log.rollback(), [])
