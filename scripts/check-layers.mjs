@@ -56,10 +56,11 @@ const READ_ALLOWED = new Map([
   ['workload-identity/auth-config.ts', {yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is'}],
   ['workload-identity/consumers.ts', {read: 1, why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)'}],
   ['workload-identity/plugin.ts', {json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file"}],
-  ['creds/rotation-store.ts', {read: 1, yaml: 1, json: 1, why: "kubeconfig files fleet wrote (its own wording), their lock file's pid, and Secrets' config"}],
+  ['creds/rotation-store.ts', {read: 1, yaml: 1, why: "kubeconfig files fleet wrote (its own wording) and their lock file's pid"}],
+  ['creds/codecs/codec.ts', {yaml: 1, why: 'the kubeconfig a consumer Secret fleet wrote holds (a Secret, not a file)'}],
+  ['creds/codecs/argocd.ts', {json: 1, why: "an Argo CD cluster Secret's config JSON (a Secret, not a file)"}],
   ['export/credential-cache.ts', {json: 1, why: "fleet's own credential cache file (0600, written by the same code); one that does not parse is no entry"}],
   ['export/exec-info.ts', {json: 1, why: 'KUBERNETES_EXEC_INFO, the JSON client-go hands an exec plugin in its environment'}],
-  ['creds/list.ts', {json: 1, why: "Secrets' cluster-profile config"}],
   ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
   ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],
 ])
@@ -68,8 +69,6 @@ const readAllowed = (rel, rule) => Boolean(READ_ALLOWED.get(rel)?.[rule])
 // Files (or folders, ending in /) outside kube/ that still write REST paths themselves, each with its reason.
 const PATHS_ALLOWED = new Map([
   // TODO(issue 32): remove both entries when h-codec's branch (consumer codecs) lands; it moves these to kube/typed.ts.
-  ['creds/', 'being converted to src/kube/typed.ts on the consumer-codec branch (issue 32)'],
-  ['workload-identity/consumers.ts', 'being converted to src/kube/typed.ts on the consumer-codec branch (issue 32)'],
 ])
 // A quote or backquote, then /api or /apis ending there or going on with / or ?; or a namespace spliced into a path.
 const REST_PATH = /['"`]\/apis?(?=[/?'"`])|\/namespaces\/\$\{/g

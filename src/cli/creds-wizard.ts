@@ -1,6 +1,6 @@
 import {escapeTerminal} from '../base/terminal.js'
 import type {ClusterProvider} from '../providers/types.js'
-import {FORMATS} from '../creds/formats.js'
+import {FORMATS} from '../creds/codecs/index.js'
 import {METHODS} from '../creds/methods.js'
 import {PRESETS} from '../creds/presets.js'
 

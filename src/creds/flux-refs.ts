@@ -1,4 +1,5 @@
 import {FleetError} from '../base/errors.js'
+import {customResource} from '../kube/resources.js'
 import type {Hub} from '../providers/hub/client.js'
 import type {Secret} from '../providers/hub/objects.js'
 
@@ -35,7 +36,7 @@ export async function fluxSecretRefs(hub: Hub): Promise<FluxSecretRef[]> {
       // The preferred version first (discovery lists it first): kustomize v1, helm v2 on current Flux, older betas before.
       const [version] = await hub.groupVersions(group)
       if (!version) continue
-      objects = await hub.list<FluxObject>(`/apis/${group}/${version}/${plural}`, `list ${kind}s`)
+      objects = await hub.listObjects<FluxObject>(customResource(group, version, plural, kind, true), `list ${kind}s`)
     } catch (error) {
       // No such API, or no permission to read it: nothing to follow (as for ClusterProfiles).
       if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) continue

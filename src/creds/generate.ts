@@ -14,21 +14,17 @@ import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
-import type {Wire} from '../kube/objects.js'
+import {type AppliedObject, ApplyLog} from '../kube/apply-log.js'
+import type {KubeObject, Wire} from '../kube/objects.js'
+import {CERTIFICATE_SIGNING_REQUEST, CLUSTER_PROFILE, CLUSTER_ROLE, NAMESPACE, SECRET, SERVICE_ACCOUNT} from '../kube/resources.js'
+import {deleteObject, describeObject, getObject, updateObject} from '../kube/typed.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
-import type {ClusterEntry} from '../kubeconfig/types.js'
+import type {ClusterEntry, KubeconfigDoc} from '../kubeconfig/types.js'
 import type {ClusterRef} from '../providers/types.js'
-import {
-  type SecretDestination,
-  type SecretFormat,
-  checkDestination,
-  destinationSecret,
-  secretName,
-  secretreaderAccessProvider,
-} from './formats.js'
-import {type AppliedObject, ApplyLog, type KubeObject, deleteObject, describeObject, getObject} from './kube-objects.js'
-import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
+import {type SecretDestination, type SecretFormat, checkDestination, destinationSecret, secretName} from './codecs/index.js'
+import {secretreaderAccessProvider} from './codecs/kubeconfig-secretreader.js'
+import {buildKubeconfig, fileFacts, kubeconfigSha256, portableCluster} from './kubeconfig-out.js'
 import {ANNOTATIONS, isFleetManaged} from './labels.js'
 import {type ClusterIdentityFacts, identityFacts, identityRecord} from './cluster-identity.js'
 import {type Lifetime, lifetimeOf, shortenedWarning} from './lifetime.js'
@@ -46,7 +42,7 @@ import {
 import {findPreset} from './presets.js'
 import {type Access, type Identity, describeAccess, describeAnnotations, describeScope, fleetLabels, rbacObjects, safeName, username} from './rbac.js'
 import {assessGrant, refuseRisky} from './risk-gate.js'
-import {type PolicyRule, loadRulesFile} from './rules-file.js'
+import {loadRulesFile} from './rules-file.js'
 import {verifyCredential} from './verify.js'
 
 export type AccessRequest = {preset: string} | {rulesFile: string} | {clusterRole: string}
@@ -90,6 +86,8 @@ export interface GenerateEnv {
   env?: NodeJS.ProcessEnv
   /** The command's interrupt (SIGINT/SIGTERM), honoured between steps: what was made is undone, then Interrupted. */
   cancel?: Cancellation
+  /** Test hooks (the pause at a step), read by the command from its environment once; none in production. */
+  hooks?: GenerateHooks
 }
 
 /** The stable JSON shape of `creds generate` (documented in docs/creds.md). */
@@ -110,7 +108,7 @@ export interface GeneratedCredential {
   fingerprint?: string
   destination: {kind: 'file'; path: string} | {kind: 'stdout'} | {kind: 'secret'; hub: string; namespace: string; name: string; format: SecretFormat}
   anchor?: {namespace: string; name: string; uid?: string}
-  objects: AppliedObject[]
+  objects: Array<AppliedObject<'cluster' | 'hub'>>
   verification: Check[]
   /** Risky grants that were allowed (per-namespace Secrets, or anything with --allow-risky). */
   risks: RiskFinding[]
@@ -141,7 +139,7 @@ async function resolveAccess(req: AccessRequest, target: KubeClient | undefined)
     return {kind: 'preset', name: p.name, rules: p.rules}
   }
   if ('rulesFile' in req) return {kind: 'rules', file: req.rulesFile, rules: await loadRulesFile(req.rulesFile)}
-  const role = target ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', req.clusterRole) : undefined
+  const role = target ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, req.clusterRole) : undefined
   if (!role) throw new ConfigError(`--cluster-role: ClusterRole "${req.clusterRole}" not found on the cluster`)
   return {kind: 'cluster-role', name: req.clusterRole, rules: role.rules ?? []}
 }
@@ -184,8 +182,7 @@ async function checkOutDir(path: string): Promise<void> {
 async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
   const text = await readOptional(path, 'a kubeconfig file', `--out ${path}`)
   if (text === undefined || force) return
-  const doc = loadYamlIfValid(text) as {extensions?: Array<{name?: string}>} | undefined
-  const ours = Boolean(doc?.extensions?.some((e) => e?.name === KUBECONFIG_EXTENSION))
+  const ours = fileFacts(loadYamlIfValid(text) as KubeconfigDoc | undefined) !== undefined
   if (!ours) throw new ConfigError(`--out ${path}: the file exists and was not written by fleet; pass --force to replace it`)
 }
 
@@ -239,14 +236,23 @@ function stepOf(kind: string): GenerateStep {
 }
 
 /**
- * Test hook, off unless set (documented in docs/creds.md as test-only): `FLEET_TEST_PAUSE_AT=<step>` makes a run stop
+ * Test hook, off unless given (documented in docs/creds.md as test-only): `FLEET_TEST_PAUSE_AT=<step>` makes a run stop
  * after that step, write the step's name to the file `FLEET_TEST_PAUSE_FILE`, and wait (at most 2 minutes) until it is
- * interrupted, so a test can send SIGINT at a known step.
+ * interrupted, so a test can send SIGINT at a known step. The command reads the variables once (generateHooks) and
+ * passes them in GenerateEnv.hooks; this code never reads the environment itself.
  */
-async function pauseAt(step: GenerateStep, env: NodeJS.ProcessEnv | undefined, signal: AbortSignal | undefined): Promise<void> {
-  const e = env ?? process.env
-  if (!e.FLEET_TEST_PAUSE_AT || e.FLEET_TEST_PAUSE_AT !== step || !e.FLEET_TEST_PAUSE_FILE) return
-  await writeFile(e.FLEET_TEST_PAUSE_FILE, step)
+export interface GenerateHooks {
+  pauseAt?: {step: string; file: string}
+}
+
+export function generateHooks(env: Record<string, string | undefined>): GenerateHooks {
+  return env.FLEET_TEST_PAUSE_AT && env.FLEET_TEST_PAUSE_FILE ? {pauseAt: {step: env.FLEET_TEST_PAUSE_AT, file: env.FLEET_TEST_PAUSE_FILE}} : {}
+}
+
+async function pauseAt(step: GenerateStep, hooks: GenerateHooks | undefined, signal: AbortSignal | undefined): Promise<void> {
+  const pause = hooks?.pauseAt
+  if (pause?.step !== step) return
+  await writeFile(pause.file, step)
   if (signal?.aborted) return
   await new Promise<void>((done) => {
     const timer = setTimeout(done, 120_000)
@@ -306,11 +312,11 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   let hubNamespace: KubeObject | undefined
   if (r.destination.kind === 'secret') {
     hub = await env.connector.hub(r.hub, env.env)
-    const existing = await getObject(hub, 'Secret', secretName(r.destination), r.destination.namespace)
+    const existing = await getObject(hub, SECRET, secretName(r.destination), {namespace: r.destination.namespace})
     if (existing && !isFleetManaged(existing.metadata.labels) && !r.force) {
       throw new ConfigError(`hub ${hub.context.contextName}: Secret ${r.destination.namespace}/${secretName(r.destination)} exists and is not managed by fleet; pass --force to take it over`)
     }
-    if (!(await getObject(hub, 'Namespace', r.destination.namespace))) {
+    if (!(await getObject(hub, NAMESPACE, r.destination.namespace))) {
       if (!r.createNamespace) throw new ConfigError(`hub ${hub.context.contextName}: namespace ${r.destination.namespace} does not exist; pass --create-namespace to create it`)
       hubNamespace = {apiVersion: 'v1', kind: 'Namespace', metadata: {name: r.destination.namespace, labels: fleetLabels(r.identity)}} satisfies Wire<V1Namespace>
     }
@@ -329,7 +335,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   const missing: string[] = []
   for (const n of wantNamespaces) {
     // A credential that may create RBAC in a namespace but not read Namespaces is possible: then the apply itself tells.
-    const found = await getObject(target, 'Namespace', n).catch((error) => {
+    const found = await getObject(target, NAMESPACE, n).catch((error) => {
       if (error instanceof FleetError && error.kind === 'forbidden') return true
       throw error
     })
@@ -338,7 +344,7 @@ async function readFacts(v: ValidRequest, env: GenerateEnv): Promise<GenerateFac
   if (missing.length > 0 && !r.createNamespace) {
     throw new ConfigError(`cluster "${cluster}": namespace${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist; pass --create-namespace to create ${missing.length > 1 ? 'them' : 'it'}`)
   }
-  const serviceAccountExists = id.kind === 'ServiceAccount' && Boolean(await getObject(target, 'ServiceAccount', id.name, id.namespace))
+  const serviceAccountExists = id.kind === 'ServiceAccount' && Boolean(await getObject(target, SERVICE_ACCOUNT, id.name, {namespace: id.namespace}))
   const clusterFacts = await identityFacts(ctx, target, r.ref)
   return {target, hub, access, missingNamespaces: missing, serviceAccountExists, cluster: await portableCluster(ctx), hubNamespace, clusterFacts}
 }
@@ -426,10 +432,10 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
   let step: GenerateStep | undefined
   const done = async (s: GenerateStep) => {
     step = s
-    await pauseAt(s, env.env, cancel?.signal)
+    await pauseAt(s, env.hooks, cancel?.signal)
     cancel?.check()
   }
-  const log = new ApplyLog()
+  const log = new ApplyLog<'cluster' | 'hub'>()
   try {
     await done('checked')
     let issued: Issued
@@ -511,7 +517,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       if (r.updateProfile) await updateProfile(hub!, r.updateProfile, result.accessProvider!)
     }
     // The CSR has served its purpose; the certificate carries everything (and a second run must not pile them up).
-    if (issued.csr) await deleteObject(target, 'CertificateSigningRequest', issued.csr).catch(() => undefined)
+    if (issued.csr) await deleteObject(target, CERTIFICATE_SIGNING_REQUEST, issued.csr).catch(() => undefined)
     result.objects = log.applied.filter((o) => o.kind !== 'CertificateSigningRequest')
     return outcome
   } catch (error) {
@@ -529,10 +535,9 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
 
 /** Puts the access-provider entry into a ClusterProfile's status (replacing one of the same name), with a resourceVersion precondition. */
 async function updateProfile(hub: KubeClient, p: {namespace: string; name: string}, entry: {name: string; cluster: Record<string, unknown>}): Promise<void> {
-  const profile = await getObject<KubeObject & {status?: {accessProviders?: Array<{name: string}>}}>(hub, 'ClusterProfile', p.name, p.namespace)
+  const profile = await getObject<KubeObject & {status?: {accessProviders?: Array<{name: string}>}}>(hub, CLUSTER_PROFILE, p.name, {namespace: p.namespace})
   if (!profile) throw new ConfigError(`--update-profile: ClusterProfile ${p.namespace}/${p.name} not found on hub ${hub.context.contextName}`)
   const list = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...list, entry]}
-  const path = `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}/status`
-  await hub.json('PUT', path, profile, `update ${describeObject(profile)} status`)
+  await updateObject(hub, profile, {subresource: 'status', what: `update ${describeObject(profile)} status`})
 }

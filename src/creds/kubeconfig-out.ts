@@ -53,5 +53,16 @@ export function buildKubeconfig(p: KubeconfigParts): string {
   return yaml.dump(doc, {noRefs: true, lineWidth: -1})
 }
 
+/** The facts fleet recorded in a kubeconfig file it wrote (its fleet.dev/credential extension); undefined: not fleet's. */
+export function fileFacts(doc: KubeconfigDoc | undefined): Record<string, string> | undefined {
+  return doc?.extensions?.find((x) => x?.name === KUBECONFIG_EXTENSION)?.extension as Record<string, string> | undefined
+}
+
+/** The file with its facts replaced (other extensions kept), as fleet writes it. */
+export function withFileFacts(doc: KubeconfigDoc, facts: Record<string, string>): string {
+  const extensions = [...(doc.extensions ?? []).filter((x) => x.name !== KUBECONFIG_EXTENSION), {name: KUBECONFIG_EXTENSION, extension: facts}]
+  return yaml.dump({...doc, extensions}, {noRefs: true, lineWidth: -1})
+}
+
 /** SHA-256 of the kubeconfig bytes: what multicluster-runtime compares to notice a changed credential. */
 export const kubeconfigSha256 = (text: string) => createHash('sha256').update(text).digest('hex')

@@ -4,6 +4,8 @@ import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
+import {LEASE} from '../kube/resources.js'
+import {getObject, sendObject} from '../kube/typed.js'
 import {FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
 
 /**
@@ -14,7 +16,10 @@ import {FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
 // spec is required here: the API server always serializes it (a struct field; omitempty does not drop it in Go's JSON).
 type LeaseObject = Wire<V1Lease> & {metadata: ObjectMeta & {namespace: string}; spec: Wire<V1LeaseSpec>}
 
-const path = (ns: string, name?: string) => `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases${name ? `/${encodeURIComponent(name)}` : ''}`
+/** One request about a Lease (or the Leases of a namespace), answered with whatever status the server sent. */
+const send = (hub: KubeClient, method: string, ns: string, name: string | undefined, o: {body?: unknown; query?: Record<string, string>} = {}) =>
+  sendObject(hub, method, LEASE, {namespace: ns, name}, o)
+const getLease = (hub: KubeClient, ns: string, name: string) => getObject<LeaseObject>(hub, LEASE, name, {namespace: ns, what: `get Lease ${ns}/${name}`})
 const micro = (d = new Date()) => d.toISOString().replace(/Z$/, '000Z').replace(/\.(\d{3})000Z$/, '.$1000Z')
 
 function expired(l: LeaseObject, now = Date.now()): boolean {
@@ -30,7 +35,7 @@ export interface HeldLease {
 }
 
 async function tryTake(hub: KubeClient, ns: string, name: string, holder: string, seconds: number): Promise<'taken' | 'takenOver' | 'busy'> {
-  const lease = await hub.json<LeaseObject>('GET', path(ns, name), undefined, `get Lease ${ns}/${name}`, {absent: true})
+  const lease = await getLease(hub, ns, name)
   const now = micro()
   if (!lease) {
     const body: LeaseObject = {
@@ -39,7 +44,7 @@ async function tryTake(hub: KubeClient, ns: string, name: string, holder: string
       metadata: {name, namespace: ns, labels: {[MANAGED_BY_LABEL]: MANAGED_BY}},
       spec: {holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: 0},
     }
-    const c = await hub.request('POST', `${path(ns)}?fieldManager=${FIELD_MANAGER}`, body)
+    const c = await send(hub, 'POST', ns, undefined, {body, query: {fieldManager: FIELD_MANAGER}})
     if (c.status === 409) return 'busy'
     if (c.status < 200 || c.status >= 300) throw httpError(c.status, c.body, `create Lease ${ns}/${name}`)
     return 'taken'
@@ -47,7 +52,7 @@ async function tryTake(hub: KubeClient, ns: string, name: string, holder: string
   if (lease.spec.holderIdentity && lease.spec.holderIdentity !== holder && !expired(lease)) return 'busy'
   const over = Boolean(lease.spec.holderIdentity) && lease.spec.holderIdentity !== holder
   lease.spec = {...lease.spec, holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1}
-  const u = await hub.request('PUT', `${path(ns, name)}?fieldManager=${FIELD_MANAGER}`, lease)
+  const u = await send(hub, 'PUT', ns, name, {body: lease, query: {fieldManager: FIELD_MANAGER}})
   if (u.status === 409) return 'busy'
   if (u.status < 200 || u.status >= 300) throw httpError(u.status, u.body, `update Lease ${ns}/${name}`)
   return over ? 'takenOver' : 'taken'
@@ -84,11 +89,11 @@ export async function acquireLease(
       // Deleted with a precondition on its resourceVersion, so a Lease another run has just taken is left alone; a
       // conflict (someone else wrote it between the read and the delete) is read again and decided again.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const res = await hub.request('GET', path(ns, name))
+        const res = await send(hub, 'GET', ns, name)
         if (res.status !== 200) return
         const lease = JSON.parse(res.body) as LeaseObject
         if (lease.spec.holderIdentity !== holder) return
-        const del = await hub.request('DELETE', path(ns, name), {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: lease.metadata.resourceVersion}})
+        const del = await send(hub, 'DELETE', ns, name, {body: {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: lease.metadata.resourceVersion}}})
         if (del.status !== 409) return
       }
     },
@@ -96,12 +101,12 @@ export async function acquireLease(
 }
 
 async function renew(hub: KubeClient, ns: string, name: string, holder: string): Promise<void> {
-  const res = await hub.request('GET', path(ns, name))
+  const res = await send(hub, 'GET', ns, name)
   if (res.status !== 200) return
   const lease = JSON.parse(res.body) as LeaseObject
   if (lease.spec.holderIdentity !== holder) return
   lease.spec.renewTime = micro()
-  await hub.request('PUT', path(ns, name), lease)
+  await send(hub, 'PUT', ns, name, {body: lease})
 }
 
 /** The Lease that guards a Secret's rotation, in the Secret's namespace: one name per Secret name. */
@@ -131,15 +136,15 @@ export async function sweepLeases(
   const wanted = new Set(selection.map((t) => `${t.namespace}/${leaseName(t.name)}`))
   const guarded = new Set((o.orphansOf ?? []).map((t) => `${t.namespace}/${leaseName(t.name)}`))
   const namespaces = [...new Set([...selection, ...(o.orphansOf ?? [])].map((t) => t.namespace))].sort()
-  const select = `labelSelector=${encodeURIComponent(`${MANAGED_BY_LABEL}=${MANAGED_BY}`)}`
+  const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`
   try {
     for (const ns of namespaces) {
       let leases: LeaseObject[]
-      const res = await hub.request('GET', `${path(ns)}?${select}`)
+      const res = await send(hub, 'GET', ns, undefined, {query: {labelSelector}})
       if (res.status === 403) {
         leases = []
         for (const t of selection.filter((x) => x.namespace === ns)) {
-          const l = await hub.json<LeaseObject>('GET', path(ns, leaseName(t.name)), undefined, `get Lease ${ns}/${leaseName(t.name)}`, {absent: true})
+          const l = await getLease(hub, ns, leaseName(t.name))
           if (l) leases.push(l)
         }
       } else if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `list Leases in ${ns}`)
@@ -152,7 +157,7 @@ export async function sweepLeases(
           out.left.push(key)
           continue
         }
-        const del = await hub.request('DELETE', path(ns, l.metadata.name), {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: l.metadata.resourceVersion}})
+        const del = await send(hub, 'DELETE', ns, l.metadata.name, {body: {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {resourceVersion: l.metadata.resourceVersion}}})
         if (del.status >= 200 && del.status < 300) out.removed.push(key)
         else if (del.status === 409) out.left.push(key)
         else if (del.status !== 404) throw httpError(del.status, del.body, `delete Lease ${key}`)

@@ -5,6 +5,8 @@ import {fleetCommand} from '../base/self.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {Connector} from '../kube/connector.js'
+import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../kube/exec-credential.js'
+import {CLUSTER_PROFILE, SECRET} from '../kube/resources.js'
 import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
@@ -12,13 +14,10 @@ import type {TrustPolicy} from '../kubeconfig/trust.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
 import {Hub} from '../providers/hub/client.js'
-import {CAPI_SECRET_TYPE} from '../providers/hub/cluster-api.js'
-import {CONSUMER_LABEL} from '../providers/hub/cluster-inventory.js'
-import {KUBECONFIG_SECRET_LABEL} from '../providers/hub/kubeconfig-secret.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {fluxKey, fluxSecretRefs} from './flux-refs.js'
-import {ARGOCD_SECRET_TYPE_LABEL, EXEC_EXTENSION, type SecretFormat, kubeconfigKey} from './formats.js'
+import {CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat} from './codecs/index.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec} from '../workload-identity/plugin.js'
@@ -160,18 +159,6 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
   return items
 }
 
-/** Which format a hub Secret is in, from its labels and type (fleet's own annotation first). */
-export function secretFormat(s: Secret): SecretFormat | 'unknown' {
-  const labels = s.metadata.labels ?? {}
-  const annotated = s.metadata.annotations?.[ANNOTATIONS.format]
-  if (annotated) return annotated as SecretFormat
-  if (labels[KUBECONFIG_SECRET_LABEL] === 'true') return 'multicluster-runtime'
-  if (s.type === CAPI_SECRET_TYPE) return 'cluster-api'
-  if (labels[CONSUMER_LABEL]) return 'cluster-inventory'
-  if (labels[ARGOCD_SECRET_TYPE_LABEL] === 'cluster') return 'argocd'
-  return 'unknown'
-}
-
 /**
  * A credential held in hub data, described without running or reading anything the trust policy refuses: such an item
  * says why in its problems, and --live does not connect with it (the connector refuses it too).
@@ -192,55 +179,38 @@ async function describeHeld(ctx: ResolvedContext, trust: TrustPolicy): Promise<P
 
 async function describeSecret(s: Secret, hub: string, trust: TrustPolicy, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
   const {namespace = '', name} = s.metadata
-  const format = referenced?.format ?? secretFormat(s)
+  const detected = referenced ?? detectFormat(s) ?? {format: 'unknown' as const, reason: 'no consumer format label, type or annotation'}
   const annotations = s.metadata.annotations ?? {}
   const base = {
     location: `secret ${hub}:${namespace}/${name}`,
-    format,
+    format: detected.format,
     managedByFleet: isFleetManaged(s.metadata.labels),
     cluster: annotations[ANNOTATIONS.cluster],
   }
-  if (format === 'argocd') {
+  if (detected.format === 'unknown') return {...base, source: {kind: 'secret', hub, namespace, name}, method: 'none', problems: ['reason' in detected ? detected.reason : 'format not recognised']}
+  const codec = CODECS[detected.format]
+  if (!codec.kubeconfigInKey) {
+    // A format with a shape of its own (Argo CD's config JSON): its codec turns it into kubeconfig entries.
     const server = secretText(s, 'server')
     // fleet's name for a Secret fleet wrote (its `name` is a display name, docs/creds.md); Argo CD's name for one it did not.
     const cluster = base.cluster ?? secretText(s, 'name')
+    const source = {kind: 'secret' as const, hub, namespace, name, key: codec.key}
     try {
-      const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {certData?: string; keyData?: string}; execProviderConfig?: {command?: string}}
-      const user: UserEntry = {}
-      if (config.bearerToken) user.token = config.bearerToken
-      if (config.tlsClientConfig?.certData) {
-        user['client-certificate-data'] = config.tlsClientConfig.certData
-        user['client-key-data'] = config.tlsClientConfig.keyData
-      }
-      const execCfg = config.execProviderConfig as {command?: string; args?: string[]; apiVersion?: string; env?: Record<string, string>; provideClusterInfo?: boolean; config?: unknown} | undefined
-      // Argo CD's execProviderConfig as client-go runs it (env is a map there; v3.5+ adds provideClusterInfo and config).
-      if (execCfg) {
-        user.exec = {
-          command: execCfg.command, args: execCfg.args, apiVersion: execCfg.apiVersion, provideClusterInfo: execCfg.provideClusterInfo, interactiveMode: 'Never',
-          env: Object.entries(execCfg.env ?? {}).map(([k, v]) => ({name: k, value: v})),
-        }
-      }
-      const caData = (config.tlsClientConfig as {caData?: string} | undefined)?.caData
-      const ctx: ResolvedContext = {
-        contextName: name,
-        clusterName: name,
-        userName: name,
-        cluster: {server, ...(caData ? {'certificate-authority-data': caData} : {}), ...(execCfg?.config !== undefined ? {extensions: [{name: EXEC_EXTENSION, extension: execCfg.config}]} : {})},
-        user,
-        contextFile: `secret ${namespace}/${name}`,
-        clusterFile: `secret ${namespace}/${name}`,
-        userFile: `secret ${namespace}/${name}`,
-        origin: {object: `Secret ${namespace}/${name} key config`},
+      const held = codec.decode(s)!
+      const file = `secret ${namespace}/${name}`
+      const ctx = {
+        contextName: name, clusterName: name, userName: name, cluster: held.cluster, user: held.user,
+        contextFile: file, clusterFile: file, userFile: file, origin: {object: `Secret ${namespace}/${name} key ${codec.key}`},
       } as ResolvedContext
-      return remember({...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, ...(await describeHeld(ctx, trust))}, ctx)
+      return remember({...base, cluster, server, source, ...(await describeHeld(ctx, trust))}, ctx)
     } catch (error) {
-      return {...base, cluster, server, source: {kind: 'secret', hub, namespace, name, key: 'config'}, method: 'none', problems: [`config: ${(error as Error).message}`]}
+      return {...base, cluster, server, source, method: 'none', problems: [`${codec.key}: ${(error as Error).message}`]}
     }
   }
-  const key = referenced?.key ?? (format === 'unknown' ? undefined : kubeconfigKey(format))
-  const text = key ? secretText(s, key) : undefined
+  const key = referenced?.key ?? codec.key
+  const text = secretText(s, key)
   const source = {kind: 'secret' as const, hub, namespace, name, key}
-  if (!text) return {...base, source, method: 'none', problems: [key ? `no data key "${key}"` : 'format not recognised']}
+  if (!text) return {...base, source, method: 'none', problems: [`no data key "${key}"`]}
   try {
     const ctx = contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {object: `Secret ${namespace}/${name} key ${key}`})
     return remember({...base, source, server: ctx.cluster.server, ...(await describeHeld(ctx, trust)), managedByFleet: base.managedByFleet || fleetMadeKubeconfig(text)}, ctx)
@@ -253,26 +223,21 @@ async function describeSecret(s: Secret, hub: string, trust: TrustPolicy, refere
 export async function hubCredentials(spec: HubSpec, o: {connector: Connector; env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
   const hub = new Hub(spec, {connector: o.connector, env: o.env}, 'hub')
   const name = await hub.name()
-  const queries: Array<Record<string, string>> = [
-    {labelSelector: `${KUBECONFIG_SECRET_LABEL}=true`},
-    {fieldSelector: `type=${CAPI_SECRET_TYPE}`},
-    {labelSelector: CONSUMER_LABEL},
-    {labelSelector: `${ARGOCD_SECRET_TYPE_LABEL}=cluster`},
-    {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`},
-  ]
+  const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`}]
   const found = new Map<string, Secret>()
   for (const q of queries) {
-    for (const s of await hub.list<Secret>('/api/v1/secrets', 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
+    for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
   }
-  // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig.
-  const consumers = [...found.values()].filter((s) => secretFormat(s) !== 'unknown')
+  // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig (no format);
+  // a Secret whose annotation names a format fleet does not know is listed, with that problem.
+  const consumers = [...found.values()].filter((s) => detectFormat(s) !== undefined)
   const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)))
   const profiles = await listProfiles(hub)
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
   for (const ref of secretreaderRefs(profiles)) {
     const id = `${ref.namespace}/${ref.name}`
-    if (found.has(id) && secretFormat(found.get(id)!) !== 'unknown') continue
-    const secret = await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`)
+    if (found.has(id) && detectFormat(found.get(id)!) !== undefined) continue
+    const secret = await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`)
     if (secret) items.push(await describeSecret(secret, name, o.connector.trust, {format: 'kubeconfig-secretreader', key: ref.key}))
   }
   // Flux Secrets carry no label either: the Kustomizations and HelmReleases that deploy with them name them.
@@ -283,7 +248,7 @@ export async function hubCredentials(spec: HubSpec, o: {connector: Connector; en
       known.referencedBy = [...(known.referencedBy ?? []), ...ref.referencedBy]
       continue
     }
-    const secret = found.get(id) ?? (await hub.get<Secret>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`, `get Secret ${id}`))
+    const secret = found.get(id) ?? (await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`))
     if (!secret) continue
     // The same object, not a copy: --live finds the credential's context by the item.
     const item = await describeSecret(secret, name, o.connector.trust, {format: 'flux', key: fluxKey(ref, secret)})
@@ -301,7 +266,7 @@ interface ProfileList {
 
 async function listProfiles(hub: Hub): Promise<ProfileList[]> {
   try {
-    return await hub.list<ProfileList>('/apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles', 'list ClusterProfiles')
+    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles')
   } catch (error) {
     // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
     if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) return []
@@ -320,7 +285,7 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
     const namespace = p.metadata.namespace ?? ''
     const name = p.metadata.name ?? ''
     for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])] as Array<{name?: string; cluster?: ClusterEntry}>) {
-      const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_EXTENSION)?.extension as {serviceAccount?: unknown} | undefined
+      const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as {serviceAccount?: unknown} | undefined
       if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue
       const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`
       const hubArgs = spec.kubeconfig?.length ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])] : []
@@ -351,7 +316,7 @@ function secretreaderRefs(profiles: ProfileList[]): Array<{namespace: string; na
     for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {
       for (const e of a.cluster?.extensions ?? []) {
         const c = e.extension as {name?: unknown; key?: unknown; namespace?: unknown} | undefined
-        if (e.name !== EXEC_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string') continue
+        if (e.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string') continue
         const namespace = typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default')
         refs.set(`${namespace}/${c.name}/${c.key}`, {namespace, name: c.name, key: c.key})
       }

@@ -5,9 +5,11 @@ import {describeCertificate} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {UserEntry} from '../kubeconfig/types.js'
 import {makeClientKeyAndCsr} from './csr.js'
-import {type ApplyLog, type KubeObject, getObject, objectPath} from './kube-objects.js'
+import type {ApplyLog} from '../kube/apply-log.js'
+import type {KubeObject} from '../kube/objects.js'
+import {CERTIFICATE_SIGNING_REQUEST, SECRET, TOKEN_REQUEST} from '../kube/resources.js'
+import {createObject, getObject, updateObject} from '../kube/typed.js'
 import {type Identity, fleetLabels, safeName} from './rbac.js'
-import {httpError} from '../kube/errors.js'
 import type {Wire} from '../kube/objects.js'
 
 export const METHODS = ['token', 'legacy-token', 'client-cert'] as const
@@ -53,14 +55,15 @@ export async function issueBoundToken(
   anchor: {name: string; uid: string},
   seconds: number,
 ): Promise<Issued> {
-  const path = objectPath('ServiceAccount', id.name, id.namespace) + '/token'
   const body = {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
     spec: {expirationSeconds: seconds, boundObjectRef: {kind: 'Secret', apiVersion: 'v1', name: anchor.name, uid: anchor.uid}},
     // audiences (required in the model) is left out: the server then uses its own API audiences, which a kubeconfig needs.
   } satisfies Omit<Wire<AuthenticationV1TokenRequest>, 'spec'> & {spec: Omit<Wire<V1TokenRequestSpec>, 'audiences'>}
-  const {status} = await client.json<Wire<AuthenticationV1TokenRequest>>('POST', path, body, `create token for ServiceAccount ${id.namespace}/${id.name}`)
+  const {status} = await createObject<Wire<AuthenticationV1TokenRequest>>(client, TOKEN_REQUEST.resource, body, {
+    namespace: id.namespace, name: id.name, subresource: TOKEN_REQUEST.subresource, what: `create token for ServiceAccount ${id.namespace}/${id.name}`,
+  })
   if (!status?.token) throw new FleetError('server', `create token for ServiceAccount ${id.namespace}/${id.name}: the answer has no token`)
   registerSecret(status.token)
   return {user: {token: status.token}, expires: status.expirationTimestamp, anchor: {namespace: id.namespace, ...anchor}}
@@ -79,7 +82,7 @@ async function poll<T>(what: string, timeoutMs: number, step: () => Promise<T | 
 /** Waits for kube-controller-manager to fill a legacy token Secret. */
 export async function awaitLegacyToken(client: KubeClient, namespace: string, name: string, timeoutMs = 30_000): Promise<Issued> {
   const token = await poll(`token Secret ${namespace}/${name}`, timeoutMs, async () => {
-    const s = await getObject<Wire<V1Secret>>(client, 'Secret', name, namespace)
+    const s = await getObject<Wire<V1Secret>>(client, SECRET, name, {namespace})
     return s?.data?.token ? Buffer.from(s.data.token, 'base64').toString('utf8') : undefined
   })
   registerSecret(token)
@@ -107,16 +110,14 @@ export async function issueClientCert(
     metadata: {name, labels: fleetLabels(id), annotations},
     spec: {request: Buffer.from(csrPem).toString('base64'), signerName: CLIENT_SIGNER, expirationSeconds: seconds, usages: ['client auth']},
   } satisfies Wire<V1CertificateSigningRequest>
-  const created = await client.request('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', csr)
-  if (created.status < 200 || created.status >= 300) throw httpError(created.status, created.body, `create CertificateSigningRequest ${name}`)
-  log.recordCreated(client, 'CertificateSigningRequest', name, 'cluster')
-  const obj = JSON.parse(created.body) as Wire<V1CertificateSigningRequest>
+  const obj = await createObject<Wire<V1CertificateSigningRequest> & KubeObject>(client, CERTIFICATE_SIGNING_REQUEST, csr, {what: `create CertificateSigningRequest ${name}`})
+  log.recordCreated(client, CERTIFICATE_SIGNING_REQUEST, name, 'cluster')
   obj.status = {
     conditions: [{type: 'Approved', status: 'True', reason: 'FleetCredsGenerate', message: `approved by fleet creds generate for ${id.name}`}],
   }
-  await client.json('PUT', objectPath('CertificateSigningRequest', name) + '/approval', obj, `approve CertificateSigningRequest ${name}`)
+  await updateObject(client, obj, {subresource: 'approval', what: `approve CertificateSigningRequest ${name}`})
   const certB64 = await poll(`certificate for CertificateSigningRequest ${name}`, timeoutMs, async () => {
-    const c = await getObject<Wire<V1CertificateSigningRequest>>(client, 'CertificateSigningRequest', name)
+    const c = await getObject<Wire<V1CertificateSigningRequest>>(client, CERTIFICATE_SIGNING_REQUEST, name)
     const failed = c?.status?.conditions?.find((x) => x.type === 'Failed' || x.type === 'Denied')
     if (failed) throw new FleetError('server', `CertificateSigningRequest ${name}: ${failed.type}: ${failed.message ?? ''}`)
     return c?.status?.certificate || undefined

@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 
 import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
 import type {Wire} from '../kube/objects.js'
-import type {KubeObject} from './kube-objects.js'
+import type {KubeObject} from '../kube/objects.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
 import type {PolicyRule} from './rules-file.js'
 

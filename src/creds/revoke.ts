@@ -8,21 +8,22 @@ import {namespacedName} from '../base/names.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
-import type {ObjectMeta, Wire} from '../kube/objects.js'
+import {statusOf} from '../kube/errors.js'
+import type {KubeObject, ObjectMeta, Wire} from '../kube/objects.js'
+import {CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, type Resource, SECRET, SERVICE_ACCOUNT, resourceOf} from '../kube/resources.js'
+import {deleteObject, getObject, listObjects} from '../kube/typed.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {registerSecret} from '../kubeconfig/redact.js'
 import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
-import type {SecretFormat} from './formats.js'
-import {type KubeObject, deleteObject, getObject, objectPath} from './kube-objects.js'
-import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
+import {codecOf} from './codecs/index.js'
+import {KUBECONFIG_EXTENSION, fileFacts} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
 import {type Access, type Identity, credentialId, rbacObjects} from './rbac.js'
-import {type RotateEnv, type RotateRequest, confirmDead, reachTarget} from './rotate.js'
-import {certNotAfter, heldCredential, identityOf} from './rotation-store.js'
+import {type RotateEnv, type RotateRequest, confirmDead, reachTarget} from './rotation-steps.js'
+import {certNotAfter, identityOf} from './credential-record.js'
 import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
@@ -194,21 +195,22 @@ function notFleets(where: string, why: string): ConfigError {
 async function readSecretRecord(hub: KubeClient, hubName: string, t: {namespace: string; name: string}): Promise<CredentialRecord | RevokedCredential> {
   const item: RevokedCredential = {secret: {hub: hubName, ...t}, status: 'failed', reason: undefined, deleted: [], kept: [], refused: undefined, durationMs: 0}
   const where = `hub ${hubName}: Secret ${t.namespace}/${t.name}`
-  const secret = await getObject<Secret>(hub, 'Secret', t.name, t.namespace)
+  const secret = await getObject<Secret>(hub, SECRET, t.name, {namespace: t.namespace})
   if (!secret) {
     item.status = 'not-found'
     item.reason = `${where} does not exist: nothing to revoke (already revoked, or never written)`
     return item
   }
   const a = annotationsOf(secret)
-  const format = a[ANNOTATIONS.format] as SecretFormat | undefined
+  const format = a[ANNOTATIONS.format]
   if (!isFleetManaged(secret.metadata.labels) || !format || !a[ANNOTATIONS.method] || !a[ANNOTATIONS.cluster]) {
     throw notFleets(where, 'was not written by fleet creds generate (no managed-by label or credential annotations)')
   }
+  const codec = codecOf(format, where)
   item.secret!.format = format
   const method = a[ANNOTATIONS.method] as Method
   if (!METHODS.includes(method)) throw notFleets(where, `names an unknown credential method "${method}"`)
-  const held = heldCredential(secret, format)
+  const held = codec.decode(secret)
   if (!held) throw new ConfigError(`${where}: no kubeconfig in the ${format} keys; nothing was deleted`)
   registerSecret(held.user.token)
   registerSecret(held.user['client-key-data'])
@@ -246,7 +248,7 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     throw new ConfigError(`--file ${abs}: ${(error as Error).message}`)
   }
   const doc = loadYamlIfValid(text) as KubeconfigDoc | undefined
-  const facts = doc?.extensions?.find((x) => x?.name === KUBECONFIG_EXTENSION)?.extension as Record<string, string> | undefined
+  const facts = fileFacts(doc)
   if (!doc || !facts || !facts.method || !facts.cluster) throw notFleets(`--file ${abs}`, `was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`)
   const method = facts.method as Method
   if (!METHODS.includes(method)) throw notFleets(`--file ${abs}`, `names an unknown credential method "${method}"`)
@@ -318,17 +320,13 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
 /** An object fleet labelled, as listed (a listed object always has a name). */
 type Labelled<T> = Wire<T> & {metadata: ObjectMeta}
 
-async function list<T>(client: KubeClient, path: string, selector: string): Promise<Array<Labelled<T>>> {
-  return (await client.json<{items: Array<Labelled<T>>}>('GET', `${path}?labelSelector=${encodeURIComponent(selector)}`, undefined, `list ${path} on ${client.context.contextName}`)).items
+/** The objects of a resource (in one namespace, or all) that carry the labels. */
+async function list<T>(client: KubeClient, r: Resource, labelSelector: string, namespace?: string): Promise<Array<Labelled<T>>> {
+  return listObjects<Labelled<T>>(client, r, {namespace, labelSelector})
 }
 
-const RBAC = '/apis/rbac.authorization.k8s.io/v1'
-const RBAC_KINDS: Array<[kind: string, path: string]> = [
-  ['ClusterRoleBinding', `${RBAC}/clusterrolebindings`],
-  ['RoleBinding', `${RBAC}/rolebindings`],
-  ['ClusterRole', `${RBAC}/clusterroles`],
-  ['Role', `${RBAC}/roles`],
-]
+/** Bindings before roles: the order they are deleted in. */
+const RBAC_KINDS: Resource[] = [CLUSTER_ROLE_BINDING, ROLE_BINDING, CLUSTER_ROLE, ROLE]
 
 /** Another credential of the same identity, and the RBAC object keys it needs (undefined: cannot tell, so all). */
 interface Other {
@@ -351,7 +349,7 @@ function needsOf(id: Identity, a: Record<string, string>): Set<string> | undefin
  */
 async function otherCredentials(rec: CredentialRecord, target: KubeClient, hub: KubeClient | undefined, inRun: Set<string>): Promise<Other[]> {
   if (rec.id.kind === 'ServiceAccount') {
-    const secrets = await list<V1Secret>(target, `/api/v1/namespaces/${encodeURIComponent(rec.id.namespace)}/secrets`, `${CREDENTIAL_LABEL}=${credentialId(rec.id)}`)
+    const secrets = await list<V1Secret>(target, SECRET, `${CREDENTIAL_LABEL}=${credentialId(rec.id)}`, rec.id.namespace)
     return secrets
       .filter((s) => !inRun.has(`${rec.cluster}|${s.metadata.namespace}/${s.metadata.name}`))
       .map((s) => ({what: `Secret ${s.metadata.namespace}/${s.metadata.name} (another credential's ${s.type === 'kubernetes.io/service-account-token' ? 'legacy token' : 'anchor'})`, needs: needsOf(rec.id, annotationsOf(s))}))
@@ -359,7 +357,7 @@ async function otherCredentials(rec: CredentialRecord, target: KubeClient, hub: 
   if (!hub) return []
   let secrets: Array<Labelled<V1Secret>>
   try {
-    secrets = await list<V1Secret>(hub, '/api/v1/secrets', `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
+    secrets = await list<V1Secret>(hub, SECRET, `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
   } catch (error) {
     // Cannot tell whether another certificate of this user needs the grant: keep it, and say why.
     return [{what: `credentials fleet could not look for (hub Secrets not listed: ${toErrorInfo(error).message})`}]
@@ -381,7 +379,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   // 1. The credential itself: the anchor or legacy token Secrets the record names.
   const credential: Planned[] = []
   for (const a of rec.anchors) {
-    const s = await getObject(target, 'Secret', a.name, a.namespace)
+    const s = await getObject(target, SECRET, a.name, {namespace: a.namespace})
     if (s && !fleetMade(s)) item.kept.push({kind: 'Secret', ...a, reason: `named by the record but not labelled ${label}: not fleet's anchor`})
     else credential.push({kind: 'Secret', ...a, exists: Boolean(s)})
   }
@@ -392,9 +390,9 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   const needed = new Map<string, string>()
   for (const o of others) for (const k of o.needs ?? []) needed.set(k, o.what)
   const rbac: Planned[] = []
-  for (const [kind, path] of RBAC_KINDS) {
-    for (const o of await list<V1ClusterRoleBinding | V1RoleBinding | V1ClusterRole | V1Role>(target, path, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`)) {
-      const k = {kind, namespace: o.metadata.namespace, name: o.metadata.name}
+  for (const r of RBAC_KINDS) {
+    for (const o of await list<V1ClusterRoleBinding | V1RoleBinding | V1ClusterRole | V1Role>(target, r, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`)) {
+      const k = {kind: r.kind, namespace: o.metadata.namespace, name: o.metadata.name}
       const user = keepAll?.what ?? needed.get(key(k))
       if (user) item.kept.push({...k, reason: `still used by ${user}`})
       else rbac.push({...k, exists: true})
@@ -408,7 +406,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   // labels one it found, so the managed-by label with this identity's credential label is the mark of creation.
   const sa: Planned[] = []
   if (id.kind === 'ServiceAccount') {
-    const obj = await getObject(target, 'ServiceAccount', id.name, id.namespace)
+    const obj = await getObject(target, SERVICE_ACCOUNT, id.name, {namespace: id.namespace})
     const k = {kind: 'ServiceAccount', namespace: id.namespace, name: id.name}
     if (!obj) sa.push({...k, exists: false})
     else if (!fleetMade(obj)) item.kept.push({...k, reason: `fleet found it, did not create it (no ${MANAGED_BY_LABEL}=${MANAGED_BY}, ${label} labels)`})
@@ -417,7 +415,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   }
   // Namespaces fleet created (--create-namespace) may hold anything by now: named, never deleted.
   // Informational only: a credential that may not list Namespaces skips it.
-  const namespaces = await list<V1Namespace>(target, '/api/v1/namespaces', `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`).catch((error) => {
+  const namespaces = await list<V1Namespace>(target, NAMESPACE, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`).catch((error) => {
     if (error instanceof FleetError && error.kind === 'forbidden') return []
     throw error
   })
@@ -427,7 +425,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   // The hub namespace generate created for the Secret (--create-namespace, labelled for this identity), named the same way.
   if (rec.consumer.kind === 'secret' && hub) {
     const name = rec.consumer.secret.metadata.namespace ?? 'default'
-    const ns = await getObject(hub, 'Namespace', name).catch((error) => {
+    const ns = await getObject(hub, NAMESPACE, name).catch((error) => {
       if (error instanceof FleetError && error.kind === 'forbidden') return undefined
       throw error
     })
@@ -453,7 +451,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   // Credential first, then bindings before roles, then the ServiceAccount: a re-run after an interruption finds the
   // record and treats what is gone as done.
   for (const p of onCluster) {
-    if (p.exists) await deleteObject(target, p.kind, p.name, p.namespace)
+    if (p.exists) await deleteObject(target, resourceOf({kind: p.kind}), p.name, {namespace: p.namespace})
     item.deleted.push(planned(p, p.exists ? 'deleted' : 'already-gone'))
   }
 
@@ -478,12 +476,12 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   // rotation changed meanwhile holds a new credential, which this run did not revoke.
   if (rec.consumer.kind === 'secret') {
     const s = rec.consumer.secret
-    const body = {apiVersion: 'v1', kind: 'DeleteOptions', preconditions: {uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion}}
-    const res = await hub!.request('DELETE', objectPath('Secret', s.metadata.name, s.metadata.namespace), body)
-    if (res.status === 409) throw new FleetError('server', `${rec.where} changed since it was read (a rotation?): not deleted; run revoke again`)
-    if (res.status === 404) consumer.action = 'already-gone'
-    else if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `delete ${rec.where}`)
-    else consumer.action = 'deleted'
+    const preconditions = {uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion}
+    const done = await deleteObject(hub!, SECRET, s.metadata.name, {namespace: s.metadata.namespace, preconditions, what: `delete ${rec.where}`}).catch((error: unknown) => {
+      if (statusOf(error) === 409) throw new FleetError('server', `${rec.where} changed since it was read (a rotation?): not deleted; run revoke again`)
+      throw error
+    })
+    consumer.action = done === 'absent' ? 'already-gone' : 'deleted'
   } else {
     const now = await readFile(rec.consumer.path, 'utf8').catch(() => undefined)
     if (now === undefined) consumer.action = 'already-gone'

@@ -67,25 +67,42 @@ export const newRunId = () => `${process.pid.toString(36)}-${randomBytes(4).toSt
 export const anchorSuffix = () => randomBytes(3).toString('hex')
 
 /**
- * Failpoint for crash tests: `FLEET_ROTATE_FAILPOINT=after-<step>` kills this process (SIGKILL, no cleanup, exactly a
- * crash) right after that step. Off unless the variable is set; documented in docs/rotation.md.
+ * The rotation's test hooks, off unless given. Production code never reads them from the environment: the command reads
+ * FLEET_ROTATE_FAILPOINT and FLEET_ROTATE_PAUSE once (rotationHooks) and passes them in the rotation's environment
+ * (RotateEnv.hooks). Documented in docs/rotation.md.
  */
-export function failpoint(step: Step, env: NodeJS.ProcessEnv = process.env): void {
-  const want = env.FLEET_ROTATE_FAILPOINT
-  if (!want) return
-  if (want === `after-${step}`) process.kill(process.pid, 'SIGKILL')
+export interface RotationHooks {
+  /** `FLEET_ROTATE_FAILPOINT=after-<step>`: right after this step the process is killed (SIGKILL, no cleanup: a crash). */
+  failAfter?: string
+  /** `FLEET_ROTATE_PAUSE=after-<step>:<ms>`: the run waits this long after the step, so a test can change the store under it. */
+  pauseAfter?: {step: string; ms: number}
+  /** How the failpoint ends the run; default SIGKILL of this process (a unit test observes it instead). */
+  crash?: () => void
 }
 
-/**
- * Test hook, off unless set: `FLEET_ROTATE_PAUSE=after-<step>:<ms>` waits that long after the step, so a test can change
- * the Secret under a running rotation (what a concurrent writer does) at a known moment.
- */
-export async function pausepoint(step: Step, env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Promise<void> {
+/** The hooks the environment asks for (the command passes process.env, once). */
+export function rotationHooks(env: Record<string, string | undefined>): RotationHooks {
+  const fail = env.FLEET_ROTATE_FAILPOINT
   const [want, ms] = (env.FLEET_ROTATE_PAUSE ?? '').split(':')
-  if (want !== `after-${step}` || !(Number(ms) > 0) || signal?.aborted) return
-  // An interrupt ends the pause early (a test sends SIGINT at a known step, then the run unwinds).
+  return {
+    ...(fail?.startsWith('after-') ? {failAfter: fail.slice('after-'.length)} : {}),
+    ...(want.startsWith('after-') && Number(ms) > 0 ? {pauseAfter: {step: want.slice('after-'.length), ms: Number(ms)}} : {}),
+  }
+}
+
+/** The failpoint after a step: a crash exactly there when the hooks ask for one. */
+export function failpoint(step: Step, hooks: RotationHooks | undefined): void {
+  if (hooks?.failAfter !== step) return
+  if (hooks.crash) hooks.crash()
+  else process.kill(process.pid, 'SIGKILL')
+}
+
+/** The pause after a step; an interrupt ends it early (a test sends SIGINT at a known step, then the run unwinds). */
+export async function pausepoint(step: Step, hooks: RotationHooks | undefined, signal?: AbortSignal): Promise<void> {
+  const pause = hooks?.pauseAfter
+  if (pause?.step !== step || signal?.aborted) return
   await new Promise<void>((r) => {
-    const timer = setTimeout(r, Number(ms))
+    const timer = setTimeout(r, pause.ms)
     signal?.addEventListener('abort', () => (clearTimeout(timer), r()), {once: true})
   })
 }

@@ -5,18 +5,18 @@ import yaml from 'js-yaml'
 
 import {ConfigError, FleetError} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
-import {httpError} from '../kube/errors.js'
+import {statusOf} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
+import {CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, SECRET} from '../kube/resources.js'
+import {getObject, listObjects, updateObject} from '../kube/typed.js'
 import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
-import {describeCertificate} from '../kubeconfig/credentials.js'
 import {registerSecret} from '../kubeconfig/redact.js'
-import type {ClusterEntry, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
-import {CONSUMER_LABEL, PROFILE_LABEL} from '../providers/hub/cluster-inventory.js'
+import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import {type ClusterIdentityFacts, type RecordedCluster, identityRecord, recordedCluster} from './cluster-identity.js'
-import {CAPI_CLUSTER_NAME_LABEL, type SecretDestination, type SecretFormat, destinationSecret, kubeconfigKey} from './formats.js'
-import {getObject, objectPath} from './kube-objects.js'
-import {KUBECONFIG_EXTENSION, buildKubeconfig, kubeconfigSha256} from './kubeconfig-out.js'
+import {type Held, type SecretFormat, codecOf, destinationSecret} from './codecs/index.js'
+import {identityOf} from './credential-record.js'
+import {KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts} from './kubeconfig-out.js'
 import {ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged} from './labels.js'
 import {acquireLease, leaseName} from './lease.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
@@ -89,38 +89,12 @@ export interface NewCredential {
   identity?: ClusterIdentityFacts
 }
 
-/** The credential kept, as a kubeconfig (argocd's JSON turned into one), with the parts to rebuild it. */
-export interface Held {
-  kubeconfig: string
-  cluster: ClusterEntry
-  user: UserEntry
-  names: {cluster: string; user: string; namespace?: string}
-}
-
 /** The store changed since it was read: re-read, never overwrite. */
 export class Conflict extends Error {}
 
 const CONFLICT = 409
 const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 const fp = (hex: string | undefined) => (hex ? `sha256:${hex}` : undefined)
-
-export function parseIdentity(text: string | undefined): (Identity & {kind: 'ServiceAccount'}) | undefined {
-  const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(text ?? '')
-  return m ? {kind: 'ServiceAccount', namespace: m[1], name: m[2]} : undefined
-}
-
-export function identityOf(method: Method, identity: string | undefined, user: UserEntry): Identity | undefined {
-  if (method !== 'client-cert') return parseIdentity(identity)
-  const pem = user['client-certificate-data'] ? Buffer.from(user['client-certificate-data'], 'base64').toString('utf8') : undefined
-  if (!pem || !identity) return undefined
-  // The groups are the old certificate's organizations: the new one says the same.
-  return {kind: 'User', name: identity, groups: describeCertificate(pem).organizations}
-}
-
-export function certNotAfter(user: UserEntry): string | undefined {
-  const data = user['client-certificate-data']
-  return data ? describeCertificate(Buffer.from(data, 'base64').toString('utf8')).notAfter : undefined
-}
 
 /** The method, identity and old anchor every store checks the same way; the anchor of a legacy token is derived. */
 function describe(where: string, methodText: string | undefined, identity: string | undefined, user: UserEntry, anchor: string | undefined, legacyKey: string) {
@@ -138,37 +112,6 @@ function describe(where: string, methodText: string | undefined, identity: strin
 // ---------------------------------------------------------------------------------------------------------------------
 // A hub Secret
 
-export function heldCredential(s: Secret, format: SecretFormat): Held | undefined {
-  if (format === 'argocd') {
-    const server = secretText(s, 'server')
-    const config = JSON.parse(secretText(s, 'config') ?? '{}') as {bearerToken?: string; tlsClientConfig?: {caData?: string; serverName?: string; insecure?: boolean; certData?: string; keyData?: string}}
-    const cluster: ClusterEntry = {server}
-    const tls = config.tlsClientConfig ?? {}
-    if (tls.caData) cluster['certificate-authority-data'] = tls.caData
-    if (tls.serverName) cluster['tls-server-name'] = tls.serverName
-    if (tls.insecure) cluster['insecure-skip-tls-verify'] = true
-    const user: UserEntry = config.bearerToken ? {token: config.bearerToken} : {'client-certificate-data': tls.certData, 'client-key-data': tls.keyData}
-    const names = {cluster: s.metadata.name, user: s.metadata.name}
-    return {kubeconfig: buildKubeconfig({name: names.cluster, userName: names.user, cluster, user}), cluster, user, names}
-  }
-  const key = kubeconfigKey(format)
-  const text = key ? secretText(s, key) : undefined
-  if (!text) return undefined
-  const doc = yaml.load(text) as KubeconfigDoc
-  const ctxName = doc['current-context'] ?? doc.contexts?.[0]?.name
-  const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context
-  const cluster = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster
-  const user = doc.users?.find((u) => u.name === ctx?.user)?.user
-  if (!ctx || !cluster || !user) return undefined
-  return {kubeconfig: text, cluster, user, names: {cluster: ctxName!, user: ctx.user!, namespace: ctx.namespace}}
-}
-
-function destinationOf(s: Secret, format: SecretFormat): SecretDestination {
-  const labels = s.metadata.labels ?? {}
-  const name = format === 'cluster-api' ? (labels[CAPI_CLUSTER_NAME_LABEL] ?? s.metadata.name.replace(/-kubeconfig$/, '')) : s.metadata.name
-  return {namespace: s.metadata.namespace ?? 'default', name, format, consumer: labels[CONSUMER_LABEL], profile: labels[PROFILE_LABEL]}
-}
-
 const annotationsOf = (s: Secret) => ((s.metadata as {annotations?: Record<string, string>}).annotations ?? {})
 const withAnnotations = (s: Secret, annotations: Record<string, string>): Secret => ({...s, metadata: {...s.metadata, annotations} as Secret['metadata']})
 
@@ -183,8 +126,8 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
   if (a.startsWith('preset ')) return findPreset(a.slice('preset '.length)).rules
   const roleName = a.startsWith('ClusterRole ') ? a.slice('ClusterRole '.length) : roleBaseName(id)
   const role = a.startsWith('ClusterRole ') || namespaces.length === 0
-    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', roleName)
-    : await getObject<Wire<V1Role>>(target, 'Role', roleName, namespaces[0])
+    ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, roleName)
+    : await getObject<Wire<V1Role>>(target, ROLE, roleName, {namespace: namespaces[0]})
   if (!role) throw new FleetError('config', `the grant (${a || 'unknown access'}) is not on the cluster any more: nothing to verify a new credential against`)
   return role.rules ?? []
 }
@@ -222,7 +165,7 @@ export class SecretStore implements RotationStore {
   }
 
   private async get(): Promise<Secret | undefined> {
-    return getObject<Secret>(this.hub, 'Secret', this.self.name, this.self.namespace)
+    return getObject<Secret>(this.hub, SECRET, this.self.name, {namespace: this.self.namespace})
   }
 
   async read(): Promise<Stored> {
@@ -230,16 +173,17 @@ export class SecretStore implements RotationStore {
     if (!secret) throw new FleetError('not-found', `hub ${this.hub.context.contextName}: Secret ${this.self.namespace}/${this.self.name} not found`)
     this.secret = secret
     const ann = annotationsOf(secret)
-    const format = ann[ANNOTATIONS.format] as SecretFormat | undefined
+    const format = ann[ANNOTATIONS.format]
     if (!isFleetManaged(secret.metadata.labels) || !format || !ann[ANNOTATIONS.cluster]) {
       throw new NotFleetsError(`hub ${this.hub.context.contextName}: ${this.where} was not written by fleet creds generate (no managed-by label or credential annotations)`)
     }
-    const held = heldCredential(secret, format)
+    const codec = codecOf(format, `hub ${this.hub.context.contextName}: ${this.where}`)
+    const held = codec.decode(secret)
     if (!held) throw new FleetError('config', `${this.where}: no kubeconfig in the ${format} keys`)
     const d = describe(this.where, ann[ANNOTATIONS.method], ann[ANNOTATIONS.identity], held.user, ann[ANNOTATIONS.anchor], short(`secret:${this.self.namespace}/${this.self.name}:${format}`))
     this.stored = {
       ...d,
-      format,
+      format: codec.format,
       clusterName: ann[ANNOTATIONS.cluster],
       recorded: recordedCluster(ann, 'secret', held.cluster),
       held,
@@ -253,10 +197,12 @@ export class SecretStore implements RotationStore {
 
   /** PUT with the resourceVersion the object was read at: 409 means someone else wrote it since. */
   private async put(s: Secret): Promise<void> {
-    const res = await this.hub.request('PUT', objectPath('Secret', s.metadata.name, s.metadata.namespace), s)
-    if (res.status === CONFLICT) throw new Conflict(`${this.where} changed since it was read`)
-    if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `replace ${this.where}`)
-    this.secret = JSON.parse(res.body) as Secret
+    try {
+      this.secret = await updateObject<Secret>(this.hub, {...s, apiVersion: 'v1', kind: 'Secret'}, {what: `replace ${this.where}`})
+    } catch (error) {
+      if (statusOf(error) === CONFLICT) throw new Conflict(`${this.where} changed since it was read`)
+      throw error
+    }
   }
 
   async claim(state: RotationState): Promise<void> {
@@ -283,7 +229,7 @@ export class SecretStore implements RotationStore {
     const s = this.secret!
     const st = this.stored!
     // The display name (Argo CD's `name`) is kept as it is: generate's choice, or a person's since.
-    const rebuilt = destinationSecret(destinationOf(s, st.format!), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, displayName: secretText(s, 'name'), annotations: {}})
+    const rebuilt = destinationSecret(codecOf(st.format!, this.where).destination(s), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, displayName: secretText(s, 'name'), annotations: {}})
     const annotations = {
       ...annotationsOf(s),
       ...(n.anchor ? {[ANNOTATIONS.anchor]: n.anchor} : {}),
@@ -334,16 +280,6 @@ const ref = (r: {namespace: string; name: string} | undefined) => (r ? `${r.name
 
 type Facts = Record<string, string>
 
-function factsOf(doc: KubeconfigDoc): Facts | undefined {
-  const e = doc.extensions?.find((x) => x.name === KUBECONFIG_EXTENSION)
-  return e?.extension as Facts | undefined
-}
-
-function withFacts(doc: KubeconfigDoc, f: Facts): string {
-  const extensions = [...(doc.extensions ?? []).filter((x) => x.name !== KUBECONFIG_EXTENSION), {name: KUBECONFIG_EXTENSION, extension: f}]
-  return yaml.dump({...doc, extensions}, {noRefs: true, lineWidth: -1})
-}
-
 /** A file keeps the rotation state under the annotation names without their prefix (`rotation-phase`, ...). */
 const fileState = (f: Facts) => readState(Object.fromEntries(Object.values(ROTATION).map((k) => [k, f[factKey(k)]]).filter(([, v]) => v !== undefined)))
 const stateFacts = (s: RotationState): Facts => Object.fromEntries(Object.entries(stateAnnotations(s)).map(([k, v]) => [factKey(k), v]))
@@ -363,16 +299,15 @@ function currentOf(doc: KubeconfigDoc) {
 
 /** The grant fleet applied for this identity, found by its label: rules, and namespaces (empty: cluster-wide). */
 async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules: PolicyRule[]; namespaces: string[]}> {
-  const sel = `labelSelector=${encodeURIComponent(`${CREDENTIAL_LABEL}=${credentialId(id)}`)}`
-  const list = async (path: string) =>
-    (await target.json<{items: Array<Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}>}>('GET', `${path}?${sel}`, undefined, `list ${path}`)).items
-  const crbs = await list('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')
-  const rbs = await list('/apis/rbac.authorization.k8s.io/v1/rolebindings')
+  const labelSelector = `${CREDENTIAL_LABEL}=${credentialId(id)}`
+  type Binding = Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}
+  const crbs = await listObjects<Binding>(target, CLUSTER_ROLE_BINDING, {labelSelector})
+  const rbs = await listObjects<Binding>(target, ROLE_BINDING, {labelSelector})
   const b = crbs[0] ?? rbs[0]
   if (!b) throw new FleetError('config', `no RBAC binding labelled for ${credentialId(id)} on the cluster: nothing to verify a new credential against`)
   const role = b.roleRef.kind === 'ClusterRole'
-    ? await getObject<Wire<V1ClusterRole>>(target, 'ClusterRole', b.roleRef.name)
-    : await getObject<Wire<V1Role>>(target, 'Role', b.roleRef.name, b.metadata.namespace)
+    ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, b.roleRef.name)
+    : await getObject<Wire<V1Role>>(target, ROLE, b.roleRef.name, {namespace: b.metadata.namespace})
   return {rules: role?.rules ?? [], namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))]}
 }
 
@@ -425,7 +360,7 @@ export class FileStore implements RotationStore {
       throw new FleetError('config', `${this.where}: ${(error as Error).message}`)
     }
     const doc = yaml.load(text) as KubeconfigDoc
-    return {text, doc, facts: factsOf(doc)}
+    return {text, doc, facts: fileFacts(doc)}
   }
 
   async read(): Promise<Stored> {
@@ -451,7 +386,7 @@ export class FileStore implements RotationStore {
   }
 
   private async write(doc: KubeconfigDoc, facts: Facts): Promise<void> {
-    await writeFileAtomic(this.where, withFacts(doc, facts), {mode: 0o600})
+    await writeFileAtomic(this.where, withFileFacts(doc, facts), {mode: 0o600})
     this.doc = doc
     this.facts = facts
   }

@@ -4,7 +4,13 @@ import yaml from 'js-yaml'
 
 import {ConfigError, FleetError} from '../base/errors.js'
 import {loadYamlIfValid} from '../base/yaml.js'
+import {ARGOCD_CLUSTER_LABELS, argocdData, tlsClientConfig} from '../creds/codecs/argocd.js'
+import {MANAGED_BY, MANAGED_BY_LABEL} from '../creds/labels.js'
 import type {KubeClient} from '../kube/client.js'
+import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../kube/exec-credential.js'
+import {CLUSTER_PROFILE} from '../kube/resources.js'
+import {httpError} from '../kube/errors.js'
+import {getObject, sendObject} from '../kube/typed.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
 import type {ClusterEntry, ExecConfig, KubeconfigDoc} from '../kubeconfig/types.js'
 import {type Cluster, caPemOf} from './connect.js'
@@ -18,12 +24,9 @@ import type {ServiceAccountRef} from './service-account.js'
  */
 export const CONSUMERS = ['flux', 'cluster-inventory', 'kubeconfig', 'argocd'] as const
 export type Consumer = (typeof CONSUMERS)[number]
-/** The reserved cluster extension client-go hands to the plugin as ExecCredential.spec.cluster.config. */
-export const EXEC_EXTENSION = 'client.authentication.k8s.io/exec'
 /** Marks a kubeconfig `wi setup --consumer kubeconfig` wrote, so a second run may replace it. */
 export const WI_KUBECONFIG_EXTENSION = 'fleet.dev/workload-identity'
-export const ARGOCD_SECRET_TYPE_LABEL = 'argocd.argoproj.io/secret-type'
-const MANAGED_BY = {'app.kubernetes.io/managed-by': 'fleet'}
+const MANAGED_BY_LABELS = {[MANAGED_BY_LABEL]: MANAGED_BY}
 
 /** How the consumer runs the plugin: the command, and the hub kubeconfig it reads (none: the one hub rule, in a Pod its in-cluster configuration). */
 export interface PluginInvocation {
@@ -79,23 +82,17 @@ export async function accessProviderFor(i: ConsumerInput): Promise<AccessProvide
   const cluster = await targetCluster(i.target)
   // cluster-inventory-api's access library ignores tls-server-name; the entry carries only what it reads.
   delete cluster['tls-server-name']
-  return {name: ACCESS_PROVIDER_NAME, cluster: {...cluster, extensions: [{name: EXEC_EXTENSION, extension: clusterConfigFor(i)}]}}
+  return {name: ACCESS_PROVIDER_NAME, cluster: {...cluster, extensions: [{name: EXEC_CLUSTER_CONFIG_EXTENSION, extension: clusterConfigFor(i)}]}}
 }
 
 export function providerFileFor(p: PluginInvocation): ProviderFile {
   return {providers: [{name: ACCESS_PROVIDER_NAME, execConfig: pluginExec(p)}]}
 }
 
-const profilePath = (p: {namespace: string; name: string}) =>
-  `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${encodeURIComponent(p.namespace)}/clusterprofiles/${encodeURIComponent(p.name)}`
-
-interface Profile {
-  metadata: {resourceVersion?: string}
-  status?: {accessProviders?: AccessProvider[]}
-}
+type Profile = KubeObject & {status?: {accessProviders?: AccessProvider[]}}
 
 async function readProfile(hub: KubeClient, p: {namespace: string; name: string}): Promise<Profile> {
-  const profile = await hub.json<Profile>('GET', profilePath(p), undefined, `read ClusterProfile ${p.namespace}/${p.name}`, {ok: [200], absent: true})
+  const profile = await getObject<Profile>(hub, CLUSTER_PROFILE, p.name, {namespace: p.namespace, what: `read ClusterProfile ${p.namespace}/${p.name}`, ok: [200]})
   if (!profile) throw new ConfigError(`--profile ${p.namespace}/${p.name}: no such ClusterProfile on hub ${hub.context.contextName}`)
   return profile
 }
@@ -123,7 +120,9 @@ export async function writeProfile(hub: KubeClient, p: {namespace: string; name:
   const profile = await readProfile(hub, p)
   const others = (profile.status?.accessProviders ?? []).filter((a) => a.name !== entry.name)
   profile.status = {...profile.status, accessProviders: [...others, entry]}
-  await hub.json('PUT', `${profilePath(p)}/status${dryRun ? '?dryRun=All' : ''}`, profile, `update ClusterProfile ${p.namespace}/${p.name} status`)
+  // The server's dry run (validated, not saved) is a query parameter of the update itself.
+  const res = await sendObject(hub, 'PUT', CLUSTER_PROFILE, {namespace: p.namespace, name: p.name, subresource: 'status'}, {body: profile, query: {dryRun: dryRun ? 'All' : undefined}})
+  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `update ClusterProfile ${p.namespace}/${p.name} status`)
   if (dryRun) return
   const back = (await readProfile(hub, p)).status?.accessProviders?.find((a) => a.name === entry.name)
   if (!back || canonical(back) !== canonical(entry)) throw new FleetError('server', `ClusterProfile ${p.namespace}/${p.name}: status.accessProviders does not read back as written`)
@@ -177,9 +176,6 @@ export async function argocdSecret(i: ConsumerInput, o: {namespace: string; name
   const cluster = await targetCluster(i.target)
   const sa = `${i.serviceAccount.namespace}/${i.serviceAccount.name}`
   const audience = i.audience ?? cluster.server ?? ''
-  const tls: Record<string, unknown> = {insecure: false}
-  if (cluster['certificate-authority-data']) tls.caData = cluster['certificate-authority-data']
-  if (cluster['tls-server-name']) tls.serverName = cluster['tls-server-name']
   const config = {
     execProviderConfig: {
       command: i.plugin.command,
@@ -188,15 +184,15 @@ export async function argocdSecret(i: ConsumerInput, o: {namespace: string; name
       provideClusterInfo: true,
       config: clusterConfigFor(i),
     },
-    tlsClientConfig: tls,
+    // The target's CA and TLS name; targetCluster never skips verification, so `insecure` is false.
+    tlsClientConfig: tlsClientConfig(cluster),
   }
-  const b64 = (s: string) => Buffer.from(s).toString('base64')
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {name: o.name, namespace: o.namespace, labels: {...MANAGED_BY, [ARGOCD_SECRET_TYPE_LABEL]: 'cluster'}},
+    metadata: {name: o.name, namespace: o.namespace, labels: {...MANAGED_BY_LABELS, ...ARGOCD_CLUSTER_LABELS}},
     type: 'Opaque',
-    data: {name: b64(o.clusterName), server: b64(cluster.server ?? ''), config: b64(JSON.stringify(config))},
+    data: argocdData(o.clusterName, cluster.server, config),
   } satisfies Wire<V1Secret>
 }
 
@@ -210,12 +206,12 @@ export function tokenRequesterRbac(sa: ServiceAccountRef, requester: ServiceAcco
   const name = `fleet-wi-token:${sa.name}`
   return [
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name, namespace: sa.namespace, labels: MANAGED_BY},
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name, namespace: sa.namespace, labels: MANAGED_BY_LABELS},
       rules: [{apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [sa.name]}],
     } satisfies Wire<V1Role>,
     {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding',
-      metadata: {name: `${name}:${requester.namespace}:${requester.name}`.slice(0, 253), namespace: sa.namespace, labels: MANAGED_BY},
+      metadata: {name: `${name}:${requester.namespace}:${requester.name}`.slice(0, 253), namespace: sa.namespace, labels: MANAGED_BY_LABELS},
       roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name},
       subjects: [{kind: 'ServiceAccount', name: requester.name, namespace: requester.namespace}],
     } satisfies Wire<V1RoleBinding>,

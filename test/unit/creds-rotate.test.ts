@@ -8,8 +8,8 @@ import {describe, it} from 'node:test'
 import {inClusterContext, useInCluster} from '../../src/kubeconfig/in-cluster.js'
 import {tokenLifetimeSeconds as lifetimeSeconds} from '../../src/creds/lifetime.js'
 import {type RotatedCredential, rotationFailureNote} from '../../src/creds/rotate.js'
-import {parseIdentity} from '../../src/creds/rotation-store.js'
-import {ROTATION, STEPS, type Step, readState, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
+import {parseIdentity} from '../../src/creds/credential-record.js'
+import {ROTATION, STEPS, type Step, failpoint, pausepoint, readState, rotationHooks, stateAnnotations, withoutState} from '../../src/creds/rotation-state.js'
 
 const jwt = (claims: object) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`
 
@@ -37,13 +37,32 @@ describe('creds rotate: state on the Secret', () => {
   })
 
   it('FLEET_ROTATE_FAILPOINT=after-<step> kills the process with SIGKILL right after that step and no other', () => {
+    // The command reads the variable once (rotationHooks(process.env)) and hands the hooks to the rotation.
     const url = new URL('../../src/creds/rotation-state.ts', import.meta.url).href
     for (const at of [STEPS[0], STEPS[STEPS.length - 1], 'mint'] as const) {
-      const script = `import {STEPS, failpoint} from ${JSON.stringify(url)}; for (const s of STEPS) { failpoint(s); process.stdout.write(s + ' ') }`
+      const script = `import {STEPS, failpoint, rotationHooks} from ${JSON.stringify(url)}; const hooks = rotationHooks(process.env); for (const s of STEPS) { failpoint(s, hooks); process.stdout.write(s + ' ') }`
       const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {env: {...process.env, FLEET_ROTATE_FAILPOINT: `after-${at}`}, encoding: 'utf8'})
       assert.equal(child.signal, 'SIGKILL', child.stderr)
       assert.equal(child.stdout, STEPS.slice(0, STEPS.indexOf(at)).map((s) => `${s} `).join(''), at)
     }
+  })
+
+  it('the hooks come from the environment the command passes, never from process.env behind its back', async () => {
+    assert.deepEqual(rotationHooks({}), {})
+    assert.deepEqual(rotationHooks({FLEET_ROTATE_FAILPOINT: 'after-verify', FLEET_ROTATE_PAUSE: 'after-confirm-revoked:4000'}), {failAfter: 'verify', pauseAfter: {step: 'confirm-revoked', ms: 4000}})
+    assert.deepEqual(rotationHooks({FLEET_ROTATE_FAILPOINT: 'verify', FLEET_ROTATE_PAUSE: 'after-mint:0'}), {}, 'without after-, or a pause of no time: off')
+    const crashed: string[] = []
+    for (const s of STEPS) failpoint(s, {failAfter: 'replace', crash: () => crashed.push(s)})
+    assert.deepEqual(crashed, ['replace'])
+    const t0 = Date.now()
+    await pausepoint('mint', {pauseAfter: {step: 'mint', ms: 80}})
+    assert.ok(Date.now() - t0 >= 75, 'paused after its step')
+    const t1 = Date.now()
+    await pausepoint('verify', {pauseAfter: {step: 'mint', ms: 5000}})
+    const ctl = new AbortController()
+    setTimeout(() => ctl.abort(), 20)
+    await pausepoint('mint', {pauseAfter: {step: 'mint', ms: 5000}}, ctl.signal)
+    assert.ok(Date.now() - t1 < 2000, 'no pause after another step; an interrupt ends a pause')
   })
 
   it('reads a ServiceAccount identity and the old token lifetime', () => {

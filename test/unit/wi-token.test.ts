@@ -6,8 +6,8 @@ import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {describeUser} from '../../src/creds/list.js'
+import {EXEC_CLUSTER_CONFIG_EXTENSION as EXEC_EXTENSION} from '../../src/kube/exec-credential.js'
 import {
-  EXEC_EXTENSION,
   argocdSecret,
   pluginArgs,
   pluginKubeconfig,

@@ -6,8 +6,8 @@ import {hubFlags} from '../../cli/hubs.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {parseNamespacedName} from '../../base/names.js'
-import {FORMATS} from '../../creds/formats.js'
-import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential} from '../../creds/generate.js'
+import {FORMATS} from '../../creds/codecs/index.js'
+import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential, generateHooks} from '../../creds/generate.js'
 import {describeLifetime} from '../../creds/lifetime.js'
 import {METHODS} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
@@ -95,7 +95,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
         updateProfile: f['update-profile'] ? parseNamespacedName(f['update-profile'], '--update-profile') : undefined,
         displayName: f['display-name'],
       },
-      {connector: this.fleet.connector, cancel},
+      {connector: this.fleet.connector, cancel, hooks: generateHooks(process.env)},
     )
     // A signal after the last step (delivery) has nothing to undo: the credential was delivered and is kept.
     if (cancel.interrupted) result.warnings.push(`${cancel.interrupted.signalName} arrived after the credential was delivered: it is kept`)

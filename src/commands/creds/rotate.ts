@@ -11,6 +11,7 @@ import {UsageError} from '../../base/errors.js'
 import {MIN_TOKEN_SECONDS} from '../../base/limits.js'
 import {describeLifetime, shortenedWarning} from '../../creds/lifetime.js'
 import {type RotatedCredential, type RotationReport, rotateCredentials, rotationFailureNote} from '../../creds/rotate.js'
+import {rotationHooks} from '../../creds/rotation-state.js'
 import {rotationMetrics} from '../../cli/metrics.js'
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
@@ -64,7 +65,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         lease: o.lease,
       },
       // At a terminal, a progress line over the credentials, as clusters verify draws one over clusters.
-      {connector: this.fleet.connector, cancel, onProgress: this.machineOutput ? undefined : progressLine({noun: 'credentials'})},
+      {connector: this.fleet.connector, cancel, hooks: rotationHooks(process.env), onProgress: this.machineOutput ? undefined : progressLine({noun: 'credentials'})},
     )
     const f = this.flags
     const notes: string[] = []
