@@ -1,10 +1,9 @@
 import {resolve} from 'node:path'
 
 import {accessReview} from '../access/access-review.js'
-import {whoami} from '../access/whoami.js'
+import {selfSubjectReview} from '../access/whoami.js'
 import {type Check, worstStatus} from '../base/checks.js'
 import type {Cancellation} from '../base/cancel.js'
-import {mapLimit} from '../base/concurrency.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import {namespacedName} from '../base/names.js'
 import type {HubSpec} from '../config/fleet-config.js'
@@ -185,7 +184,22 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   for (const store of files) fileItems.push(counted(await rotateOne(store, {file: {path: store.where}}, r, env, run)))
   if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
   const hubName = hub.context.contextName
-  const items = await mapLimit(stores, Math.max(1, r.concurrency), async (store) => counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run)))
+  const gate = slots(Math.max(1, r.concurrency))
+  const items = await Promise.all(
+    stores.map(async (store) => {
+      await gate.take()
+      let held = true
+      const give = () => {
+        if (held) gate.give()
+        held = false
+      }
+      try {
+        return counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run, give))
+      } finally {
+        give()
+      }
+    }),
+  )
   // After the rotations (a killed run's Leases have expired by then): over the whole selection, skipped Secrets included;
   // with --all, also the Leases of Secrets that are gone (by one shard only, the first, so two shards never race for them).
   const leases = r.dryRun || env.cancel?.interrupted
@@ -194,8 +208,26 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items], ...(leases ? {leases} : {})}
 }
 
+/**
+ * --concurrency places: at most that many credentials in their working steps at once. A credential that only waits for
+ * its old token to be refused (confirm-revoked: the API server's token cache keeps a token it authenticated for up to
+ * 10 s after its anchor is deleted) gives its place to the next, so those waits overlap instead of adding up.
+ */
+function slots(limit: number): {take: () => Promise<void>; give: () => void} {
+  let free = limit
+  const waiting: Array<() => void> = []
+  return {
+    take: () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((r) => waiting.push(r))),
+    give: () => {
+      const next = waiting.shift()
+      if (next) next()
+      else free++
+    },
+  }
+}
+
 /** One credential, whichever store keeps it: locked, rotated, and on an interrupt put back or left for the next run. */
-async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secret' | 'file'>, r: RotateRequest, env: RotateEnv, run: string): Promise<RotatedCredential> {
+async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secret' | 'file'>, r: RotateRequest, env: RotateEnv, run: string, giveSlot?: () => void): Promise<RotatedCredential> {
   const started = Date.now()
   const item: RotatedCredential = {...at, status: 'failed', old: {}, verification: [], steps: [], durationMs: 0}
   let lock: {exclusive: boolean; release: () => Promise<void>} | undefined
@@ -204,7 +236,7 @@ async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secr
   const track: Track = {step: 'lease', phase: 'unchanged'}
   try {
     if (!r.dryRun) lock = await store.lock(run, {lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000})
-    await rotateLocked(store, r, env, run, item, Boolean(lock?.exclusive), reachedTarget, track)
+    await rotateLocked(store, r, env, run, item, Boolean(lock?.exclusive), reachedTarget, track, giveSlot)
   } catch (error) {
     item.status = 'failed'
     if (env.cancel?.interrupted) {
@@ -234,6 +266,7 @@ async function rotateLocked(
   exclusive: boolean,
   reachedTarget: {client?: KubeClient},
   track: Track,
+  giveSlot?: () => void,
 ): Promise<void> {
   env.cancel?.check()
   const where = store.where
@@ -403,6 +436,7 @@ async function rotateLocked(
   } else if (old && target) {
     await timed('revoke', () => deleteObject(target, 'Secret', old.name, old.namespace), () => `deleted anchor Secret ${old.namespace}/${old.name}`)
     if (oldClient) {
+      giveSlot?.()
       const dead = await timed('confirm-revoked', () => confirmDead(oldClient!, 30_000), (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'))
       item.revoked = dead
         ? {done: true, reason: `anchor ${refText(old)} deleted; the old token is refused`}
@@ -457,16 +491,17 @@ export async function reachTarget(
 const SILENT_CONFIRM_MS = 5_000
 
 /**
- * Polls SelfSubjectReview with the old credential until the server refuses it (401). A server that stops answering
+ * Polls SelfSubjectReview (alone: the answer's status is the verdict) with the old credential until the server refuses it (401). A server that stops answering
  * (killed, restarting, its etcd stalled) is not a token that "still authenticates": after SILENT_CONFIRM_MS without an
  * answer its error is thrown, so the item says the outage and the next run finishes it.
  */
 export async function confirmDead(client: KubeClient, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   let silentSince: number | undefined
+  let wait = 250
   for (;;) {
     try {
-      await whoami(client)
+      await selfSubjectReview(client)
       silentSince = undefined
     } catch (error) {
       if (error instanceof FleetError && error.kind === 'unauthorized') return true
@@ -475,7 +510,10 @@ export async function confirmDead(client: KubeClient, timeoutMs: number): Promis
       else if ((silentSince ??= Date.now()) + SILENT_CONFIRM_MS < Date.now() || Date.now() > deadline) throw error
     }
     if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 250))
+    // The token cache holds an authenticated token up to 10 s: polled at 250 ms, then less often (up to every 2 s), so
+    // hundreds of rotations waiting at once do not load the member with reviews.
+    await new Promise((r) => setTimeout(r, wait))
+    wait = Math.min(2000, wait * 2)
   }
 }
 
