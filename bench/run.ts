@@ -304,6 +304,8 @@ async function rotationBench(): Promise<void> {
   }
   const members = state.servers.filter((s) => s.name !== 'hub').length
   md.push(
+    'Run: `npm run sandbox -- up`, then `npm run bench -- --rotation-only` (this section alone; `--rotation-sizes 100,1000` by default; `--rotation` adds it to a full run). Standalone, printing only: `FLEET_TEST_CONTROL_PLANE=.sandbox/state.json npx tsx bench/creds-rotate.ts --secrets 100,1000`.',
+    '',
     `N hub Secrets on the sandbox's hub, each a working token credential with its own anchor Secret and bound token, spread round-robin over its ${members} members and the formats ${ROTATION_FORMATS.map((x) => `\`${x}\``).join(', ')} (one \`fleet creds generate\` per member and format, the rest copies of those with their own anchor and TokenRequest, applied server-side 32 at once). Before each run every credential is used once (SelfSubjectReview), as its consumer would, so the member's token cache holds every old token (up to 10 s) and each confirm-revoked waits for it as in a live fleet. One run each; a run over 1,000 Secrets changes 8,000 objects.`,
     '',
     'Commands:',
@@ -389,7 +391,7 @@ const header = [
   '',
   'Written by `npm run bench` (bench/run.ts); do not edit by hand. Every figure is a ratio against a reference measured in the',
   'same run on the same machine; absolute times on this shared 2-core machine move with its load (recorded below).',
-  '`npm run bench -- --heavy` adds N = 1000. Not part of `npm test`.',
+  '`npm run bench -- --heavy` adds N = 1000; `--rotation` adds creds rotate --all (`--rotation-only`: that section alone). Not part of `npm test`.',
   '',
   ...versions(),
   '',
