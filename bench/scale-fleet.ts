@@ -9,10 +9,12 @@ import {join} from 'node:path'
 export const NAMESPACE = 'fleet-bench'
 export const EXEC_EVERY = 10
 
-interface ServerState {
+export interface ServerState {
   name: string
   url: string
   caFile: string
+  kubeconfig: string
+  context: string
 }
 export interface SandboxState {
   dir: string
@@ -27,19 +29,30 @@ export function readSandbox(path: string): SandboxState {
   return JSON.parse(readFileSync(path, 'utf8')) as SandboxState
 }
 
-class Admin {
+/** An admin client of one sandbox API server (its client certificate), keep-alive, for setting up what a bench measures. */
+export class Admin {
   private readonly agent: https.Agent
-  constructor(private readonly server: ServerState, state: SandboxState) {
+  constructor(private readonly server: ServerState, state: SandboxState, maxSockets = 8) {
     this.agent = new https.Agent({
       keepAlive: true,
-      maxSockets: 8,
+      maxSockets,
       ca: readFileSync(server.caFile),
       cert: readFileSync(state.admin.certFile),
       key: readFileSync(state.admin.keyFile),
     })
   }
 
-  request(method: string, path: string, body?: unknown, token?: string): Promise<{status: number; body: string}> {
+  /** One retry when a kept-alive connection was closed by the server as the request went out (ECONNRESET). */
+  async request(method: string, path: string, body?: unknown, token?: string, contentType = 'application/json'): Promise<{status: number; body: string}> {
+    try {
+      return await this.once(method, path, body, token, contentType)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error
+      return this.once(method, path, body, token, contentType)
+    }
+  }
+
+  private once(method: string, path: string, body: unknown, token: string | undefined, contentType: string): Promise<{status: number; body: string}> {
     const url = new URL(this.server.url)
     const payload = body === undefined ? undefined : JSON.stringify(body)
     return new Promise((resolve, reject) => {
@@ -53,7 +66,7 @@ class Admin {
           ca: token ? readFileSync(this.server.caFile) : undefined,
           headers: {
             accept: 'application/json',
-            ...(payload ? {'content-type': 'application/json'} : {}),
+            ...(payload ? {'content-type': contentType} : {}),
             ...(token ? {authorization: `Bearer ${token}`} : {}),
           },
         },
@@ -80,7 +93,7 @@ class Admin {
   }
 }
 
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length)
   let next = 0
   await Promise.all(

@@ -6,7 +6,7 @@
 #   FLEET_REFERENCE_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/fleet/bench-reference)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-key=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-16)
+key=$(cat "$here/go.mod" "$here/go.sum" "$here"/*.go | sha256sum | cut -c1-16)
 cache_root=${FLEET_REFERENCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/bench-reference}
 # shellcheck source=../../test/go-build.sh
 source "$here/../../test/go-build.sh"

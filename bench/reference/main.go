@@ -4,6 +4,7 @@
 // client-go's shared transports, and prints one JSON document of the answers, as fleet's -o json does.
 //
 //	fleet-reference -command whoami|can-i|verify [-kubeconfig FILE] [-concurrency 16] [-timeout 10s]
+//	fleet-reference -command rotate -hub-kubeconfig FILE -kubeconfig MEMBER[:MEMBER...]   (rotate.go)
 //
 // whoami:  POST selfsubjectreviews, POST selfsubjectaccessreviews (* * *: fleet's cluster-admin warning)
 // can-i:   GET /api, GET /apis (aggregated discovery, decoded: is selfsubjectreviews a known resource, and its scope), POST
@@ -59,14 +60,19 @@ type item struct {
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file whose every context is a cluster")
-	command := flag.String("command", "whoami", "whoami | can-i | verify")
+	command := flag.String("command", "whoami", "whoami | can-i | verify | rotate")
+	hubKubeconfig := flag.String("hub-kubeconfig", "", "rotate: the hub's kubeconfig (-kubeconfig: the members', colon-separated)")
 	concurrency := flag.Int("concurrency", 16, "clusters at a time (fleet's default)")
 	timeout := flag.Duration("timeout", 10*time.Second, "time limit of each request (fleet's default --request-timeout)")
 	flag.BoolVar(&logRequests, "log", false, "print METHOD URL STATUS of every request on stderr (as fleet -v 6 does), to compare the two")
 	flag.BoolVar(&protobuf, "protobuf", false, "send and accept protobuf for the reviews (client-go's default for built-in types) instead of fleet's JSON: not the same requests, only to show what protobuf is worth")
 	flag.Parse()
+	if *command == "rotate" {
+		rotateMain(*hubKubeconfig, *kubeconfig, *concurrency, *timeout)
+		return
+	}
 	if *command != "whoami" && *command != "can-i" && *command != "verify" {
-		fmt.Fprintf(os.Stderr, "-command %s: expected whoami, can-i or verify\n", *command)
+		fmt.Fprintf(os.Stderr, "-command %s: expected whoami, can-i, verify or rotate\n", *command)
 		os.Exit(2)
 	}
 	raw, err := clientcmd.LoadFromFile(*kubeconfig)

@@ -1,6 +1,5 @@
 import {resolve} from 'node:path'
 
-import {mapLimit} from '../base/concurrency.js'
 import {toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {SECRET} from '../kube/resources.js'
@@ -105,7 +104,22 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   for (const store of files) fileItems.push(counted(await rotateOne(store, {file: {path: store.where}}, r, env, run)))
   if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
   const hubName = hub.context.contextName
-  const items = await mapLimit(stores, Math.max(1, r.concurrency), async (store) => counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run)))
+  const gate = slots(Math.max(1, r.concurrency))
+  const items = await Promise.all(
+    stores.map(async (store) => {
+      await gate.take()
+      let held = true
+      const give = () => {
+        if (held) gate.give()
+        held = false
+      }
+      try {
+        return counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run, give))
+      } finally {
+        give()
+      }
+    }),
+  )
   // After the rotations (a killed run's Leases have expired by then): over the whole selection, skipped Secrets included;
   // with --all, also the Leases of Secrets that are gone (by one shard only, the first, so two shards never race for them).
   const leases = r.dryRun || env.cancel?.interrupted
@@ -114,11 +128,29 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items], ...(leases ? {leases} : {})}
 }
 
+/**
+ * --concurrency places: at most that many credentials in their working steps at once. A credential that only waits for
+ * its old token to be refused (confirm-revoked: the API server's token cache keeps a token it authenticated for up to
+ * 10 s after its anchor is deleted) gives its place to the next, so those waits overlap instead of adding up.
+ */
+function slots(limit: number): {take: () => Promise<void>; give: () => void} {
+  let free = limit
+  const waiting: Array<() => void> = []
+  return {
+    take: () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((r) => waiting.push(r))),
+    give: () => {
+      const next = waiting.shift()
+      if (next) next()
+      else free++
+    },
+  }
+}
+
 /** One credential, whichever store keeps it: locked, rotated, and on an interrupt put back or left for the next run. */
-async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secret' | 'file'>, r: RotateRequest, env: RotateEnv, run: string): Promise<RotatedCredential> {
+async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secret' | 'file'>, r: RotateRequest, env: RotateEnv, run: string, giveSlot?: () => void): Promise<RotatedCredential> {
   const started = Date.now()
   const item: RotatedCredential = {...at, status: 'failed', old: {}, verification: [], steps: [], durationMs: 0}
-  const rot = newRotation(store, r, env, run)
+  const rot = newRotation(store, r, env, run, giveSlot)
   let lock: {exclusive: boolean; release: () => Promise<void>} | undefined
   try {
     if (!r.dryRun) lock = await store.lock(run, {lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000})

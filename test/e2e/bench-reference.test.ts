@@ -5,12 +5,13 @@ import assert from 'node:assert/strict'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {before, describe, it} from 'node:test'
+import {after, before, describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 import yaml from 'js-yaml'
 
 import {runFleet} from '../support/cli.js'
-import {loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import {type ExtraApiserver, startExtraApiserver} from '../support/extra-apiserver.js'
+import {kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {kubeconfigObject} from '../support/kubeconfig.js'
 
 const cp = loadControlPlane()
@@ -100,4 +101,77 @@ describe('bench/reference sends what fleet sends', () => {
       for (const t of tokens) assert.ok(!fleet.stdout.includes(t) && !fleet.stderr.includes(t) && !ref.stdout.includes(t) && !ref.stderr.includes(t))
     })
   }
+})
+
+/**
+ * creds rotate's requests per credential, made comparable: anchor names masked (the new one's suffix is random, and the
+ * old one is generate's for the first run and the first run's for the second), the Lease renewals
+ * (a GET then PUT of the Lease every 5 s while held: how many depends on how long the rotation took) dropped, and the
+ * old token's confirm-revoked polls (SelfSubjectReviews until 401: as many as the token cache takes) counted once.
+ */
+function rotationRequests(log: string): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const [server, list] of requests(log)) {
+    const masked = list.map((r) => r.replace(/fleet-anchor-[0-9a-f]{8}(-[0-9a-f]{6})?/, 'fleet-anchor-ANCHOR'))
+    const kept: string[] = []
+    for (let i = 0; i < masked.length; i++) {
+      const lease = /^GET (\S*\/leases\/\S+) /.exec(masked[i])
+      if (lease && masked[i + 1]?.startsWith(`PUT ${lease[1]} `)) {
+        i++
+        continue
+      }
+      if (masked[i].startsWith('POST /apis/authentication.k8s.io/v1/selfsubjectreviews ') && kept.at(-1) === masked[i]) continue
+      kept.push(masked[i])
+    }
+    out.set(server, kept)
+  }
+  return out
+}
+
+describe('bench/reference -command rotate sends what fleet creds rotate sends', () => {
+  // A hub of this test's own, so that --all finds only its Secret (the shared hub holds other files' Secrets).
+  let hub: ExtraApiserver
+  const m1 = cp.members[0]
+  const nsSys = uniqueName('refrot')
+  before(async () => {
+    hub = await startExtraApiserver({name: uniqueName('refhub')})
+    await kubectl(hub, ['create', 'namespace', 'consumers'])
+    const gen = await runFleet(['creds', 'generate', '--kubeconfig', m1.kubeconfig, '-c', m1.context, '--hub-kubeconfig', hub.kubeconfig, '--service-account', `${nsSys}/sa`,
+      '--role', 'pod-lister', '--create-namespace', '--duration', '2h', '--secret', 'consumers/member-1', '--format', 'multicluster-runtime', '-o', 'json'])
+    assert.equal(gen.code, 0, gen.stderr)
+  })
+  after(async () => {
+    await kubectlResult(m1, ['delete', 'namespace', nsSys, '--wait=false'])
+    await hub?.stop()
+  })
+
+  it('rotate: the same requests per credential on the hub and on the member, in order, and both rotate', async () => {
+    const secret = async () => JSON.parse(await kubectl(hub, ['get', 'secret', '-n', 'consumers', 'member-1', '-o', 'json']))
+    const first = await secret()
+    const fleet = await runFleet(['creds', 'rotate', '--all', '--kubeconfig', m1.kubeconfig, '--hub-kubeconfig', hub.kubeconfig, '-o', 'json', '-v', '8'])
+    assert.equal(fleet.code, 0, fleet.stderr)
+    assert.deepEqual(fleet.json().items.map((i: {status: string}) => i.status), ['rotated'])
+    const second = await secret()
+    const ref = spawnSync(reference, ['-command', 'rotate', '-hub-kubeconfig', hub.kubeconfig, '-kubeconfig', m1.kubeconfig, '-log'], {encoding: 'utf8'})
+    assert.equal(ref.status, 0, ref.stderr)
+    assert.deepEqual(JSON.parse(ref.stdout).items.map((i: {status: string}) => i.status), ['rotated'])
+    const third = await secret()
+    // Each wrote a new credential and finished (no rotation annotation left).
+    assert.notEqual(first.data.kubeconfig, second.data.kubeconfig)
+    assert.notEqual(second.data.kubeconfig, third.data.kubeconfig)
+    for (const s of [second, third]) assert.deepEqual(Object.keys(s.metadata.annotations).filter((k) => k.startsWith('fleet.dev/rotation-')), [])
+
+    const ours = rotationRequests(fleet.stderr)
+    const theirs = rotationRequests(ref.stderr)
+    assert.equal(ours.size, 2, `fleet's log names ${ours.size} servers:\n${fleet.stderr}`)
+    for (const list of [...ours.values(), ...theirs.values()]) for (const r of list) assert.match(r, /^\S+ \S+ (application\/json|text\/plain)/, r)
+    // Every step is there: the Lease, the claim, the anchor, the token, the verification, the revocation, the finish.
+    const member = ours.get(new URL(m1.url).origin)!
+    for (const want of [/^PATCH \S+fleet-anchor-ANCHOR /, /^POST \S+\/serviceaccounts\/sa\/token /, /^DELETE \S+\/secrets\/sa-fleet-anchor-/]) assert.ok(member.some((r) => want.test(r)), `${want}: ${member.join(', ')}`)
+    // The new anchor has a name of its own (the run's suffix), in both logs.
+    for (const log of [fleet.stderr, ref.stderr]) assert.match(log, /^PATCH \S+\/secrets\/sa-fleet-anchor-[0-9a-f]{8}-[0-9a-f]{6}\?/m)
+    assert.deepEqual(theirs, ours)
+    const token = (s: {data: {kubeconfig: string}}) => (yaml.load(Buffer.from(s.data.kubeconfig, 'base64').toString('utf8')) as {users: Array<{user: {token: string}}>}).users[0].user.token
+    for (const t of [first, second, third].map(token)) assert.ok(![fleet.stdout, fleet.stderr, ref.stdout, ref.stderr].some((o) => o.includes(t)), 'a token in the output')
+  })
 })

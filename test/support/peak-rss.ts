@@ -15,6 +15,8 @@ export interface MeasuredRun {
   peakRssMb: number
   how: 'time -f %M' | 'VmHWM'
   wallMs: number
+  /** CPU time (user + sys) of the fleet process in ms, from GNU time (NaN without it). */
+  cpuMs: number
 }
 
 const TIME = '/usr/bin/time'
@@ -23,7 +25,7 @@ export function runFleetMeasured(args: string[], env: NodeJS.ProcessEnv = {}, ti
   const dir = mkdtempSync(join(tmpdir(), 'fleet-rss-'))
   const out = join(dir, 'maxrss')
   const useTime = existsSync(TIME)
-  const argv = useTime ? [TIME, '-f', '%M', '-o', out, process.execPath, FLEET_BIN, ...args] : [process.execPath, FLEET_BIN, ...args]
+  const argv = useTime ? [TIME, '-f', '%M %U %S', '-o', out, process.execPath, FLEET_BIN, ...args] : [process.execPath, FLEET_BIN, ...args]
   const fullEnv = fleetTestEnv(env)
   const started = performance.now()
   return new Promise((resolve, reject) => {
@@ -46,8 +48,9 @@ export function runFleetMeasured(args: string[], env: NodeJS.ProcessEnv = {}, ti
     child.on('error', reject)
     child.on('close', (code) => {
       if (poll) clearInterval(poll)
-      const kb = useTime ? Number(readFileSync(out, 'utf8').trim().split('\n').pop()) : hwmKb
-      resolve({code: code ?? -1, stdout, stderr, peakRssMb: Math.round((kb * 1024) / 1e6), how: useTime ? 'time -f %M' : 'VmHWM', wallMs: Math.round(performance.now() - started)})
+      // GNU time's last line: peak RSS in KB, user and system seconds.
+      const [kb, user, sys] = useTime ? readFileSync(out, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) : [hwmKb, Number.NaN, Number.NaN]
+      resolve({code: code ?? -1, stdout, stderr, peakRssMb: Math.round((kb * 1024) / 1e6), how: useTime ? 'time -f %M' : 'VmHWM', wallMs: Math.round(performance.now() - started), cpuMs: Math.round((user + sys) * 1000)})
     })
   })
 }
