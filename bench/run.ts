@@ -161,7 +161,7 @@ function coldStart(): void {
     const both = wall === undefined || cpu === undefined || r.target === undefined ? '' : `${met(wall, r.target)} / ${met(cpu, r.target)}`
     md.push(`| ${r.name} | \`${r.command}\` | ${fmtMs(r.t.wallMs)} | ${fmtMs(r.t.cpuMs)} | ${r.ref ? refName[r.ref] : ''} | ${wall === undefined ? '' : x(wall)} | ${cpu === undefined ? '' : x(cpu)} | ${r.target ? `${r.target}x` : ''} | ${both} | ${r.t.rssMb.toFixed(0)} MB |`)
   }
-  md.push('', 'Where a target is missed, what a CPU profile shows is left: docs/decisions.md, "What is left at start-up".', '')
+  md.push('', 'Where a target is missed, what a CPU profile shows is left: docs/decisions.md, "What is left at start-up" and "Start-up after the executable".', '')
 }
 
 // ---- fleet scale ------------------------------------------------------------------------------------------------

@@ -129,10 +129,11 @@ function oclifStartupEdits() {
   // a command that succeeds) never call, or call late: finding commands by glob (tinyglobby, which brings fdir and
   // picomatch; the explicit strategy never globs), matching plugin names (minimatch), the spinner's frames, reading
   // an rc file (lilconfig), templates (ejs), the error and help formatters, reading flags from stdin (node:readline),
-  // performance marks, made only with OCLIF_PERFORMANCE (node:perf_hooks), and debug (see above). Each such `require` becomes an object
+  // performance marks, made only with OCLIF_PERFORMANCE (node:perf_hooks), and debug (see above); node:child_process,
+  // which util/os.js uses only to ask Windows for its shell, and whose loading (with net, dgram, streams) cost ~5 ms. Each such `require` becomes an object
   // that loads the package on its first property read (oclif reads these only as `x_1.name` or `x_1.default`,
   // checked when this was written), so a run that never uses one never evaluates it.
-  const lazy = ['node:readline', 'node:perf_hooks', 'debug', 'tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
+  const lazy = ['node:child_process', 'node:readline', 'node:perf_hooks', 'debug', 'tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
   const requireOf = new RegExp(`^const (\\w+) = (__importDefault\\()?require\\("(${lazy.join('|')})"\\)\\)?;$`, 'gm')
   const lazyHelper = '\nfunction __fleetLazy(load) { let m; return new Proxy({}, {get: (_, k) => (m ??= load())[k]}) }\n'
   return {

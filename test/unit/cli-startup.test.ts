@@ -3,7 +3,7 @@
 // command to build it, and no start-up reads node_modules.
 import assert from 'node:assert/strict'
 import {spawnSync} from 'node:child_process'
-import {cpSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -51,6 +51,27 @@ describe('start-up', () => {
       assert.match(unknown.stderr, /did you mean "clusters list"/)
     } finally {
       rmSync(copy, {recursive: true, force: true})
+    }
+  })
+
+  // node:child_process brings net, dgram and the streams with it (~5 ms of CPU at every start, docs/decisions.md "What
+  // is left at start-up"): it is loaded when fleet starts a program, never by a command that starts none.
+  it('--help and clusters list do not load node:child_process', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-modules-'))
+    try {
+      const preload = join(dir, 'modules.cjs')
+      writeFileSync(preload, "process.on('exit', () => require('node:fs').writeFileSync(process.env.FLEET_TEST_MODULES, JSON.stringify(process.moduleLoadList)))\n")
+      for (const args of [['--help'], ['clusters', 'list', '--kubeconfig', join(root, 'examples/fleet')]]) {
+        const out = join(dir, 'modules.json')
+        const env = {...process.env, KUBECONFIG: '', HOME: dir, NO_COLOR: '1', CI: 'true', FLEET_TEST_MODULES: out}
+        const res = spawnSync(process.execPath, ['--require', preload, join(root, 'bin/run.js'), ...args], {encoding: 'utf8', env})
+        assert.equal(res.status, 0, res.stderr)
+        const loaded = JSON.parse(readFileSync(out, 'utf8')) as string[]
+        assert.ok(loaded.includes('NativeModule fs'), 'the preload saw the run')
+        assert.deepEqual(loaded.filter((m) => /^NativeModule (child_process|internal\/child_process)$/.test(m)), [], `fleet ${args.join(' ')}`)
+      }
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
     }
   })
 })
