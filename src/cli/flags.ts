@@ -57,6 +57,17 @@ export const globalFlags = {
   }),
 }
 
+/**
+ * The global flags of an exec credential plugin (wi token, kubeconfig credential): its stdout is the ExecCredential,
+ * JSON whatever is asked, and it serves one cluster, so help offers neither the other formats nor --concurrency; both
+ * are still parsed, as every command's (-o json is accepted, anything else refused in run).
+ */
+export const pluginGlobalFlags = {
+  ...globalFlags,
+  output: {...globalFlags.output, hidden: true},
+  concurrency: {...globalFlags.concurrency, hidden: true},
+}
+
 /** Flags of commands that work over several clusters at once. */
 export const fleetFlags = {
   cluster: Flags.string({

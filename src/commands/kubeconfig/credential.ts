@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {FleetError, UsageError} from '../../base/errors.js'
+import {pluginGlobalFlags} from '../../cli/flags.js'
 import {BaseCommand} from '../../cli/base-command.js'
 import {CredentialCache, cacheEnd} from '../../export/credential-cache.js'
 import {execCredentialJson, readExecRequest} from '../../export/exec-info.js'
@@ -18,9 +19,7 @@ export default class KubeconfigCredential extends BaseCommand<typeof KubeconfigC
   static enableJsonFlag = false
 
   static baseFlags = {
-    ...BaseCommand.baseFlags,
-    output: {...BaseCommand.baseFlags.output, hidden: true},
-    concurrency: {...BaseCommand.baseFlags.concurrency, hidden: true},
+    ...pluginGlobalFlags,
     // Only the file the exec entry names: FLEET_CONFIG, ./fleet.yaml or the user's config dir where kubectl happens to run
     // must not change which cluster (or hub) answers.
     'fleet-config': Flags.string({description: 'The fleet configuration the export used (no other is looked for).', helpGroup: 'GLOBAL'}),

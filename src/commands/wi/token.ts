@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {parseLifetime} from '../../base/duration.js'
 import {FleetError, UsageError} from '../../base/errors.js'
+import {pluginGlobalFlags} from '../../cli/flags.js'
 import {BaseCommand} from '../../cli/base-command.js'
 import {hubFlags} from '../../cli/hubs.js'
 import {expirationSeconds} from '../../workload-identity/inputs.js'
@@ -16,13 +17,7 @@ import {requestToken} from '../../workload-identity/token.js'
 export default class WiToken extends BaseCommand<typeof WiToken> {
   static enableJsonFlag = false
 
-  // The ExecCredential is JSON whatever is asked (-o json is accepted, anything else refused in run) and one hub is asked
-  // once, so help does not offer the other formats nor --concurrency; both are still parsed, as every command's.
-  static baseFlags = {
-    ...BaseCommand.baseFlags,
-    output: {...BaseCommand.baseFlags.output, hidden: true},
-    concurrency: {...BaseCommand.baseFlags.concurrency, hidden: true},
-  }
+  static baseFlags = pluginGlobalFlags
 
   static summary = 'Exec credential plugin: a hub ServiceAccount token for the cluster client-go is connecting to.'
   static description = `Run by client-go (kubectl, controllers, Argo CD) as a kubeconfig exec user, not by hand. Reads KUBERNETES_EXEC_INFO (with provideClusterInfo: true: the target's server and the config of its client.authentication.k8s.io/exec extension), requests a token for the hub ServiceAccount with TokenRequest, audience = the target's server URL exactly as written (or the configured audience), and prints only the ExecCredential (token and expirationTimestamp) on stdout. The ServiceAccount comes from --service-account or the cluster's exec config (serviceAccount: NS/NAME; also audience, expirationSeconds). The hub is found by the one hub rule: --hub-kubeconfig/--hub-context, the fleet configuration's hub, the current context of KUBECONFIG or ~/.kube/config, else a Pod's in-cluster configuration (a controller's own ServiceAccount, which needs "create" on serviceaccounts/token). Nothing is stored; the token lives as long as client-go caches it. A kubeconfig user running it (what fleet wi setup --consumer kubeconfig writes): exec: {apiVersion: client.authentication.k8s.io/v1, command: fleet, args: [wi, token, --service-account, NS/NAME], provideClusterInfo: true, interactiveMode: Never}. See docs/workload-identity.md.`
