@@ -10,7 +10,7 @@ import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
 import {identityFacts} from './cluster-identity.js'
 import {kubeconfigSha256} from './kubeconfig-out.js'
-import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
+import {ANNOTATIONS, MANAGED_BY_SELECTOR} from './labels.js'
 import {type LeaseSweep, sweepLeases} from './lease.js'
 import {newRunId} from './rotation-state.js'
 import {
@@ -64,7 +64,7 @@ export interface RotationReport {
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
-  const items = await listObjects<Secret>(hub, SECRET, {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, what: 'list Secrets'})
+  const items = await listObjects<Secret>(hub, SECRET, {labelSelector: MANAGED_BY_SELECTOR, what: 'list Secrets'})
   const a = (s: Secret) => (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
   return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method])
 }

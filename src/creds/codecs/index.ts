@@ -1,6 +1,6 @@
 import {ConfigError} from '../../base/errors.js'
 import type {Secret} from '../../providers/hub/objects.js'
-import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL} from '../labels.js'
+import {ANNOTATIONS, MANAGED_BY_LABELS} from '../labels.js'
 import {argocd} from './argocd.js'
 import {clusterApi} from './cluster-api.js'
 import {clusterInventory} from './cluster-inventory.js'
@@ -72,7 +72,7 @@ export function destinationSecret(d: SecretDestination, w: Contents & {annotatio
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {name: codec.secretName(d), namespace: d.namespace, labels: {[MANAGED_BY_LABEL]: MANAGED_BY, ...labels}, annotations: w.annotations},
+    metadata: {name: codec.secretName(d), namespace: d.namespace, labels: {...MANAGED_BY_LABELS, ...labels}, annotations: w.annotations},
     type,
     data,
   }
