@@ -33,9 +33,20 @@ export type SecretDestination = Destination<SecretFormat>
 
 export const isFormat = (value: string): value is SecretFormat => Object.hasOwn(CODECS, value)
 
-/** The codec of a format; a name fleet does not know (a record written by another fleet, a hand edit) is refused, naming it. */
+/**
+ * A format fleet does not know (a record written by a newer fleet, a hand edit): rotate and revoke refuse the whole run
+ * for it before anything is touched, as for a Secret fleet did not write, rather than fail it as one credential.
+ */
+export class UnknownFormatError extends ConfigError {
+  constructor(where: string, format: string) {
+    super(`${where}: unknown consumer Secret format "${format}" (fleet knows ${FORMATS.join(', ')})`)
+    this.name = 'UnknownFormatError'
+  }
+}
+
+/** The codec of a format; a name fleet does not know is refused, naming it and the known ones. */
 export function codecOf(format: string, where: string): Codec<SecretFormat> {
-  if (!isFormat(format)) throw new ConfigError(`${where}: unknown consumer Secret format "${format}" (fleet knows ${FORMATS.join(', ')})`)
+  if (!isFormat(format)) throw new UnknownFormatError(where, format)
   return CODECS[format] as Codec<SecretFormat>
 }
 
