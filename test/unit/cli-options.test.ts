@@ -12,6 +12,7 @@ import {Config, Parser} from '@oclif/core'
 import {BaseCommand, type BaseFlags, type FlagGroups} from '../../src/cli/base-command.js'
 import {type SelectionFlags, fleetFlags} from '../../src/cli/flags.js'
 import type {Fleet} from '../../src/cli/fleet-run.js'
+import CredsGenerate, {generateOptions} from '../../src/commands/creds/generate.js'
 import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
 import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
 
@@ -27,6 +28,60 @@ async function parsedRevoke(argv: string[]) {
   const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...CredsRevoke.flags}, args: CredsRevoke.args, strict: false})
   return {flags: out.flags as BaseFlags<typeof CredsRevoke>, names: out.argv.map(String)}
 }
+
+/** argv parsed with any command's flags and the base flags, as the base command parses it (the command's flag types). */
+async function parsedFlags<F>(command: {flags: object; args?: object}, argv: string[]): Promise<F> {
+  const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...command.flags} as never, args: (command.args ?? {}) as never, strict: false})
+  return out.flags as F
+}
+
+describe('creds generate options', () => {
+  const generate = (argv: string[]) => parsedFlags<BaseFlags<typeof CredsGenerate>>(CredsGenerate, argv)
+  const BASE = ['-c', 'member-1', '--service-account', 'team-a/reader', '--role', 'view']
+
+  it('a file destination: the request as generate runs it, no hub needed', async () => {
+    const o = generateOptions(await generate([...BASE, '-n', 'team-a', '-n', 'team-b', '--duration', '30d', '--out', 'r.kubeconfig', '--allow-risky', '--dry-run']), 'table')
+    assert.deepEqual(o, {
+      cluster: 'member-1',
+      needsHub: false,
+      request: {
+        identity: {kind: 'ServiceAccount', namespace: 'team-a', name: 'reader'},
+        access: {preset: 'view'},
+        namespaces: ['team-a', 'team-b'],
+        method: 'token',
+        durationSeconds: 30 * 86_400,
+        destination: {kind: 'file', path: 'r.kubeconfig'},
+        allowRisky: true,
+        createNamespace: undefined,
+        force: undefined,
+        dryRun: true,
+        updateProfile: undefined,
+        displayName: undefined,
+      },
+    })
+  })
+
+  it('--secret needs a hub and a --format; its NAMESPACE/NAME and --update-profile are parsed', async () => {
+    const o = generateOptions(await generate([...BASE, '--secret', 'fleet/m1', '--format', 'kubeconfig-secretreader', '--update-profile', 'fleet/p1']), 'json')
+    assert.equal(o.needsHub, true)
+    assert.deepEqual(o.request.destination, {kind: 'secret', namespace: 'fleet', name: 'm1', format: 'kubeconfig-secretreader', consumer: undefined, profile: undefined})
+    assert.deepEqual(o.request.updateProfile, {namespace: 'fleet', name: 'p1'})
+  })
+
+  it('bad flags are one usage line each, before any cluster is asked anything', async () => {
+    const refused = async (argv: string[], message: string | RegExp, format: 'table' | 'json' = 'table') => {
+      const f = await generate(argv)
+      assert.throws(() => generateOptions(f, format), {message, exitCode: 2}, argv.join(' '))
+    }
+    await refused([...BASE, '--secret', 'fleet/m1'], /^--secret needs --format \(multicluster-runtime, .*flux\)$/)
+    await refused([...BASE, '--out', '-'], '--out - prints the kubeconfig on stdout; it cannot be combined with -o', 'json')
+    await refused([...BASE, '--out', 'x', '--duration', 'soon'], /^--duration/)
+    await refused(['-c', 'm', '--service-account', 'reader', '--role', 'view', '--out', 'x'], '--service-account: expected NAMESPACE/NAME, got "reader"')
+    await refused([...BASE, '--out', 'x', '--display-name', ' '], '--display-name: must not be empty')
+    await refused([...BASE, '--secret', 'm1', '--format', 'flux'], '--secret: expected NAMESPACE/NAME, got "m1"')
+    await refused(['--role', 'view'], 'missing --cluster, --service-account, --out or --secret')
+  })
+})
 
 describe('creds rotate options', () => {
   it('--cluster (one cluster to mint on) reaches the options', async () => {
