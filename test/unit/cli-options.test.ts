@@ -12,6 +12,9 @@ import {Config, Parser} from '@oclif/core'
 import {BaseCommand, type BaseFlags, type FlagGroups} from '../../src/cli/base-command.js'
 import {type SelectionFlags, fleetFlags} from '../../src/cli/flags.js'
 import type {Fleet} from '../../src/cli/fleet-run.js'
+import AuthCanI, {canIOptions} from '../../src/commands/auth/can-i.js'
+import AuthWhoCan, {whoCanOptions} from '../../src/commands/auth/who-can.js'
+import ClustersVerify, {verifyOptions} from '../../src/commands/clusters/verify.js'
 import CredsGenerate, {generateOptions} from '../../src/commands/creds/generate.js'
 import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
 import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
@@ -31,8 +34,13 @@ async function parsedRevoke(argv: string[]) {
 
 /** argv parsed with any command's flags and the base flags, as the base command parses it (the command's flag types). */
 async function parsedFlags<F>(command: {flags: object; args?: object}, argv: string[]): Promise<F> {
+  return (await parsedWithArgs<F>(command, argv)).flags
+}
+
+/** The flags and the named arguments (VERB RESOURCE [NAME] for the auth commands). */
+async function parsedWithArgs<F>(command: {flags: object; args?: object}, argv: string[]): Promise<{flags: F; args: {verb: string; resource: string; name?: string}}> {
   const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...command.flags} as never, args: (command.args ?? {}) as never, strict: false})
-  return out.flags as F
+  return {flags: out.flags as F, args: out.args as never}
 }
 
 describe('creds generate options', () => {
@@ -80,6 +88,59 @@ describe('creds generate options', () => {
     await refused([...BASE, '--out', 'x', '--display-name', ' '], '--display-name: must not be empty')
     await refused([...BASE, '--secret', 'm1', '--format', 'flux'], '--secret: expected NAMESPACE/NAME, got "m1"')
     await refused(['--role', 'view'], 'missing --cluster, --service-account, --out or --secret')
+  })
+})
+
+describe('auth can-i and who-can options', () => {
+  const canI = async (argv: string[], format: 'table' | 'json' = 'table') => {
+    const p = await parsedWithArgs<BaseFlags<typeof AuthCanI>>(AuthCanI, argv)
+    return canIOptions(p.flags, p.args, format)
+  }
+  const whoCan = async (argv: string[]) => {
+    const p = await parsedWithArgs<BaseFlags<typeof AuthWhoCan>>(AuthWhoCan, argv)
+    return whoCanOptions(p.flags, p.args)
+  }
+
+  it('can-i: the query, the namespace (-n, "" for --all-namespaces, none for each context\'s) and -q', async () => {
+    const o = await canI(['create', 'pods', 'web-0', '-n', 'team-a', '-q'])
+    assert.deepEqual({namespace: o.namespace, quiet: o.quiet, verb: o.query.verb, name: o.query.name}, {namespace: 'team-a', quiet: true, verb: 'create', name: 'web-0'})
+    assert.equal((await canI(['get', 'secrets', '--all-namespaces'])).namespace, '')
+    assert.equal((await canI(['get', 'secrets'])).namespace, undefined)
+  })
+
+  it('can-i: -q with -o, and a query it cannot read, are one usage line', async () => {
+    await assert.rejects(canI(['get', 'pods', '-q'], 'json'), {message: '-q/--quiet prints nothing, so it cannot be combined with -o or --json', exitCode: 2})
+    await assert.rejects(canI(['get', '/healthz', '--subresource', 'log']), {message: '--subresource cannot be given with a non-resource URL (/healthz)', exitCode: 2})
+    await assert.rejects(canI(['get', 'pods/web-0', 'web-1']), {message: 'give the name either as pods/web-0 or as NAME, not both', exitCode: 2})
+  })
+
+  it('who-can: the query, the namespace, --all-namespaces and --no-confirm', async () => {
+    const o = await whoCan(['create', 'pods/exec', '--all-namespaces', '--no-confirm'])
+    assert.deepEqual({namespace: o.namespace, allNamespaces: o.allNamespaces, confirm: o.confirm, subresource: o.query.subresource}, {namespace: '', allNamespaces: true, confirm: false, subresource: 'exec'})
+    const fixed = await whoCan(['delete', 'secrets', '-n', 'prod'])
+    assert.deepEqual({namespace: fixed.namespace, allNamespaces: fixed.allNamespaces, confirm: fixed.confirm}, {namespace: 'prod', allNamespaces: false, confirm: true})
+    await assert.rejects(whoCan(['get', 'pods/exec', '--subresource', 'log']), {message: 'give the subresource either as pods/exec or as --subresource, not both', exitCode: 2})
+  })
+})
+
+describe('clusters verify options', () => {
+  const verify = (argv: string[]) => parsedFlags<BaseFlags<typeof ClustersVerify>>(ClustersVerify, argv)
+
+  it('the built-in policy without --policy; GitHub Actions and the step summary from the environment', async () => {
+    const o = await verifyOptions(await verify(['--strict']), {GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: '/tmp/summary.md'})
+    assert.deepEqual(o, {policy: {checks: {}, rules: []}, junit: undefined, strict: true, annotations: true, summaryFile: '/tmp/summary.md'})
+    assert.deepEqual(await verifyOptions(await verify([]), {GITHUB_STEP_SUMMARY: ''}), {policy: {checks: {}, rules: []}, junit: undefined, strict: false, annotations: false, summaryFile: undefined})
+  })
+
+  it('a policy file that is missing, or a --junit path that is a directory, stops the run with exit 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    await assert.rejects(verifyOptions(await verify(['--policy', join(dir, 'nope.yaml')]), {}), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.includes('nope.yaml'))
+    await assert.rejects(verifyOptions(await verify(['--junit', dir]), {}), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.startsWith(`--junit ${dir}`))
+    const policy = join(dir, 'policy.yaml')
+    await writeFile(policy, 'apiVersion: fleet/v1alpha1\nkind: VerifyPolicy\nchecks:\n  version: {range: ">=1.30"}\n')
+    const o = await verifyOptions(await verify(['--policy', policy, '--junit', join(dir, 'out.xml')]), {})
+    assert.equal(o.junit, join(dir, 'out.xml'))
+    assert.deepEqual(o.policy.checks.version, {range: '>=1.30'})
   })
 })
 
