@@ -18,6 +18,8 @@ import ClustersVerify, {verifyOptions} from '../../src/commands/clusters/verify.
 import CredsGenerate, {generateOptions} from '../../src/commands/creds/generate.js'
 import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
 import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
+import WiSetup, {setupOptions} from '../../src/commands/wi/setup.js'
+import WiToken, {tokenOptions} from '../../src/commands/wi/token.js'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -141,6 +143,55 @@ describe('clusters verify options', () => {
     const o = await verifyOptions(await verify(['--policy', policy, '--junit', join(dir, 'out.xml')]), {})
     assert.equal(o.junit, join(dir, 'out.xml'))
     assert.deepEqual(o.policy.checks.version, {range: '>=1.30'})
+  })
+})
+
+describe('wi setup options', () => {
+  const setup = async (argv: string[]) => setupOptions(await parsedFlags<BaseFlags<typeof WiSetup>>(WiSetup, ['--target', 'prod-eu', '--service-account', 'flux-system/reconciler', ...argv]))
+
+  it('the ServiceAccount, the consumer (flux by default) and --authentication-config-out, checked', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    const o = await setup(['--role', 'view', '--authentication-config-out', join(dir, 'auth.yaml')])
+    assert.deepEqual(o.serviceAccount, {namespace: 'flux-system', name: 'reconciler'})
+    assert.equal(o.authenticationConfigOut, join(dir, 'auth.yaml'))
+    assert.equal(o.consumer.name, 'flux')
+    assert.equal((await setup(['--consumer', 'kubeconfig', '--out', join(dir, 'prod.kubeconfig')])).consumer.name, 'kubeconfig')
+  })
+
+  it('flags that cannot work together, a bad value or an unwritable file are one usage line, before any cluster', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    const refused: Array<[string[], string | RegExp]> = [
+      [['--dry-run'], '--dry-run only makes sense with --apply (without --apply nothing is changed anyway)'],
+      [['-n', 'apps'], '--namespace needs --role or --cluster-role (what to bind there)'],
+      [['--prefix', 'hub: '], '--prefix: "hub: " contains a space'],
+      [['--authentication-config-out', dir], new RegExp(`^--authentication-config-out ${dir}`)],
+      [['--consumer', 'kubeconfig'], '--consumer kubeconfig needs --out FILE'],
+      [['--plugin-hub-context', 'hub'], /^--plugin-hub/],
+    ]
+    for (const [argv, message] of refused) await assert.rejects(setup(argv), {message, exitCode: 2}, argv.join(' '))
+    await assert.rejects(
+      setupOptions(await parsedFlags<BaseFlags<typeof WiSetup>>(WiSetup, ['--target', 't', '--service-account', 'reconciler'])),
+      {message: '--service-account: expected NAMESPACE/NAME, got "reconciler"', exitCode: 2},
+    )
+  })
+})
+
+describe('wi token options', () => {
+  const token = async (argv: string[], env: NodeJS.ProcessEnv = {}) => tokenOptions(await parsedFlags<BaseFlags<typeof WiToken>>(WiToken, argv), env)
+  const execInfo = (cluster: object) => JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {interactive: false, cluster}})
+
+  it('the request from the flags and KUBERNETES_EXEC_INFO (the target\'s server as audience, the exec config\'s settings)', async () => {
+    const env = {KUBERNETES_EXEC_INFO: execInfo({server: 'https://prod-eu.example:6443', config: {serviceAccount: 'flux-system/reconciler', expirationSeconds: 1800}})}
+    assert.deepEqual(await token([], env), {apiVersion: 'client.authentication.k8s.io/v1', serviceAccount: {namespace: 'flux-system', name: 'reconciler'}, audience: 'https://prod-eu.example:6443', expirationSeconds: 1800})
+    const byHand = await token(['--service-account', 'demo/app', '--audience', 'https://x', '--expiration', '2h'])
+    assert.deepEqual({audience: byHand.audience, expirationSeconds: byHand.expirationSeconds, sa: byHand.serviceAccount}, {audience: 'https://x', expirationSeconds: 7200, sa: {namespace: 'demo', name: 'app'}})
+  })
+
+  it('-o other than json, a broken KUBERNETES_EXEC_INFO, a short lifetime and a flag the exec config contradicts are refused before the hub', async () => {
+    await assert.rejects(token(['-o', 'yaml', '--service-account', 'a/b', '--audience', 'x']), {message: '-o yaml: fleet wi token prints the ExecCredential, which is JSON', exitCode: 2})
+    await assert.rejects(token(['--service-account', 'a/b'], {KUBERNETES_EXEC_INFO: '{'}), {message: 'KUBERNETES_EXEC_INFO: not valid JSON', exitCode: 2})
+    await assert.rejects(token(['--service-account', 'a/b', '--audience', 'x', '--expiration', '5m']), {message: '--expiration: at least 10m (the API server refuses shorter tokens), got 300s', exitCode: 2})
+    await assert.rejects(token(['--service-account', 'a/b'], {KUBERNETES_EXEC_INFO: execInfo({server: 'https://s', config: {serviceAccount: 'c/d'}})}), {message: /^--service-account a\/b and the cluster's exec config .* c\/d disagree: set it in one place$/, exitCode: 2})
   })
 })
 
