@@ -16,6 +16,7 @@ import AuthCanI, {canIOptions} from '../../src/commands/auth/can-i.js'
 import AuthWhoCan, {whoCanOptions} from '../../src/commands/auth/who-can.js'
 import ClustersVerify, {verifyOptions} from '../../src/commands/clusters/verify.js'
 import CredsGenerate, {generateOptions} from '../../src/commands/creds/generate.js'
+import CredsList, {listOptions} from '../../src/commands/creds/list.js'
 import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
 import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
 import WiSetup, {setupOptions} from '../../src/commands/wi/setup.js'
@@ -192,6 +193,18 @@ describe('wi token options', () => {
     await assert.rejects(token(['--service-account', 'a/b'], {KUBERNETES_EXEC_INFO: '{'}), {message: 'KUBERNETES_EXEC_INFO: not valid JSON', exitCode: 2})
     await assert.rejects(token(['--service-account', 'a/b', '--audience', 'x', '--expiration', '5m']), {message: '--expiration: at least 10m (the API server refuses shorter tokens), got 300s', exitCode: 2})
     await assert.rejects(token(['--service-account', 'a/b'], {KUBERNETES_EXEC_INFO: execInfo({server: 'https://s', config: {serviceAccount: 'c/d'}})}), {message: /^--service-account a\/b and the cluster's exec config .* c\/d disagree: set it in one place$/, exitCode: 2})
+  })
+})
+
+describe('creds list options', () => {
+  const list = (argv: string[]) => parsedFlags<BaseFlags<typeof CredsList>>(CredsList, argv)
+
+  it('--expiring-within is a lifetime (7d and 168h alike); a bad one is refused before any hub is read', async () => {
+    assert.deepEqual(listOptions(await list(['--expiring-within', '7d'])), {expiringWithinMs: 7 * 86_400_000})
+    assert.deepEqual(listOptions(await list(['--expiring-within', '168h'])), {expiringWithinMs: 7 * 86_400_000})
+    assert.deepEqual(listOptions(await list([])), {expiringWithinMs: undefined})
+    const bad = await list(['--expiring-within', 'soon'])
+    assert.throws(() => listOptions(bad), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.startsWith('--expiring-within'))
   })
 })
 
