@@ -19,6 +19,7 @@ import CredsGenerate, {generateOptions} from '../../src/commands/creds/generate.
 import CredsList, {listOptions} from '../../src/commands/creds/list.js'
 import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
 import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
+import KubeconfigExport, {exportOptions} from '../../src/commands/kubeconfig/export.js'
 import WiSetup, {setupOptions} from '../../src/commands/wi/setup.js'
 import WiToken, {tokenOptions} from '../../src/commands/wi/token.js'
 
@@ -205,6 +206,26 @@ describe('creds list options', () => {
     assert.deepEqual(listOptions(await list([])), {expiringWithinMs: undefined})
     const bad = await list(['--expiring-within', 'soon'])
     assert.throws(() => listOptions(bad), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.startsWith('--expiring-within'))
+  })
+})
+
+describe('kubeconfig export options', () => {
+  const exported = async (argv: string[]) => exportOptions(await parsedFlags<BaseFlags<typeof KubeconfigExport>>(KubeconfigExport, argv))
+
+  it('the files it writes, the command and the names, from the flags', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    const o = await exported(['--out', join(dir, 'fleet.kubeconfig'), '--write-kuberc', join(dir, 'kuberc'), '--command', '/usr/local/bin/fleet', '--name-template', 'fleet-{name}', '--dry-run'])
+    assert.deepEqual({out: o.out, writeKuberc: o.writeKuberc, mergeInto: o.mergeInto, command: o.command, dryRun: o.dryRun}, {out: join(dir, 'fleet.kubeconfig'), writeKuberc: join(dir, 'kuberc'), mergeInto: undefined, command: '/usr/local/bin/fleet', dryRun: true})
+    assert.equal(o.name({name: 'member-1', provider: 'capi', source: {kind: 'cluster-api'}} as never), 'fleet-member-1')
+    assert.equal((await exported([])).command, 'fleet')
+  })
+
+  it('an empty or relative --command, a bad --name-template and an --out that is a directory are one usage line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    await assert.rejects(exported(['--command', ' ']), {message: '--command: empty', exitCode: 2})
+    await assert.rejects(exported(['--command', 'bin/fleet']), {message: '--command: bin/fleet is a relative path; give an absolute path, or a name looked up on PATH', exitCode: 2})
+    await assert.rejects(exported(['--name-template', '{provider}']), {message: '--name-template: "{provider}" names no cluster; include {id} or {name}', exitCode: 2})
+    await assert.rejects(exported(['--out', dir]), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.startsWith(`--out ${dir}`))
   })
 })
 
