@@ -21,7 +21,9 @@ import CredsRevoke, {revokeOptions} from '../../src/commands/creds/revoke.js'
 import CredsRotate, {rotateOptions} from '../../src/commands/creds/rotate.js'
 import KubeconfigExport, {exportOptions} from '../../src/commands/kubeconfig/export.js'
 import WiSetup, {setupOptions} from '../../src/commands/wi/setup.js'
+import WiTest from '../../src/commands/wi/test.js'
 import WiToken, {tokenOptions} from '../../src/commands/wi/token.js'
+import {probeOptions} from '../../src/cli/wi-command.js'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -226,6 +228,34 @@ describe('kubeconfig export options', () => {
     await assert.rejects(exported(['--command', 'bin/fleet']), {message: '--command: bin/fleet is a relative path; give an absolute path, or a name looked up on PATH', exitCode: 2})
     await assert.rejects(exported(['--name-template', '{provider}']), {message: '--name-template: "{provider}" names no cluster; include {id} or {name}', exitCode: 2})
     await assert.rejects(exported(['--out', dir]), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.startsWith(`--out ${dir}`))
+  })
+})
+
+describe('wi test and wi doctor options', () => {
+  const probe = async (argv: string[], authenticationConfig?: string) => probeOptions(await parsedFlags<BaseFlags<typeof WiTest>>(WiTest, argv), authenticationConfig)
+
+  it('named mode (--hub and --service-account) or plugin mode (one --target whose user runs fleet wi token)', async () => {
+    const o = await probe(['--hub', 'hub', '--service-account', 'flux-system/reconciler', '--target', 'prod-eu', '--can-i', 'create deployments.apps -n tenant-a', '--expiration', '1h'])
+    assert.deepEqual(o.named, {hub: 'hub', serviceAccount: {namespace: 'flux-system', name: 'reconciler'}})
+    assert.equal(o.expirationSeconds, 3600)
+    assert.equal(o.canI.length, 1)
+    assert.equal((await probe(['--target', 'prod-eu'])).named, undefined)
+  })
+
+  it('a half-named hub, plugin mode over several targets, a bad --can-i, a short lifetime and an empty token file are one line, exit 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
+    const empty = join(dir, 'token')
+    await writeFile(empty, '\n')
+    const refused: Array<[string[], string]> = [
+      [['--hub', 'hub', '--target', 't'], 'missing --service-account NAMESPACE/NAME'],
+      [['--service-account', 'a/b', '--target', 't'], 'missing --hub (the cluster whose ServiceAccount issues the token)'],
+      [['--target', 't1', '--target', 't2'], 'without --hub and --service-account, name exactly one --target whose user runs fleet wi token'],
+      [['--hub', 'h', '--service-account', 'a/b', '--target', 't', '--can-i', 'get'], '--can-i "get": expected "VERB RESOURCE [NAME] [-n NAMESPACE]"'],
+      [['--hub', 'h', '--service-account', 'a/b', '--target', 't', '--expiration', '1m'], '--expiration: at least 10m (the API server refuses shorter tokens), got 60s'],
+      [['--hub', 'h', '--service-account', 'a/b', '--target', 't', '--token-file', empty], `--token-file ${empty}: the file is empty`],
+      [['--hub', 'h', '--service-account', 'reconciler', '--target', 't'], '--service-account: expected NAMESPACE/NAME, got "reconciler"'],
+    ]
+    for (const [argv, message] of refused) await assert.rejects(probe(argv), {message, exitCode: 2}, argv.join(' '))
   })
 })
 
