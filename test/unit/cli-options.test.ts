@@ -27,27 +27,22 @@ import {probeOptions} from '../../src/cli/wi-command.js'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 
-/** argv parsed with a command's own flags, as the base command parses it: its flags and every positional argument. */
-async function parsedRotate(argv: string[]) {
-  const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...CredsRotate.flags}, args: CredsRotate.args, strict: false})
-  return {flags: out.flags as BaseFlags<typeof CredsRotate>, names: out.argv.map(String)}
-}
-
-async function parsedRevoke(argv: string[]) {
-  const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...CredsRevoke.flags}, args: CredsRevoke.args, strict: false})
-  return {flags: out.flags as BaseFlags<typeof CredsRevoke>, names: out.argv.map(String)}
-}
-
 /** argv parsed with any command's flags and the base flags, as the base command parses it (the command's flag types). */
 async function parsedFlags<F>(command: {flags: object; args?: object}, argv: string[]): Promise<F> {
   return (await parsedWithArgs<F>(command, argv)).flags
 }
 
-/** The flags and the named arguments (VERB RESOURCE [NAME] for the auth commands). */
-async function parsedWithArgs<F>(command: {flags: object; args?: object}, argv: string[]): Promise<{flags: F; args: {verb: string; resource: string; name?: string}}> {
+/**
+ * argv parsed with a command's own flags, as the base command parses it: its flags, the named arguments (VERB RESOURCE
+ * [NAME] for the auth commands) and every positional argument (the NAMESPACE/NAME list of rotate and revoke).
+ */
+async function parsedWithArgs<F>(command: {flags: object; args?: object}, argv: string[]): Promise<{flags: F; args: {verb: string; resource: string; name?: string}; names: string[]}> {
   const out = await Parser.parse(argv, {flags: {...BaseCommand.baseFlags, ...command.flags} as never, args: (command.args ?? {}) as never, strict: false})
-  return {flags: out.flags as F, args: out.args as never}
+  return {flags: out.flags as F, args: out.args as never, names: out.argv.map(String)}
 }
+
+const parsedRotate = (argv: string[]) => parsedWithArgs<BaseFlags<typeof CredsRotate>>(CredsRotate, argv)
+const parsedRevoke = (argv: string[]) => parsedWithArgs<BaseFlags<typeof CredsRevoke>>(CredsRevoke, argv)
 
 describe('creds generate options', () => {
   const generate = (argv: string[]) => parsedFlags<BaseFlags<typeof CredsGenerate>>(CredsGenerate, argv)
