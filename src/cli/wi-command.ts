@@ -8,11 +8,11 @@ import type {ClusterRef} from '../providers/types.js'
 import {connectRef} from '../workload-identity/connect.js'
 import {expirationSeconds, readAuthenticationConfig, readTokenFile} from '../workload-identity/inputs.js'
 import {type Probe, type ProbeResult, probeFor} from '../workload-identity/probe.js'
-import {parseServiceAccount} from '../workload-identity/service-account.js'
+import {type ServiceAccountRef, parseServiceAccount} from '../workload-identity/service-account.js'
 import {type PluginTarget, pluginTarget, wiTokenExec} from '../workload-identity/plugin.js'
 import {credsHubs} from '../creds/hubs.js'
 import type {Cluster} from '../workload-identity/connect.js'
-import {parseCanI} from '../workload-identity/target.js'
+import {type CanIQuestion, parseCanI} from '../workload-identity/target.js'
 import {BaseCommand, type FlagGroups} from './base-command.js'
 import {checkJunitTarget, writeJunit} from './junit-file.js'
 import {checkColumns, checkRows, fixNotes, junitSuitesOf, wiFlags} from './wi-format.js'
@@ -90,26 +90,14 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
   protected async report(flags: Interfaces.InferredFlags<typeof wiFlags>, authenticationConfig?: string): Promise<WorkloadIdentityReport> {
     this.values = flags
     const f = this.wi
-    // Neither --hub nor --service-account: the target's own fleet wi token user says both (plugin mode).
-    const {hub: hubName, 'service-account': saName} = f
-    const pluginMode = !hubName && !saName
-    if (!pluginMode && !hubName) throw new UsageError('missing --hub (the cluster whose ServiceAccount issues the token)')
-    if (!pluginMode && !saName) throw new UsageError('missing --service-account NAMESPACE/NAME')
-    if (pluginMode && (f.all || (f.target ?? []).length !== 1)) {
-      throw new UsageError('without --hub and --service-account, name exactly one --target whose user runs fleet wi token')
-    }
-    const canI = (f['can-i'] ?? []).map(parseCanI)
-    const seconds = expirationSeconds(parseLifetime(f.expiration, '--expiration'))
-    const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
-    const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
-    if (f.junit) await checkJunitTarget(f.junit)
+    const o = await probeOptions(f, authenticationConfig)
+    const {canI, expirationSeconds: seconds, token, authConfig} = o
     const connector = this.fleet.connector
     // Targets first: a bad --target is a usage error before anything is asked of the hub.
     const targets = await this.selectTargets()
-    const plugin = pluginMode ? pluginTarget(targets[0].name, await targets[0].resolve()) : undefined
-    // Outside plugin mode both names were required above.
-    const sa = plugin ? plugin.serviceAccountRef : parseServiceAccount(saName ?? '')
-    const hubRef = plugin ? undefined : await this.fleet.provider.get(hubName ?? '')
+    const plugin = o.named ? undefined : pluginTarget(targets[0].name, await targets[0].resolve())
+    const sa = o.named ? o.named.serviceAccount : plugin!.serviceAccountRef
+    const hubRef = o.named ? await this.fleet.provider.get(o.named.hub) : undefined
     const hubWith = (c: Connector) => (plugin ? pluginHub(plugin, c) : connectRef(hubRef!, c))
     const hub = await hubWith(connector)
     // The plugin's identity may not read the target's metrics or RBAC; your own credentials for the same server may.
@@ -151,6 +139,34 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
     })
     return report
   }
+}
+
+/** What `wi test` and `wi doctor` ask, from their flags, checked (and their files read) before any cluster is touched. */
+export interface ProbeOptions {
+  /** --hub and --service-account; absent in plugin mode (neither given: the target's own fleet wi token user says both). */
+  named?: {hub: string; serviceAccount: ServiceAccountRef}
+  canI: CanIQuestion[]
+  expirationSeconds: number
+  token?: Awaited<ReturnType<typeof readTokenFile>>
+  authConfig?: Awaited<ReturnType<typeof readAuthenticationConfig>>
+}
+
+export async function probeOptions(f: Interfaces.InferredFlags<typeof wiFlags>, authenticationConfig?: string): Promise<ProbeOptions> {
+  const {hub: hubName, 'service-account': saName} = f
+  const pluginMode = !hubName && !saName
+  if (!pluginMode && !hubName) throw new UsageError('missing --hub (the cluster whose ServiceAccount issues the token)')
+  if (!pluginMode && !saName) throw new UsageError('missing --service-account NAMESPACE/NAME')
+  if (pluginMode && (f.all || (f.target ?? []).length !== 1)) {
+    throw new UsageError('without --hub and --service-account, name exactly one --target whose user runs fleet wi token')
+  }
+  const canI = (f['can-i'] ?? []).map(parseCanI)
+  const seconds = expirationSeconds(parseLifetime(f.expiration, '--expiration'))
+  const token = f['token-file'] ? await readTokenFile(f['token-file']) : undefined
+  const authConfig = authenticationConfig ? await readAuthenticationConfig(authenticationConfig) : undefined
+  if (f.junit) await checkJunitTarget(f.junit)
+  // Outside plugin mode both names were required above.
+  const named = pluginMode ? undefined : {hub: hubName!, serviceAccount: parseServiceAccount(saName!)}
+  return {named, canI, expirationSeconds: seconds, token, authConfig}
 }
 
 /** The hub as the plugin finds it: its own flags and environment, the one hub rule. */

@@ -4,7 +4,10 @@
  */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by'
 export const MANAGED_BY = 'fleet'
-export const FIELD_MANAGER = 'fleet'
+/** The label every object fleet makes carries (spread it: a caller adds its own labels to a copy). */
+export const MANAGED_BY_LABELS: Readonly<Record<string, string>> = {[MANAGED_BY_LABEL]: MANAGED_BY}
+/** The label selector of everything fleet made, and the words messages use for that mark. */
+export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`
 
 const PREFIX = 'fleet.dev/'
 export const ANNOTATIONS = {

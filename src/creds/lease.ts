@@ -5,8 +5,8 @@ import type {KubeClient} from '../kube/client.js'
 import {httpError} from '../kube/errors.js'
 import type {ObjectMeta, Wire} from '../kube/objects.js'
 import {LEASE} from '../kube/resources.js'
-import {getObject, sendObject} from '../kube/typed.js'
-import {FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
+import {FIELD_MANAGER, getObject, sendObject} from '../kube/typed.js'
+import {MANAGED_BY_LABELS, MANAGED_BY_SELECTOR} from './labels.js'
 
 /**
  * A coordination.k8s.io Lease per rotated Secret, so that two fleet runs do not both mint a credential for the same
@@ -41,7 +41,7 @@ async function tryTake(hub: KubeClient, ns: string, name: string, holder: string
     const body: LeaseObject = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: {name, namespace: ns, labels: {[MANAGED_BY_LABEL]: MANAGED_BY}},
+      metadata: {name, namespace: ns, labels: {...MANAGED_BY_LABELS}},
       spec: {holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: 0},
     }
     const c = await send(hub, 'POST', ns, undefined, {body, query: {fieldManager: FIELD_MANAGER}})
@@ -136,7 +136,7 @@ export async function sweepLeases(
   const wanted = new Set(selection.map((t) => `${t.namespace}/${leaseName(t.name)}`))
   const guarded = new Set((o.orphansOf ?? []).map((t) => `${t.namespace}/${leaseName(t.name)}`))
   const namespaces = [...new Set([...selection, ...(o.orphansOf ?? [])].map((t) => t.namespace))].sort()
-  const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`
+  const labelSelector = MANAGED_BY_SELECTOR
   try {
     for (const ns of namespaces) {
       let leases: LeaseObject[]

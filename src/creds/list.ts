@@ -5,21 +5,20 @@ import {fleetCommand} from '../base/self.js'
 import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {Connector} from '../kube/connector.js'
-import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../kube/exec-credential.js'
 import {CLUSTER_PROFILE, SECRET} from '../kube/resources.js'
 import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import type {TrustPolicy} from '../kubeconfig/trust.js'
 import {registerSecret} from '../kubeconfig/redact.js'
-import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
+import {type ClusterEntry, EXEC_API_VERSION, EXEC_CLUSTER_CONFIG_EXTENSION, type UserEntry} from '../kubeconfig/types.js'
 import {Hub} from '../providers/hub/client.js'
 import {type Secret, secretText} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {fluxKey, fluxSecretRefs} from './flux-refs.js'
 import {CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat} from './codecs/index.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
-import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
+import {ANNOTATIONS, MANAGED_BY_SELECTOR, isFleetManaged} from './labels.js'
 import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec} from '../workload-identity/plugin.js'
 
 /**
@@ -223,7 +222,7 @@ async function describeSecret(s: Secret, hub: string, trust: TrustPolicy, refere
 export async function hubCredentials(spec: HubSpec, o: {connector: Connector; env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
   const hub = new Hub(spec, {connector: o.connector, env: o.env}, 'hub')
   const name = await hub.name()
-  const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`}]
+  const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, {labelSelector: MANAGED_BY_SELECTOR}]
   const found = new Map<string, Secret>()
   for (const q of queries) {
     for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
@@ -290,7 +289,7 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
       const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`
       const hubArgs = spec.kubeconfig?.length ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])] : []
       const self = fleetCommand()
-      const exec = {apiVersion: 'client.authentication.k8s.io/v1', command: self.command, args: [...self.args, ...PLUGIN_ARGS, ...hubArgs], provideClusterInfo: true, interactiveMode: 'Never' as const}
+      const exec = {apiVersion: EXEC_API_VERSION, command: self.command, args: [...self.args, ...PLUGIN_ARGS, ...hubArgs], provideClusterInfo: true, interactiveMode: 'Never' as const}
       items.push(remember({
         location,
         source: {kind: 'cluster-profile', hub, namespace, name, accessProvider: a.name},

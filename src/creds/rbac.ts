@@ -3,7 +3,7 @@ import {createHash} from 'node:crypto'
 import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
 import type {Wire} from '../kube/objects.js'
 import type {KubeObject} from '../kube/objects.js'
-import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
+import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY_LABELS} from './labels.js'
 import type {PolicyRule} from './rules-file.js'
 
 /** Who the credential is: a ServiceAccount (token methods) or a user and groups (client certificate). */
@@ -45,7 +45,7 @@ export function roleBaseName(id: Identity): string {
 }
 
 export function fleetLabels(id: Identity): Record<string, string> {
-  return {[MANAGED_BY_LABEL]: MANAGED_BY, [CREDENTIAL_LABEL]: credentialId(id)}
+  return {...MANAGED_BY_LABELS, [CREDENTIAL_LABEL]: credentialId(id)}
 }
 
 export function describeAnnotations(id: Identity, access: Access, namespaces: string[], method: string): Record<string, string> {

@@ -19,7 +19,7 @@ import type {Secret} from '../providers/hub/objects.js'
 import type {ClusterRef} from '../providers/types.js'
 import {codecOf} from './codecs/index.js'
 import {KUBECONFIG_EXTENSION, fileFacts} from './kubeconfig-out.js'
-import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY, MANAGED_BY_LABEL, isFleetManaged} from './labels.js'
+import {ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY_SELECTOR, isFleetManaged} from './labels.js'
 import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
 import {type Access, type Identity, credentialId, rbacObjects} from './rbac.js'
 import {type RotateEnv, type RotateRequest, confirmDead, reachTarget} from './rotation-steps.js'
@@ -357,7 +357,7 @@ async function otherCredentials(rec: CredentialRecord, target: KubeClient, hub: 
   if (!hub) return []
   let secrets: Array<Labelled<V1Secret>>
   try {
-    secrets = await list<V1Secret>(hub, SECRET, `${MANAGED_BY_LABEL}=${MANAGED_BY}`)
+    secrets = await list<V1Secret>(hub, SECRET, MANAGED_BY_SELECTOR)
   } catch (error) {
     // Cannot tell whether another certificate of this user needs the grant: keep it, and say why.
     return [{what: `credentials fleet could not look for (hub Secrets not listed: ${toErrorInfo(error).message})`}]
@@ -391,7 +391,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   for (const o of others) for (const k of o.needs ?? []) needed.set(k, o.what)
   const rbac: Planned[] = []
   for (const r of RBAC_KINDS) {
-    for (const o of await list<V1ClusterRoleBinding | V1RoleBinding | V1ClusterRole | V1Role>(target, r, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`)) {
+    for (const o of await list<V1ClusterRoleBinding | V1RoleBinding | V1ClusterRole | V1Role>(target, r, `${MANAGED_BY_SELECTOR},${label}`)) {
       const k = {kind: r.kind, namespace: o.metadata.namespace, name: o.metadata.name}
       const user = keepAll?.what ?? needed.get(key(k))
       if (user) item.kept.push({...k, reason: `still used by ${user}`})
@@ -409,13 +409,13 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
     const obj = await getObject(target, SERVICE_ACCOUNT, id.name, {namespace: id.namespace})
     const k = {kind: 'ServiceAccount', namespace: id.namespace, name: id.name}
     if (!obj) sa.push({...k, exists: false})
-    else if (!fleetMade(obj)) item.kept.push({...k, reason: `fleet found it, did not create it (no ${MANAGED_BY_LABEL}=${MANAGED_BY}, ${label} labels)`})
+    else if (!fleetMade(obj)) item.kept.push({...k, reason: `fleet found it, did not create it (no ${MANAGED_BY_SELECTOR}, ${label} labels)`})
     else if (others.length > 0) item.kept.push({...k, reason: `still used by ${others[0].what}`})
     else sa.push({...k, exists: true})
   }
   // Namespaces fleet created (--create-namespace) may hold anything by now: named, never deleted.
   // Informational only: a credential that may not list Namespaces skips it.
-  const namespaces = await list<V1Namespace>(target, NAMESPACE, `${MANAGED_BY_LABEL}=${MANAGED_BY},${label}`).catch((error) => {
+  const namespaces = await list<V1Namespace>(target, NAMESPACE, `${MANAGED_BY_SELECTOR},${label}`).catch((error) => {
     if (error instanceof FleetError && error.kind === 'forbidden') return []
     throw error
   })

@@ -8,8 +8,9 @@ import {type Shard, inShard} from '../fleet/shard.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import type {Secret} from '../providers/hub/objects.js'
 import {identityFacts} from './cluster-identity.js'
+import {UnknownFormatError} from './codecs/index.js'
 import {kubeconfigSha256} from './kubeconfig-out.js'
-import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL} from './labels.js'
+import {ANNOTATIONS, MANAGED_BY_SELECTOR} from './labels.js'
 import {type LeaseSweep, sweepLeases} from './lease.js'
 import {newRunId} from './rotation-state.js'
 import {
@@ -63,7 +64,7 @@ export interface RotationReport {
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
-  const items = await listObjects<Secret>(hub, SECRET, {labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, what: 'list Secrets'})
+  const items = await listObjects<Secret>(hub, SECRET, {labelSelector: MANAGED_BY_SELECTOR, what: 'list Secrets'})
   const a = (s: Secret) => (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
   return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method])
 }
@@ -73,11 +74,12 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   const files = (r.files ?? []).map((path) => new FileStore(resolve(path)))
   const hub = r.all || r.names.length > 0 ? await env.connector.hub(r.hub, env.env) : undefined
   const named = hub ? r.names.map((t) => new SecretStore(hub, t)) : []
-  // A named Secret or file fleet did not write refuses the whole run before anything is rotated (exit 2, one line), as
-  // creds revoke does; any other problem reading one stays that credential's failure, found again under its lock.
+  // A named Secret or file fleet did not write, or one in a format it does not know, refuses the whole run before
+  // anything is rotated (exit 2, one line), as creds revoke does; any other problem reading one stays that credential's
+  // failure, found again under its lock.
   for (const store of [...files, ...named]) {
     await store.read().catch((error: unknown) => {
-      if (error instanceof NotFleetsError) throw error
+      if (error instanceof NotFleetsError || error instanceof UnknownFormatError) throw error
     })
   }
   // What is rotated is known before the first rotation, so a progress line counts all of it (files, then Secrets).

@@ -1,9 +1,8 @@
 import {createHash} from 'node:crypto'
 
 import {ConfigError} from '../base/errors.js'
+import {EXEC_API_VERSION, EXEC_API_VERSIONS} from '../kubeconfig/types.js'
 
-/** The ExecCredential versions fleet answers; v1 when run by hand (no KUBERNETES_EXEC_INFO). */
-const VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']
 const WHERE = 'KUBERNETES_EXEC_INFO'
 
 /** What client-go tells the plugin (provideClusterInfo: true): the version to answer in and the cluster it connects to. */
@@ -16,7 +15,8 @@ export interface ExecRequest {
 }
 
 export function readExecRequest(raw: string | undefined): ExecRequest {
-  if (raw === undefined || raw.trim() === '') return {apiVersion: VERSIONS[0]}
+  // Run by hand (no KUBERNETES_EXEC_INFO): answer in v1.
+  if (raw === undefined || raw.trim() === '') return {apiVersion: EXEC_API_VERSION}
   let value: {apiVersion?: unknown; kind?: unknown; spec?: {cluster?: {server?: unknown; 'certificate-authority-data'?: unknown}}}
   try {
     value = JSON.parse(raw)
@@ -24,8 +24,8 @@ export function readExecRequest(raw: string | undefined): ExecRequest {
     throw new ConfigError(`${WHERE}: not valid JSON`)
   }
   if (!value || typeof value !== 'object' || value.kind !== 'ExecCredential') throw new ConfigError(`${WHERE}: not an ExecCredential`)
-  if (typeof value.apiVersion !== 'string' || !VERSIONS.includes(value.apiVersion)) {
-    throw new ConfigError(`${WHERE}: apiVersion "${String(value.apiVersion ?? '')}" is not one fleet answers (${VERSIONS.join(', ')})`)
+  if (typeof value.apiVersion !== 'string' || !EXEC_API_VERSIONS.includes(value.apiVersion)) {
+    throw new ConfigError(`${WHERE}: apiVersion "${String(value.apiVersion ?? '')}" is not one fleet answers (${EXEC_API_VERSIONS.join(', ')})`)
   }
   const cluster = value.spec?.cluster
   const ca = cluster?.['certificate-authority-data']

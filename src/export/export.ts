@@ -3,11 +3,8 @@ import {requireNamedFile} from '../base/files.js'
 import type {Connector} from '../kube/connector.js'
 import {exportMarkerExtension, exportMarkerOf} from '../kubeconfig/export-marker.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import type {ClusterEntry, ExecConfig, KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
+import {type ClusterEntry, EXEC_API_VERSION, type ExecConfig, type KubeconfigDoc, type UserEntry} from '../kubeconfig/types.js'
 import type {ClusterRef} from '../providers/types.js'
-
-/** The exec entry's protocol: the version every kubectl since 1.22 reads. */
-export const EXEC_API_VERSION = 'client.authentication.k8s.io/v1'
 
 /** What kubectl says when the command is missing (client-go prints installHint with its "executable not found"). */
 export const INSTALL_HINT = `This context's credential comes from fleet ("fleet kubeconfig credential"), which was not found.

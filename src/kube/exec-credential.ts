@@ -6,7 +6,7 @@ import {ConfigError, FleetError} from '../base/errors.js'
 import {ProcessOutputTooLarge, ProcessStartError, ProcessStopped, ProcessTimeout, runProcess} from '../base/subprocess.js'
 import {execConfigProblem} from '../kubeconfig/readiness.js'
 import {ScrubbedLines, registerSecret} from '../kubeconfig/redact.js'
-import type {ClusterEntry, ExecConfig} from '../kubeconfig/types.js'
+import {type ClusterEntry, EXEC_API_VERSIONS, EXEC_CLUSTER_CONFIG_EXTENSION, type ExecConfig} from '../kubeconfig/types.js'
 
 /**
  * Runs client-go exec credential plugins the way client-go does, which @kubernetes/client-node does not:
@@ -21,8 +21,6 @@ export interface ExecCredential {
   expirationTimestamp?: string
 }
 
-export const EXEC_CLUSTER_CONFIG_EXTENSION = 'client.authentication.k8s.io/exec'
-const SUPPORTED = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']
 // Refresh a little before expiry so a credential does not lapse between the check and the request.
 const EXPIRY_SKEW_MS = 10_000
 const DEFAULT_TIMEOUT_MS = 60_000
@@ -173,7 +171,7 @@ export class ExecCredentialRunner {
   private async run(exec: ExecConfig, cluster: ClusterEntry, stop: AbortSignal): Promise<ExecCredential> {
     const command = exec.command
     if (!command) throw new FleetError('plugin', 'exec plugin: no command configured')
-    if (!exec.apiVersion || !SUPPORTED.includes(exec.apiVersion)) {
+    if (!exec.apiVersion || !EXEC_API_VERSIONS.includes(exec.apiVersion)) {
       throw new FleetError('plugin', `exec plugin ${command}: unsupported apiVersion "${exec.apiVersion ?? ''}"`)
     }
     const interactive = this.interactive(exec)

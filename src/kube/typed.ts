@@ -1,7 +1,7 @@
 import type {KubeClient, KubeResponse, RequestOptions} from './client.js'
 import {httpError} from './errors.js'
 import type {KubeObject} from './objects.js'
-import {type Query, type Where, resourcePath} from './paths.js'
+import {type Query, type Where, groupPath, resourcePath} from './paths.js'
 import {type Resource, resourceOf} from './resources.js'
 
 /**
@@ -153,4 +153,10 @@ export async function deleteObject(client: KubeClient, r: Resource, name: string
   if (res.status === 404) return 'absent'
   if (res.status >= 200 && res.status < 300) return 'deleted'
   throw httpError(res.status, res.body, o.what ?? `delete ${describeRef(r.kind, name, r.namespaced ? o.namespace : undefined)}`)
+}
+
+/** The versions of an API group the server serves (`/apis/<group>`): none when it serves the group not at all (404). */
+export async function servedVersions(client: KubeClient, group: string, what = `discover ${group} on ${client.context.contextName}`): Promise<string[]> {
+  const found = await client.json<{versions?: Array<{version: string}>}>('GET', groupPath(group), undefined, what, {absent: true})
+  return found?.versions?.map((v) => v.version) ?? []
 }

@@ -5,7 +5,7 @@ import {fileProblem, readNamedFile} from '../base/files.js'
 import {isoSeconds, tokenExpires} from './credentials.js'
 import type {ResolvedContext} from './loading-rules.js'
 import {registerSecret, registerUrlSecrets} from './redact.js'
-import type {ClusterEntry, ExecConfig, UserEntry} from './types.js'
+import {type ClusterEntry, EXEC_API_VERSION, type ExecConfig, type UserEntry} from './types.js'
 
 /**
  * Whether a context can be used, judged offline the way kubectl judges it before any request: client-go refuses a
@@ -27,7 +27,7 @@ export function execConfigProblem(exec: ExecConfig): string | undefined {
   if (!exec.command) return 'no command configured'
   if (!exec.apiVersion) return 'apiVersion must be specified to use an exec plugin'
   if (exec.interactiveMode === undefined || (exec.interactiveMode as string) === '') {
-    if (exec.apiVersion === 'client.authentication.k8s.io/v1') {
+    if (exec.apiVersion === EXEC_API_VERSION) {
       return 'interactiveMode must be specified (Never, IfAvailable or Always) for client.authentication.k8s.io/v1'
     }
     return undefined

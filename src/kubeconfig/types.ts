@@ -1,3 +1,9 @@
+/** The exec credential API: the version fleet writes, and the versions client-go (and fleet as a plugin) answers. */
+export const EXEC_API_VERSION = 'client.authentication.k8s.io/v1'
+export const EXEC_API_VERSIONS: readonly string[] = [EXEC_API_VERSION, 'client.authentication.k8s.io/v1beta1']
+/** The cluster extension whose `extension` client-go hands an exec plugin as `spec.cluster.config` (with provideClusterInfo). */
+export const EXEC_CLUSTER_CONFIG_EXTENSION = 'client.authentication.k8s.io/exec'
+
 /**
  * Kubeconfig entries as they appear in the v1 YAML (field names kept verbatim). Only the fields fleet reads are typed;
  * every entry is the parsed object itself, so fields fleet does not know survive a load/save round trip.

@@ -5,16 +5,15 @@ import yaml from 'js-yaml'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import {ARGOCD_CLUSTER_LABELS, argocdData, tlsClientConfig} from '../creds/codecs/argocd.js'
-import {MANAGED_BY, MANAGED_BY_LABEL} from '../creds/labels.js'
+import {MANAGED_BY_LABELS} from '../creds/labels.js'
 import type {KubeClient} from '../kube/client.js'
-import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../kube/exec-credential.js'
 import {CLUSTER_PROFILE} from '../kube/resources.js'
 import {httpError} from '../kube/errors.js'
 import {getObject, sendObject} from '../kube/typed.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
-import type {ClusterEntry, ExecConfig, KubeconfigDoc} from '../kubeconfig/types.js'
+import {type ClusterEntry, EXEC_API_VERSION, EXEC_CLUSTER_CONFIG_EXTENSION, type ExecConfig, type KubeconfigDoc} from '../kubeconfig/types.js'
 import {type Cluster, caPemOf} from './connect.js'
-import {ACCESS_PROVIDER_NAME, EXEC_API_VERSION, PLUGIN_ARGS, type PluginClusterConfig} from './plugin.js'
+import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, type PluginClusterConfig} from './plugin.js'
 import type {ServiceAccountRef} from './service-account.js'
 
 /**
@@ -26,7 +25,6 @@ export const CONSUMERS = ['flux', 'cluster-inventory', 'kubeconfig', 'argocd'] a
 export type Consumer = (typeof CONSUMERS)[number]
 /** Marks a kubeconfig `wi setup --consumer kubeconfig` wrote, so a second run may replace it. */
 export const WI_KUBECONFIG_EXTENSION = 'fleet.dev/workload-identity'
-const MANAGED_BY_LABELS = {[MANAGED_BY_LABEL]: MANAGED_BY}
 
 /** How the consumer runs the plugin: the command, and the hub kubeconfig it reads (none: the one hub rule, in a Pod its in-cluster configuration). */
 export interface PluginInvocation {
@@ -206,12 +204,12 @@ export function tokenRequesterRbac(sa: ServiceAccountRef, requester: ServiceAcco
   const name = `fleet-wi-token:${sa.name}`
   return [
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name, namespace: sa.namespace, labels: MANAGED_BY_LABELS},
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {name, namespace: sa.namespace, labels: {...MANAGED_BY_LABELS}},
       rules: [{apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [sa.name]}],
     } satisfies Wire<V1Role>,
     {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding',
-      metadata: {name: `${name}:${requester.namespace}:${requester.name}`.slice(0, 253), namespace: sa.namespace, labels: MANAGED_BY_LABELS},
+      metadata: {name: `${name}:${requester.namespace}:${requester.name}`.slice(0, 253), namespace: sa.namespace, labels: {...MANAGED_BY_LABELS}},
       roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name},
       subjects: [{kind: 'ServiceAccount', name: requester.name, namespace: requester.namespace}],
     } satisfies Wire<V1RoleBinding>,

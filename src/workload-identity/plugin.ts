@@ -1,6 +1,6 @@
 import {ConfigError} from '../base/errors.js'
 import {MIN_TOKEN_SECONDS} from '../base/limits.js'
-import type {ExecConfig} from '../kubeconfig/types.js'
+import {EXEC_API_VERSION, EXEC_API_VERSIONS, EXEC_CLUSTER_CONFIG_EXTENSION, type ExecConfig} from '../kubeconfig/types.js'
 import {type ServiceAccountRef, parseServiceAccount} from './service-account.js'
 
 /**
@@ -8,8 +8,6 @@ import {type ServiceAccountRef, parseServiceAccount} from './service-account.js'
  * and its flags, what it prints, and how fleet recognises an exec user that runs it (creds list, wi doctor, wi setup).
  * Kept free of network and heavy imports: the plugin runs on every credential refresh of every consumer.
  */
-export const EXEC_API_VERSION = 'client.authentication.k8s.io/v1'
-const EXEC_API_VERSIONS = [EXEC_API_VERSION, 'client.authentication.k8s.io/v1beta1']
 /** The arguments that make fleet the plugin: `fleet wi token`. */
 export const PLUGIN_ARGS = ['wi', 'token'] as const
 /** The access provider name `wi setup --consumer cluster-inventory` writes into a ClusterProfile and the provider file. */
@@ -161,7 +159,7 @@ export function pluginTarget(
   ctx: {user: {exec?: ExecConfig}; cluster: {server?: string; extensions?: Array<{name: string; extension: unknown}>}},
   env: NodeJS.ProcessEnv = process.env,
 ): PluginTarget {
-  const ext = ctx.cluster.extensions?.find((e) => e.name === 'client.authentication.k8s.io/exec')?.extension
+  const ext = ctx.cluster.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension
   const wi = wiTokenExec(ctx.user.exec, ctx.user.exec?.provideClusterInfo ? ext : undefined)
   if (!wi) throw new ConfigError(`--target ${target}: its user does not run fleet wi token; name the hub and the ServiceAccount with --hub and --service-account`)
   if (!wi.serviceAccount) throw new ConfigError(`--target ${target}: its fleet wi token user names no ServiceAccount (no --service-account in its args, no serviceAccount in the cluster's exec config)`)

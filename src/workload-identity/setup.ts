@@ -2,6 +2,7 @@ import type {V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1Namespace, V1Ro
 
 import {type RiskFinding, assessRules} from '../access/risk.js'
 import {ConfigError, FleetError} from '../base/errors.js'
+import {MANAGED_BY_LABELS} from '../creds/labels.js'
 import type {KubeClient} from '../kube/client.js'
 import type {Connector} from '../kube/connector.js'
 import type {KubeObject, Wire} from '../kube/objects.js'
@@ -25,7 +26,6 @@ import {serverVersion} from './target.js'
  * apply, field manager `fleet`, where fleet has access) plus the target's AuthenticationConfiguration, which only the
  * target's operator can install (it is a file read by the API server, not an object).
  */
-export const MANAGED_BY = {'app.kubernetes.io/managed-by': 'fleet'}
 export const DISCOVERY_BINDING = 'fleet:service-account-issuer-discovery'
 export const ROLE_PRESETS = ['view', 'edit', 'admin'] as const
 
@@ -131,15 +131,15 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
 
   const hubObjects: KubeObject[] = [
     {
-      apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name: DISCOVERY_BINDING, labels: MANAGED_BY},
+      apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name: DISCOVERY_BINDING, labels: {...MANAGED_BY_LABELS}},
       roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:service-account-issuer-discovery'},
       subjects: [{apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated'}],
     } satisfies Wire<V1ClusterRoleBinding>,
-    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa.name, namespace: sa.namespace, labels: MANAGED_BY}} satisfies Wire<V1ServiceAccount>,
+    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: sa.name, namespace: sa.namespace, labels: {...MANAGED_BY_LABELS}}} satisfies Wire<V1ServiceAccount>,
   ]
   if (i.fluxConfigMap) {
     hubObjects.push({
-      apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: i.fluxConfigMap, namespace: sa.namespace, labels: MANAGED_BY},
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: i.fluxConfigMap, namespace: sa.namespace, labels: {...MANAGED_BY_LABELS}},
       // Flux's generic provider (spec.kubeConfig.configMapRef): audiences is spelled out, so it cannot drift from address.
       data: {provider: 'generic', address: i.target.context.cluster.server ?? '', audiences: audience, serviceAccountName: sa.name, ...(targetCa ? {'ca.crt': targetCa} : {})},
     } satisfies Wire<V1ConfigMap>)
@@ -156,8 +156,8 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
     const subject = {apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: username}
     const roleRef = {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: i.clusterRole}
     const name = `fleet-wi:${i.prefix}${sa.namespace}:${sa.name}`
-    if (i.namespaces.length === 0) targetObjects.push({apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name, labels: MANAGED_BY}, roleRef, subjects: [subject]} satisfies Wire<V1ClusterRoleBinding>)
-    for (const ns of i.namespaces) targetObjects.push({apiVersion: RBAC, kind: 'RoleBinding', metadata: {name, namespace: ns, labels: MANAGED_BY}, roleRef, subjects: [subject]} satisfies Wire<V1RoleBinding>)
+    if (i.namespaces.length === 0) targetObjects.push({apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: {name, labels: {...MANAGED_BY_LABELS}}, roleRef, subjects: [subject]} satisfies Wire<V1ClusterRoleBinding>)
+    for (const ns of i.namespaces) targetObjects.push({apiVersion: RBAC, kind: 'RoleBinding', metadata: {name, namespace: ns, labels: {...MANAGED_BY_LABELS}}, roleRef, subjects: [subject]} satisfies Wire<V1RoleBinding>)
   }
 
   const [hubMissing, targetMissing] = await Promise.all([missingNamespaces(i.hub, hubObjects), missingNamespaces(i.target, targetObjects)])
@@ -169,7 +169,7 @@ export async function planSetup(i: SetupInput): Promise<SetupPlan> {
     }
   }
   const namespaceObjects = (cluster: Cluster, side: 'hub' | 'target', missing: string[]): PlannedObject[] =>
-    i.createNamespace ? missing.map((name) => ({side, cluster: cluster.name, object: {apiVersion: 'v1', kind: 'Namespace', metadata: {name, labels: MANAGED_BY}} satisfies Wire<V1Namespace>, action: 'create'})) : []
+    i.createNamespace ? missing.map((name) => ({side, cluster: cluster.name, object: {apiVersion: 'v1', kind: 'Namespace', metadata: {name, labels: {...MANAGED_BY_LABELS}}} satisfies Wire<V1Namespace>, action: 'create'})) : []
   const hubNamespaces = namespaceObjects(i.hub, 'hub', hubMissing)
   const targetNamespaces = namespaceObjects(i.target, 'target', targetMissing)
   const objects: PlannedObject[] = [

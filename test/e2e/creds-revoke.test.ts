@@ -12,6 +12,7 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
+import {FORMATS} from '../../src/creds/codecs/index.js'
 import {type CliResult, runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {kubeconfigInSecret} from '../support/kubeconfig.js'
@@ -336,6 +337,38 @@ describe('fleet creds revoke', {concurrency: false}, () => {
     assert.equal(named.code, 0, named.stderr)
     assert.equal(named.stdout, `secret/${hubNs}/keep-m1\n`)
     assert.equal(await whoIs(text), undefined)
+  })
+
+  it('a Secret in a format fleet does not know: creds list shows it as unknown with the value; rotate and revoke refuse it (exit 2, one line naming it and the known formats), touching nothing', async () => {
+    // What another fleet (a newer format) or a hand edit could leave: fleet's mark and annotations, a format it does not know.
+    await applyYaml(hub, JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'newer-format',
+        namespace: hubNs,
+        labels: {'app.kubernetes.io/managed-by': 'fleet'},
+        annotations: {'fleet.dev/credential-method': 'token', 'fleet.dev/credential-identity': `system:serviceaccount:${nsSys}:newer`, 'fleet.dev/credential-cluster': m1.context, 'fleet.dev/credential-format': 'helm-v9'},
+      },
+      data: {kubeconfig: Buffer.from('apiVersion: v1\nkind: Config\n').toString('base64')},
+    }))
+    // The codec table's formats, in its order: the message names every one, whatever formats are added later.
+    const known = FORMATS.join(', ')
+    assert.ok(FORMATS.includes('flux'), known)
+    const list = await fleet(['creds', 'list', '--kubeconfig', m1.kubeconfig, ...HUB, '-o', 'json'])
+    assert.equal(list.code, 0, list.stderr)
+    const item = list.json().items.find((i: any) => i.source.kind === 'secret' && i.source.namespace === hubNs && i.source.name === 'newer-format')
+    assert.ok(item, `creds list shows the Secret: ${list.stdout}`)
+    assert.equal(item.format, 'unknown')
+    assert.equal(item.managedByFleet, true)
+    assert.deepEqual(item.problems, [`fleet.dev/credential-format: "helm-v9" is not a format fleet knows (${known})`])
+    const refusal = new RegExp(`^error: hub ${hub.context}: Secret ${hubNs}/newer-format: unknown consumer Secret format "helm-v9" \\(fleet knows ${known}\\)$`)
+    assertOneLineError(await fleet(['creds', 'rotate', '--kubeconfig', m1.kubeconfig, ...HUB, `${hubNs}/newer-format`]), 2, refusal)
+    assertOneLineError(await fleet([...REVOKE, `${hubNs}/newer-format`]), 2, refusal)
+    const json = await fleet([...REVOKE, `${hubNs}/newer-format`, '-o', 'json'])
+    assert.equal(json.code, 2)
+    assert.equal(json.json().error.kind, 'config')
+    assert.equal((await hubSecret('newer-format')).metadata.annotations['fleet.dev/credential-format'], 'helm-v9')
   })
 
   it('a credential that still authenticates after its deletion is a failure (exit 1) and its Secret is kept for a re-run', async () => {

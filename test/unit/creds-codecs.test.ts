@@ -47,7 +47,7 @@ describe('consumer Secret codecs', () => {
   it('a format fleet does not know is reported, never passed over', () => {
     const s = written('flux', {'fleet.dev/credential-format': 'rancher'})
     assert.deepEqual(detectFormat(s), {format: 'unknown', reason: `fleet.dev/credential-format: "rancher" is not a format fleet knows (${FORMATS.join(', ')})`})
-    assert.throws(() => codecOf('rancher', 'hub h: Secret hub/m1'), {name: 'ConfigError', message: `hub h: Secret hub/m1: unknown consumer Secret format "rancher" (fleet knows ${FORMATS.join(', ')})`})
+    assert.throws(() => codecOf('rancher', 'hub h: Secret hub/m1'), {name: 'UnknownFormatError', exitCode: 2, message: `hub h: Secret hub/m1: unknown consumer Secret format "rancher" (fleet knows ${FORMATS.join(', ')})`})
     assert.equal(codecOf('flux', 'x'), CODECS.flux)
   })
 

@@ -133,7 +133,7 @@ describe('SecretStore: a fleet-written hub Secret', () => {
     put('multicluster-runtime', {}, {'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true'})
     await assert.rejects(new SecretStore(api.client, {namespace: 'hub', name: 'm1'}).read(), NotFleetsError)
     put('multicluster-runtime', {'fleet.dev/credential-format': 'rancher'})
-    await assert.rejects(new SecretStore(api.client, {namespace: 'hub', name: 'm1'}).read(), {name: 'ConfigError', message: /Secret hub\/m1: unknown consumer Secret format "rancher"/})
+    await assert.rejects(new SecretStore(api.client, {namespace: 'hub', name: 'm1'}).read(), {name: 'UnknownFormatError', exitCode: 2, message: /Secret hub\/m1: unknown consumer Secret format "rancher"/})
     await assert.rejects(new SecretStore(api.client, {namespace: 'hub', name: 'gone'}).read(), /Secret hub\/gone not found/)
   })
 

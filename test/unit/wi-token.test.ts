@@ -6,7 +6,7 @@ import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {describeUser} from '../../src/creds/list.js'
-import {EXEC_CLUSTER_CONFIG_EXTENSION as EXEC_EXTENSION} from '../../src/kube/exec-credential.js'
+import {EXEC_CLUSTER_CONFIG_EXTENSION as EXEC_EXTENSION} from '../../src/kubeconfig/types.js'
 import {
   argocdSecret,
   pluginArgs,

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags, type FlagGroups} from '../../cli/base-command.js'
+import type {OutputFormat} from '../../cli/parse.js'
 import {UsageError} from '../../base/errors.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
 import {type Impersonation, describeImpersonation} from '../../kube/client.js'
@@ -66,10 +67,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
   }
 
   async run(): Promise<AccessReviewList | undefined> {
-    const {flags} = this
-    if (flags.quiet && this.format !== 'table') throw new UsageError('-q/--quiet prints nothing, so it cannot be combined with -o or --json')
-    const query = parseAccessQuery({verb: this.args.verb, resource: this.args.resource, name: this.args.name, subresource: flags.subresource})
-    const fixed = flags['all-namespaces'] ? '' : flags.namespace
+    const {query, namespace: fixed, quiet} = canIOptions(this.flags, this.args, this.format)
     const item = (r: ClusterResult<AccessAnswer>): AccessReviewItem => toItem(r, (v) => v, {warnings: [] as string[]})
     const results = await this.overClusters(({client}) => canI(client, query, fixed ?? client.context.namespace ?? 'default'), item)
     const items: AccessReviewItem[] = results.map(item)
@@ -83,7 +81,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     }
     // Yes only when every cluster said yes, and at least one was asked: never a vacuous yes.
     if (items.length === 0 || items.some((i) => !i.allowed)) this.markFailed()
-    if (flags.quiet) return undefined
+    if (quiet) return undefined
 
     const columns: Column<AccessReviewItem>[] = [
       {header: 'cluster', get: (i) => i.cluster},
@@ -107,6 +105,21 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     })
     return result
   }
+}
+
+/** What `auth can-i` asks, from its flags and arguments, checked before any cluster is asked. */
+export interface CanIOptions {
+  query: AccessQuery
+  /** The namespace asked about on every cluster: '' for --all-namespaces; undefined: each context's namespace. */
+  namespace?: string
+  /** -q: the answer by exit code only. */
+  quiet: boolean
+}
+
+export function canIOptions(flags: BaseFlags<typeof AuthCanI>, args: {verb: string; resource: string; name?: string}, format: OutputFormat): CanIOptions {
+  if (flags.quiet && format !== 'table') throw new UsageError('-q/--quiet prints nothing, so it cannot be combined with -o or --json')
+  const query = parseAccessQuery({verb: args.verb, resource: args.resource, name: args.name, subresource: flags.subresource})
+  return {query, namespace: flags['all-namespaces'] ? '' : flags.namespace, quiet: Boolean(flags.quiet)}
 }
 
 function namespaceOf(i: AccessReviewItem): string {

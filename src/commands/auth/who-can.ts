@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {errorColumn} from '../../cli/access-format.js'
@@ -71,13 +71,12 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
   }
 
   async run(): Promise<WhoCanList> {
-    const {flags} = this
-    const query = parseWhoCanQuery({verb: this.args.verb, resource: this.args.resource, name: this.args.name, subresource: flags.subresource})
-    const fixed = flags['all-namespaces'] ? '' : flags.namespace
+    const o = whoCanOptions(this.flags, this.args)
+    const {query, namespace: fixed} = o
     const results = await this.overClusters(({client, ref}) =>
       whoCan(client, query, {
-        namespace: flags['all-namespaces'] ? undefined : (fixed ?? client.context.namespace ?? 'default'),
-        confirm: flags.confirm,
+        namespace: o.allNamespaces ? undefined : (fixed ?? client.context.namespace ?? 'default'),
+        confirm: o.confirm,
         source: ref.source,
       }),
     )
@@ -86,7 +85,7 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
       kind: 'WhoCanList',
       query,
       ...(fixed === undefined ? {} : {namespace: fixed}),
-      confirm: flags.confirm,
+      confirm: o.confirm,
       warnings: queryWarnings(query),
       items,
     }
@@ -128,6 +127,23 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
     })
     return result
   }
+}
+
+/** What `auth who-can` asks, from its flags and arguments, checked before any cluster is asked. */
+export interface WhoCanOptions {
+  query: AccessQuery
+  /** The namespace asked about on every cluster: '' for --all-namespaces; undefined: each context's namespace. */
+  namespace?: string
+  /** --all-namespaces: RoleBindings of every namespace count. */
+  allNamespaces: boolean
+  /** Confirm each subject with a SubjectAccessReview (--no-confirm: false). */
+  confirm: boolean
+}
+
+export function whoCanOptions(flags: BaseFlags<typeof AuthWhoCan>, args: {verb: string; resource: string; name?: string}): WhoCanOptions {
+  const query = parseWhoCanQuery({verb: args.verb, resource: args.resource, name: args.name, subresource: flags.subresource})
+  const allNamespaces = Boolean(flags['all-namespaces'])
+  return {query, namespace: allNamespaces ? '' : flags.namespace, allNamespaces, confirm: flags.confirm}
 }
 
 function roleText(g: Grant): string {

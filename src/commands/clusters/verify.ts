@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags, type FlagGroups} from '../../cli/base-command.js'
 import {verifyMetrics} from '../../cli/metrics.js'
 import {checkColumns, checkDetails} from '../../cli/checks-table.js'
 import {fleetFlags, impersonationFlags} from '../../cli/flags.js'
@@ -8,7 +8,7 @@ import {describeImpersonation} from '../../kube/client.js'
 import {checkJunitTarget, writeJunit} from '../../cli/junit-file.js'
 import {scrub} from '../../kubeconfig/redact.js'
 import {annotations, appendSummary, inGitHubActions, markdownSummary} from '../../verify/github.js'
-import {DEFAULT_POLICY, loadPolicy} from '../../verify/policy.js'
+import {DEFAULT_POLICY, type Policy, loadPolicy} from '../../verify/policy.js'
 import {FleetVerifier, type VerifyItem, type VerifyReport} from '../../verify/report.js'
 
 export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
@@ -39,11 +39,9 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
   }
 
   async run(): Promise<VerifyReport> {
-    // A bad policy stops the run before any cluster is contacted.
-    const policy = this.flags.policy ? await loadPolicy(this.flags.policy) : DEFAULT_POLICY
-    if (this.flags.junit) await checkJunitTarget(this.flags.junit)
+    const o = await verifyOptions(this.flags, process.env)
     const refs = await this.fleet.selected()
-    const verifier = new FleetVerifier(policy, {exec: this.fleet.execRunner, strict: this.flags.strict})
+    const verifier = new FleetVerifier(o.policy, {exec: this.fleet.execRunner, strict: o.strict})
     await verifier.prepare(refs)
     const results = await this.overClusters(verifier.work, (r) => verifier.item(r))
     const report = verifier.report(results, refs)
@@ -53,12 +51,12 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     // The report is printed even when the JUnit file cannot be written after all (checked before the run; a directory
     // can vanish meanwhile): the error follows the table instead of replacing it.
     // The XML builder is loaded only for --junit: evaluating it cost every verify run about 15 ms.
-    const junitFailed = this.flags.junit
-      ? await import('../../verify/junit.js').then(({junitXml}) => writeJunit(this.flags.junit!, junitXml(report))).then(() => undefined, (error: unknown) => error)
+    const {junit} = o
+    const junitFailed = junit
+      ? await import('../../verify/junit.js').then(({junitXml}) => writeJunit(junit, junitXml(report))).then(() => undefined, (error: unknown) => error)
       : undefined
-    if (inGitHubActions()) for (const line of annotations(report)) this.logStderr(line)
-    const summaryFile = process.env.GITHUB_STEP_SUMMARY
-    if (summaryFile) await appendSummary(summaryFile, scrub(markdownSummary(report)))
+    if (o.annotations) for (const line of annotations(report)) this.logStderr(line)
+    if (o.summaryFile) await appendSummary(o.summaryFile, scrub(markdownSummary(report)))
 
     const rows = report.items.map((i) => ({...i, subject: i.cluster}))
     this.render(report, {
@@ -80,4 +78,23 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     if (junitFailed) throw junitFailed
     return report
   }
+}
+
+/** What `clusters verify` checks and where it reports, from its flags and the environment (GitHub Actions). */
+export interface VerifyOptions {
+  policy: Policy
+  /** --junit: the file the JUnit XML goes to (its directory checked here). */
+  junit?: string
+  strict: boolean
+  /** GitHub Actions annotations on stderr (GITHUB_ACTIONS=true). */
+  annotations: boolean
+  /** $GITHUB_STEP_SUMMARY: the Markdown summary is appended there. */
+  summaryFile?: string
+}
+
+/** The options, checked before any cluster is contacted: a bad policy or a --junit file that cannot be written stops the run (exit 2). */
+export async function verifyOptions(flags: BaseFlags<typeof ClustersVerify>, env: NodeJS.ProcessEnv): Promise<VerifyOptions> {
+  const policy = flags.policy ? await loadPolicy(flags.policy) : DEFAULT_POLICY
+  if (flags.junit) await checkJunitTarget(flags.junit)
+  return {policy, junit: flags.junit, strict: flags.strict, annotations: inGitHubActions(env), summaryFile: env.GITHUB_STEP_SUMMARY || undefined}
 }

@@ -2,12 +2,13 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {credsWizard} from '../../cli/creds-wizard.js'
+import type {OutputFormat} from '../../cli/parse.js'
 import {hubFlags} from '../../cli/hubs.js'
 import {parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
 import {parseNamespacedName} from '../../base/names.js'
 import {FORMATS} from '../../creds/codecs/index.js'
-import {type AccessRequest, type Destination, type GeneratedCredential, generateCredential, generateHooks} from '../../creds/generate.js'
+import {type AccessRequest, type Destination, type GenerateRequest, type GeneratedCredential, generateCredential, generateHooks} from '../../creds/generate.js'
 import {describeLifetime} from '../../creds/lifetime.js'
 import {METHODS} from '../../creds/methods.js'
 import {PRESETS} from '../../creds/presets.js'
@@ -54,47 +55,16 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
     if (missing.length > 0) {
       if (!this.interactive) throw new UsageError(`missing ${missing.join(', ')} (see fleet creds generate --help)`)
       f = {...f, ...(await credsWizard(this.fleet.provider, f))}
-      const again = missingFlags(f)
-      if (again.length > 0) throw new UsageError(`missing ${again.join(', ')}`)
     }
-    if (f.out === '-' && this.format !== 'table') throw new UsageError('--out - prints the kubeconfig on stdout; it cannot be combined with -o')
-    // A lifetime, not a timer: 30d and 720h are fine (checked before any cluster or hub is asked anything).
-    const durationSeconds = Math.floor(parseLifetime(f.duration, '--duration') / 1000)
-    const ref = await this.fleet.provider.get(f.cluster!)
-    const method = f.method
-    const identity: Identity =
-      method === 'client-cert'
-        ? {kind: 'User', name: f.user ?? '', groups: f.group ?? []}
-        : {kind: 'ServiceAccount', ...parseNamespacedName(f['service-account'] ?? '', '--service-account')}
-    if (method === 'client-cert' && !f.user) throw new UsageError('--method client-cert needs --user NAME')
-    if (f['display-name'] !== undefined && f['display-name'].trim() === '') throw new UsageError('--display-name: must not be empty')
-    const access: AccessRequest = f.role ? {preset: f.role} : f.rules ? {rulesFile: f.rules} : {clusterRole: f['cluster-role']!}
-    let destination: Destination
-    if (f.secret) {
-      if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
-      destination = {kind: 'secret', ...parseNamespacedName(f.secret, '--secret'), format: f.format, consumer: f.consumer, profile: f.profile}
-    } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
-    const hubs = f.secret ? await this.credsHubs(f) : []
+    // What the wizard left missing is said by the options, with every other flag checked before anything is touched.
+    const o = generateOptions(f, this.format)
+    const ref = await this.fleet.provider.get(o.cluster)
+    const hubs = o.needsHub ? await this.credsHubs(f) : []
 
     // Ctrl-C (SIGINT) or SIGTERM from here on undoes what the run made, as a failure does, then exits 130 (143).
     const cancel = this.cancellation()
     const {result, kubeconfig} = await generateCredential(
-      {
-        ref,
-        identity,
-        access,
-        namespaces: f.namespace ?? [],
-        method,
-        durationSeconds,
-        destination,
-        hub: hubs[0]?.spec,
-        allowRisky: f['allow-risky'],
-        createNamespace: f['create-namespace'],
-        force: f.force,
-        dryRun: f['dry-run'],
-        updateProfile: f['update-profile'] ? parseNamespacedName(f['update-profile'], '--update-profile') : undefined,
-        displayName: f['display-name'],
-      },
+      {...o.request, ref, hub: hubs[0]?.spec},
       {connector: this.fleet.connector, cancel, hooks: generateHooks(process.env)},
     )
     // A signal after the last step (delivery) has nothing to undo: the credential was delivered and is kept.
@@ -124,6 +94,58 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
 }
 
 type GenerateFlags = CredsGenerate['flags']
+
+/** What `creds generate` does, from its flags: the cluster to look up, whether a hub is needed, and the rest of the request. */
+export interface GenerateOptions {
+  /** The cluster, as typed (the provider resolves it). */
+  cluster: string
+  /** --secret: the hub (the one hub rule) receives the Secret. */
+  needsHub: boolean
+  request: Omit<GenerateRequest, 'ref' | 'hub'>
+}
+
+/**
+ * The flags (completed by the wizard at a terminal) as options, every one checked before any cluster or hub is asked
+ * anything: a missing flag, --out - with -o, a lifetime, NAMESPACE/NAME values, --secret without --format.
+ */
+export function generateOptions(f: GenerateFlags, format: OutputFormat): GenerateOptions {
+  const missing = missingFlags(f)
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')}`)
+  if (f.out === '-' && format !== 'table') throw new UsageError('--out - prints the kubeconfig on stdout; it cannot be combined with -o')
+  // A lifetime, not a timer: 30d and 720h are fine.
+  const durationSeconds = Math.floor(parseLifetime(f.duration, '--duration') / 1000)
+  const method = f.method
+  const identity: Identity =
+    method === 'client-cert'
+      ? {kind: 'User', name: f.user ?? '', groups: f.group ?? []}
+      : {kind: 'ServiceAccount', ...parseNamespacedName(f['service-account'] ?? '', '--service-account')}
+  if (method === 'client-cert' && !f.user) throw new UsageError('--method client-cert needs --user NAME')
+  if (f['display-name'] !== undefined && f['display-name'].trim() === '') throw new UsageError('--display-name: must not be empty')
+  const access: AccessRequest = f.role ? {preset: f.role} : f.rules ? {rulesFile: f.rules} : {clusterRole: f['cluster-role']!}
+  let destination: Destination
+  if (f.secret) {
+    if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`)
+    destination = {kind: 'secret', ...parseNamespacedName(f.secret, '--secret'), format: f.format, consumer: f.consumer, profile: f.profile}
+  } else destination = f.out === '-' ? {kind: 'stdout'} : {kind: 'file', path: f.out!}
+  return {
+    cluster: f.cluster!,
+    needsHub: Boolean(f.secret),
+    request: {
+      identity,
+      access,
+      namespaces: f.namespace ?? [],
+      method,
+      durationSeconds,
+      destination,
+      allowRisky: f['allow-risky'],
+      createNamespace: f['create-namespace'],
+      force: f.force,
+      dryRun: f['dry-run'],
+      updateProfile: f['update-profile'] ? parseNamespacedName(f['update-profile'], '--update-profile') : undefined,
+      displayName: f['display-name'],
+    },
+  }
+}
 
 /** The flags without which nothing can be generated; the wizard asks for them at a terminal. */
 export function missingFlags(f: Partial<GenerateFlags>): string[] {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
 import {credentialMetrics} from '../../cli/metrics.js'
 import {hubFlags} from '../../cli/hubs.js'
 import {formatAge, parseLifetime} from '../../base/duration.js'
@@ -28,7 +28,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
 
   async run(): Promise<CredentialList> {
     const f = this.flags
-    const within = f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')
+    const {expiringWithinMs: within} = listOptions(f)
     const hubs = await this.credsHubs(f)
     const refs = await this.fleet.provider.list()
     const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
@@ -73,3 +73,12 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   }
 }
 
+/** What `creds list` filters on, checked before any hub or cluster is read. */
+export interface ListOptions {
+  /** --expiring-within as milliseconds (a lifetime: 30d and 720h alike). */
+  expiringWithinMs?: number
+}
+
+export function listOptions(f: BaseFlags<typeof CredsList>): ListOptions {
+  return {expiringWithinMs: f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')}
+}

@@ -5,7 +5,7 @@ import yaml from 'js-yaml'
 import {UsageError, toErrorInfo} from '../../base/errors.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {mapLimit} from '../../base/concurrency.js'
-import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {errorColumn} from '../../cli/access-format.js'
@@ -20,6 +20,7 @@ import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {mergeKubercAllowlist, writeKubercAllowlist} from '../../kubeconfig/kuberc.js'
 import {type MergePlan, checkMergeTarget, mergeIntoKubeconfigFile} from '../../kubeconfig/merge.js'
 import type {KubeconfigDoc} from '../../kubeconfig/types.js'
+import type {ClusterRef} from '../../providers/types.js'
 
 /** One cluster of `kubeconfig export -o json` (docs/kubeconfig.md). */
 export type ExportItem = ClusterItem<{context: string; provider: string; server: string}>
@@ -67,16 +68,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
   }
 
   async run(): Promise<KubeconfigExport | KubeconfigDoc> {
-    const {flags} = this
-    // Everything the user typed is checked before any provider or cluster is read.
-    const name = nameTemplate(flags['name-template'])
-    const command = flags.command
-    if (command.trim() === '') throw new UsageError('--command: empty')
-    // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
-    if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
-    if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
-    if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`)
-    if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
+    const {name, command, out, mergeInto: into, writeKuberc: kuberc, dryRun} = await exportOptions(this.flags)
     // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
     const cancel = this.cancellation()
     const interrupted = new Promise<never>((_, reject) => cancel.signal.addEventListener('abort', () => reject(cancel.signal.reason), {once: true}))
@@ -107,28 +99,25 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const kept = results.filter((r) => !(r.ok && r.value === undefined))
     const exported = kept.flatMap((r) => (r.ok && r.value ? [r.value] : []))
     const doc = exportedKubeconfig(exported)
-    const dryRun = Boolean(flags['dry-run'])
     cancel.check()
 
-    const into = flags['merge-into']
-    if (!flags.out && !into) {
+    if (!out && !into) {
       for (const r of kept) if (r.error) this.logStderr(`error: ${r.cluster}: ${r.error.message}`)
       if (this.format !== 'json') this.log(yaml.dump(doc, {noRefs: true, lineWidth: -1}).trimEnd())
       return doc
     }
-    if (flags.out && !dryRun) {
-      await writeFileAtomic(flags.out, yaml.dump(doc, {noRefs: true, lineWidth: -1}), {mode: 0o600}).catch((error: unknown) => {
-        throw writeError(`--out ${flags.out}`, flags.out!, error)
+    if (out && !dryRun) {
+      await writeFileAtomic(out, yaml.dump(doc, {noRefs: true, lineWidth: -1}), {mode: 0o600}).catch((error: unknown) => {
+        throw writeError(`--out ${out}`, out, error)
       })
     }
     const result: KubeconfigExport = {
       kind: 'KubeconfigExport',
-      out: flags.out,
+      out,
       dryRun,
       items: kept.map((r) => toItem(r, (v) => ({context: v!.name, provider: v!.provider, server: v!.server}))),
     }
     if (into) result.merge = await mergeIntoKubeconfigFile(into, doc, {dryRun, label: `--merge-into ${into}`})
-    const kuberc = flags['write-kuberc']
     if (kuberc) {
       const merged = dryRun ? await mergeKubercAllowlist(kuberc, [command]) : await writeKubercAllowlist(kuberc, [command])
       result.kuberc = {path: kuberc, added: merged.added, dryRun}
@@ -142,12 +131,37 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const ok = result.items.filter((i) => i.ok).length
     const contexts = `${ok} context${ok === 1 ? '' : 's'}`
     const notes: string[] = []
-    if (flags.out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${flags.out}`)
+    if (out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${out}`)
     if (result.merge) notes.push(mergeNote(result.merge))
     if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {name: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
     this.render(result, {rows: result.items, columns, names: result.items.flatMap((i) => (i.context ? [i.context] : [])), failures: result.items, notes})
     return result
   }
+}
+
+/** What `kubeconfig export` writes and how it names and runs the entries, from its flags. */
+export interface ExportOptions {
+  /** The context name of a cluster (--name-template). */
+  name: (ref: ClusterRef) => string
+  /** The command the exec entries run: a name looked up on PATH or an absolute path. */
+  command: string
+  out?: string
+  mergeInto?: string
+  writeKuberc?: string
+  dryRun: boolean
+}
+
+/** Everything the user typed is checked here, before any provider or cluster is read (one usage line, exit 2). */
+export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportCommand>): Promise<ExportOptions> {
+  const name = nameTemplate(flags['name-template'])
+  const command = flags.command
+  if (command.trim() === '') throw new UsageError('--command: empty')
+  // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
+  if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
+  if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
+  if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`)
+  if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
+  return {name, command, out: flags.out, mergeInto: flags['merge-into'], writeKuberc: flags['write-kuberc'], dryRun: Boolean(flags['dry-run'])}
 }
 
 /** One line for what --merge-into did: counts of fleet's entries, and that nothing else changed. */

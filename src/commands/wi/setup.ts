@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
 import {hubFlags} from '../../cli/hubs.js'
 import {UsageError} from '../../base/errors.js'
 import {escapeTerminal} from '../../base/terminal.js'
@@ -8,8 +8,8 @@ import type {Column} from '../../cli/table.js'
 import {writeFileAtomic} from '../../kubeconfig/atomic-write.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {connectRef} from '../../workload-identity/connect.js'
-import {parseServiceAccount} from '../../workload-identity/service-account.js'
-import {type ConsumerOutput, checkConsumerFlags, consumerHubSide, pluginHubOf, writeConsumer} from '../../workload-identity/setup-consumer.js'
+import {type ServiceAccountRef, parseServiceAccount} from '../../workload-identity/service-account.js'
+import {type ConsumerChoice, type ConsumerOutput, checkConsumerFlags, consumerHubSide, pluginHubOf, writeConsumer} from '../../workload-identity/setup-consumer.js'
 import {CONSUMERS} from '../../workload-identity/consumers.js'
 import {
   type PlannedObject,
@@ -79,20 +79,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
 
   async run(): Promise<WorkloadIdentitySetup> {
     const {flags} = this
-    if (flags['dry-run'] && !flags.apply) throw new UsageError('--dry-run only makes sense with --apply (without --apply nothing is changed anyway)')
-    if (flags.namespace && !flags.role && !flags['cluster-role']) throw new UsageError('--namespace needs --role or --cluster-role (what to bind there)')
-    if (flags.prefix.includes(' ')) throw new UsageError(`--prefix: "${flags.prefix}" contains a space`)
-    const sa = parseServiceAccount(flags['service-account'])
-    const out = flags['authentication-config-out']
-    // Where the configuration goes is checked before any cluster is asked anything.
-    if (out) await checkWritableFile(out, `--authentication-config-out ${out}`, 'a file for the AuthenticationConfiguration')
-    // Every consumer flag is checked (and --out's directory and file) before any cluster is touched.
-    const consumer = await checkConsumerFlags({
-      consumer: flags.consumer, profile: flags.profile, out: flags.out, force: flags.force, providerFileOut: flags['provider-file-out'],
-      argocdSecret: flags['argocd-secret'], pluginCommand: flags['plugin-command'], pluginHubKubeconfig: flags['plugin-hub-kubeconfig'],
-      pluginHubContext: flags['plugin-hub-context'], pluginIdentity: flags['plugin-identity'], fluxConfigMap: flags['flux-configmap'],
-      argocdNamespace: flags['argocd-namespace'],
-    })
+    const {serviceAccount: sa, authenticationConfigOut: out, consumer} = await setupOptions(flags)
     const provider = this.fleet.provider
     const targetRef = await provider.get(flags.target)
     const connector = this.fleet.connector
@@ -156,4 +143,30 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
     }
     return result
   }
+}
+
+/** What `wi setup` needs checked from its flags before any cluster is touched (the rest are used as they are). */
+export interface SetupOptions {
+  serviceAccount: ServiceAccountRef
+  /** --authentication-config-out, checked writable. */
+  authenticationConfigOut?: string
+  /** --consumer and its flags, checked (and --out's directory and file). */
+  consumer: ConsumerChoice
+}
+
+/** Every flag that can be wrong is checked here, before any cluster is asked anything (one usage line, exit 2). */
+export async function setupOptions(flags: BaseFlags<typeof WiSetup>): Promise<SetupOptions> {
+  if (flags['dry-run'] && !flags.apply) throw new UsageError('--dry-run only makes sense with --apply (without --apply nothing is changed anyway)')
+  if (flags.namespace && !flags.role && !flags['cluster-role']) throw new UsageError('--namespace needs --role or --cluster-role (what to bind there)')
+  if (flags.prefix.includes(' ')) throw new UsageError(`--prefix: "${flags.prefix}" contains a space`)
+  const serviceAccount = parseServiceAccount(flags['service-account'])
+  const out = flags['authentication-config-out']
+  if (out) await checkWritableFile(out, `--authentication-config-out ${out}`, 'a file for the AuthenticationConfiguration')
+  const consumer = await checkConsumerFlags({
+    consumer: flags.consumer, profile: flags.profile, out: flags.out, force: flags.force, providerFileOut: flags['provider-file-out'],
+    argocdSecret: flags['argocd-secret'], pluginCommand: flags['plugin-command'], pluginHubKubeconfig: flags['plugin-hub-kubeconfig'],
+    pluginHubContext: flags['plugin-hub-context'], pluginIdentity: flags['plugin-identity'], fluxConfigMap: flags['flux-configmap'],
+    argocdNamespace: flags['argocd-namespace'],
+  })
+  return {serviceAccount, authenticationConfigOut: out, consumer}
 }

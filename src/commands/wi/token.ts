@@ -3,10 +3,10 @@ import {Flags} from '@oclif/core'
 import {parseLifetime} from '../../base/duration.js'
 import {FleetError, UsageError} from '../../base/errors.js'
 import {pluginGlobalFlags} from '../../cli/flags.js'
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
 import {hubFlags} from '../../cli/hubs.js'
 import {expirationSeconds} from '../../workload-identity/inputs.js'
-import {execCredential, parseExecInfo, planTokenRequest} from '../../workload-identity/plugin.js'
+import {type TokenRequestPlan, execCredential, parseExecInfo, planTokenRequest} from '../../workload-identity/plugin.js'
 import {requestToken} from '../../workload-identity/token.js'
 
 /**
@@ -36,14 +36,7 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
 
   async run(): Promise<void> {
     const {flags} = this
-    if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet wi token prints the ExecCredential, which is JSON`)
-    // Everything local is checked before the hub is contacted: a bad setting never costs a round trip.
-    const info = parseExecInfo(process.env.KUBERNETES_EXEC_INFO)
-    const plan = planTokenRequest(info, {
-      serviceAccount: flags['service-account'],
-      audience: flags.audience,
-      expirationSeconds: flags.expiration === undefined ? undefined : expirationSeconds(parseLifetime(flags.expiration, '--expiration')),
-    })
+    const plan = tokenOptions(flags, process.env)
     const [hub] = await this.credsHubs(flags)
     const client = await this.fleet.connector.hub(hub.spec)
     const minted = await requestToken(client, plan.serviceAccount, [plan.audience], plan.expirationSeconds).catch((error: unknown) => {
@@ -55,4 +48,18 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
     // for); allowed in scripts/check-layers.mjs (OUTPUT_ALLOWED).
     process.stdout.write(execCredential(plan.apiVersion, minted.token, minted.expirationTimestamp))
   }
+}
+
+/**
+ * What the plugin asks the hub for, from its flags and KUBERNETES_EXEC_INFO (the environment client-go sets). Everything
+ * local is checked here, before the hub is contacted: a bad setting never costs a round trip.
+ */
+export function tokenOptions(flags: BaseFlags<typeof WiToken>, env: NodeJS.ProcessEnv): TokenRequestPlan {
+  if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet wi token prints the ExecCredential, which is JSON`)
+  const info = parseExecInfo(env.KUBERNETES_EXEC_INFO)
+  return planTokenRequest(info, {
+    serviceAccount: flags['service-account'],
+    audience: flags.audience,
+    expirationSeconds: flags.expiration === undefined ? undefined : expirationSeconds(parseLifetime(flags.expiration, '--expiration')),
+  })
 }

@@ -1,4 +1,4 @@
-import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../../kube/exec-credential.js'
+import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../../kubeconfig/types.js'
 import type {ClusterEntry, UserEntry} from '../../kubeconfig/types.js'
 import {secretText} from '../../providers/hub/objects.js'
 import {buildKubeconfig} from '../kubeconfig-out.js'

@@ -1,6 +1,6 @@
 import {ConfigError} from '../../base/errors.js'
 import type {Secret} from '../../providers/hub/objects.js'
-import {ANNOTATIONS, MANAGED_BY, MANAGED_BY_LABEL} from '../labels.js'
+import {ANNOTATIONS, MANAGED_BY_LABELS} from '../labels.js'
 import {argocd} from './argocd.js'
 import {clusterApi} from './cluster-api.js'
 import {clusterInventory} from './cluster-inventory.js'
@@ -33,9 +33,20 @@ export type SecretDestination = Destination<SecretFormat>
 
 export const isFormat = (value: string): value is SecretFormat => Object.hasOwn(CODECS, value)
 
-/** The codec of a format; a name fleet does not know (a record written by another fleet, a hand edit) is refused, naming it. */
+/**
+ * A format fleet does not know (a record written by a newer fleet, a hand edit): rotate and revoke refuse the whole run
+ * for it before anything is touched, as for a Secret fleet did not write, rather than fail it as one credential.
+ */
+export class UnknownFormatError extends ConfigError {
+  constructor(where: string, format: string) {
+    super(`${where}: unknown consumer Secret format "${format}" (fleet knows ${FORMATS.join(', ')})`)
+    this.name = 'UnknownFormatError'
+  }
+}
+
+/** The codec of a format; a name fleet does not know is refused, naming it and the known ones. */
 export function codecOf(format: string, where: string): Codec<SecretFormat> {
-  if (!isFormat(format)) throw new ConfigError(`${where}: unknown consumer Secret format "${format}" (fleet knows ${FORMATS.join(', ')})`)
+  if (!isFormat(format)) throw new UnknownFormatError(where, format)
   return CODECS[format] as Codec<SecretFormat>
 }
 
@@ -72,7 +83,7 @@ export function destinationSecret(d: SecretDestination, w: Contents & {annotatio
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {name: codec.secretName(d), namespace: d.namespace, labels: {[MANAGED_BY_LABEL]: MANAGED_BY, ...labels}, annotations: w.annotations},
+    metadata: {name: codec.secretName(d), namespace: d.namespace, labels: {...MANAGED_BY_LABELS, ...labels}, annotations: w.annotations},
     type,
     data,
   }

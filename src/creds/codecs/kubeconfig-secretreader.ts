@@ -1,4 +1,4 @@
-import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../../kube/exec-credential.js'
+import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../../kubeconfig/types.js'
 import type {ClusterEntry} from '../../kubeconfig/types.js'
 import {type SecretDestination, kubeconfigCodec} from './codec.js'
 

@@ -2,9 +2,9 @@ import {FleetError} from '../../base/errors.js'
 import type {HubSpec} from '../../config/fleet-config.js'
 import type {KubeClient} from '../../kube/client.js'
 import {type Connector, resolveHubContext} from '../../kube/connector.js'
-import {groupPath, resourcePath} from '../../kube/paths.js'
+import {resourcePath} from '../../kube/paths.js'
 import type {Resource} from '../../kube/resources.js'
-import {getObject, listObjects} from '../../kube/typed.js'
+import {getObject, listObjects, servedVersions} from '../../kube/typed.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 
 /**
@@ -15,11 +15,6 @@ export interface HubOptions {
   /** The command's connector: its time limit, and its one exec runner, so a plugin shared by the hub and its members runs once. */
   connector: Connector
   env?: NodeJS.ProcessEnv
-}
-
-interface ListPage<T> {
-  items?: T[]
-  metadata?: {continue?: string}
 }
 
 const PAGE_SIZE = 500
@@ -90,48 +85,14 @@ export class Hub {
     }
   }
 
-  /**
-   * GET of a path, returning the parsed object, or undefined for 404. With `list` below, kept for creds/ (h-codec's,
-   * which moves to getObject/listObjects); remove both when nothing calls them.
-   */
-  async get<T>(path: string, what: string): Promise<T | undefined> {
+  /** The versions of an API group the hub serves (empty when it serves none). */
+  async groupVersions(group: string): Promise<string[]> {
     const client = await this.client()
     try {
-      return await client.json<T>('GET', path, undefined, `${what} on hub ${client.context.contextName}`, {absent: true})
+      return await servedVersions(client, group, `discover ${group} on hub ${client.context.contextName}`)
     } catch (error) {
       throw this.wrap(error)
     }
-  }
-
-  /** Every item of a list, following `continue` tokens so a big fleet is read in bounded pages. */
-  async list<T>(path: string, what: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
-    const client = await this.client()
-    const items: T[] = []
-    let cont: string | undefined
-    do {
-      const params = new URLSearchParams({limit: String(PAGE_SIZE)})
-      for (const [k, v] of Object.entries(query)) if (v) params.set(k, v)
-      if (cont) params.set('continue', cont)
-      let page: ListPage<T>
-      try {
-        page = await client.json<ListPage<T>>('GET', `${path}?${params}`, undefined, `${what} on hub ${client.context.contextName}`)
-      } catch (error) {
-        // A list never 404s for lack of objects: the API itself is missing.
-        if (error instanceof FleetError && error.kind === 'not-found') {
-          throw this.wrap(new FleetError('api-missing', `${what}: hub ${client.context.contextName} does not serve ${path} (is the API installed?)`))
-        }
-        throw this.wrap(error)
-      }
-      items.push(...(page.items ?? []))
-      cont = page.metadata?.continue || undefined
-    } while (cont)
-    return items
-  }
-
-  /** The versions of an API group the hub serves (empty when it serves none). */
-  async groupVersions(group: string): Promise<string[]> {
-    const found = await this.get<{versions?: {version: string}[]}>(groupPath(group), `discover ${group}`)
-    return found?.versions?.map((v) => v.version) ?? []
   }
 }
 

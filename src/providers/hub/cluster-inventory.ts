@@ -2,7 +2,7 @@ import type {ClusterInventoryProviderConfig} from '../../config/fleet-config.js'
 import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
 import {type AccessConfig, type ProfileAccessProvider, chooseAccessProvider, execContext, loadAccessConfig} from './access-providers.js'
 import {makeRef} from '../ref.js'
-import {CLUSTER_PROFILE, SECRET} from '../../kube/resources.js'
+import {CLUSTER_PROFILE, SECRET, apiVersionOf} from '../../kube/resources.js'
 import {type ObjectMeta, type Secret, kubeconfigInSecret} from './objects.js'
 import {HubProvider} from './hub-provider.js'
 import type {ClusterRef, ClusterSource} from '../types.js'
@@ -102,7 +102,7 @@ export function refFromProfile(profile: ClusterProfile, strategy: Strategy, o: {
       provider: o.provider,
       aliases: [name],
       labels: profile.metadata.labels ?? {},
-      source: {kind: 'cluster-profile', namespace, name, hub: o.hub, apiVersion: 'multicluster.x-k8s.io/v1alpha1', ...source},
+      source: {kind: 'cluster-profile', namespace, name, hub: o.hub, apiVersion: apiVersionOf(CLUSTER_PROFILE), ...source},
       clusterId,
       clusterIdSource: clusterId ? 'ClusterProfile' : undefined,
     },
