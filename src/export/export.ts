@@ -105,12 +105,15 @@ export function exportedKubeconfig(clusters: ExportedCluster[]): KubeconfigDoc {
   }
 }
 
-/** Two clusters the template gave one name: refused before anything is written, naming both. */
-export function duplicateName(clusters: Array<{cluster: string; name: string}>): string | undefined {
+/**
+ * Two clusters the template gave one name: refused before anything is written, naming both and the template (the
+ * default one too: a newcomer who passed no --name-template must see which names clashed and why).
+ */
+export function duplicateName(clusters: Array<{cluster: string; name: string}>, template: string): string | undefined {
   const seen = new Map<string, string>()
   for (const c of clusters) {
     const other = seen.get(c.name)
-    if (other !== undefined) return `--name-template: clusters "${other}" and "${c.cluster}" both get the context name "${c.name}"; use a template with {id}`
+    if (other !== undefined) return `--name-template ${JSON.stringify(template)}: clusters "${other}" and "${c.cluster}" both get the context name "${c.name}"; use a template with {id}`
     seen.set(c.name, c.cluster)
   }
   return undefined

@@ -35,8 +35,8 @@ describe('names', () => {
   })
 
   it('names the two clusters a template gives one name', () => {
-    assert.match(duplicateName([{cluster: 'a#x', name: 'x'}, {cluster: 'b#x', name: 'x'}]) ?? '', /clusters "a#x" and "b#x" both get the context name "x"; use a template with \{id\}/)
-    assert.equal(duplicateName([{cluster: 'a#x', name: 'a/x'}, {cluster: 'b#x', name: 'b/x'}]), undefined)
+    assert.match(duplicateName([{cluster: 'a#x', name: 'x'}, {cluster: 'b#x', name: 'x'}], '{name}') ?? '', /^--name-template "\{name\}": clusters "a#x" and "b#x" both get the context name "x"; use a template with \{id\}/)
+    assert.equal(duplicateName([{cluster: 'a#x', name: 'a/x'}, {cluster: 'b#x', name: 'b/x'}], '{provider}/{name}'), undefined)
   })
 
   it('refuses an unknown placeholder, a stray brace and a template that names no cluster', () => {

@@ -77,7 +77,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
 
     const provider = this.fleet.provider
     const refs = await untilInterrupted(this.fleet.selected())
-    const clash = duplicateName(refs.map((ref) => ({cluster: ref.name, name: name(ref)})))
+    const clash = duplicateName(refs.map((ref) => ({cluster: ref.name, name: name(ref)})), this.flags['name-template'])
     if (clash) throw new UsageError(clash)
     const configPath = this.fleet.trust.configPath
     const config = configPath === undefined ? undefined : await loadFleetConfig({path: configPath})
