@@ -7,8 +7,8 @@ import {type ClusterEntry, EXEC_API_VERSION, type ExecConfig, type KubeconfigDoc
 import type {ClusterRef} from '../providers/types.js'
 
 /** What kubectl says when the command is missing (client-go prints installHint with its "executable not found"). */
-export const INSTALL_HINT = `This context's credential comes from fleet ("fleet kubeconfig credential"), which was not found.
-Install fleet (its README: npm link, or npm i -g of its tarball), or export again with --command /absolute/path/to/fleet.`
+export const INSTALL_HINT = `This context's credential comes from fleet ("fleet kubeconfig credential", or fleet-credential in front of it), which was not found.
+Install fleet (its README: the executable and fleet-credential, or npm link), or export again with --command /absolute/path/to/fleet.`
 
 /** One cluster's entries, as they go into the exported file (context, cluster and user share `name`). */
 export interface ExportedCluster {

@@ -301,14 +301,14 @@ function goBase(path: string): string {
   return trimmed.slice(trimmed.lastIndexOf('/') + 1)
 }
 
-type Looked = {path: string; error?: undefined} | {path: string; error: string}
+export type Looked = {path: string; error?: undefined} | {path: string; error: string}
 
 /**
  * Go's exec.LookPath on Unix over `env.PATH`: a name with a slash is used as is and must be an executable file; a bare
  * name is tried in each PATH directory in order (an empty entry is "."), and a hit in a relative directory is an error
  * (ErrDot) unless GODEBUG has execerrdot=0. Symlinks are followed to test the file, never to rename it.
  */
-function lookPath(file: string, env: NodeJS.ProcessEnv): Looked {
+export function lookPath(file: string, env: NodeJS.ProcessEnv): Looked {
   if (file.includes('/')) {
     const problem = notExecutable(file)
     return problem ? {path: '', error: `${file} ${problem}`} : {path: file}

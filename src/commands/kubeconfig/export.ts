@@ -13,6 +13,7 @@ import {loadFleetConfig} from '../../config/fleet-config.js'
 import {credentialArgs} from '../../export/credential-args.js'
 import {type ExportedCluster, duplicateName, exportCluster, exportedKubeconfig} from '../../export/export.js'
 import {DEFAULT_NAME_TEMPLATE, nameTemplate} from '../../export/names.js'
+import {type CredentialRunner, READER_NAME, credentialRunner} from '../../export/reader.js'
 import {failureResult, placeFailures, selectionFailures} from '../../fleet/failures.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
 import type {ClusterResult} from '../../fleet/runner.js'
@@ -40,7 +41,7 @@ export interface KubeconfigExport {
 
 export default class KubeconfigExportCommand extends BaseCommand<typeof KubeconfigExportCommand> {
   static summary = 'Write a kubeconfig with one context per cluster, for kubectl, k9s, Headlamp and client libraries, with no secret in it.'
-  static description = `Over the selected clusters (--all, -l, -c, --provider): one context, cluster and user per cluster. The server and CA are the provider's (the CA inline); the user is an exec entry that runs "fleet kubeconfig credential", which fetches the cluster's credential through the same provider each time kubectl needs one (cached for a minute, or until the credential's own expiry), so the file holds no token, key or password and a credential rotated or revoked on the hub takes effect on every laptop within a minute. Every entry is marked with the fleet.dev/export extension.
+  static description = `Over the selected clusters (--all, -l, -c, --provider): one context, cluster and user per cluster. The server and CA are the provider's (the CA inline); the user is an exec entry that runs "fleet kubeconfig credential" (through fleet-credential, which answers from the cache without starting Node, when it is installed beside fleet), which fetches the cluster's credential through the same provider each time kubectl needs one (cached for a minute, or until the credential's own expiry), so the file holds no token, key or password and a credential rotated or revoked on the hub takes effect on every laptop within a minute. Every entry is marked with the fleet.dev/export extension.
 
 Context names come from --name-template (default ${DEFAULT_NAME_TEMPLATE}; placeholders {id}: the fleet id as --cluster takes it, {name}: the context name of a kubeconfig file or the name within its provider, {provider}: the provider's name).
 
@@ -61,6 +62,9 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     'merge-into': Flags.string({description: "Add or update fleet's contexts in this kubeconfig (e.g. ~/.kube/config), leaving every other entry and current-context as they are."}),
     'write-kuberc': Flags.string({description: "Add the exec command to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
     'dry-run': Flags.boolean({description: 'Write no file: show what --out and --write-kuberc would write.'}),
+    'credential-reader': Flags.string({
+      description: `The program the entries run: ${READER_NAME} (which answers from fleet's credential cache without starting Node, and runs fleet for the rest) is used when it is installed beside fleet; an absolute path names one, "none" runs fleet itself.`,
+    }),
   }
 
   protected flagGroups(): FlagGroups {
@@ -68,7 +72,8 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
   }
 
   async run(): Promise<KubeconfigExport | KubeconfigDoc> {
-    const {name, command, out, mergeInto: into, writeKuberc: kuberc, dryRun} = await exportOptions(this.flags)
+    const {name, runner, out, mergeInto: into, writeKuberc: kuberc, dryRun} = await exportOptions(this.flags)
+    const command = runner.command
     // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
     const cancel = this.cancellation()
     const interrupted = new Promise<never>((_, reject) => cancel.signal.addEventListener('abort', () => reject(cancel.signal.reason), {once: true}))
@@ -83,7 +88,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const config = configPath === undefined ? undefined : await loadFleetConfig({path: configPath})
     const source = {kubeconfig: this.fleet.kubeconfigPaths, context: this.flags.context, provider: this.flags.provider, config}
     const connector = this.fleet.connector
-    const settings = {command, name, args: (ref: Parameters<typeof credentialArgs>[0]) => credentialArgs(ref, source)}
+    const settings = {command, name, args: (ref: Parameters<typeof credentialArgs>[0]) => [...runner.prefix, ...credentialArgs(ref, source)]}
     const ran: ClusterResult<ExportedCluster | undefined>[] = await untilInterrupted(mapLimit(refs, this.flags.concurrency, async (ref) => {
       cancel.check()
       try {
@@ -143,8 +148,8 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
 export interface ExportOptions {
   /** The context name of a cluster (--name-template). */
   name: (ref: ClusterRef) => string
-  /** The command the exec entries run: a name looked up on PATH or an absolute path. */
-  command: string
+  /** What the exec entries run: fleet (--command: a name looked up on PATH or an absolute path), or the reader in front of it. */
+  runner: CredentialRunner
   out?: string
   mergeInto?: string
   writeKuberc?: string
@@ -158,10 +163,11 @@ export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportComm
   if (command.trim() === '') throw new UsageError('--command: empty')
   // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
   if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
+  const runner = credentialRunner(command, flags['credential-reader'])
   if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`)
   if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`)
   if (flags['write-kuberc']) await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file')
-  return {name, command, out: flags.out, mergeInto: flags['merge-into'], writeKuberc: flags['write-kuberc'], dryRun: Boolean(flags['dry-run'])}
+  return {name, runner, out: flags.out, mergeInto: flags['merge-into'], writeKuberc: flags['write-kuberc'], dryRun: Boolean(flags['dry-run'])}
 }
 
 /** One line for what --merge-into did: counts of fleet's entries, and that nothing else changed. */

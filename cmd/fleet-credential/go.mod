@@ -1,0 +1,3 @@
+module github.com/fleet-cli/fleet/cmd/fleet-credential
+
+go 1.25.0

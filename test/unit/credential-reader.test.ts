@@ -1,0 +1,234 @@
+// fleet-credential (cmd/fleet-credential, Go) against the launcher's fast path (src/export/credential-fast.ts), which
+// defines what a cache hit is: both run as processes of this test (the same parent, as two calls from one kubectl
+// would be) over the same cache entries, written by fleet's own CredentialCache, and must print the same bytes, leave
+// the same bytes in the cache, and agree on every miss, where fleet-credential must hand its exact arguments to fleet.
+// Also: how export picks the reader (credentialRunner).
+import assert from 'node:assert/strict'
+import {execFileSync, spawnSync} from 'node:child_process'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {before, describe, it} from 'node:test'
+
+import {UsageError} from '../../src/base/errors.js'
+import {CredentialCache, credentialCacheDir} from '../../src/export/credential-cache.js'
+import {type CredentialFlags, credentialIdentity} from '../../src/export/credential-fast.js'
+import {readExecRequest} from '../../src/export/exec-info.js'
+import {READER_NAME, credentialRunner} from '../../src/export/reader.js'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
+const driver = join(root, 'test/support/credential-fast-driver.ts')
+let reader = ''
+let fakeFleet = ''
+
+before(() => {
+  reader = execFileSync('bash', [join(root, 'cmd/fleet-credential/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  const bin = mkdtempSync(join(tmpdir(), 'fleet-reader-bin-'))
+  fakeFleet = join(bin, 'fleet')
+  // Stands for fleet: shows what it was run with, and that kubectl (here: this test) is still its parent.
+  writeFileSync(fakeFleet, '#!/bin/sh\nprintf "fleet ppid=%s args=%s\\n" "$PPID" "$*"\nexit 3\n', {mode: 0o755})
+})
+
+interface Run {
+  status: number | null
+  stdout: string
+  stderr: string
+}
+
+const TOKEN = 'tok-reader-7f3a9c2e1b'
+const CERT = '-----BEGIN CERTIFICATE-----\nMIIBreader\n-----END CERTIFICATE-----\n'
+const KEY = '-----BEGIN EC PRIVATE KEY-----\nMHcreaderkey\n-----END EC PRIVATE KEY-----\n'
+
+function flagArgs(flags: CredentialFlags): string[] {
+  return Object.entries(flags).flatMap(([name, value]) => [`--${name}`, value!])
+}
+
+/** A cache home with one entry stored by fleet's CredentialCache for `flags` as kubectl would ask with `execInfo`. */
+async function seeded(flags: CredentialFlags, execInfo: string | undefined, credential: {token?: string; clientCertificateData?: string; clientKeyData?: string}, opts: {caller?: number; expiresIn?: number} = {}) {
+  const home = mkdtempSync(join(tmpdir(), 'fleet-reader-'))
+  const env = {XDG_CACHE_HOME: join(home, 'cache'), HOME: home, ...(execInfo === undefined ? {} : {KUBERNETES_EXEC_INFO: execInfo})}
+  const cache = new CredentialCache(credentialIdentity(flags, readExecRequest(execInfo)), credentialCacheDir(env))
+  const now = Date.now()
+  await cache.store(flags.cluster ?? '', credential, now + (opts.expiresIn ?? 120_000), opts.caller ?? 1, now)
+  return {home, env, path: cache.path}
+}
+
+function runTs(args: string[], env: Record<string, string>): Run {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', driver, ...args], {cwd: root, env: {PATH: process.env.PATH!, ...env}, encoding: 'utf8'})
+  return {status: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+function runReader(args: string[], env: Record<string, string>, fleet = fakeFleet): Run {
+  const r = spawnSync(reader, ['--fleet', fleet, 'kubeconfig', 'credential', ...args], {env: {PATH: process.env.PATH!, ...env}, encoding: 'utf8'})
+  return {status: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+const snapshot = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : undefined)
+
+/** Runs the fast path and then, on the entry as it was, fleet-credential: returns both runs and the entry after each. */
+function both(path: string, args: string[], env: Record<string, string>) {
+  const before = snapshot(path)
+  const ts = runTs(args, env)
+  const afterTs = snapshot(path)
+  if (before === undefined) rmSync(path, {force: true})
+  else writeFileSync(path, before, {mode: 0o600})
+  const go = runReader(args, env)
+  return {before, ts, afterTs, go, afterGo: snapshot(path)}
+}
+
+function assertHit(r: ReturnType<typeof both>) {
+  assert.equal(r.ts.status, 0, `fast path: ${r.ts.stderr}`)
+  assert.equal(r.go.status, 0, `fleet-credential: ${r.go.stderr}`)
+  assert.equal(r.go.stdout, r.ts.stdout, 'the same ExecCredential, byte for byte')
+  assert.equal(r.afterGo, r.afterTs, 'the same entry left behind, byte for byte')
+  assert.deepEqual(JSON.parse(r.afterGo!).handedTo.slice(-1), [process.pid], 'the handover recorded for this parent')
+  assert.equal(r.go.stderr, '')
+}
+
+function assertMiss(r: ReturnType<typeof both>, args: string[]) {
+  assert.equal(r.ts.status, 3, `fast path answered: ${r.ts.stdout}`)
+  assert.equal(r.ts.stdout, '')
+  assert.equal(r.go.status, 3, `fleet-credential did not hand over: ${r.go.stdout}${r.go.stderr}`)
+  assert.equal(r.go.stdout, `fleet ppid=${process.pid} args=kubeconfig credential ${args.join(' ')}\n`, 'fleet runs in its place with the same arguments and parent')
+  assert.equal(r.afterGo, r.afterTs, 'the same entry left behind, byte for byte')
+}
+
+describe('fleet-credential answers exactly as the fast path does', () => {
+  const flags: CredentialFlags = {cluster: 'secrets#eu-1', provider: 'secrets', 'fleet-config': '/etc/fleet/fleet.yaml', kubeconfig: '/home/u/.kube/hub.yaml', context: 'hub'}
+  const args = flagArgs(flags)
+  const info = (apiVersion: string) => JSON.stringify({apiVersion, kind: 'ExecCredential', spec: {interactive: false, cluster: {server: 'https://10.0.0.1:6443', 'certificate-authority-data': 'LS0tLS1CRUdJTi<>&==', config: null}}})
+
+  it('a token, with no KUBERNETES_EXEC_INFO (run by hand)', async () => {
+    const s = await seeded(flags, undefined, {token: TOKEN})
+    const r = both(s.path, args, s.env)
+    assertHit(r)
+    assert.match(r.go.stdout, /^\{"apiVersion":"client\.authentication\.k8s\.io\/v1","kind":"ExecCredential","status":\{"token":"tok-reader-7f3a9c2e1b","expirationTimestamp":"[^"]+Z"\}\}\n$/)
+  })
+
+  it('a client certificate, asked in v1beta1 for a server and CA', async () => {
+    const s = await seeded(flags, info('client.authentication.k8s.io/v1beta1'), {clientCertificateData: CERT, clientKeyData: KEY})
+    const r = both(s.path, args, s.env)
+    assertHit(r)
+    assert.equal(JSON.parse(r.go.stdout).status.clientKeyData, KEY)
+  })
+
+  it('names and paths JSON escapes differently in other languages still find the same entry', async () => {
+    const odd: CredentialFlags = {cluster: 'kc "a"\\b <x>&y é 日本 \u0007+ctx', provider: 'file', kubeconfig: '/tmp/dir with space/ä.yaml:/tmp/b&c.yaml'}
+    const s = await seeded(odd, info('client.authentication.k8s.io/v1'), {token: TOKEN})
+    assertHit(both(s.path, flagArgs(odd), s.env))
+  })
+
+  it('a second call from the same parent drops the entry the same way and runs fleet', async () => {
+    const s = await seeded(flags, info('client.authentication.k8s.io/v1'), {token: TOKEN}, {caller: process.pid})
+    const r = both(s.path, args, s.env)
+    assertMiss(r, args)
+    const entry = JSON.parse(r.afterGo!)
+    assert.deepEqual(entry.handedTo, [])
+    assert.equal(entry.credential, undefined)
+    assert.match(entry.suspect, /^[0-9a-f]{64}$/)
+    assert.ok(!r.afterGo!.includes(TOKEN), 'a refused credential is not kept')
+  })
+
+  it('an ended entry, another format version, another server or CA: fleet runs', async () => {
+    const ended = await seeded(flags, undefined, {token: TOKEN}, {expiresIn: 1000})
+    await new Promise((done) => setTimeout(done, 1100))
+    assertMiss(both(ended.path, args, ended.env), args)
+
+    const future = await seeded(flags, undefined, {token: TOKEN})
+    writeFileSync(future.path, readFileSync(future.path, 'utf8').replace('{"v":1,', '{"v":2,'), {mode: 0o600})
+    assertMiss(both(future.path, args, future.env), args)
+
+    const other = await seeded(flags, info('client.authentication.k8s.io/v1'), {token: TOKEN})
+    const moved = {...other.env, KUBERNETES_EXEC_INFO: info('client.authentication.k8s.io/v1').replace('10.0.0.1', '10.0.0.2')}
+    assertMiss(both(other.path, args, moved), args)
+  })
+
+  it('arguments not in the exported form, or a KUBERNETES_EXEC_INFO fleet would refuse: fleet runs and says why', async () => {
+    const s = await seeded(flags, undefined, {token: TOKEN})
+    for (const bad of [
+      [...args, '--extra', 'x'],
+      [...args, '--cluster', 'again'],
+      args.slice(2),
+      ['--cluster', '-x'],
+      [...args, '--provider'],
+      ['--cluster=secrets#eu-1'],
+    ]) {
+      assertMiss(both(s.path, bad, s.env), bad)
+    }
+    for (const execInfo of ['{', '{"kind":"Other","apiVersion":"client.authentication.k8s.io/v1"}', info('client.authentication.k8s.io/v2')]) {
+      assertMiss(both(s.path, args, {...s.env, KUBERNETES_EXEC_INFO: execInfo}), args)
+    }
+  })
+
+  it('a cache directory others may write to, or a link, or an entry that is a link, is not read', async () => {
+    const open = await seeded(flags, undefined, {token: TOKEN})
+    chmodSync(dirname(open.path), 0o777)
+    assertMiss(both(open.path, args, open.env), args)
+
+    const linked = await seeded(flags, undefined, {token: TOKEN})
+    const real = `${dirname(linked.path)}.real`
+    renameSync(dirname(linked.path), real)
+    symlinkSync(real, dirname(linked.path))
+    assertMiss(both(linked.path, args, linked.env), args)
+
+    const entryLink = await seeded(flags, undefined, {token: TOKEN})
+    const elsewhere = join(dirname(dirname(entryLink.path)), 'planted.json')
+    copyFileSync(entryLink.path, elsewhere)
+    rmSync(entryLink.path)
+    symlinkSync(elsewhere, entryLink.path)
+    const go = runReader(args, entryLink.env)
+    assert.equal(go.status, 3, 'fleet-credential does not follow a link to an entry')
+    assert.equal(go.stdout, `fleet ppid=${process.pid} args=kubeconfig credential ${args.join(' ')}\n`)
+  })
+
+  it('says how it is run, and what is wrong when fleet cannot be run, on stderr only', async () => {
+    const usage = spawnSync(reader, [], {encoding: 'utf8'})
+    assert.equal(usage.status, 2)
+    assert.equal(usage.stdout, '')
+    assert.match(usage.stderr, /^fleet-credential: run by the exec entries of `fleet kubeconfig export` as: /)
+
+    const s = await seeded(flags, undefined, {token: TOKEN}, {expiresIn: -1})
+    const missing = runReader(args, {...s.env, PATH: '/nonexistent'}, 'fleet')
+    assert.equal(missing.status, 1)
+    assert.equal(missing.stdout, '')
+    assert.equal(missing.stderr, 'fleet-credential: fleet: not found on PATH (install fleet, or export again with --command /absolute/path/to/fleet)\n')
+    const gone = runReader(args, s.env, '/nonexistent/fleet')
+    assert.equal(gone.status, 1)
+    assert.match(gone.stderr, /^fleet-credential: cannot run \/nonexistent\/fleet: no such file or directory\n$/)
+    for (const run of [usage, missing, gone]) assert.ok(!`${run.stdout}${run.stderr}`.includes(TOKEN))
+  })
+})
+
+describe('which program the exported entries run', () => {
+  const exe = (path: string) => {
+    mkdirSync(dirname(path), {recursive: true})
+    writeFileSync(path, '#!/bin/sh\n', {mode: 0o755})
+    return path
+  }
+
+  it('fleet-credential beside fleet on PATH, by name; beside an absolute --command, by path; else fleet', () => {
+    const d = mkdtempSync(join(tmpdir(), 'fleet-runner-'))
+    exe(join(d, 'bin/fleet'))
+    const env = {PATH: `${join(d, 'bin')}:/usr/bin`}
+    assert.deepEqual(credentialRunner('fleet', undefined, env), {command: 'fleet', prefix: []}, 'no reader installed')
+    exe(join(d, 'bin', READER_NAME))
+    assert.deepEqual(credentialRunner('fleet', undefined, env), {command: READER_NAME, prefix: ['--fleet', 'fleet']})
+    assert.deepEqual(credentialRunner(join(d, 'bin/fleet'), undefined, env), {command: join(d, 'bin', READER_NAME), prefix: ['--fleet', join(d, 'bin/fleet')]})
+    // Another fleet-credential earlier on PATH is not the one beside fleet: the entry names the right one by path.
+    exe(join(d, 'other', READER_NAME))
+    assert.deepEqual(credentialRunner('fleet', undefined, {PATH: `${join(d, 'other')}:${join(d, 'bin')}`}), {command: join(d, 'bin', READER_NAME), prefix: ['--fleet', 'fleet']})
+    assert.deepEqual(credentialRunner('fleet', 'none', env), {command: 'fleet', prefix: []})
+    assert.deepEqual(credentialRunner('fleet', undefined, {PATH: '/nonexistent'}), {command: 'fleet', prefix: []}, 'fleet not found: the entry still names it')
+  })
+
+  it('an explicit reader must be an absolute path to an executable file', () => {
+    const d = mkdtempSync(join(tmpdir(), 'fleet-runner-'))
+    const r = exe(join(d, 'r'))
+    assert.deepEqual(credentialRunner('/usr/local/bin/fleet', r, {}), {command: r, prefix: ['--fleet', '/usr/local/bin/fleet']})
+    assert.throws(() => credentialRunner('fleet', 'bin/r', {}), (e: Error) => e instanceof UsageError && e.message === '--credential-reader: bin/r is not an absolute path (or "none")')
+    assert.throws(() => credentialRunner('fleet', join(d, 'missing'), {}), (e: Error) => e instanceof UsageError && e.message === `--credential-reader: ${join(d, 'missing')} not found`)
+    writeFileSync(join(d, 'plain'), 'x', {mode: 0o644})
+    assert.throws(() => credentialRunner('fleet', join(d, 'plain'), {}), (e: Error) => e instanceof UsageError && e.message === `--credential-reader: ${join(d, 'plain')} is not executable`)
+  })
+})
