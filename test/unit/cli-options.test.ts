@@ -212,14 +212,16 @@ describe('kubeconfig export options', () => {
   it('the files it writes, the command and the names, from the flags', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
     const o = await exported(['--out', join(dir, 'fleet.kubeconfig'), '--write-kuberc', join(dir, 'kuberc'), '--command', '/usr/local/bin/fleet', '--name-template', 'fleet-{name}', '--dry-run'])
-    assert.deepEqual({out: o.out, writeKuberc: o.writeKuberc, mergeInto: o.mergeInto, command: o.command, dryRun: o.dryRun}, {out: join(dir, 'fleet.kubeconfig'), writeKuberc: join(dir, 'kuberc'), mergeInto: undefined, command: '/usr/local/bin/fleet', dryRun: true})
+    assert.deepEqual({out: o.out, writeKuberc: o.writeKuberc, mergeInto: o.mergeInto, runner: o.runner, dryRun: o.dryRun}, {out: join(dir, 'fleet.kubeconfig'), writeKuberc: join(dir, 'kuberc'), mergeInto: undefined, runner: {command: '/usr/local/bin/fleet', prefix: []}, dryRun: true})
     assert.equal(o.name({name: 'member-1', provider: 'capi', source: {kind: 'cluster-api'}} as never), 'fleet-member-1')
-    assert.equal((await exported([])).command, 'fleet')
+    assert.deepEqual((await exported(['--credential-reader', 'none'])).runner, {command: 'fleet', prefix: []})
+    assert.deepEqual((await exported(['--credential-reader', '/bin/true'])).runner, {command: '/bin/true', prefix: ['--fleet', 'fleet']})
   })
 
   it('an empty or relative --command, a bad --name-template and an --out that is a directory are one usage line', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'fleet-options-'))
     await assert.rejects(exported(['--command', ' ']), {message: '--command: empty', exitCode: 2})
+    await assert.rejects(exported(['--credential-reader', 'bin/fleet-credential']), {message: '--credential-reader: bin/fleet-credential is not an absolute path (or "none")', exitCode: 2})
     await assert.rejects(exported(['--command', 'bin/fleet']), {message: '--command: bin/fleet is a relative path; give an absolute path, or a name looked up on PATH', exitCode: 2})
     await assert.rejects(exported(['--name-template', '{provider}']), {message: '--name-template: "{provider}" names no cluster; include {id} or {name}', exitCode: 2})
     await assert.rejects(exported(['--out', dir]), (e: Error & {exitCode?: number}) => e.exitCode === 2 && e.message.startsWith(`--out ${dir}`))
