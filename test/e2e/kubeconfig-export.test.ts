@@ -5,11 +5,12 @@
 // identity through fleet wi token), all merged into one file; kubectl 1.34 (the harness's) and 1.35 (k8s.io/kubectl v0.35, with a kuberc whose
 // credentialPluginPolicy is Allowlist, written by --write-kuberc) run `get ns` and `auth whoami` through every context;
 // a hub Secret's credential rotated then revoked reaches kubectl (the new one after the cache's 60 s bound, then a
-// refusal); an interrupted export leaves no file. Every output, the cache and the exported file are grepped for the
+// refusal), and through fleet-credential (the Go reader in front of fleet) a warm call never starts fleet; an
+// interrupted export leaves no file. Every output, the cache and the exported file are grepped for the
 // credentials the test made.
 import assert from 'node:assert/strict'
 import {execFile, execFileSync, spawn} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -48,6 +49,8 @@ let fleetYaml: string
 let merged: string
 let kuberc: string
 let kubectl135: string
+/** fleet-credential (cmd/fleet-credential), built for this machine. */
+let reader: string
 let kcp: Kcp | undefined
 let kcpStarted: Promise<Kcp>
 /** The exported contexts: name -> who kubectl must be there. */
@@ -134,6 +137,7 @@ before(async () => {
   const start = Date.now()
   kubectl135 = execFileSync('bash', [KUBECTL_135_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
   console.log(`kubectl 1.35 ready after ${Date.now() - start} ms`)
+  reader = execFileSync('bash', [fileURLToPath(new URL('../../cmd/fleet-credential/build.sh', import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
 })
 
 after(async () => {
@@ -313,6 +317,55 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     const second = await whoami()
     assert.notEqual(second.code, 0, second.stdout)
     assert.match(second.stderr, /member-1|not found|exec plugin|getting credentials/i)
+  })
+
+  it('through fleet-credential installed beside fleet: a warm call never starts fleet, a revoked credential still ends in a refusal', async () => {
+    // fleet as installed: a `fleet` that logs each run (then runs the real one), with fleet-credential beside it.
+    const bin = join(dir, `${run}-installed`)
+    mkdirSync(bin)
+    const runs = join(dir, `${run}-fleet-runs.log`)
+    const installed = join(bin, 'fleet')
+    writeFileSync(installed, `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${FLEET_BIN}' "$@"\n`, {mode: 0o755})
+    copyFileSync(reader, join(bin, 'fleet-credential'))
+    chmodSync(join(bin, 'fleet-credential'), 0o755)
+    const fleetRuns = () => (existsSync(runs) ? readFileSync(runs, 'utf8').trim().split('\n').length : 0)
+    await generate('rdr', 'reader-1', 'multicluster-runtime')
+    const out = join(dir, `${run}-reader.kubeconfig`)
+    const readerKuberc = join(dir, `${run}-reader.kuberc`)
+    const res = await fleet(['kubeconfig', 'export', '--fleet-config', fleetYaml, '-c', 'mcr#reader-1', '--command', installed, '--out', out, '--write-kuberc', readerKuberc, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const context = res.json().items[0].context
+    const exec = (yaml.load(readFileSync(out, 'utf8')) as any).users[0].user.exec
+    assert.equal(exec.command, join(bin, 'fleet-credential'))
+    assert.deepEqual(exec.args.slice(0, 4), ['--fleet', installed, 'kubeconfig', 'credential'])
+    assert.deepEqual((yaml.load(readFileSync(readerKuberc, 'utf8')) as any).credentialPluginAllowlist, [{name: join(bin, 'fleet-credential')}])
+    assertClean('the exported kubeconfig', readFileSync(out, 'utf8'))
+    const whoami = (bin2 = cp.binaries.kubectl, extra: string[] = []) => kube(bin2, [...extra, '--context', context, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {KUBECONFIG: out})
+    const who = `system:serviceaccount:${nsSys}:rdr`
+
+    // Cold: fleet-credential finds nothing and runs fleet, which fetches from the hub and fills the cache.
+    const cold = await whoami()
+    assert.equal(cold.code, 0, cold.stderr)
+    assert.equal(cold.stdout.trim(), who)
+    assert.equal(fleetRuns(), 1)
+    // Warm, from kubectl 1.34 and from 1.35 with the Allowlist kuberc: answered without fleet.
+    for (const [k, extra] of [[cp.binaries.kubectl, []], [kubectl135, ['--kuberc', readerKuberc]]] as const) {
+      const warm = await whoami(k, [...extra])
+      assert.equal(warm.code, 0, warm.stderr)
+      assert.equal(warm.stdout.trim(), who)
+    }
+    assert.equal(fleetRuns(), 1, 'fleet ran on a warm call')
+
+    // Revoked on the hub: the cached token is refused, client-go asks again, fleet-credential sees the same kubectl
+    // ask twice and hands over to fleet, which finds no Secret: an error, not the revoked token again.
+    const revoked = await fleet(['creds', 'revoke', '--kubeconfig', m1.kubeconfig, ...HUB, `${hubNs}/reader-1`, '-o', 'json'])
+    assert.equal(revoked.code, 0, revoked.stderr)
+    const refused = await whoami()
+    assert.notEqual(refused.code, 0, refused.stdout)
+    assert.match(refused.stderr, /reader-1|not found|exec plugin|getting credentials/i)
+    assert.equal(fleetRuns(), 2, 'fleet fetched afresh after the refusal')
+    const cacheFiles = readdirSync(join(cache, 'fleet', 'credentials')).map((f) => readFileSync(join(cache, 'fleet', 'credentials', f), 'utf8'))
+    assertClean('the credential cache after the refusal', cacheFiles.filter((f) => f.includes('"suspect"')).join('\n'))
   })
 
   it('exports the kcp workspaces through the front proxy (the hub pinned in the exec arguments); kubectl 1.34 and 1.35 use them', async () => {
