@@ -1,7 +1,8 @@
 // What fleet's exported contexts cost kubectl (issue 30), as ratios against references measured in the same run:
 // - one `kubectl auth whoami` through an exported context (kubectl runs `fleet kubeconfig credential`) with a warm cache,
 //   against the same call with the token in the kubeconfig (goal: at most 1.5x), and with a cold cache (the cache
-//   directory removed before each run, so fleet reads the user's kubeconfig again; both sides pay the same rm);
+//   directory removed before each run, so fleet reads the user's kubeconfig again; both sides pay the same rm); each
+//   with the entry running fleet itself and running fleet-credential (cmd/fleet-credential) in front of it;
 // - `fleet kubeconfig export --out` over 10, 100 and 1,000 contexts of a kubeconfig file (goal: linear, under 2 s at
 //   1,000), beside `fleet clusters list` over the same file.
 //   npm run sandbox -- up; npm run build; FLEET_TEST_CONTROL_PLANE=.sandbox/state.json npx tsx bench/kubeconfig-export.ts [--runs R]
@@ -40,23 +41,34 @@ writeFileSync(tokenFile, yaml.dump({
   'current-context': 'm1',
 }), {mode: 0o600})
 const exported = join(scratch, 'exported.kubeconfig')
-execFileSync(process.execPath, [FLEET, 'kubeconfig', 'export', '--kubeconfig', tokenFile, '--all', '--command', FLEET, '--out', exported], {env})
+execFileSync(process.execPath, [FLEET, 'kubeconfig', 'export', '--kubeconfig', tokenFile, '--all', '--command', FLEET, '--credential-reader', 'none', '--out', exported], {env})
+// The same export with fleet-credential in front of fleet (built for this machine, as the tests build it).
+const reader = execFileSync('bash', [fileURLToPath(new URL('../cmd/fleet-credential/build.sh', import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+const exportedReader = join(scratch, 'exported-reader.kubeconfig')
+execFileSync(process.execPath, [FLEET, 'kubeconfig', 'export', '--kubeconfig', tokenFile, '--all', '--command', FLEET, '--credential-reader', reader, '--out', exportedReader], {env})
 const whoami = ['auth', 'whoami', '-o', 'name']
 const withRm = (args: string[]): Cmd => ({cmd: 'bash', args: ['-c', `rm -rf "${join(cache, 'fleet', 'credentials')}"; exec "$@"`, 'bash', kubectl, ...args], env})
 const inFile: Cmd = {cmd: kubectl, args: ['--kubeconfig', tokenFile, ...whoami], env}
 const viaFleet: Cmd = {cmd: kubectl, args: ['--kubeconfig', exported, '--context', 'file/m1', ...whoami], env}
+const viaReader: Cmd = {cmd: kubectl, args: ['--kubeconfig', exportedReader, '--context', 'file/m1', ...whoami], env}
 // Warm: each run is a new kubectl (a new parent), so the cached credential is handed out; runs are seconds apart, well
 // inside the 60 s a credential held as data is kept.
 execFileSync(viaFleet.cmd, viaFleet.args, {env})
-const [ref, warm] = timeAll([inFile, viaFleet], RUNS)
+const [ref, warm, warmReader] = timeAll([inFile, viaFleet, viaReader], RUNS)
 // The plugin alone, as kubectl runs it on a cache hit (a new parent each run: bash), against Node doing nothing.
 const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: member.url, 'certificate-authority-data': ca}}})
 const execArgs = (yaml.load(readFileSync(exported, 'utf8')) as any).users[0].user.exec.args as string[]
-const [nodeNothing, plugin] = timeAll([
+const readerArgs = (yaml.load(readFileSync(exportedReader, 'utf8')) as any).users[0].user.exec.args as string[]
+const [nodeNothing, plugin, readerAlone] = timeAll([
   {cmd: 'bash', args: ['-c', '"$@"', 'bash', process.execPath, '-e', ''], env},
   {cmd: 'bash', args: ['-c', '"$@" >/dev/null', 'bash', process.execPath, FLEET, ...execArgs], env: {...env, KUBERNETES_EXEC_INFO: info}},
+  {cmd: 'bash', args: ['-c', '"$@" >/dev/null', 'bash', reader, ...readerArgs], env: {...env, KUBERNETES_EXEC_INFO: info}},
 ], RUNS)
-const [refRm, cold] = timeAll([withRm(['--kubeconfig', tokenFile, ...whoami]), withRm(['--kubeconfig', exported, '--context', 'file/m1', ...whoami])], RUNS)
+const [refRm, cold, coldReader] = timeAll([
+  withRm(['--kubeconfig', tokenFile, ...whoami]),
+  withRm(['--kubeconfig', exported, '--context', 'file/m1', ...whoami]),
+  withRm(['--kubeconfig', exportedReader, '--context', 'file/m1', ...whoami]),
+], RUNS)
 
 function contexts(n: number): string {
   const f = join(scratch, `contexts-${n}.kubeconfig`)
@@ -86,9 +98,12 @@ const lines = [
   '|---|---|---|---|---|',
   `| token in the kubeconfig (reference) | ${fmt(ref.wallMs)} | 1.00x | ${fmt(ref.cpuMs)} | ${ref.rssMb.toFixed(0)} MB |`,
   `| fleet exec entry, warm cache | ${fmt(warm.wallMs)} | ${(warm.wallMs / ref.wallMs).toFixed(2)}x | ${fmt(warm.cpuMs)} | ${warm.rssMb.toFixed(0)} MB |`,
+  `| fleet-credential in front of fleet, warm cache | ${fmt(warmReader.wallMs)} | ${(warmReader.wallMs / ref.wallMs).toFixed(2)}x | ${fmt(warmReader.cpuMs)} | ${warmReader.rssMb.toFixed(0)} MB |`,
   `| (the plugin alone, cache hit: fleet kubeconfig credential vs node -e "") | ${fmt(plugin.wallMs)} vs ${fmt(nodeNothing.wallMs)} | ${(plugin.wallMs / nodeNothing.wallMs).toFixed(2)}x | ${fmt(plugin.cpuMs)} vs ${fmt(nodeNothing.cpuMs)} | ${plugin.rssMb.toFixed(0)} MB |`,
+  `| (the plugin alone, cache hit: fleet-credential) | ${fmt(readerAlone.wallMs)} | | ${fmt(readerAlone.cpuMs)} | ${readerAlone.rssMb.toFixed(0)} MB |`,
   `| token in the kubeconfig, after rm of the cache dir (reference) | ${fmt(refRm.wallMs)} | 1.00x | ${fmt(refRm.cpuMs)} | |`,
   `| fleet exec entry, cold cache | ${fmt(cold.wallMs)} | ${(cold.wallMs / refRm.wallMs).toFixed(2)}x | ${fmt(cold.cpuMs)} | ${cold.rssMb.toFixed(0)} MB |`,
+  `| fleet-credential in front of fleet, cold cache | ${fmt(coldReader.wallMs)} | ${(coldReader.wallMs / refRm.wallMs).toFixed(2)}x | ${fmt(coldReader.cpuMs)} | ${coldReader.rssMb.toFixed(0)} MB |`,
   '',
   '| contexts | kubeconfig export --out | per context | clusters list -o json | export / list |',
   '|---|---|---|---|---|',
