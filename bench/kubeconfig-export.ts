@@ -6,6 +6,7 @@
 // - `fleet kubeconfig export --out` over 10, 100 and 1,000 contexts of a kubeconfig file (goal: linear, under 2 s at
 //   1,000), beside `fleet clusters list` over the same file.
 //   npm run sandbox -- up; npm run build; FLEET_TEST_CONTROL_PLANE=.sandbox/state.json npx tsx bench/kubeconfig-export.ts [--runs R]
+//   [--write]   (--write: replaces docs/performance.md's "Exported contexts" section; bench/run.ts keeps it)
 import {execFileSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -91,23 +92,51 @@ const exportRows = sizes.map((n) => {
   return {n, exp, list}
 })
 
-const lines = [
-  `kubeconfig export bench, ${new Date().toISOString()}, load ${loadAverage()}, median of ${RUNS} runs`,
-  '',
+const ratio = (a: {wallMs: number}, b: {wallMs: number}) => a.wallMs / b.wallMs
+const warmRatio = ratio(warm, ref)
+const readerRatio = ratio(warmReader, ref)
+const perContext = (exportRows[2].exp.wallMs - exportRows[1].exp.wallMs) / 900
+const rows = [
   '| kubectl auth whoami | wall | ratio | CPU | peak RSS |',
   '|---|---|---|---|---|',
   `| token in the kubeconfig (reference) | ${fmt(ref.wallMs)} | 1.00x | ${fmt(ref.cpuMs)} | ${ref.rssMb.toFixed(0)} MB |`,
-  `| fleet exec entry, warm cache | ${fmt(warm.wallMs)} | ${(warm.wallMs / ref.wallMs).toFixed(2)}x | ${fmt(warm.cpuMs)} | ${warm.rssMb.toFixed(0)} MB |`,
-  `| fleet-credential in front of fleet, warm cache | ${fmt(warmReader.wallMs)} | ${(warmReader.wallMs / ref.wallMs).toFixed(2)}x | ${fmt(warmReader.cpuMs)} | ${warmReader.rssMb.toFixed(0)} MB |`,
-  `| (the plugin alone, cache hit: fleet kubeconfig credential vs node -e "") | ${fmt(plugin.wallMs)} vs ${fmt(nodeNothing.wallMs)} | ${(plugin.wallMs / nodeNothing.wallMs).toFixed(2)}x | ${fmt(plugin.cpuMs)} vs ${fmt(nodeNothing.cpuMs)} | ${plugin.rssMb.toFixed(0)} MB |`,
+  `| fleet exec entry, warm cache | ${fmt(warm.wallMs)} | ${warmRatio.toFixed(2)}x | ${fmt(warm.cpuMs)} | ${warm.rssMb.toFixed(0)} MB |`,
+  `| fleet-credential in front of fleet, warm cache | ${fmt(warmReader.wallMs)} | ${readerRatio.toFixed(2)}x | ${fmt(warmReader.cpuMs)} | ${warmReader.rssMb.toFixed(0)} MB |`,
+  `| (the plugin alone, cache hit: fleet kubeconfig credential vs node -e "") | ${fmt(plugin.wallMs)} vs ${fmt(nodeNothing.wallMs)} | ${ratio(plugin, nodeNothing).toFixed(2)}x | ${fmt(plugin.cpuMs)} vs ${fmt(nodeNothing.cpuMs)} | ${plugin.rssMb.toFixed(0)} MB |`,
   `| (the plugin alone, cache hit: fleet-credential) | ${fmt(readerAlone.wallMs)} | | ${fmt(readerAlone.cpuMs)} | ${readerAlone.rssMb.toFixed(0)} MB |`,
   `| token in the kubeconfig, after rm of the cache dir (reference) | ${fmt(refRm.wallMs)} | 1.00x | ${fmt(refRm.cpuMs)} | |`,
-  `| fleet exec entry, cold cache | ${fmt(cold.wallMs)} | ${(cold.wallMs / refRm.wallMs).toFixed(2)}x | ${fmt(cold.cpuMs)} | ${cold.rssMb.toFixed(0)} MB |`,
-  `| fleet-credential in front of fleet, cold cache | ${fmt(coldReader.wallMs)} | ${(coldReader.wallMs / refRm.wallMs).toFixed(2)}x | ${fmt(coldReader.cpuMs)} | ${coldReader.rssMb.toFixed(0)} MB |`,
+  `| fleet exec entry, cold cache | ${fmt(cold.wallMs)} | ${ratio(cold, refRm).toFixed(2)}x | ${fmt(cold.cpuMs)} | ${cold.rssMb.toFixed(0)} MB |`,
+  `| fleet-credential in front of fleet, cold cache | ${fmt(coldReader.wallMs)} | ${ratio(coldReader, refRm).toFixed(2)}x | ${fmt(coldReader.cpuMs)} | ${coldReader.rssMb.toFixed(0)} MB |`,
   '',
   '| contexts | kubeconfig export --out | per context | clusters list -o json | export / list |',
   '|---|---|---|---|---|',
-  ...exportRows.map((r) => `| ${r.n} | ${fmt(r.exp.wallMs)} | ${(r.exp.wallMs / r.n).toFixed(2)} ms | ${fmt(r.list.wallMs)} | ${(r.exp.wallMs / r.list.wallMs).toFixed(2)}x |`),
-  `| each context beyond 100 (from 100 to 1,000) | | ${((exportRows[2].exp.wallMs - exportRows[1].exp.wallMs) / 900).toFixed(2)} ms | | |`,
+  ...exportRows.map((r) => `| ${r.n.toLocaleString('en-US')} | ${fmt(r.exp.wallMs)} | ${(r.exp.wallMs / r.n).toFixed(2)} ms | ${fmt(r.list.wallMs)} | ${(r.exp.wallMs / r.list.wallMs).toFixed(2)}x |`),
+  `| each context beyond 100 (from 100 to 1,000) | | ${perContext.toFixed(2)} ms | | |`,
 ]
-console.log(lines.join('\n'))
+const met = (ok: boolean) => (ok ? 'met' : 'missed')
+const section = [
+  '## Exported contexts: kubectl through fleet kubeconfig credential (issue 30)',
+  'Written by `npm run sandbox -- up; npm run build; FLEET_TEST_CONTROL_PLANE=.sandbox/state.json npx tsx bench/kubeconfig-export.ts',
+  '--runs 15 --write` (bench/kubeconfig-export.ts). One `kubectl auth whoami` (the harness\'s kubectl 1.34) on member-1 through a',
+  'context `fleet kubeconfig export` wrote, its entry running fleet itself (`--credential-reader none`) and running',
+  'fleet-credential in front of fleet (cmd/fleet-credential, built for this machine), against the same call with a static',
+  'token in the file; then `fleet kubeconfig export --out` over N contexts of one kubeconfig file, beside `fleet clusters',
+  `list -o json\` over the same file. ${new Date().toISOString().slice(0, 10)}, ${process.version}, load average ${loadAverage()}, median of ${RUNS} runs (CPU from /usr/bin/time, to 10 ms):`,
+  '',
+  ...rows,
+  '',
+  `Targets: a warm-cache call at most 1.5x the token-in-file call: ${met(readerRatio <= 1.5)} through fleet-credential`,
+  `(${readerRatio.toFixed(2)}x), ${met(warmRatio <= 1.5)} through fleet itself (${warmRatio.toFixed(2)}x: a Node process costs about as much as the`,
+  'whole 20 ms a hit may add, docs/decisions.md "The cache hit without Node"); export linear and under 2 s at 1,000:',
+  `${met(exportRows[2].exp.wallMs < 2000)} (${perContext.toFixed(2)} ms per context beyond 100, ${fmt(exportRows[2].exp.wallMs)} at 1,000).`,
+]
+console.log(section.join('\n'))
+if (process.argv.includes('--write')) {
+  const doc = fileURLToPath(new URL('../docs/performance.md', import.meta.url))
+  const old = readFileSync(doc, 'utf8')
+  const from = old.indexOf('\n## Exported contexts')
+  const next = from === -1 ? -1 : old.indexOf('\n## ', from + 1)
+  const before = from === -1 ? old.trimEnd() + '\n' : old.slice(0, from)
+  const after = next === -1 ? '' : old.slice(next)
+  writeFileSync(doc, `${before.trimEnd()}\n\n${section.join('\n')}\n${after}`)
+}

@@ -368,6 +368,18 @@ function versions(): string[] {
   ]
 }
 
+// Sections other benches write (bench/kubeconfig-export.ts): kept as they are whenever this one rewrites the file.
+const OTHER_SECTIONS = ['## Exported contexts']
+function keepOtherSections(old: string, text: string): string {
+  const kept = OTHER_SECTIONS.flatMap((heading) => {
+    const from = old.indexOf(`\n${heading}`)
+    if (from === -1 || text.includes(`\n${heading}`)) return []
+    const next = old.indexOf('\n## ', from + 1)
+    return [old.slice(from + 1, next === -1 ? undefined : next + 1).trimEnd()]
+  })
+  return kept.length === 0 ? text : `${text.trimEnd()}\n\n${kept.join('\n\n')}\n`
+}
+
 if (!ROTATION_ONLY) coldStart()
 if (COLD_ONLY) {
   // The cold-start table states its own metrics (wall and CPU, both); the metric line is the fleet-scale tables'.
@@ -393,7 +405,7 @@ if (ROTATION_ONLY) {
     const doc = join(ROOT, 'docs/performance.md')
     const old = readFileSync(doc, 'utf8')
     const from = old.indexOf('## Rotation')
-    writeFileSync(doc, (from === -1 ? old.trimEnd() + '\n\n' : old.slice(0, from)) + text + '\n')
+    writeFileSync(doc, keepOtherSections(old, (from === -1 ? old.trimEnd() + '\n\n' : old.slice(0, from)) + text + '\n'))
   }
   process.exit(0)
 }
@@ -411,4 +423,7 @@ const header = [
 ]
 const text = [...header, ...md].join('\n')
 process.stdout.write(text + '\n')
-if (WRITE) writeFileSync(join(ROOT, 'docs/performance.md'), text + '\n')
+if (WRITE) {
+  const doc = join(ROOT, 'docs/performance.md')
+  writeFileSync(doc, keepOtherSections(existsSync(doc) ? readFileSync(doc, 'utf8') : '', text + '\n'))
+}
