@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -242,12 +243,29 @@ func readEntry(path string) (entry, bool) {
 	return e, true
 }
 
-// writeEntry replaces the entry atomically with a 0600 file, as fleet's writeFileAtomic does.
+// writeEntry replaces the entry atomically with a 0600 file, as fleet's writeFileAtomic does. Ctrl-C (or a SIGTERM to
+// kubectl's process group) during those few syscalls is held until the file is in place or removed, so no temporary
+// file is left in the cache, and then ends the process; the default handling is back before fleet may be exec'd.
 func writeEntry(path string, e entry) error {
 	text, err := jsonText(e)
 	if err != nil {
 		return err
 	}
+	// Caught, not ignored: an ignored signal would stay ignored in fleet after execve.
+	held := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, held...)
+	defer func() {
+		signal.Reset(held...)
+		select {
+		case sig := <-caught:
+			// Interrupted: an interrupt is a failure, now that the cache is whole. Ended by the signal itself.
+			_ = syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+			time.Sleep(time.Second)
+			os.Exit(130)
+		default:
+		}
+	}()
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

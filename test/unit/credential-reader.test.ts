@@ -27,7 +27,8 @@ before(() => {
   const bin = mkdtempSync(join(tmpdir(), 'fleet-reader-bin-'))
   fakeFleet = join(bin, 'fleet')
   // Stands for fleet: shows what it was run with, and that kubectl (here: this test) is still its parent.
-  writeFileSync(fakeFleet, '#!/bin/sh\nprintf "fleet ppid=%s args=%s\\n" "$PPID" "$*"\nexit 3\n', {mode: 0o755})
+  // On stderr, the signals it ignores: none of those fleet-credential holds while it writes may stay ignored in fleet.
+  writeFileSync(fakeFleet, '#!/bin/sh\nprintf "fleet ppid=%s args=%s\\n" "$PPID" "$*"\ngrep SigIgn /proc/$$/status >&2\nexit 3\n', {mode: 0o755})
 })
 
 interface Run {
@@ -128,6 +129,9 @@ describe('fleet-credential answers exactly as the fast path does', () => {
     assert.equal(entry.credential, undefined)
     assert.match(entry.suspect, /^[0-9a-f]{64}$/)
     assert.ok(!r.afterGo!.includes(TOKEN), 'a refused credential is not kept')
+    // It wrote the entry (holding SIGINT, SIGTERM and SIGHUP meanwhile) before it ran fleet: fleet ignores none of them.
+    const ignored = BigInt(`0x${/SigIgn:\s*([0-9a-f]+)/.exec(r.go.stderr)![1]}`)
+    assert.equal(ignored & ((1n << 0n) | (1n << 1n) | (1n << 14n)), 0n, `fleet runs with SigIgn ${ignored.toString(16)}`)
   })
 
   it('an ended entry, another format version, another server or CA: fleet runs', async () => {
