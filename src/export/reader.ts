@@ -1,6 +1,8 @@
-import {dirname, isAbsolute, join} from 'node:path'
+import {realpathSync} from 'node:fs'
+import {basename, dirname, isAbsolute, join} from 'node:path'
 
 import {UsageError} from '../base/errors.js'
+import {IN_EXECUTABLE} from '../base/self.js'
 import {lookPath} from '../kubeconfig/kuberc.js'
 
 /**
@@ -10,6 +12,27 @@ import {lookPath} from '../kubeconfig/kuberc.js'
  * more than the whole budget issue 30 gives a cache hit (docs/decisions.md, "The cache hit without Node").
  */
 export const READER_NAME = 'fleet-credential'
+
+/**
+ * The fleet the exec entries run when --command is not given. From npm (`node bin/run.js` behind an npm link or a
+ * global install) that is `fleet`, the package's bin name. The single executable is run under whatever name it was
+ * installed as: `fleet` in README's install, `kubectl-fleet_cli` as the krew plugin (krew puts that, and no `fleet`, on
+ * PATH), or from a download directory by its path. So: the name it is found by on PATH when that is this very file,
+ * else its absolute path; an entry naming `fleet` would otherwise call another program, or nothing.
+ */
+export function defaultFleetCommand(env: NodeJS.ProcessEnv = process.env, exe = IN_EXECUTABLE ? process.execPath : undefined): string {
+  if (exe === undefined) return 'fleet'
+  const name = basename(exe)
+  const found = lookPath(name, env)
+  const same = (a: string, b: string) => {
+    try {
+      return realpathSync(a) === realpathSync(b)
+    } catch {
+      return false
+    }
+  }
+  return !found.error && same(found.path, exe) ? name : exe
+}
 
 /** What an exec entry runs: `command ...prefix kubeconfig credential ...`. */
 export interface CredentialRunner {

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -191,28 +191,24 @@ describe('the single executable', {concurrency: false}, () => {
   })
 
   it('a newcomer: fleet and fleet-credential on a PATH with no node, export --all --merge-into ~/.kube/config, kubectl on every cluster', async () => {
-    // Installed as the README says: both files in one directory on PATH. `fleet` logs each run before running the
-    // executable, so the test sees which kubectl calls started fleet and which fleet-credential answered alone.
+    // Installed as the README says: both files in one directory on PATH, nothing else there but kubectl and grep.
     const bin = join(dir, 'installed')
     mkdirSync(bin)
-    const runs = join(dir, 'fleet-runs.log')
-    copyFileSync(EXE, join(bin, 'fleet-exe'))
-    writeFileSync(join(bin, 'fleet'), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${join(bin, 'fleet-exe')}' "$@"\n`, {mode: 0o755})
+    copyFileSync(EXE, join(bin, 'fleet'))
+    chmodSync(join(bin, 'fleet'), 0o755)
     copyFileSync(join(ROOT, 'dist/exe/fleet-credential-linux-x64'), join(bin, 'fleet-credential'))
     chmodSync(join(bin, 'fleet-credential'), 0o755)
     symlinkSync(cp.binaries.kubectl, join(bin, 'kubectl'))
     symlinkSync(execFileSync('sh', ['-c', 'command -v grep'], {encoding: 'utf8'}).trim(), join(bin, 'grep'))
     const home = join(dir, 'newcomer')
     mkdirSync(home, {mode: 0o700})
-    const newcomer = {PATH: bin, HOME: home}
     const sh = (command: string, extra: NodeJS.ProcessEnv = {}) => {
       try {
-        return {code: 0, out: execFileSync('/bin/sh', ['-c', command], {env: {...newcomer, ...extra}, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})}
+        return {code: 0, out: execFileSync('/bin/sh', ['-c', command], {env: {PATH: bin, HOME: home, ...extra}, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})}
       } catch (error: any) {
         return {code: error.status as number, out: `${error.stdout}${error.stderr}`}
       }
     }
-    const runsSoFar = () => (existsSync(runs) ? readFileSync(runs, 'utf8').trim().split('\n').length : 0)
     const exported = sh('fleet kubeconfig export --all --merge-into ~/.kube/config', {KUBECONFIG: merged})
     assert.equal(exported.code, 0, exported.out)
     const config = readFileSync(join(home, '.kube/config'), 'utf8')
@@ -224,18 +220,32 @@ describe('the single executable', {concurrency: false}, () => {
       assert.equal(u.user.exec.command, 'fleet-credential', 'found beside fleet on PATH: named as fleet is')
       assert.deepEqual(u.user.exec.args.slice(0, 4), ['--fleet', 'fleet', 'kubeconfig', 'credential'])
     }
-    const before = runsSoFar()
+    const whoami = (context: string) => sh(`kubectl --context '${context}' auth whoami -o jsonpath='{.status.userInfo.username}'`)
+    const want = (context: string) =>
+      execFileSync(cp.binaries.kubectl, ['--kubeconfig', merged, '--context', context.replace(/^file\//, ''), 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {encoding: 'utf8'})
+    // Cold: fleet-credential finds nothing and runs fleet, which fills the cache.
     for (const c of doc.contexts) {
-      const want = execFileSync(cp.binaries.kubectl, ['--kubeconfig', merged, '--context', c.name.replace(/^file\//, ''), 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {encoding: 'utf8'})
-      for (const round of ['cold', 'warm']) {
-        const who = sh(`kubectl --context '${c.name}' auth whoami -o jsonpath='{.status.userInfo.username}'`)
-        assert.equal(who.code, 0, `${round} ${c.name}: ${who.out}`)
-        assert.equal(who.out, want, `${round} ${c.name}`)
-        assert.ok(!secrets.has(who.out))
-      }
+      const who = whoami(c.name)
+      assert.equal(who.code, 0, `${c.name}: ${who.out}`)
+      assert.equal(who.out, want(c.name), c.name)
       assert.equal(sh(`kubectl --context '${c.name}' get ns -o name`).code, 0)
     }
-    assert.equal(runsSoFar() - before, 3, 'fleet ran once per cluster (the cold call); fleet-credential answered the rest')
+    // Warm, with fleet gone from PATH: every call is answered by fleet-credential alone.
+    renameSync(join(bin, 'fleet'), join(dir, 'fleet-away'))
+    try {
+      for (const c of doc.contexts) {
+        const who = whoami(c.name)
+        assert.equal(who.code, 0, `warm ${c.name} (fleet-credential alone): ${who.out}`)
+        assert.equal(who.out, want(c.name), c.name)
+      }
+      // And without the cache, the same call needs fleet: the entries do not work by fleet-credential alone.
+      rmSync(join(home, '.cache/fleet/credentials'), {recursive: true})
+      const cold = whoami(doc.contexts[0].name)
+      assert.notEqual(cold.code, 0)
+      assert.match(cold.out, /fleet-credential: fleet: not found on PATH/)
+    } finally {
+      renameSync(join(dir, 'fleet-away'), join(bin, 'fleet'))
+    }
   })
 
   it('a configuration error: the same one line and exit 2', async () => {

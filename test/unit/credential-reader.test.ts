@@ -15,7 +15,7 @@ import {UsageError} from '../../src/base/errors.js'
 import {CredentialCache, credentialCacheDir} from '../../src/export/credential-cache.js'
 import {type CredentialFlags, credentialIdentity} from '../../src/export/credential-fast.js'
 import {readExecRequest} from '../../src/export/exec-info.js'
-import {READER_NAME, credentialRunner} from '../../src/export/reader.js'
+import {READER_NAME, credentialRunner, defaultFleetCommand} from '../../src/export/reader.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const driver = join(root, 'test/support/credential-fast-driver.ts')
@@ -224,6 +224,24 @@ describe('which program the exported entries run', () => {
     assert.deepEqual(credentialRunner('fleet', undefined, {PATH: `${join(d, 'other')}:${join(d, 'bin')}`}), {command: join(d, 'bin', READER_NAME), prefix: ['--fleet', 'fleet']})
     assert.deepEqual(credentialRunner('fleet', 'none', env), {command: 'fleet', prefix: []})
     assert.deepEqual(credentialRunner('fleet', undefined, {PATH: '/nonexistent'}), {command: 'fleet', prefix: []}, 'fleet not found: the entry still names it')
+  })
+
+  it('the default fleet: fleet from npm; the executable by the name PATH finds it by, else by its path', () => {
+    const d = mkdtempSync(join(tmpdir(), 'fleet-runner-'))
+    assert.equal(defaultFleetCommand({PATH: '/usr/bin'}, undefined), 'fleet')
+    // As krew installs it: the store holds the file, krew's bin directory on PATH a link to it.
+    const store = exe(join(d, 'store/fleet-cli/v1/kubectl-fleet_cli'))
+    mkdirSync(join(d, 'krew-bin'))
+    symlinkSync(store, join(d, 'krew-bin/kubectl-fleet_cli'))
+    assert.equal(defaultFleetCommand({PATH: `/usr/bin:${join(d, 'krew-bin')}`}, store), 'kubectl-fleet_cli')
+    // Installed as ~/.local/bin/fleet.
+    const installed = exe(join(d, 'local-bin/fleet'))
+    assert.equal(defaultFleetCommand({PATH: join(d, 'local-bin')}, installed), 'fleet')
+    // Run from where it was downloaded, not on PATH; or another program of that name comes first on PATH.
+    const downloaded = exe(join(d, 'Downloads/fleet-linux-x64'))
+    assert.equal(defaultFleetCommand({PATH: join(d, 'local-bin')}, downloaded), downloaded)
+    exe(join(d, 'rancher/fleet'))
+    assert.equal(defaultFleetCommand({PATH: `${join(d, 'rancher')}:${join(d, 'local-bin')}`}, installed), installed)
   })
 
   it('an explicit reader must be an absolute path to an executable file', () => {

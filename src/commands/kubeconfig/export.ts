@@ -13,7 +13,7 @@ import {loadFleetConfig} from '../../config/fleet-config.js'
 import {credentialArgs} from '../../export/credential-args.js'
 import {type ExportedCluster, duplicateName, exportCluster, exportedKubeconfig} from '../../export/export.js'
 import {DEFAULT_NAME_TEMPLATE, nameTemplate} from '../../export/names.js'
-import {type CredentialRunner, READER_NAME, credentialRunner} from '../../export/reader.js'
+import {type CredentialRunner, READER_NAME, credentialRunner, defaultFleetCommand} from '../../export/reader.js'
 import {failureResult, placeFailures, selectionFailures} from '../../fleet/failures.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
 import type {ClusterResult} from '../../fleet/runner.js'
@@ -57,7 +57,10 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
   static flags = {
     ...fleetFlags,
     'name-template': Flags.string({description: 'Context name of each cluster: {id}, {name} and {provider} are replaced.', default: DEFAULT_NAME_TEMPLATE}),
-    command: Flags.string({description: 'The command the exec entries run: fleet (looked up on PATH) or an absolute path.', default: 'fleet'}),
+    command: Flags.string({
+      description:
+        'The fleet the exec entries run: a name looked up on PATH or an absolute path. Default: fleet; for the single executable, the name PATH finds it by (kubectl-fleet_cli as a krew plugin), else its absolute path.',
+    }),
     out: Flags.string({description: 'Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.'}),
     'merge-into': Flags.string({description: "Add or update fleet's contexts in this kubeconfig (e.g. ~/.kube/config), leaving every other entry and current-context as they are."}),
     'write-kuberc': Flags.string({description: "Add the exec command to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
@@ -159,7 +162,7 @@ export interface ExportOptions {
 /** Everything the user typed is checked here, before any provider or cluster is read (one usage line, exit 2). */
 export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportCommand>): Promise<ExportOptions> {
   const name = nameTemplate(flags['name-template'])
-  const command = flags.command
+  const command = flags.command ?? defaultFleetCommand()
   if (command.trim() === '') throw new UsageError('--command: empty')
   // A relative path would be resolved against the kubeconfig's own directory by client-go: ask for the absolute one.
   if (command.includes('/') && !isAbsolute(command)) throw new UsageError(`--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`)
