@@ -4,8 +4,9 @@
 //   dist/exe/fleet-linux-x64, dist/exe/fleet-linux-arm64   the executables (Node NODE_VERSION with fleet inside)
 //   dist/exe/fleet-linux-<arch>.sha256                     its SHA-256, as sha256sum prints it (`sha256sum -c` reads it)
 //   dist/exe/fleet-linux-<arch>.cdx.json                   its SBOM (CycloneDX 1.5): Node and every npm package bundled
-//   dist/exe/kubectl-fleet_cli-linux-<amd64|arm64>.tar.gz  the krew plugin's archive: the executable as kubectl-fleet_cli
-//                                                          and its SBOM (reproducible: fixed owner, order and times)
+//   dist/exe/kubectl-fleet_cli-linux-<amd64|arm64>.tar.gz  the krew plugin's archive: the executable as kubectl-fleet_cli,
+//                                                          its SBOM and fleet's LICENSE (reproducible: fixed owner,
+//                                                          order and times)
 //   dist/exe/krew/fleet-cli.yaml                           the krew manifest (krew/fleet-cli.yaml filled in: version,
 //                                                          each archive's SHA-256) for the architectures built
 // Usage: node scripts/executable.mjs [--arch x64|arm64]...   (npm run executable; default both)
@@ -55,6 +56,7 @@ const arches = process.argv.slice(2).flatMap((a, i, all) => (a === '--arch' ? [a
 for (const a of arches) if (!ARCHES.includes(a)) die(`--arch ${a}: must be ${ARCHES.join(' or ')}`)
 if (arches.length === 0) arches.push(...ARCHES)
 if (!existsSync(join(bundle, 'fleet.mjs'))) die('no dist/bundle/fleet.mjs: run `npm run build` first')
+if (!existsSync(join(root, 'LICENSE'))) die('no LICENSE at the repository root: the krew archive carries it')
 const hostArch = process.arch === 'x64' ? 'x64' : die(`this machine is ${process.arch}; the build runs the x64 Node`)
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex')
@@ -261,21 +263,31 @@ const krewArchives = {}
 function krewArchive(arch, exe, cacheDir) {
   const name = `kubectl-fleet_cli-linux-${KREW_ARCH[arch]}.tar.gz`
   const file = join(out, name)
-  // Kept beside the cached executable it holds, so a cached build does not compress 100 MB again.
-  if (!existsSync(join(cacheDir, name))) {
+  // Beside the executable: its SBOM, and fleet's licence, which krew-index asks every archive to carry and the manifest
+  // to install (krew/fleet-cli.yaml's files).
+  const beside = [[`fleet-linux-${arch}.cdx.json`, `${exe}.cdx.json`], ['LICENSE', join(root, 'LICENSE')]]
+  // Kept beside the cached executable it holds, so a cached build does not compress 100 MB again; named by what else
+  // it holds, so a changed SBOM or LICENSE makes a new one (and the one before is dropped).
+  const key = sha256(beside.map(([n, f]) => `${n}\0${sha256(readFileSync(f))}\n`).join('')).slice(0, 12)
+  const cached = join(cacheDir, `${key}-${name}`)
+  if (!existsSync(cached)) {
     const tmp = join(cacheDir, `.${name}.${process.pid}`)
-    writeFileSync(tmp, krewTarball(arch, exe))
-    renameSync(tmp, join(cacheDir, name))
+    writeFileSync(tmp, krewTarball(arch, exe, beside))
+    renameSync(tmp, cached)
+    for (const old of readdirSync(cacheDir)) if (old.endsWith(name) && old !== `${key}-${name}`) rmSync(join(cacheDir, old), {force: true})
   }
-  copyFileSync(join(cacheDir, name), file)
+  copyFileSync(cached, file)
   return {file, sha: sha256(readFileSync(file))}
 }
-function krewTarball(arch, exe) {
+function krewTarball(arch, exe, beside) {
   const stage = join(work, `krew-${arch}`)
   mkdirSync(stage)
   copyFileSync(exe, join(stage, 'kubectl-fleet_cli'))
   chmodSync(join(stage, 'kubectl-fleet_cli'), 0o755)
-  copyFileSync(`${exe}.cdx.json`, join(stage, `fleet-linux-${arch}.cdx.json`))
+  for (const [n, f] of beside) {
+    copyFileSync(f, join(stage, n))
+    chmodSync(join(stage, n), 0o644) // not the umask of whoever built it
+  }
   const entries = readdirSync(stage).sort()
   // The same executable gives the same archive: sorted names, root-owned, times at the epoch, gzip without a name or time.
   const tar = execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', stage, '-cf', '-', ...entries], {maxBuffer: 1 << 30})
