@@ -21,11 +21,12 @@
 // Inside: the bundle's files as assets and a small main script (sea-main.cjs below). oclif reads its package.json,
 // manifest and command table from files and fleet reads its schemas from files, so at its first start the executable
 // unpacks the bundle into a directory of this user's (<tmpdir>/fleet-exe-<uid>/<hash>/, written whole and renamed into
-// place, never half there) and then runs the launcher there, exactly as `node bin/run.js` runs it: the same code cache
-// of the launcher (docs/decisions.md, "One bundle") and the same output. Node's own SEA code cache is off: it covers
-// the main script only (a few hundred bytes here) and measured nothing; the start-up snapshot is off, see
-// docs/decisions.md, "One executable". Both would be wrong for the arm64 executable anyway: V8's code cache and
-// snapshot are for the platform that made them, and this machine is x64.
+// place, never half there; a new build's first start removes builds unpacked more than a day ago) and then runs the
+// launcher there, exactly as `node bin/run.js` runs it: the same code cache of the launcher (docs/decisions.md, "One
+// bundle") and the same output. Node's own SEA code cache is off: it covers the main script only (a few hundred bytes
+// here) and measured nothing; the start-up snapshot is off, see docs/decisions.md, "One executable". Both would be
+// wrong for the arm64 executable anyway: V8's code cache and snapshot are for the platform that made them, and this
+// machine is x64.
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
@@ -167,8 +168,29 @@ function unpack() {
     fs.rmSync(tmp, {recursive: true, force: true})
     // Another fleet of the same build may have unpacked it first: then its copy is used.
     if (!fs.existsSync(join(dir, '.complete'))) throw err
+    return dir
   }
+  prune(base, uid)
   return dir
+}
+
+// Every build unpacks into a directory of its own, so each upgrade would leave the one before (~3 MB) behind for good.
+// Only a run that has just unpacked a new build looks (a start that finds its own lists nothing): it removes the
+// directories of other builds unpacked more than a day ago. A recent one may be a fleet still running or a second
+// version still in use, and one removed while wanted is only unpacked again. Only fleet's own names (a build's hash, or
+// the temporary directory of an unpack that was killed), only directories of this user's, never through a link (lstat;
+// rmSync removes a link inside, not what it points to); a removal that fails is left to the next new build.
+function prune(base, uid) {
+  const cutoff = Date.now() - 24 * 60 * 60 * 1000
+  try {
+    for (const name of fs.readdirSync(base)) {
+      if (name === ${JSON.stringify(assetsHash)} || !/^(?:[0-9a-f]{16}|\.unpack-[A-Za-z0-9]{6})$/.test(name)) continue
+      try {
+        const st = fs.lstatSync(join(base, name))
+        if (st.isDirectory() && st.uid === uid && st.mtimeMs < cutoff) fs.rmSync(join(base, name), {recursive: true, force: true})
+      } catch {}
+    }
+  } catch {}
 }
 `
 
