@@ -4,8 +4,9 @@
 //   dist/exe/fleet-linux-x64, dist/exe/fleet-linux-arm64   the executables (Node NODE_VERSION with fleet inside)
 //   dist/exe/fleet-linux-<arch>.sha256                     its SHA-256, as sha256sum prints it (`sha256sum -c` reads it)
 //   dist/exe/fleet-linux-<arch>.cdx.json                   its SBOM (CycloneDX 1.5): Node and every npm package bundled
-//   dist/exe/kubectl-fleet_cli-linux-<amd64|arm64>.tar.gz  the krew plugin's archive: the executable as kubectl-fleet_cli
-//                                                          and its SBOM (reproducible: fixed owner, order and times)
+//   dist/exe/kubectl-fleet_cli-linux-<amd64|arm64>.tar.gz  the krew plugin's archive: the executable as kubectl-fleet_cli,
+//                                                          its SBOM and fleet's LICENSE (reproducible: fixed owner,
+//                                                          order and times)
 //   dist/exe/krew/fleet-cli.yaml                           the krew manifest (krew/fleet-cli.yaml filled in: version,
 //                                                          each archive's SHA-256) for the architectures built
 //   dist/exe/fleet-credential-linux-<arch>[.sha256]        fleet-credential (cmd/fleet-credential, Go, built here with
@@ -23,11 +24,12 @@
 // Inside: the bundle's files as assets and a small main script (sea-main.cjs below). oclif reads its package.json,
 // manifest and command table from files and fleet reads its schemas from files, so at its first start the executable
 // unpacks the bundle into a directory of this user's (<tmpdir>/fleet-exe-<uid>/<hash>/, written whole and renamed into
-// place, never half there) and then runs the launcher there, exactly as `node bin/run.js` runs it: the same code cache
-// of the launcher (docs/decisions.md, "One bundle") and the same output. Node's own SEA code cache is off: it covers
-// the main script only (a few hundred bytes here) and measured nothing; the start-up snapshot is off, see
-// docs/decisions.md, "One executable". Both would be wrong for the arm64 executable anyway: V8's code cache and
-// snapshot are for the platform that made them, and this machine is x64.
+// place, never half there; a new build's first start removes builds unpacked more than a day ago) and then runs the
+// launcher there, exactly as `node bin/run.js` runs it: the same code cache of the launcher (docs/decisions.md, "One
+// bundle") and the same output. Node's own SEA code cache is off: it covers the main script only (a few hundred bytes
+// here) and measured nothing; the start-up snapshot is off, see docs/decisions.md, "One executable". Both would be
+// wrong for the arm64 executable anyway: V8's code cache and snapshot are for the platform that made them, and this
+// machine is x64.
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
@@ -58,6 +60,7 @@ const arches = process.argv.slice(2).flatMap((a, i, all) => (a === '--arch' ? [a
 for (const a of arches) if (!ARCHES.includes(a)) die(`--arch ${a}: must be ${ARCHES.join(' or ')}`)
 if (arches.length === 0) arches.push(...ARCHES)
 if (!existsSync(join(bundle, 'fleet.mjs'))) die('no dist/bundle/fleet.mjs: run `npm run build` first')
+if (!existsSync(join(root, 'LICENSE'))) die('no LICENSE at the repository root: the krew archive carries it')
 const hostArch = process.arch === 'x64' ? 'x64' : die(`this machine is ${process.arch}; the build runs the x64 Node`)
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex')
@@ -168,8 +171,29 @@ function unpack() {
     fs.rmSync(tmp, {recursive: true, force: true})
     // Another fleet of the same build may have unpacked it first: then its copy is used.
     if (!fs.existsSync(join(dir, '.complete'))) throw err
+    return dir
   }
+  prune(base, uid)
   return dir
+}
+
+// Every build unpacks into a directory of its own, so each upgrade would leave the one before (~3 MB) behind for good.
+// Only a run that has just unpacked a new build looks (a start that finds its own lists nothing): it removes the
+// directories of other builds unpacked more than a day ago. A recent one may be a fleet still running or a second
+// version still in use, and one removed while wanted is only unpacked again. Only fleet's own names (a build's hash, or
+// the temporary directory of an unpack that was killed), only directories of this user's, never through a link (lstat;
+// rmSync removes a link inside, not what it points to); a removal that fails is left to the next new build.
+function prune(base, uid) {
+  const cutoff = Date.now() - 24 * 60 * 60 * 1000
+  try {
+    for (const name of fs.readdirSync(base)) {
+      if (name === ${JSON.stringify(assetsHash)} || !/^(?:[0-9a-f]{16}|\.unpack-[A-Za-z0-9]{6})$/.test(name)) continue
+      try {
+        const st = fs.lstatSync(join(base, name))
+        if (st.isDirectory() && st.uid === uid && st.mtimeMs < cutoff) fs.rmSync(join(base, name), {recursive: true, force: true})
+      } catch {}
+    }
+  } catch {}
 }
 `
 
@@ -282,21 +306,31 @@ const krewArchives = {}
 function krewArchive(arch, exe, cacheDir) {
   const name = `kubectl-fleet_cli-linux-${KREW_ARCH[arch]}.tar.gz`
   const file = join(out, name)
-  // Kept beside the cached executable it holds, so a cached build does not compress 100 MB again.
-  if (!existsSync(join(cacheDir, name))) {
+  // Beside the executable: its SBOM, and fleet's licence, which krew-index asks every archive to carry and the manifest
+  // to install (krew/fleet-cli.yaml's files).
+  const beside = [[`fleet-linux-${arch}.cdx.json`, `${exe}.cdx.json`], ['LICENSE', join(root, 'LICENSE')]]
+  // Kept beside the cached executable it holds, so a cached build does not compress 100 MB again; named by what else
+  // it holds, so a changed SBOM or LICENSE makes a new one (and the one before is dropped).
+  const key = sha256(beside.map(([n, f]) => `${n}\0${sha256(readFileSync(f))}\n`).join('')).slice(0, 12)
+  const cached = join(cacheDir, `${key}-${name}`)
+  if (!existsSync(cached)) {
     const tmp = join(cacheDir, `.${name}.${process.pid}`)
-    writeFileSync(tmp, krewTarball(arch, exe))
-    renameSync(tmp, join(cacheDir, name))
+    writeFileSync(tmp, krewTarball(arch, exe, beside))
+    renameSync(tmp, cached)
+    for (const old of readdirSync(cacheDir)) if (old.endsWith(name) && old !== `${key}-${name}`) rmSync(join(cacheDir, old), {force: true})
   }
-  copyFileSync(join(cacheDir, name), file)
+  copyFileSync(cached, file)
   return {file, sha: sha256(readFileSync(file))}
 }
-function krewTarball(arch, exe) {
+function krewTarball(arch, exe, beside) {
   const stage = join(work, `krew-${arch}`)
   mkdirSync(stage)
   copyFileSync(exe, join(stage, 'kubectl-fleet_cli'))
   chmodSync(join(stage, 'kubectl-fleet_cli'), 0o755)
-  copyFileSync(`${exe}.cdx.json`, join(stage, `fleet-linux-${arch}.cdx.json`))
+  for (const [n, f] of beside) {
+    copyFileSync(f, join(stage, n))
+    chmodSync(join(stage, n), 0o644) // not the umask of whoever built it
+  }
   const entries = readdirSync(stage).sort()
   // The same executable gives the same archive: sorted names, root-owned, times at the epoch, gzip without a name or time.
   const tar = execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', stage, '-cf', '-', ...entries], {maxBuffer: 1 << 30})

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {chmodSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, chownSync, copyFileSync, existsSync, lstatSync, lutimesSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, closeSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -50,8 +50,8 @@ const mask = (text: string) => text.replace(/node-v\d+\.\d+\.\d+/g, 'node-vX').r
 
 const env = (path: string): NodeJS.ProcessEnv => ({PATH: path, KUBECONFIG: merged, HOME: join(dir, 'home')})
 
-async function exe(args: string[], path = noNode): Promise<CliResult> {
-  const res = await runFleet(args, {executable: EXE, env: env(path), cwd: dir, timeoutMs: 120_000})
+async function exe(args: string[], path = noNode, extra: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const res = await runFleet(args, {executable: EXE, env: {...env(path), ...extra}, cwd: dir, timeoutMs: 120_000})
   outputs.push({what: `(executable) ${args.join(' ')}`, res})
   return res
 }
@@ -260,6 +260,66 @@ describe('the single executable', {concurrency: false}, () => {
     for (const {what, res} of outputs) {
       for (const s of secrets) assert.ok(!res.stdout.includes(s) && !res.stderr.includes(s), `a secret in the output of fleet ${what}`)
     }
+  })
+
+  it('a new build\'s first start removes builds unpacked over a day ago, and nothing else; a start that finds its own removes nothing', async () => {
+    // The executable unpacks into $TMPDIR/fleet-exe-<uid>/<its bundle's hash>/: learn that hash from a first TMPDIR.
+    const uid = process.getuid!()
+    const first = join(dir, 'tmp-first')
+    mkdirSync(first)
+    const probe = await exe(['--version'], noNode, {TMPDIR: first})
+    assert.equal(probe.code, 0, probe.stderr)
+    const built = readdirSync(join(first, `fleet-exe-${uid}`)).filter((n) => /^[0-9a-f]{16}$/.test(n))
+    assert.equal(built.length, 1, `unpacked: ${built}`)
+    const own = built[0]
+
+    const tmp = join(dir, 'tmp-prune')
+    const base = join(tmp, `fleet-exe-${uid}`)
+    mkdirSync(base, {recursive: true, mode: 0o700})
+    const day = 24 * 60 * 60
+    const now = Date.now() / 1000
+    const plant = (name: string, age: number) => {
+      mkdirSync(join(base, name))
+      writeFileSync(join(base, name, 'cli.cjs'), '// an older build\n')
+      utimesSync(join(base, name), now - age, now - age)
+    }
+    plant('0123456789abcdef', 2 * day) // another build, unpacked two days ago: removed
+    plant('.unpack-Ab12Cd', 2 * day) // an unpack killed two days ago: removed
+    plant('fedcba9876543210', day - 3600) // another build, unpacked 23 hours ago: may be running, kept
+    plant('not-a-build', 2 * day) // not fleet's name: kept
+    plant('0123456789ABCDEF', 2 * day) // not a hash as fleet names one (upper case): kept
+    writeFileSync(join(base, 'aaaaaaaaaaaaaaaa'), 'a file, not a directory\n')
+    utimesSync(join(base, 'aaaaaaaaaaaaaaaa'), now - 2 * day, now - 2 * day)
+    // A link with a build's name to an old directory elsewhere: neither the link nor what it points to is touched.
+    const target = join(dir, 'link-target')
+    mkdirSync(target)
+    writeFileSync(join(target, 'keep'), 'keep\n')
+    utimesSync(target, now - 2 * day, now - 2 * day)
+    symlinkSync(target, join(base, 'bbbbbbbbbbbbbbbb'))
+    lutimesSync(join(base, 'bbbbbbbbbbbbbbbb'), now - 2 * day, now - 2 * day)
+    // Another user's directory (only root can make one): kept.
+    const foreign = uid === 0 ? 'cccccccccccccccc' : undefined
+    if (foreign) {
+      plant(foreign, 2 * day)
+      chownSync(join(base, foreign), 65534, 65534)
+      utimesSync(join(base, foreign), now - 2 * day, now - 2 * day)
+    }
+
+    const fresh = await exe(['--version'], noNode, {TMPDIR: tmp})
+    assert.equal(fresh.code, 0, fresh.stderr)
+    assert.equal(fresh.stdout, probe.stdout)
+    const left = readdirSync(base).sort()
+    const expected = [own, 'fedcba9876543210', 'not-a-build', '0123456789ABCDEF', 'aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb', ...(foreign ? [foreign] : [])].sort()
+    assert.deepEqual(left, expected)
+    assert.ok(lstatSync(join(base, 'bbbbbbbbbbbbbbbb')).isSymbolicLink())
+    assert.equal(readFileSync(join(target, 'keep'), 'utf8'), 'keep\n')
+    assert.ok(existsSync(join(base, 'fedcba9876543210', 'cli.cjs')))
+
+    // The next start finds its own build and looks at nothing else: an old build planted now stays.
+    plant('1111111111111111', 2 * day)
+    const again = await exe(['--version'], noNode, {TMPDIR: tmp})
+    assert.equal(again.code, 0, again.stderr)
+    assert.ok(existsSync(join(base, '1111111111111111', 'cli.cjs')), 'a start that unpacked nothing removed an old build')
   })
 
   it('the arm64 executable: an aarch64 ELF, its checksum file and an SBOM of Node and the bundled packages', () => {

@@ -70,6 +70,23 @@ describe('the krew plugin', {concurrency: false}, () => {
     const amd64 = m.spec.platforms.find((p: any) => p.selector.matchLabels.arch === 'amd64')
     assert.equal(amd64.bin, 'kubectl-fleet_cli')
     assert.equal(amd64.sha256, execFileSync('sha256sum', [ARCHIVE], {encoding: 'utf8'}).split(' ')[0])
+    // krew-index asks for the licence in the archive and installed with the plugin.
+    assert.ok(amd64.files.some((f: any) => f.from === 'LICENSE' && f.to === '.'), JSON.stringify(amd64.files))
+  })
+
+  it('has an archive of the executable, its SBOM and LICENSE, root-owned at the epoch', () => {
+    // GNU tar's verbose listing: mode, owner/group, size, date, time, name.
+    const listing = execFileSync('tar', ['--numeric-owner', '--utc', '-tvzf', ARCHIVE], {encoding: 'utf8', maxBuffer: 16 << 20}).trim().split('\n')
+    const entries = listing.map((line) => {
+      const [mode, owner, , date, time, name] = line.split(/\s+/)
+      return {mode, owner, when: `${date} ${time}`, name}
+    })
+    assert.deepEqual(entries.map((e) => e.name), ['LICENSE', 'fleet-linux-x64.cdx.json', 'kubectl-fleet_cli'])
+    for (const e of entries) {
+      assert.equal(e.owner, '0/0', `${e.name}: ${listing.join('\n')}`)
+      assert.equal(e.when, '1970-01-01 00:00', `${e.name}: ${listing.join('\n')}`)
+    }
+    assert.deepEqual(entries.map((e) => e.mode), ['-rw-r--r--', '-rw-r--r--', '-rwxr-xr-x'])
   })
 
   it('installs with kubectl krew install --manifest --archive into a scratch KREW_ROOT', async () => {
@@ -78,7 +95,10 @@ describe('the krew plugin', {concurrency: false}, () => {
     const link = join(krewRoot, 'bin', 'kubectl-fleet_cli')
     assert.ok(existsSync(link), `${link} after install:\n${res.stderr}`)
     assert.equal(realpathSync(link), join(krewRoot, 'store', 'fleet-cli', `v${VERSION}`, 'kubectl-fleet_cli'))
-    assert.ok(existsSync(join(dirname(realpathSync(link)), 'fleet-linux-x64.cdx.json')), 'the SBOM is installed beside it')
+    const installed = dirname(realpathSync(link))
+    assert.ok(existsSync(join(installed, 'fleet-linux-x64.cdx.json')), 'the SBOM is installed beside it')
+    assert.ok(existsSync(join(installed, 'LICENSE')), 'the LICENSE is installed beside it')
+    assert.equal(readFileSync(join(installed, 'LICENSE'), 'utf8'), readFileSync(join(ROOT, 'LICENSE'), 'utf8'))
     const list = await run('kubectl', ['krew', 'list'])
     assert.equal(list.code, 0, list.stderr)
     // Installed from a manifest file, not from an index: krew lists it as detached.

@@ -33,6 +33,7 @@ describe('the packed tarball, installed offline', () => {
     const installed = join(prefix, 'lib/node_modules/fleet')
     assert.ok(!existsSync(join(installed, 'node_modules')), 'the package installed dependencies: it should need none')
     assert.ok(existsSync(join(installed, 'docs/verify.md')), 'the help names docs/verify.md: the package must contain it')
+    assert.ok(existsSync(join(installed, 'LICENSE')), 'package.json names Apache-2.0: the package carries its text')
 
     const run = (args: string[]) =>
       spawnSync(fleet, args, {cwd: work, encoding: 'utf8', env: {...env, KUBECONFIG: '', HOME: join(work, 'home'), CI: 'true', NO_COLOR: '1'}})
