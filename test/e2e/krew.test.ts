@@ -126,6 +126,23 @@ describe('the krew plugin', {concurrency: false}, () => {
     assert.ok(!who.stdout.includes(bob.token) && !who.stderr.includes(bob.token), 'the token appears in the output')
   })
 
+  it('kubeconfig export as the plugin: the entries run kubectl-fleet_cli, which krew put on PATH, and kubectl uses them', async () => {
+    const bob = tokenUser(cp.hub, 'bob')
+    mkdirSync(env.HOME!, {recursive: true})
+    const out = join(env.HOME!, 'exported.kubeconfig')
+    const res = await run('kubectl', ['fleet-cli', 'kubeconfig', 'export', '--kubeconfig', bob.kubeconfigPath, '--all', '--out', out, '-o', 'json'])
+    assert.equal(res.code, 0, res.stderr)
+    const text = readFileSync(out, 'utf8')
+    assert.ok(!text.includes(bob.token), 'the token is in the exported file')
+    const exec = (yaml.load(text) as any).users[0].user.exec
+    assert.equal(exec.command, 'kubectl-fleet_cli', 'no fleet is on PATH here: the entry names the plugin')
+    const context = JSON.parse(res.stdout).items[0].context
+    const who = await run('kubectl', ['--kubeconfig', out, '--context', context, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'])
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.stdout, 'bob')
+    assert.ok(!who.stdout.includes(bob.token) && !who.stderr.includes(bob.token) && !res.stdout.includes(bob.token))
+  })
+
   it('uninstalls cleanly', async () => {
     const res = await run('kubectl', ['krew', 'uninstall', 'fleet-cli'])
     assert.equal(res.code, 0, res.stderr)
