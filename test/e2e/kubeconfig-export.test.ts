@@ -5,11 +5,11 @@
 // identity through fleet wi token), all merged into one file; kubectl 1.34 (the harness's) and 1.35 (k8s.io/kubectl v0.35, with a kuberc whose
 // credentialPluginPolicy is Allowlist, written by --write-kuberc) run `get ns` and `auth whoami` through every context;
 // a hub Secret's credential rotated then revoked reaches kubectl (the new one after the cache's 60 s bound, then a
-// refusal), and through fleet-credential (the Go reader in front of fleet) a warm call never starts fleet; an
+// refusal); client-go and the Python kubernetes client list namespaces through every context; and through fleet-credential (the Go reader in front of fleet) a warm call never starts fleet; an
 // interrupted export leaves no file. Every output, the cache and the exported file are grepped for the
 // credentials the test made.
 import assert from 'node:assert/strict'
-import {execFile, execFileSync, spawn} from 'node:child_process'
+import {execFile, execFileSync, spawn, spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -250,6 +250,37 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     for (const f of readdirSync(cacheDir)) assert.equal(statSync(join(cacheDir, f)).mode & 0o777, 0o600)
   }
 
+  /**
+   * The client libraries over the given contexts of the merged file (only those, so the user's own context, whose token
+   * file this test never wrote, is not in the way): client-go and the Python kubernetes client load it, run the exec
+   * entries themselves and list namespaces through each context (test/kubeconfig-consumers, as in kubeconfig-merge).
+   */
+  function throughLibraries(contexts: string[], label: string): void {
+    const doc = yaml.load(readFileSync(merged, 'utf8')) as any
+    const pick = (kind: string) => doc[kind].filter((e: any) => contexts.includes(e.name))
+    const file = join(dir, `${run}-${label}-libraries.kubeconfig`)
+    // The Python client refuses a file without current-context, even when every call names a context.
+    writeFileSync(file, yaml.dump({apiVersion: 'v1', kind: 'Config', clusters: pick('clusters'), users: pick('users'), contexts: pick('contexts'), 'current-context': contexts[0]}), {mode: 0o600})
+    const consumer = (script: string) => execFileSync('bash', [fileURLToPath(new URL(`../kubeconfig-consumers/${script}`, import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+    const programs: Array<[string, string[]]> = [
+      [consumer('build-go.sh'), ['--kubeconfig', file]],
+      [consumer('build-python.sh'), [fileURLToPath(new URL('../kubeconfig-consumers/list-namespaces.py', import.meta.url)), file]],
+    ]
+    for (const [program, args] of programs) {
+      const c = spawnSync(program, args, {encoding: 'utf8', env: {PATH, HOME: home, XDG_CACHE_HOME: cache, KUBECONFIG: ''}, timeout: 180_000})
+      outputs.push({what: `${program} ${label}`, out: c.stdout + c.stderr})
+      assert.equal(c.status, 0, `${program}: ${c.stdout}${c.stderr}`)
+      const lines = c.stdout.trim().split('\n').map((l) => JSON.parse(l) as {context: string; namespaces?: string[]; error?: string})
+      assert.deepEqual(lines.map((l) => l.context), [...contexts].sort(), program)
+      for (const l of lines) assert.ok(l.namespaces?.includes('default'), `${program}: ${JSON.stringify(l)}`)
+    }
+  }
+
+  it('client-go and the Python kubernetes client list namespaces through every exported context', () => {
+    assert.equal(expected.size, 6)
+    throughLibraries([...expected.keys()], 'providers')
+  })
+
   for (const which of ['1.34', '1.35'] as const) {
     it(`kubectl ${which} runs get ns and auth whoami through every exported context${which === '1.35' ? ' (kuberc Allowlist)' : ''}`, async () => {
       assert.equal(expected.size, 6, [...expected.keys()].join(', '))
@@ -368,7 +399,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     assertClean('the credential cache after the refusal', cacheFiles.filter((f) => f.includes('"suspect"')).join('\n'))
   })
 
-  it('exports the kcp workspaces through the front proxy (the hub pinned in the exec arguments); kubectl 1.34 and 1.35 use them', async () => {
+  it('exports the kcp workspaces through the front proxy (the hub pinned in the exec arguments); kubectl 1.34 and 1.35, client-go and the Python client use them', async () => {
     // Started in before(), while the tests above ran (most of it is kcp's own start-up).
     kcp = await kcpStarted
     await kcp.createWorkspace('root:org')
@@ -384,6 +415,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     assert.ok(args.includes('--context'))
     await throughEvery('1.34', contexts)
     await throughEvery('1.35', contexts)
+    throughLibraries(contexts.map(([context]) => context), 'kcp')
   })
 
   it('an interrupted export (SIGINT) leaves no file, and an existing --out file as it was', async () => {
