@@ -266,25 +266,22 @@ func writeEntry(path string, e entry) error {
 		default:
 		}
 	}()
+	// CreateTemp makes the file 0600.
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(text)
-	cerr := tmp.Close()
-	if werr == nil && cerr == nil {
-		if werr = os.Chmod(tmp.Name(), 0o600); werr == nil {
-			werr = os.Rename(tmp.Name(), path)
-		}
+	_, err = tmp.Write(text)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if werr != nil || cerr != nil {
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
 		_ = os.Remove(tmp.Name())
-		if werr != nil {
-			return werr
-		}
-		return cerr
 	}
-	return nil
+	return err
 }
 
 // fingerprint is credentialFingerprint(): SHA-256 of the JSON array [token, certificate, key].

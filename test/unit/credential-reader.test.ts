@@ -4,8 +4,9 @@
 // the same bytes in the cache, and agree on every miss, where fleet-credential must hand its exact arguments to fleet.
 // Also: how export picks the reader (credentialRunner).
 import assert from 'node:assert/strict'
-import {execFileSync, spawnSync} from 'node:child_process'
-import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {generateKeyPairSync, randomBytes} from 'node:crypto'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -16,6 +17,7 @@ import {CredentialCache, credentialCacheDir} from '../../src/export/credential-c
 import {type CredentialFlags, credentialIdentity} from '../../src/export/credential-fast.js'
 import {readExecRequest} from '../../src/export/exec-info.js'
 import {READER_NAME, credentialRunner, defaultFleetCommand} from '../../src/export/reader.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const driver = join(root, 'test/support/credential-fast-driver.ts')
@@ -23,7 +25,7 @@ let reader = ''
 let fakeFleet = ''
 
 before(() => {
-  reader = execFileSync('bash', [join(root, 'cmd/fleet-credential/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  reader = buildScriptOutput(join(root, 'cmd/fleet-credential/build.sh'))
   const bin = mkdtempSync(join(tmpdir(), 'fleet-reader-bin-'))
   fakeFleet = join(bin, 'fleet')
   // Stands for fleet: shows what it was run with, and that kubectl (here: this test) is still its parent.
@@ -38,8 +40,9 @@ interface Run {
 }
 
 const TOKEN = 'tok-reader-7f3a9c2e1b'
-const CERT = '-----BEGIN CERTIFICATE-----\nMIIBreader\n-----END CERTIFICATE-----\n'
-const KEY = '-----BEGIN EC PRIVATE KEY-----\nMHcreaderkey\n-----END EC PRIVATE KEY-----\n'
+// A client key made for this run (never one committed), and a certificate's shape: neither side parses them.
+const KEY = generateKeyPairSync('ec', {namedCurve: 'prime256v1'}).privateKey.export({type: 'sec1', format: 'pem'}) as string
+const CERT = `-----BEGIN CERTIFICATE-----\n${randomBytes(48).toString('base64')}\n-----END CERTIFICATE-----\n`
 
 function flagArgs(flags: CredentialFlags): string[] {
   return Object.entries(flags).flatMap(([name, value]) => [`--${name}`, value!])
@@ -75,7 +78,7 @@ function both(path: string, args: string[], env: Record<string, string>) {
   if (before === undefined) rmSync(path, {force: true})
   else writeFileSync(path, before, {mode: 0o600})
   const go = runReader(args, env)
-  return {before, ts, afterTs, go, afterGo: snapshot(path)}
+  return {before, ts, afterTs, go, afterGo: snapshot(path), mode: existsSync(path) ? statSync(path).mode & 0o777 : undefined}
 }
 
 function assertHit(r: ReturnType<typeof both>) {
@@ -84,6 +87,7 @@ function assertHit(r: ReturnType<typeof both>) {
   assert.equal(r.go.stdout, r.ts.stdout, 'the same ExecCredential, byte for byte')
   assert.equal(r.afterGo, r.afterTs, 'the same entry left behind, byte for byte')
   assert.deepEqual(JSON.parse(r.afterGo!).handedTo.slice(-1), [process.pid], 'the handover recorded for this parent')
+  assert.equal(r.mode, 0o600, 'the entry fleet-credential rewrote is 0600')
   assert.equal(r.go.stderr, '')
 }
 
@@ -200,7 +204,7 @@ describe('fleet-credential answers exactly as the fast path does', () => {
     const gone = runReader(args, s.env, '/nonexistent/fleet')
     assert.equal(gone.status, 1)
     assert.match(gone.stderr, /^fleet-credential: cannot run \/nonexistent\/fleet: no such file or directory\n$/)
-    for (const run of [usage, missing, gone]) assert.ok(!`${run.stdout}${run.stderr}`.includes(TOKEN))
+    for (const run of [usage, missing, gone]) assert.ok(!`${run.stdout}${run.stderr}`.includes(TOKEN) && !`${run.stdout}${run.stderr}`.includes(KEY))
   })
 })
 
