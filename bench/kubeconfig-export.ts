@@ -15,6 +15,7 @@ import {fileURLToPath} from 'node:url'
 import yaml from 'js-yaml'
 
 import {type Cmd, loadAverage, timeAll} from './measure.js'
+import {buildScriptOutput} from '../test/support/binaries.js'
 
 const i = process.argv.indexOf('--runs')
 const RUNS = i === -1 ? 11 : Number(process.argv[i + 1])
@@ -44,7 +45,7 @@ writeFileSync(tokenFile, yaml.dump({
 const exported = join(scratch, 'exported.kubeconfig')
 execFileSync(process.execPath, [FLEET, 'kubeconfig', 'export', '--kubeconfig', tokenFile, '--all', '--command', FLEET, '--credential-reader', 'none', '--out', exported], {env})
 // The same export with fleet-credential in front of fleet (built for this machine, as the tests build it).
-const reader = execFileSync('bash', [fileURLToPath(new URL('../cmd/fleet-credential/build.sh', import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+const reader = buildScriptOutput(fileURLToPath(new URL('../cmd/fleet-credential/build.sh', import.meta.url)))
 const exportedReader = join(scratch, 'exported-reader.kubeconfig')
 execFileSync(process.execPath, [FLEET, 'kubeconfig', 'export', '--kubeconfig', tokenFile, '--all', '--command', FLEET, '--credential-reader', reader, '--out', exportedReader], {env})
 const whoami = ['auth', 'whoami', '-o', 'name']

@@ -23,6 +23,7 @@ import {fileURLToPath} from 'node:url'
 import {type Cmd, type Timing, buildRef, loadAverage, once, timeAll} from './measure.js'
 import {EXEC_EVERY, buildFleet, firstToken, idleRequestMs, readSandbox} from './scale-fleet.js'
 import {type RotationRun, ROTATION_FORMATS, makeRotationFleet, timeFleetRotate, timeReferenceRotate} from './creds-rotate.js'
+import {buildScriptOutput} from '../test/support/binaries.js'
 
 const argText = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)
@@ -184,7 +185,7 @@ async function fleetScale(): Promise<void> {
     return
   }
   const state = readSandbox(sandboxPath)
-  const reference = execFileSync('bash', [join(ROOT, 'bench/reference/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  const reference = buildScriptOutput(join(ROOT, 'bench/reference/build.sh'))
   const refCmd = (command: string, kubeconfig: string, env: NodeJS.ProcessEnv): Cmd => ({cmd: reference, args: ['-command', command, '-kubeconfig', kubeconfig, '-concurrency', '16'], env, okCodes: [0, 1]})
   const results: ScaleResult[] = []
   const [nodeStart] = timeAll([{cmd: process.execPath, args: ['-e', ''], env: fresh}], RUNS)
@@ -297,7 +298,7 @@ async function rotationBench(): Promise<void> {
     return
   }
   const state = readSandbox(sandboxPath)
-  const reference = execFileSync('bash', [join(ROOT, 'bench/reference/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  const reference = buildScriptOutput(join(ROOT, 'bench/reference/build.sh'))
   const results: Array<{n: number; made: number; runs: RotationRun[]}> = []
   for (const n of ROTATION_SIZES) {
     log(`rotation over ${n} Secrets ...`)

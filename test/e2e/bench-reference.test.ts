@@ -2,7 +2,7 @@
 // Against the sandbox's three API servers, for each command it stands in for, both request logs (fleet -v 6, the
 // reference's -log) hold the same requests per cluster in the same order, and both get the same answers.
 import assert from 'node:assert/strict'
-import {execFileSync, spawnSync} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
@@ -13,6 +13,7 @@ import {runFleet} from '../support/cli.js'
 import {type ExtraApiserver, startExtraApiserver} from '../support/extra-apiserver.js'
 import {kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
 import {kubeconfigObject} from '../support/kubeconfig.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const cp = loadControlPlane()
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -21,7 +22,7 @@ let kubeconfig: string
 const tokens: string[] = []
 
 before(() => {
-  reference = execFileSync('bash', [join(root, 'bench/reference/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  reference = buildScriptOutput(join(root, 'bench/reference/build.sh'))
   // One kubeconfig, one context per API server (alice's static token on each), as the bench's fleets are written.
   const merged = {apiVersion: 'v1', kind: 'Config', clusters: [] as unknown[], users: [] as unknown[], contexts: [] as unknown[], 'current-context': ''}
   for (const s of [cp.hub, ...cp.members]) {

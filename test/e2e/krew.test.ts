@@ -12,6 +12,7 @@ import {before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const cp = loadControlPlane()
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -32,7 +33,7 @@ function run(cmd: string, args: string[], extra: NodeJS.ProcessEnv = {}): Promis
 
 before(() => {
   execFileSync(process.execPath, [join(ROOT, 'scripts/executable.mjs'), '--arch', 'x64'], {stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000})
-  const krew = execFileSync('bash', [join(ROOT, 'test/krew/build.sh')], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 1_200_000}).trim().split('\n').pop()!
+  const krew = buildScriptOutput(join(ROOT, 'test/krew/build.sh'), 1_200_000)
   const dir = join(scratchDir(), uniqueName('krew'))
   krewRoot = join(dir, 'krew-root')
   const bin = join(dir, 'bin')

@@ -9,7 +9,7 @@
 // interrupted export leaves no file. Every output, the cache and the exported file are grepped for the
 // credentials the test made.
 import assert from 'node:assert/strict'
-import {execFile, execFileSync, spawn, spawnSync} from 'node:child_process'
+import {execFile, spawn} from 'node:child_process'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -24,6 +24,8 @@ import {blackhole} from '../support/stall-servers.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
 import {STATIC_CREDENTIAL_SECONDS} from '../../src/export/credential-cache.js'
 import {FLEET_EXPORT_EXTENSION} from '../../src/kubeconfig/export-marker.js'
+import {buildScriptOutput} from '../support/binaries.js'
+import {assertLibrariesList} from '../support/kubeconfig-consumers.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -135,9 +137,9 @@ before(async () => {
   kcpStarted = startKcp({frontProxy: true})
   kcpStarted.catch(() => undefined)
   const start = Date.now()
-  kubectl135 = execFileSync('bash', [KUBECTL_135_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  kubectl135 = buildScriptOutput(KUBECTL_135_BUILD)
   console.log(`kubectl 1.35 ready after ${Date.now() - start} ms`)
-  reader = execFileSync('bash', [fileURLToPath(new URL('../../cmd/fleet-credential/build.sh', import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  reader = buildScriptOutput(fileURLToPath(new URL('../../cmd/fleet-credential/build.sh', import.meta.url)))
 })
 
 after(async () => {
@@ -261,19 +263,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     const file = join(dir, `${run}-${label}-libraries.kubeconfig`)
     // The Python client refuses a file without current-context, even when every call names a context.
     writeFileSync(file, yaml.dump({apiVersion: 'v1', kind: 'Config', clusters: pick('clusters'), users: pick('users'), contexts: pick('contexts'), 'current-context': contexts[0]}), {mode: 0o600})
-    const consumer = (script: string) => execFileSync('bash', [fileURLToPath(new URL(`../kubeconfig-consumers/${script}`, import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
-    const programs: Array<[string, string[]]> = [
-      [consumer('build-go.sh'), ['--kubeconfig', file]],
-      [consumer('build-python.sh'), [fileURLToPath(new URL('../kubeconfig-consumers/list-namespaces.py', import.meta.url)), file]],
-    ]
-    for (const [program, args] of programs) {
-      const c = spawnSync(program, args, {encoding: 'utf8', env: {PATH, HOME: home, XDG_CACHE_HOME: cache, KUBECONFIG: ''}, timeout: 180_000})
-      outputs.push({what: `${program} ${label}`, out: c.stdout + c.stderr})
-      assert.equal(c.status, 0, `${program}: ${c.stdout}${c.stderr}`)
-      const lines = c.stdout.trim().split('\n').map((l) => JSON.parse(l) as {context: string; namespaces?: string[]; error?: string})
-      assert.deepEqual(lines.map((l) => l.context), [...contexts].sort(), program)
-      for (const l of lines) assert.ok(l.namespaces?.includes('default'), `${program}: ${JSON.stringify(l)}`)
-    }
+    assertLibrariesList(file, {PATH, HOME: home, XDG_CACHE_HOME: cache, KUBECONFIG: ''}, contexts, ['default'], (program, out) => outputs.push({what: `${program} ${label}`, out}))
   }
 
   it('client-go and the Python kubernetes client list namespaces through every exported context', () => {

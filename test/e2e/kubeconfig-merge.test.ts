@@ -20,6 +20,7 @@ import yaml from 'js-yaml'
 import type {KubeconfigPruneResult} from '../../src/commands/kubeconfig/prune.js'
 import {FLEET_BIN, runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {assertLibrariesList} from '../support/kubeconfig-consumers.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -345,10 +346,6 @@ describe('fleet kubeconfig prune at a terminal (tmux)', () => {
   })
 })
 
-/** A consumer program from test/kubeconfig-consumers/ (built, or reused from its cache: .ci/run builds them first). */
-const build = (script: string) =>
-  execFileSync('bash', [fileURLToPath(new URL(`../kubeconfig-consumers/${script}`, import.meta.url))], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
-
 describe('the newcomer: fleet kubeconfig export --all --merge-into ~/.kube/config on the sandbox fleet', () => {
   // The sandbox's `eval "$(npm run -s sandbox -- env)"`: KUBECONFIG names every cluster's admin kubeconfig.
   const sandbox = [hub, m1, m2].map((s) => s.kubeconfig).join(':')
@@ -381,17 +378,7 @@ describe('the newcomer: fleet kubeconfig export --all --merge-into ~/.kube/confi
     for (const s of [hub, m1, m2]) assert.ok(!text.includes((yaml.load(readFileSync(s.kubeconfig, 'utf8')) as any).users[0].user['client-key-data']))
 
     // Client libraries load the same file and run the same exec entries: client-go and the Python kubernetes client.
-    const consumers: Array<[string, string[]]> = [
-      [build('build-go.sh'), ['--kubeconfig', config]],
-      [build('build-python.sh'), [fileURLToPath(new URL('../kubeconfig-consumers/list-namespaces.py', import.meta.url)), config]],
-    ]
-    for (const [program, args] of consumers) {
-      const c = spawnSync(program, args, {encoding: 'utf8', env: {...process.env, PATH, HOME: home, KUBECONFIG: ''}, timeout: 120_000})
-      assert.equal(c.status, 0, `${program}: ${c.stdout}${c.stderr}`)
-      const lines = c.stdout.trim().split('\n').map((l) => JSON.parse(l) as {context: string; namespaces: string[]})
-      assert.deepEqual(lines.map((l) => l.context), [...contexts].sort(), program)
-      for (const l of lines) assert.ok(l.namespaces.includes('kube-system') && l.namespaces.includes('default'), `${program}: ${JSON.stringify(l)}`)
-    }
+    assertLibrariesList(config, {...process.env, PATH, HOME: home, KUBECONFIG: ''}, contexts, ['kube-system', 'default'])
 
     const before = snapshot(config)
     const second = await exportInto(home)

@@ -19,6 +19,7 @@ import {loadKuberc, pluginAllowed} from '../../src/kubeconfig/kuberc.js'
 import {loadMerged, resolveContext} from '../../src/kubeconfig/loading-rules.js'
 import {runFleet} from '../support/cli.js'
 import {loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -201,7 +202,7 @@ async function runFleetCli(c: Case, env: NodeJS.ProcessEnv, flag?: string): Prom
 describe('kuberc: fleet against kubectl 1.35 on the same files', () => {
   before(async () => {
     const start = Date.now()
-    kubectl135 = execFileSync('bash', [BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+    kubectl135 = buildScriptOutput(BUILD)
     const version = execFileSync(kubectl135, ['version', '--client'], {encoding: 'utf8'})
     assert.match(version, /Client Version: v1\.35\./)
     console.log(`kubectl 1.35 ready after ${Date.now() - start} ms: ${kubectl135}`)

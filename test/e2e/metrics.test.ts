@@ -3,7 +3,7 @@
 // context name need escaping, a client certificate and a hub Secret; clusters verify over a fleet with a cluster down;
 // every other command refusing the format. Each output is grepped for the credentials the test made.
 import assert from 'node:assert/strict'
-import {execFileSync, spawnSync} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
 import {mkdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -18,6 +18,7 @@ import {type CliResult, runFleet} from '../support/cli.js'
 import {applyYaml, createCertUser, createServiceAccountToken, kubeconfigFor, loadControlPlane, scratchDir, uniqueName, writeKubeconfig} from '../support/fixture.js'
 import {kubeconfigObject} from '../support/kubeconfig.js'
 import {closedPort} from '../support/net.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const cp = loadControlPlane()
 const [m1] = cp.members
@@ -57,7 +58,7 @@ function noSecrets(secrets: string[], ...results: CliResult[]): void {
 const jwtExp = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as {exp: number}).exp
 
 before(() => {
-  promparse = execFileSync('bash', [BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  promparse = buildScriptOutput(BUILD)
 })
 
 describe('the parser itself', () => {

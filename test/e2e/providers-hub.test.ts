@@ -4,7 +4,6 @@
 // source with upstream's names and the reason for each one that is not ready; `fleet auth whoami` must reach each good
 // one with exactly the credential a controller would use.
 import assert from 'node:assert/strict'
-import {execFileSync} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
@@ -24,6 +23,7 @@ import {
   tokenUser,
   uniqueName,
 } from '../support/fixture.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -71,7 +71,7 @@ const expectedUser: Record<string, string> = {}
 const tokens: string[] = []
 
 before(async () => {
-  pluginsDir = execFileSync('bash', [PLUGINS_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+  pluginsDir = buildScriptOutput(PLUGINS_BUILD)
   const dir = scratchDir()
   await applyYaml(hub, docs(namespace(ns), namespace(nsCapi2), namespace(nsCapi1), namespace(nsInv2)))
 

@@ -13,7 +13,7 @@
 // - wi doctor on broken plugin setups: a wrong audience, a plugin identity that may not request tokens, a member that
 //   does not trust the hub.
 import assert from 'node:assert/strict'
-import {execFile, execFileSync} from 'node:child_process'
+import {execFile} from 'node:child_process'
 import {mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -23,6 +23,7 @@ import yaml from 'js-yaml'
 import {type CliResult, FLEET_BIN, runFleet} from '../support/cli.js'
 import {type ExtraApiserver, startExtraApiserver} from '../support/extra-apiserver.js'
 import {apiRequest, applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
+import {buildScriptOutput} from '../support/binaries.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -222,7 +223,7 @@ describe('fleet wi token (live)', () => {
     let setupOut = ''
 
     before(async () => {
-      consumerBin = execFileSync('bash', [CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+      consumerBin = buildScriptOutput(CONSUMER_BUILD)
       await applyYaml(hub, `apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: ${profile}\n  namespace: ${ns}\nspec:\n  clusterManager:\n    name: fleet-e2e\n`)
       const status = {status: {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Test', message: 'e2e', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z')}]}}
       await kubectl(hub, ['-n', ns, 'patch', 'clusterprofile', profile, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)])
@@ -446,7 +447,7 @@ describe('fleet wi token (live)', () => {
 
       // Argo CD's own code: its v1alpha1 ClusterConfig reads the Secret's config and Cluster.RawRestConfig builds the
       // client (v3.2, which has neither provideClusterInfo nor config: the plugin's arguments carry both settings).
-      const argocd = execFileSync('bash', [ARGOCD_CONSUMER_BUILD], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']}).trim().split('\n').pop()!
+      const argocd = buildScriptOutput(ARGOCD_CONSUMER_BUILD)
       const byArgo = await runWith(argocd, ['-hub-kubeconfig', hub.kubeconfig, '-namespace', argoNs, '-name', name], {PATH, HOME: EMPTY_HOME})
       assert.equal(byArgo.code, 0, byArgo.stderr)
       assert.deepEqual(JSON.parse(byArgo.stdout), {username: USER, server: m1.url})

@@ -1,6 +1,6 @@
 // Locates (building on first use) the control-plane binaries through test/control-plane/build.sh, the one place that
 // knows the cache layout and the KUBEBUILDER_ASSETS / TEST_ASSET_* overrides.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,14 @@ export function runBuildScript(script: string, label: string, log: (line: string
       else resolvePromise(out.trim().split('\n').pop() ?? '');
     });
   });
+}
+
+/**
+ * The same for a before() hook or a bench that can wait: runs a build script of the repository's Go helpers (their
+ * progress on stderr) and returns the path it prints on its last stdout line.
+ */
+export function buildScriptOutput(script: string, timeoutMs = 1_200_000): string {
+  return execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: timeoutMs }).trim().split('\n').pop()!;
 }
 
 /** The file `name` in the directory a build script printed, which must be there. */

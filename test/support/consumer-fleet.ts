@@ -2,19 +2,19 @@
 // multicluster-runtime Secrets, Cluster API Clusters, ClusterProfiles with the Secret strategy, and ClusterProfiles whose
 // access provider is cluster-inventory-api's reference kubeconfig-secretreader plugin (built from upstream; it finds the
 // hub through KUBECONFIG and the Secret through the exec extension fleet writes into the profile).
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { kubeconfigFor, loadControlPlane } from './fixture.js';
+import {buildScriptOutput} from './binaries.js';
 
 const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', import.meta.url));
 
 /** Writes `<dir>/<run>-fleet.yaml` (and the access-provider file it names) and returns its path. */
 export function writeConsumerFleet(o: { dir: string; run: string; hubNs: string; consumer: string }): string {
   const cp = loadControlPlane();
-  const pluginsDir = execFileSync('bash', [PLUGINS_BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+  const pluginsDir = buildScriptOutput(PLUGINS_BUILD);
   const pluginHub = kubeconfigFor(cp.hub, { certFile: cp.admin.certFile, keyFile: cp.admin.keyFile }, { name: `${o.run}-plugin-hub`, namespace: o.hubNs });
   const accessFile = join(o.dir, `${o.run}-access.json`);
   const execConfig = {
