@@ -60,6 +60,7 @@ const READ_ALLOWED = new Map([
   ['creds/codecs/codec.ts', {yaml: 1, why: 'the kubeconfig a consumer Secret fleet wrote holds (a Secret, not a file)'}],
   ['creds/codecs/argocd.ts', {json: 1, why: "an Argo CD cluster Secret's config JSON (a Secret, not a file)"}],
   ['export/credential-cache.ts', {json: 1, why: "fleet's own credential cache file (0600, written by the same code); one that does not parse is no entry"}],
+  ['export/prune-state.ts', {json: 1, why: "fleet's own prune failure records (0600, written by the same code, read through base/files.ts); one that does not decode strictly is no record"}],
   ['export/exec-info.ts', {json: 1, why: 'KUBERNETES_EXEC_INFO, the JSON client-go hands an exec plugin in its environment'}],
   ['creds/rules-file.ts', {yaml: 1, why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)'}],
   ['creds/revoke.ts', {read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording'}],

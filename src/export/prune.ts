@@ -1,8 +1,10 @@
-import {realpath, stat, unlink} from 'node:fs/promises'
+import {lstat, realpath, stat, unlink} from 'node:fs/promises'
+import {isAbsolute, resolve} from 'node:path'
 
 import type {Cancellation} from '../base/cancel.js'
 import {mapLimit} from '../base/concurrency.js'
 import {ConfigError, FleetError} from '../base/errors.js'
+import {formatLifetime} from '../base/duration.js'
 import {readOptional, writeError} from '../base/files.js'
 import type {Connector} from '../kube/connector.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
@@ -13,21 +15,30 @@ import {withKubeconfigLock, writeFileAtomic} from '../kubeconfig/atomic-write.js
 import {describeCredentials} from '../kubeconfig/credentials.js'
 import {KubeconfigEdit} from '../kubeconfig/edit.js'
 import {type ResolvedContext, mergeKubeconfigs, resolveClusterPaths, resolveUserPaths} from '../kubeconfig/loading-rules.js'
+import {type KubeconfigFile, readKubeconfig} from '../kubeconfig/parse.js'
 import {exportMarkerOf} from '../kubeconfig/export-marker.js'
 import {isFleetWritten} from '../kubeconfig/merge.js'
 import type {ContextOrigin} from '../kubeconfig/types.js'
 import {ClusterNotFoundError} from '../providers/not-found.js'
 import type {ClusterProvider} from '../providers/types.js'
+import {FailureRecords} from './prune-state.js'
 
 /**
- * `fleet kubeconfig prune [FILE]`: the contexts of one kubeconfig file that no longer lead anywhere, found and (after
- * the command's confirmation) removed with the clusters and users only they used. A context goes when:
- * - `gone`: its cluster entry is missing from the file, or (fleet's export entries) the provider that exported it
- *   listed its clusters and this one is not among them;
+ * `fleet kubeconfig prune [FILE]`: the contexts of one kubeconfig file that are certainly dead, found and (after the
+ * command's confirmation) removed with the clusters and users only they used. Every context is judged over the view
+ * kubectl has (the file with every other KUBECONFIG file, client-go's merge rules: kubeconfig/loading-rules.ts), so a
+ * cluster or user defined in another of those files is there. A context goes when:
+ * - `gone`: its cluster is defined in none of those files; or (fleet's export entries) what it was exported from no
+ *   longer exists: the file provider's kubeconfig file or the fleet configuration the entry names is not there
+ *   (ENOENT: `creds revoke` deletes the file), or the run's provider, built from the same configuration, answered and
+ *   does not list the cluster (a hub Secret deleted). A hub that did not answer has deleted nothing;
  * - `expired`: its credential's expiry has passed (a client certificate's notAfter, a JWT's exp, an exec plugin's
  *   expirationTimestamp when the plugin may run);
- * - `unreachable`: a request (SelfSubjectReview with the credential, or /version without one) fails to connect within
- *   the request time limit (refused, no route, no answer, unknown host). An HTTP answer of any status is reachable.
+ * - `unreachable`: its server failed to answer (refused, no route, reset, no answer within the time limit) in this run
+ *   and in earlier runs, the first of them at least `unreachableForMs` ago, with no answer in between (the records of
+ *   prune-state.ts). One run never removes anything as unreachable; a host name that does not resolve (off the VPN)
+ *   and a proxy that does not connect are not the server's failures and are not counted. An HTTP answer of any status
+ *   is reachable and clears the record.
  *
  * The file is data: an exec plugin it names runs only when the trust policy allows it as it would allow hub data (the
  * kuberc's Allowlist, or fleet.yaml's credentialPluginAllowlist). Fleet's own export entries never run (their cluster is
@@ -76,11 +87,26 @@ export interface PruneInputs {
   source?: () => Promise<RunSource>
   concurrency: number
   now?: () => number
+  /**
+   * The other files of kubectl's view (KUBECONFIG's, or ~/.kube/config), in precedence order: the file is judged with
+   * them (missing ones skipped, as kubectl skips them). The file itself may be among them; when it is not, it comes
+   * first, and the rest still count: a cluster defined in any of them is not gone.
+   */
+  kubeconfigPaths?: string[]
+  /** The failures of earlier runs (prune-state.ts), updated with this run's; saved by the caller. */
+  failures?: FailureRecords
+  /** How long a server must have failed, across runs, before its contexts go as `unreachable` (default a day). */
+  unreachableForMs?: number
 }
+
+/** The default of --unreachable-for: a day, so that a night off the VPN or a weekend's paused VM is not a death. */
+export const DEFAULT_UNREACHABLE_FOR_MS = 24 * 3600 * 1000
 
 interface Verdict {
   reason?: PruneReason
   message: string
+  /** What the request found of the server, for the failure records: answered, failed, or a name that did not resolve. */
+  server?: {url: string; outcome: 'reached' | 'failed' | 'unresolved'}
 }
 
 /** Reads the file and judges every context (see the module comment). Nothing is written. */
@@ -90,19 +116,22 @@ export async function planPrune(inputs: PruneInputs): Promise<PrunePlan> {
   if (text === undefined) throw new ConfigError(`${inputs.file}: kubeconfig file not found`)
   const edit = new KubeconfigEdit(text, inputs.file)
   const file = edit.file
-  const merged = mergeKubeconfigs([file])
+  const {merged, others} = await kubectlView(file, target, inputs.kubeconfigPaths ?? [])
   const now = inputs.now ?? Date.now
+  const runAt = now()
 
-  const judge = async (name: string): Promise<PruneItem> => {
+  const judge = async (name: string): Promise<{item: PruneItem; verdict: Verdict}> => {
     const entry = file.contexts.get(name)!
     const found = {context: name, cluster: entry.cluster || undefined, user: entry.user || undefined, fleet: isFleetWritten(entry)}
     const verdict = await judgeContext(name, found, merged, inputs, now).catch((error: unknown): Verdict => ({message: `not judged: ${error instanceof Error ? error.message : String(error)}`}))
     // Built in one go so that -o json always lists the fields in this order.
-    return {...found, action: verdict.reason ? 'remove' : 'keep', ...(verdict.reason ? {reason: verdict.reason} : {}), message: verdict.message}
+    return {item: {...found, action: 'keep', message: verdict.message}, verdict}
   }
-  const items = await mapLimit([...file.contexts.keys()], inputs.concurrency, judge)
+  const judged = await mapLimit([...file.contexts.keys()], inputs.concurrency, judge)
+  const items = decideUnreachable(judged, inputs.failures ?? FailureRecords.empty(), runAt, inputs.unreachableForMs ?? DEFAULT_UNREACHABLE_FOR_MS)
   const gone = new Set(items.filter((i) => i.action === 'remove').map((i) => i.context))
-  const remaining = [...file.contexts].filter(([name]) => !gone.has(name)).map(([, c]) => c)
+  // Contexts of the other files use clusters and users of this one too (kubectl merges them): those stay.
+  const remaining = [...[...file.contexts].filter(([name]) => !gone.has(name)).map(([, c]) => c), ...others.flatMap((f) => [...f.contexts.values()])]
   const orphans = (key: 'cluster' | 'user', defined: Map<string, unknown>) => {
     const used = new Set(remaining.map((c) => c[key]).filter(Boolean))
     const named = new Set(items.filter((i) => gone.has(i.context)).map((i) => i[key]).filter((n): n is string => Boolean(n)))
@@ -117,6 +146,63 @@ export async function planPrune(inputs: PruneInputs): Promise<PrunePlan> {
   }
 }
 
+/**
+ * The files kubectl reads with this one, merged by client-go's rules: the loading rules' files in their order, the file
+ * itself where it stands among them (or first, when it is not one of them), the missing ones skipped. A file of them
+ * that kubectl could not read either stops prune (exit 2) before any cluster is asked.
+ */
+async function kubectlView(file: KubeconfigFile, target: string, paths: string[]): Promise<{merged: ReturnType<typeof mergeKubeconfigs>; others: KubeconfigFile[]}> {
+  const same = async (p: string) => (await realpath(p).catch(() => resolve(p))) === target
+  const ordered: KubeconfigFile[] = []
+  const others: KubeconfigFile[] = []
+  let placed = false
+  for (const path of paths) {
+    if (await same(path)) {
+      if (!placed) ordered.push(file)
+      placed = true
+      continue
+    }
+    const other = await readKubeconfig(resolve(path))
+    if (!other) continue
+    ordered.push(other)
+    others.push(other)
+  }
+  if (!placed) ordered.unshift(file)
+  return {merged: mergeKubeconfigs(ordered), others}
+}
+
+/**
+ * The `unreachable` rule over the whole run (see the module comment): a server any context reached clears its record;
+ * one that failed is recorded once per run, and its contexts go only when its record began at least `forMs` before this
+ * run, in an earlier run. Every other context keeps its verdict.
+ */
+function decideUnreachable(judged: Array<{item: PruneItem; verdict: Verdict}>, records: FailureRecords, runAt: number, forMs: number): PruneItem[] {
+  const reached = new Set(judged.filter((j) => j.verdict.server?.outcome === 'reached').map((j) => j.verdict.server!.url))
+  for (const url of reached) records.reached(url)
+  const prior = new Map<string, ReturnType<FailureRecords['get']>>()
+  const recorded = new Set<string>()
+  return judged.map(({item, verdict}) => {
+    const server = verdict.server
+    const decided = (reason: PruneReason | undefined, message: string): PruneItem => ({...item, action: reason ? 'remove' : 'keep', ...(reason ? {reason} : {}), message})
+    if (!server || server.outcome === 'reached') return decided(verdict.reason, verdict.message)
+    if (server.outcome === 'unresolved') return decided(undefined, `${verdict.message}: a name that does not resolve (off the VPN?) is not counted as a failure`)
+    if (reached.has(server.url)) return decided(undefined, `${verdict.message}; another context reached the same server in this run`)
+    if (!prior.has(server.url)) prior.set(server.url, records.get(server.url))
+    const before = prior.get(server.url)
+    if (!recorded.has(server.url)) {
+      recorded.add(server.url)
+      records.failed(server.url, runAt, verdict.message)
+    }
+    const since = before ? Date.parse(before.since) : runAt
+    const lasted = runAt - since
+    if (before && Date.parse(before.last) < runAt && lasted >= forMs) {
+      return decided('unreachable', `${verdict.message}; failing since ${before.since} (${before.runs + 1} runs, ${formatLifetime(lasted / 1000)}, --unreachable-for ${formatLifetime(forMs / 1000)})`)
+    }
+    const first = before ? `failing since ${before.since} (${before.runs + 1} runs)` : 'first failure recorded'
+    return decided(undefined, `${verdict.message}; ${first}, removed once it has failed for ${formatLifetime(forMs / 1000)} (--unreachable-for)`)
+  })
+}
+
 async function judgeContext(
   name: string,
   item: Pick<PruneItem, 'cluster' | 'user' | 'fleet'>,
@@ -124,13 +210,14 @@ async function judgeContext(
   inputs: PruneInputs,
   now: () => number,
 ): Promise<Verdict> {
-  const entry = merged.contexts.get(name)!.entry
   const where = inputs.file
+  const entry = merged.files.find((f) => f.path === where)!.contexts.get(name)!
   const cluster = item.cluster ? merged.clusters.get(item.cluster) : undefined
+  const view = merged.files.length > 1 ? `${where} or the other KUBECONFIG files` : where
   if (!item.cluster) return {reason: 'gone', message: 'the context names no cluster'}
-  if (!cluster) return {reason: 'gone', message: `cluster "${item.cluster}" is not defined in ${where}`}
+  if (!cluster) return {reason: 'gone', message: `cluster "${item.cluster}" is not defined in ${view}`}
   const user = item.user ? merged.users.get(item.user) : undefined
-  if (item.user && !user) return {message: `not judged: user "${item.user}" is not defined in ${where}`}
+  if (item.user && !user) return {message: `not judged: user "${item.user}" is not defined in ${view}`}
 
   const ctx: ResolvedContext = {
     contextName: name,
@@ -140,8 +227,8 @@ async function judgeContext(
     cluster: resolveClusterPaths(cluster.entry, cluster.file.path),
     user: user ? resolveUserPaths(user.entry, user.file.path) : {},
     contextFile: where,
-    clusterFile: where,
-    userFile: user ? where : undefined,
+    clusterFile: cluster.file.path,
+    userFile: user?.file.path,
   }
 
   if (item.fleet) {
@@ -185,12 +272,37 @@ export interface RunSource {
 }
 
 /** The same, as an export entry's exec arguments record it (export/credential-args.ts). */
-function recordedSource(args: string[] | undefined): RunSource & {context?: string} {
+function recordedSource(args: string[] | undefined): RunSource & {context?: string; cluster?: string} {
   const value = (flag: string) => {
     const i = args?.indexOf(flag) ?? -1
     return i >= 0 ? args![i + 1] : undefined
   }
-  return {fleetConfig: value('--fleet-config'), kubeconfig: value('--kubeconfig')?.split(':'), context: value('--context')}
+  return {fleetConfig: value('--fleet-config'), kubeconfig: value('--kubeconfig')?.split(':'), context: value('--context'), cluster: value('--cluster')}
+}
+
+/** Whether nothing is at `path` (lstat says ENOENT): the one absence prune counts as certain. */
+async function absent(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+  )
+}
+
+/**
+ * Why an export entry can never work again, from the files its own arguments name, looked at (lstat) and never read
+ * or run: the fleet configuration it names is gone, or (a file provider's entry, `--cluster <file>+<context>`) the
+ * kubeconfig file its cluster came from is gone, as `creds revoke` leaves a credential file it wrote. A file that is
+ * there but unreadable, or any other error, decides nothing.
+ */
+async function goneFromFiles(recorded: ReturnType<typeof recordedSource>): Promise<string | undefined> {
+  if (recorded.fleetConfig !== undefined && isAbsolute(recorded.fleetConfig) && (await absent(recorded.fleetConfig))) {
+    return `the fleet configuration it was exported with (${recorded.fleetConfig}) no longer exists`
+  }
+  // A hub's kubeconfig (--context given) going away says nothing about the cluster: the hub could not be asked.
+  if (recorded.context !== undefined || !recorded.cluster || !recorded.kubeconfig) return undefined
+  const file = recorded.kubeconfig.find((f) => isAbsolute(f) && recorded.cluster!.startsWith(`${f}+`))
+  if (file && (await absent(file))) return `its kubeconfig file ${file} no longer exists`
+  return undefined
 }
 
 /**
@@ -200,7 +312,7 @@ function recordedSource(args: string[] | undefined): RunSource & {context?: stri
  * arguments are never used to build a provider: they are data, and a fleet configuration or a hub kubeconfig they
  * named could run programs.
  */
-function sameSource(recorded: ReturnType<typeof recordedSource>, run: RunSource): boolean {
+function sameSource(recorded: RunSource & {context?: string}, run: RunSource): boolean {
   if (recorded.fleetConfig !== undefined) return recorded.fleetConfig === run.fleetConfig
   if (recorded.context !== undefined || recorded.kubeconfig === undefined || run.fleetConfig !== undefined) return false
   return recorded.kubeconfig.join(':') === (run.kubeconfig ?? []).join(':')
@@ -213,7 +325,10 @@ function sameSource(recorded: ReturnType<typeof recordedSource>, run: RunSource)
  */
 async function goneFromProvider(marker: ReturnType<typeof exportMarkerOf>, args: string[] | undefined, inputs: PruneInputs): Promise<{gone?: string; note?: string}> {
   const provider = inputs.provider
-  if (!marker || !provider || !inputs.source) return {note: 'not checked against its provider (no export marker)'}
+  if (!marker) return {note: 'not checked against its provider (no export marker)'}
+  const files = await goneFromFiles(recordedSource(args))
+  if (files) return {gone: files}
+  if (!provider || !inputs.source) return {note: 'not checked against its provider (no export marker)'}
   try {
     await provider.get(marker.cluster)
     return {}
@@ -235,6 +350,7 @@ async function goneFromProvider(marker: ReturnType<typeof exportMarkerOf>, args:
  * `unreachable`; an HTTP answer, whatever its status, is a server that is there.
  */
 async function reachability(connector: Connector, ctx: ResolvedContext, name: string, how: 'review' | 'version'): Promise<Verdict> {
+  const url = ctx.cluster.server ?? ''
   try {
     const client = await connector.context(ctx, name)
     const response =
@@ -242,12 +358,29 @@ async function reachability(connector: Connector, ctx: ResolvedContext, name: st
         ? await client.request('GET', VERSION_PATH)
         : await sendObject(client, 'POST', SELF_SUBJECT_REVIEW, {}, {body: {apiVersion: apiVersionOf(SELF_SUBJECT_REVIEW), kind: SELF_SUBJECT_REVIEW.kind}})
     const status = response.status
-    if (how === 'review' && status === 401) return {message: 'reachable; the server refused the credential (401), kept: nothing says it expired'}
-    return {message: `reachable (${how === 'version' ? '/version' : 'SelfSubjectReview'} answered ${status})`}
+    const server = {url, outcome: 'reached' as const}
+    if (how === 'review' && status === 401) return {message: 'reachable; the server refused the credential (401), kept: nothing says it expired', server}
+    return {message: `reachable (${how === 'version' ? '/version' : 'SelfSubjectReview'} answered ${status})`, server}
   } catch (error) {
-    if (error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout')) return {reason: 'unreachable', message: error.message}
+    if (error instanceof FleetError && (error.kind === 'unreachable' || error.kind === 'timeout')) {
+      // Not the server's failure: a name the resolver does not know now (off the VPN, a resolver down), or a proxy
+      // that did not connect (the server was never asked).
+      const unresolved = error.kind === 'unreachable' && (DNS_CODES.has(codeOf(error)) || / the API server .* was not contacted$/.test(error.message))
+      return {message: error.message, server: {url, outcome: unresolved ? 'unresolved' : 'failed'}}
+    }
     throw error
   }
+}
+
+/** The resolver's answers for a name it cannot resolve now: getaddrinfo's ENOTFOUND (no such name) and EAI_AGAIN (try again). */
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN'])
+
+/** The system error code under a transport error (kube/errors.ts keeps the original as its cause). */
+function codeOf(error: unknown): string {
+  for (let e = error as {code?: unknown; cause?: unknown} | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string') return e.code
+  }
+  return ''
 }
 
 /** What applying a plan did. */

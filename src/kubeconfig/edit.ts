@@ -49,15 +49,24 @@ export class KubeconfigEdit {
   private readonly root?: YamlNode
   private readonly nodes: Record<Section, SectionNodes>
   private readonly eol: string
+  /** The UTF-8 byte order mark the file starts with, if any: read past (as kubectl reads it), written back as it was. */
+  private readonly bom: string
+  /** The file's text after the BOM: every offset below is into this. */
+  private readonly text: string
   private readonly set = new Map<string, NamedItem>()
   private readonly removed = new Set<string>()
   private readonly appended: Record<Section, NamedItem[]> = {clusters: [], users: [], contexts: []}
   private currentContext?: {name: string}
 
   constructor(
-    private readonly text: string,
+    original: string,
     private readonly where: string,
   ) {
+    // client-go's YAML reader (go-yaml) skips a leading UTF-8 BOM, and so does js-yaml's load, but js-yaml's listener
+    // positions count from after it: the splices work on the text past the BOM and put it back in front.
+    this.bom = original.startsWith('\uFEFF') ? '\uFEFF' : ''
+    const text = original.slice(this.bom.length)
+    this.text = text
     this.file = parseKubeconfig(text, where)
     this.eol = /\r\n/.test(text.slice(0, text.indexOf('\n') + 1)) ? '\r\n' : '\n'
     const root = text.trim() === '' ? undefined : loadYamlNodes(text, where)
@@ -105,7 +114,7 @@ export class KubeconfigEdit {
   /** The edited text, checked (see the module comment); the text itself when nothing changes. */
   result(): string {
     const splices: Splice[] = this.root ? this.splices() : this.newDocument()
-    if (splices.length === 0) return this.text
+    if (splices.length === 0) return this.bom + this.text
     // Last first, so earlier offsets stay true; two inserts at one place keep the order they were made in.
     const order = splices.map((s, i) => ({...s, i})).sort((a, b) => b.start - a.start || b.i - a.i)
     let out = this.text
@@ -116,7 +125,7 @@ export class KubeconfigEdit {
       last = s.start
     }
     this.verify(out)
-    return out
+    return this.bom + out
   }
 
   // ---- splices ---------------------------------------------------------------------------------------------------
@@ -212,8 +221,10 @@ export class KubeconfigEdit {
     const dash = this.text.lastIndexOf('-', node.start)
     const lineStart = this.text.lastIndexOf('\n', dash) + 1
     if (dash < 0 || this.text.slice(lineStart, dash).trim() !== '') throw this.refused('an entry does not start its own line')
+    // The whole last line, its line break included: `\r\n` in a CRLF file (leaving the `\n` would leave a bare-LF line).
     const end = this.lineEnd(node.end)
-    return {start: lineStart, end: Math.min(this.text.length, end + 1), text: ''}
+    const past = this.text.startsWith('\r\n', end) ? end + 2 : end + 1
+    return {start: lineStart, end: Math.min(this.text.length, past), text: ''}
   }
 
   private currentContextSplices(name: string): Splice[] {

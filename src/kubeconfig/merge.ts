@@ -13,6 +13,9 @@ import type {KubeconfigDoc, NamedExtension} from './types.js'
  * keeps other things in (~/.kube/config). The rules (docs/kubeconfig.md, "Every tool, one kubeconfig"):
  * - only entries that carry fleet's export extension are fleet's; every other entry, comment and byte stays as it was
  *   (kubeconfig/edit.ts splices text; it never re-serialises the file);
+ * - a fleet entry the user edited keeps the edits fleet does not own (see withUserFields): a context's namespace and
+ *   any field or extension fleet does not write; a cluster's or user's field fleet does not write is dropped with a
+ *   warning naming it, never silently;
  * - a same-named entry that is not fleet's is never overwritten: the merge stops before writing, naming the file and
  *   the entries (exit 2), and the user renames one of them;
  * - current-context is kept; it is set (to the export's, else its first context) only when the file has none;
@@ -50,6 +53,8 @@ export interface MergePlan {
   unchanged: MergeEntry[]
   /** Entries of the file the export does not name (the user's own, and fleet's from other exports): left as they are. */
   kept: MergeEntry[]
+  /** One line each: a field of a fleet entry the user set that the merge could not keep (named, never dropped silently). */
+  warnings: string[]
 }
 
 const KIND: Record<Section, EntryKind> = {clusters: 'cluster', users: 'user', contexts: 'context'}
@@ -63,6 +68,41 @@ export function isFleetWritten(body: unknown): boolean {
   return Array.isArray(extensions) && extensions.some((e: NamedExtension | null) => e?.name === FLEET_EXPORT_EXTENSION)
 }
 
+/** What fleet owns in the body of each kind of entry it writes; everything else in a context is the user's. */
+const CONTEXT_FIELDS_FLEET_OWNS = new Set(['cluster', 'user', 'extensions'])
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * The exported item as it is written over a fleet entry already in the file, with the user's own edits kept:
+ * - a context is the user's except its cluster, user and fleet's extension: `kubectl config set-context <entry>
+ *   --namespace x` (or any field fleet does not write) survives the next export. A namespace the export carries is
+ *   written only where the file's entry has none;
+ * - a cluster or a user is fleet's as a whole (its server, CA and exec entry are what the provider says; a field an
+ *   older export wrote must not outlive it), but a field set in the file that the export does not write is named by
+ *   `dropped`, so that it is never lost silently;
+ * - in every kind, extensions other than fleet's marker are the user's and kept after fleet's.
+ */
+function withUserFields(section: Section, existing: NamedItem, exported: NamedItem, dropped: (field: string) => void): NamedItem {
+  const key = ENTRY_KEY[section]
+  const mine = existing[key]
+  const theirs = exported[key]
+  if (!isRecord(mine) || !isRecord(theirs)) return exported
+  const body: Record<string, unknown> = {...theirs}
+  if (section === 'contexts') {
+    for (const [field, value] of Object.entries(mine)) if (!CONTEXT_FIELDS_FLEET_OWNS.has(field) && value !== null && value !== undefined) body[field] = value
+  } else {
+    for (const [field, value] of Object.entries(mine)) if (field !== 'extensions' && value !== null && value !== undefined && !(field in theirs)) dropped(field)
+  }
+  const fleetNames = new Set((Array.isArray(theirs.extensions) ? theirs.extensions : []).map((e: NamedExtension | null) => e?.name))
+  const own = (Array.isArray(mine.extensions) ? (mine.extensions as Array<NamedExtension | null>) : []).filter((e) => e && e.name !== FLEET_EXPORT_EXTENSION && !fleetNames.has(e.name))
+  if (own.length > 0) body.extensions = [...((theirs.extensions as unknown[] | undefined) ?? []), ...own]
+  // Fields of the list item beside name and the body (rare; kubectl writes none) are the user's too.
+  const outer: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(existing)) if (field !== 'name' && field !== key && !(field in exported)) outer[field] = value
+  return {...exported, ...outer, [key]: body} as NamedItem
+}
+
 function exportedItems(exported: KubeconfigDoc, section: Section): NamedItem[] {
   const list = exported[section]
   return Array.isArray(list) ? (list as NamedItem[]) : []
@@ -74,7 +114,7 @@ function exportedItems(exported: KubeconfigDoc, section: Section): NamedItem[] {
  */
 export function mergeKubeconfigText(text: string | undefined, exported: KubeconfigDoc, where: string): {text: string; plan: Omit<MergePlan, 'dryRun'>} {
   const edit = new KubeconfigEdit(text ?? '', where)
-  const plan: Omit<MergePlan, 'dryRun'> = {file: where, created: text === undefined, changed: false, currentContextSet: false, added: [], updated: [], unchanged: [], kept: []}
+  const plan: Omit<MergePlan, 'dryRun'> = {file: where, created: text === undefined, changed: false, currentContextSet: false, added: [], updated: [], unchanged: [], kept: [], warnings: []}
   const conflicts: string[] = []
   for (const section of SECTIONS) {
     const named = new Set<string>()
@@ -88,11 +128,16 @@ export function mergeKubeconfigText(text: string | undefined, exported: Kubeconf
         plan.added.push(entry)
       } else if (!isFleetWritten(existing[ENTRY_KEY[section]])) {
         conflicts.push(`${KIND[section]} "${item.name}"`)
-      } else if (sameItem(existing, item)) {
-        plan.unchanged.push(entry)
       } else {
-        edit.put(section, item)
-        plan.updated.push(entry)
+        const merged = withUserFields(section, existing, item, (field) =>
+          plan.warnings.push(`${where}: ${KIND[section]} "${item.name}": ${field} was set in the file; fleet writes its ${KIND[section]} entries whole, so the export replaced it (set it on a ${KIND[section]} of your own)`),
+        )
+        if (sameItem(existing, merged)) {
+          plan.unchanged.push(entry)
+        } else {
+          edit.put(section, merged)
+          plan.updated.push(entry)
+        }
       }
     }
     for (const item of (edit.file.doc[section] ?? []) as NamedItem[]) if (!named.has(item.name)) plan.kept.push({kind: KIND[section], name: item.name})

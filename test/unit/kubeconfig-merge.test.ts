@@ -255,6 +255,59 @@ describe('merge into a kubeconfig file', () => {
   })
 })
 
+describe("merge keeps what the user set (issue 38, item 7)", () => {
+  it('a file that starts with a UTF-8 BOM is read as kubectl reads it (past the BOM) and keeps its BOM', () => {
+    const bom = `\uFEFF${OWN}`
+    const {text, plan} = mergeKubeconfigText(bom, exported(['a']), 'f')
+    assert.ok(text.startsWith(`\uFEFF${OWN.slice(0, OWN.indexOf('users:'))}`), 'the BOM and the user bytes before the first new entry are kept')
+    assert.equal(text.indexOf('\uFEFF', 1), -1, 'one BOM')
+    assert.deepEqual(others(text.slice(1)), others(OWN))
+    assert.equal(plan.added.length, 3)
+    // A second run changes nothing; the same through the file.
+    assert.equal(mergeKubeconfigText(text, exported(['a']), 'f').plan.changed, false)
+    const crlf = `\uFEFF${OWN.replace(/\n/g, '\r\n')}\r\n`
+    const merged = mergeKubeconfigText(crlf, exported(['a']), 'f').text
+    assert.ok(merged.startsWith('\uFEFF'))
+    assert.doesNotMatch(merged, /(^|[^\r])\n/, 'a line ends in a bare LF')
+  })
+
+  it("a namespace set on fleet's context (kubectl config set-context --namespace) survives the next export, and so do other user fields and extensions", () => {
+    const once = mergeKubeconfigText(OWN, exported(['a']), 'f').text
+    // What kubectl writes for `kubectl config set-context fleet-a --namespace team-x`: the whole file in its layout.
+    const doc = parseKubeconfig(once, 'f').doc
+    const ctx = doc.contexts!.find((c) => c.name === 'fleet-a')!.context as Record<string, unknown>
+    ctx.namespace = 'team-x'
+    ctx.extensions = [...(ctx.extensions as unknown[]), {name: 'mine', extension: {k: 'v'}}]
+    const edited = dumpKubeconfig(doc)
+    // The export changed something fleet owns (the server): the entries are rewritten, the user's fields kept.
+    const {text, plan} = mergeKubeconfigText(edited, exported(['a'], () => 'https://moved:6443'), 'f')
+    assert.deepEqual(plan.updated, [{kind: 'cluster', name: 'fleet-a'}])
+    assert.deepEqual(plan.warnings, [])
+    const after = parseKubeconfig(text, 'f').doc.contexts!.find((c) => c.name === 'fleet-a')!.context as Record<string, unknown>
+    assert.equal(after.namespace, 'team-x')
+    assert.deepEqual((after.extensions as Array<{name: string}>).map((e) => e.name), [FLEET_EXPORT_EXTENSION, 'mine'])
+    // Nothing else to do: the same export again leaves the file as it is.
+    assert.equal(mergeKubeconfigText(text, exported(['a'], () => 'https://moved:6443'), 'f').plan.changed, false)
+    // The context fleet owns still points at fleet's cluster and user; a namespace of the export is written only where the file has none.
+    const withNs = exported(['a'], () => 'https://moved:6443')
+    ;(withNs.contexts![0].context as Record<string, unknown>).namespace = 'from-provider'
+    const again = parseKubeconfig(mergeKubeconfigText(text, withNs, 'f').text, 'f').doc.contexts!.find((c) => c.name === 'fleet-a')!.context
+    assert.deepEqual([again.cluster, again.user, again.namespace], ['fleet-a', 'fleet-a', 'team-x'])
+    const fresh = parseKubeconfig(mergeKubeconfigText(once, withNs, 'f').text, 'f').doc.contexts!.find((c) => c.name === 'fleet-a')!.context
+    assert.equal(fresh.namespace, 'from-provider')
+  })
+
+  it("a field set on fleet's cluster or user that the export does not write is replaced with a warning naming it, never silently", () => {
+    const once = mergeKubeconfigText(OWN, exported(['a']), 'f').text
+    const doc = parseKubeconfig(once, 'f').doc
+    ;(doc.clusters!.find((c) => c.name === 'fleet-a')!.cluster as Record<string, unknown>)['proxy-url'] = 'http://proxy:3128'
+    const {text, plan} = mergeKubeconfigText(dumpKubeconfig(doc), exported(['a']), 'f')
+    assert.deepEqual(plan.updated, [{kind: 'cluster', name: 'fleet-a'}])
+    assert.deepEqual(plan.warnings, ['f: cluster "fleet-a": proxy-url was set in the file; fleet writes its cluster entries whole, so the export replaced it (set it on a cluster of your own)'])
+    assert.ok(!text.includes('proxy:3128'))
+  })
+})
+
 describe('kubeconfig edits', () => {
   it('removes entries from block and flow lists, leaving the rest byte-identical', () => {
     const edit = new KubeconfigEdit(OWN, 'f')

@@ -140,7 +140,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const contexts = `${ok} context${ok === 1 ? '' : 's'}`
     const notes: string[] = []
     if (out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${out}`)
-    if (result.merge) notes.push(mergeNote(result.merge))
+    if (result.merge) notes.push(mergeNote(result.merge), ...result.merge.warnings)
     if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {name: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
     this.render(result, {rows: result.items, columns, names: result.items.flatMap((i) => (i.context ? [i.context] : [])), failures: result.items, notes})
     return result

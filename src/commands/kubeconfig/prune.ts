@@ -3,9 +3,17 @@ import {resolve} from 'node:path'
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../cli/base-command.js'
+import {formatLifetime, parseLifetime} from '../../base/duration.js'
 import {UsageError} from '../../base/errors.js'
-import {type PruneItem, applyPrune, planPrune} from '../../export/prune.js'
+import {DEFAULT_UNREACHABLE_FOR_MS, type PruneItem, applyPrune, planPrune} from '../../export/prune.js'
+import {FailureRecords, pruneStatePath} from '../../export/prune-state.js'
 import {precedence} from '../../kubeconfig/loading-rules.js'
+
+/**
+ * The shortest --request-timeout prune judges with: under it a healthy server far away (or a busy one) does not answer
+ * in time, and a failure it records would be the time limit's, not the server's.
+ */
+const MIN_PRUNE_REQUEST_TIMEOUT_MS = 1000
 
 /** The stable JSON shape of `kubeconfig prune` (docs/kubeconfig.md). */
 export interface KubeconfigPruneResult {
@@ -22,8 +30,8 @@ export interface KubeconfigPruneResult {
 }
 
 export default class KubeconfigPrune extends BaseCommand<typeof KubeconfigPrune> {
-  static summary = 'Remove the contexts of a kubeconfig file whose cluster is gone, unreachable, or whose credential has expired.'
-  static description = `Judges every context of FILE (default: the first file of KUBECONFIG, else ~/.kube/config), fleet's own and the others: gone (its cluster entry is missing, or the provider that exported it no longer lists it), expired (a client certificate's notAfter, a JWT's exp, an allowed exec plugin's expirationTimestamp), unreachable (SelfSubjectReview, or /version without a credential, cannot connect within --request-timeout). The plan is shown first; then the contexts go, with the clusters and users only they named, after a backup of the file (FILE.bak-<UTC time>, 0600).
+  static summary = 'Remove the contexts of a kubeconfig file that are certainly dead: cluster gone, credential expired, server unreachable for a day.'
+  static description = `Judges every context of FILE (default: the first file of KUBECONFIG, else ~/.kube/config), fleet's own and the others, over the view kubectl has (FILE with every KUBECONFIG file): gone (its cluster is defined in none of them; for fleet's entries, the kubeconfig file or fleet configuration it was exported from no longer exists, or the provider that exported it answers and no longer lists it), expired (a client certificate's notAfter, a JWT's exp, an allowed exec plugin's expirationTimestamp), unreachable (its server failed to answer in this run and in earlier ones for at least --unreachable-for; failures are recorded in $XDG_STATE_HOME/fleet/prune-failures.json, a DNS failure is not counted, and one run never removes anything as unreachable). The plan is shown first; then the contexts go, with the clusters and users only they named, after a backup of the file (FILE.bak-<UTC time>, 0600).
 
 An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yaml's credentialPluginAllowlist allows it; otherwise that context is judged by /version alone. A confirmation is asked only at a terminal; elsewhere (CI, -o json, a pipe) --yes is required to change the file. Exit 0 when nothing needs removing or the file was pruned, 2 without --yes off a terminal.`
 
@@ -40,11 +48,24 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
   static flags = {
     'dry-run': Flags.boolean({description: 'Show what would be removed; change nothing.'}),
     yes: Flags.boolean({char: 'y', description: 'Remove without asking (required off a terminal, in CI and with machine output).'}),
+    'unreachable-for': Flags.string({
+      description: 'Remove a context as unreachable only when its server has failed, across runs, for at least this long (e.g. 24h, 7d).',
+      default: formatLifetime(DEFAULT_UNREACHABLE_FOR_MS / 1000),
+    }),
   }
 
   async run(): Promise<KubeconfigPruneResult> {
     const f = this.flags
     const file = this.args.file ?? precedence().paths[0]
+    const unreachableForMs = parseLifetime(f['unreachable-for'], '--unreachable-for')
+    // Refused, not judged as "unknown": with a limit this short every server fails, and a run that can only say
+    // "unknown" about every context is not what the person asked for.
+    const limit = this.fleet.requestTimeoutMs
+    if (limit > 0 && limit < MIN_PRUNE_REQUEST_TIMEOUT_MS) {
+      throw new UsageError(`--request-timeout ${this.flags['request-timeout']}: prune needs at least 1s to tell a server that is gone from a slow one; nothing was judged`)
+    }
+    const failures = await FailureRecords.load(pruneStatePath())
+    if (failures.ignored) this.logStderr(`warning: ${failures.ignored}: ignored; earlier failures are not known, so nothing is removed as unreachable in this run`)
     const plan = await planPrune({
       file,
       connector: this.fleet.connector,
@@ -60,7 +81,13 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
         return {fleetConfig: fleetConfig && resolve(fleetConfig), kubeconfig: kubeconfig.map((p) => resolve(p))}
       },
       concurrency: f.concurrency,
+      kubeconfigPaths: this.fleet.kubeconfigPaths ?? precedence().paths,
+      failures,
+      unreachableForMs,
     })
+    // Recorded with --dry-run too: watching a server fail is not a change to the kubeconfig, and a daily dry run should
+    // count toward the duration as a daily prune does. A state that cannot be written is a warning, not a failure.
+    await failures.save().catch((error: unknown) => this.logStderr(`warning: ${failures.path}: failures not recorded: ${error instanceof Error ? error.message : String(error)}`))
     const result: KubeconfigPruneResult = {kind: 'KubeconfigPrune', file, dryRun: Boolean(f['dry-run']), pruned: false, items: plan.items, remove: plan.remove}
     const removing = plan.remove.contexts.length > 0
     // Like kubectl config delete-context: current-context is left as it is, and the person is told.
