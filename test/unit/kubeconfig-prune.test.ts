@@ -40,7 +40,7 @@ async function closedPort(): Promise<number> {
 const DAY = 24 * 3600 * 1000
 const connector = new Connector({timeoutMs: 5000, exec: new ExecCredentialRunner()})
 const inputs = (path: string, extra: Partial<PruneInputs> = {}): PruneInputs => ({file: path, connector, exec: new ExecCredentialRunner(), concurrency: 4, ...extra})
-const byContext = (items: Array<{context: string}>) => Object.fromEntries(items.map((i) => [i.context, i])) as Record<string, {action: string; reason?: string; message: string}>
+const byContext = (items: Array<{context: string}>) => Object.fromEntries(items.map((i) => [i.context, i])) as unknown as Record<string, {action: string; reason?: string; message: string}>
 
 let refused: string
 before(async () => {
