@@ -196,7 +196,7 @@ function decideUnreachable(judged: Array<{item: PruneItem; verdict: Verdict}>, r
     const since = before ? Date.parse(before.since) : runAt
     const lasted = runAt - since
     if (before && Date.parse(before.last) < runAt && lasted >= forMs) {
-      return decided('unreachable', `${verdict.message}; failing since ${before.since} (${before.runs + 1} runs, ${formatLifetime(lasted / 1000)}, --unreachable-for ${formatLifetime(forMs / 1000)})`)
+      return decided('unreachable', `${verdict.message}; failing since ${before.since} (${before.runs + 1} runs), longer than --unreachable-for ${formatLifetime(forMs / 1000)}`)
     }
     const first = before ? `failing since ${before.since} (${before.runs + 1} runs)` : 'first failure recorded'
     return decided(undefined, `${verdict.message}; ${first}, removed once it has failed for ${formatLifetime(forMs / 1000)} (--unreachable-for)`)

@@ -1,6 +1,6 @@
 // `fleet kubeconfig export --merge-into` and `fleet kubeconfig prune` on the real control plane, read back by the tools
 // that use the file (kubectl, grep). Prune: a kubeconfig with a context whose cluster was deleted from the hub, one at a
-// closed port, one with an expired client certificate, one whose exec plugin must not run, one whose plugin the kuberc
+// closed port that has failed for two days (its earlier failures written into prune's state), one with an expired client certificate, one whose exec plugin must not run, one whose plugin the kuberc
 // allows and whose credential has expired, and healthy ones: the plan,
 // --dry-run and a refusal off a terminal change no byte, --yes removes exactly those (with their clusters and users)
 // after a 0600 backup, and a second prune finds nothing; Ctrl-C at the terminal's prompt leaves the file as it was. The
@@ -80,6 +80,16 @@ function assertLinesKept(part: string, whole: string): void {
   }
 }
 
+/**
+ * Prune's record of a server that has failed since `daysAgo` days (src/export/prune-state.ts): what earlier runs would
+ * have left, so that this run's failure is the one that makes it `unreachable`, without waiting days.
+ */
+function seedFailure(stateHome: string, server: string, daysAgo: number): void {
+  const since = new Date(Date.now() - daysAgo * 24 * 3600 * 1000).toISOString()
+  mkdirSync(join(stateHome, 'fleet'), {recursive: true, mode: 0o700})
+  writeFileSync(join(stateHome, 'fleet', 'prune-failures.json'), JSON.stringify({v: 1, servers: {[server]: {since, last: since, runs: 1, error: `${server}: connection refused`}}}), {mode: 0o600})
+}
+
 const snapshot = (path: string) => ({text: readFileSync(path, 'utf8'), mtimeMs: statSync(path).mtimeMs, mode: statSync(path).mode & 0o777})
 const backups = (path: string) => readdirSync(join(path, '..')).filter((f) => f.startsWith(`${path.split('/').pop()}.bak-`))
 
@@ -98,8 +108,9 @@ describe('fleet kubeconfig prune', () => {
   // The kuberc allows one plugin (node running the test plugin), so prune may run it; the marker plugin stays refused.
   const kuberc = join(dir, 'kuberc')
   const counted = join(dir, 'plugin-runs')
+  const stateHome = join(dir, 'state')
   const fleet = async (args: string[]) => {
-    const res = await runFleet(args, {env: {FLEET_CONFIG: fleetYaml, PATH, KUBERC: kuberc}})
+    const res = await runFleet(args, {env: {FLEET_CONFIG: fleetYaml, PATH, KUBERC: kuberc, XDG_STATE_HOME: stateHome}})
     outputs.push(res.stdout, res.stderr)
     return res
   }
@@ -121,6 +132,7 @@ describe('fleet kubeconfig prune', () => {
     const plugin = join(dir, 'plugin.sh')
     writeFileSync(plugin, `#!/bin/sh\ntouch '${marker}'\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x"}}'\n`, {mode: 0o755})
     const port = await closedPort()
+    seedFailure(stateHome, `https://127.0.0.1:${port}`, 2)
     writeFileSync(kuberc, `apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ncredentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- name: ${process.execPath}\n`)
     const tokenPlugin = (expiresIn: number) =>
       `{exec: {apiVersion: client.authentication.k8s.io/v1, command: ${process.execPath}, args: [${TOKEN_PLUGIN}, --tokens, ${alice.token}, --expires-in=${expiresIn}, --count, ${counted}], interactiveMode: Never}}`
@@ -201,7 +213,7 @@ describe('fleet kubeconfig prune', () => {
       expectedItems(),
     )
     const why = Object.fromEntries(out.items.map((i) => [i.context, i.message]))
-    assert.match(why['closed-port'], /^https:\/\/127\.0\.0\.1:\d+: connection refused$/)
+    assert.match(why['closed-port'], /^https:\/\/127\.0\.0\.1:\d+: connection refused; failing since \d{4}-\d\d-\d\dT[\d:.]+Z \(2 runs\), longer than --unreachable-for 24h$/)
     assert.match(why['expired-cert'], /^client certificate expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
     assert.equal(why[goneCtx], `provider "secrets" no longer lists cluster "deleted"`)
     assert.match(why.healthy, /^reachable \(SelfSubjectReview answered 201\)$/)
@@ -222,7 +234,7 @@ describe('fleet kubeconfig prune', () => {
     // their provider: the deleted cluster's context is kept, and says why.
     const other = join(dir, 'other-fleet.yaml')
     copyFileSync(fleetYaml, other)
-    const foreign = await runFleet(['kubeconfig', 'prune', file, '--dry-run', '-o', 'json'], {env: {FLEET_CONFIG: other, PATH, KUBERC: kuberc}})
+    const foreign = await runFleet(['kubeconfig', 'prune', file, '--dry-run', '-o', 'json'], {env: {FLEET_CONFIG: other, PATH, KUBERC: kuberc, XDG_STATE_HOME: stateHome}})
     outputs.push(foreign.stdout, foreign.stderr)
     const kept = foreign.json<KubeconfigPruneResult>().items.find((i) => i.context === goneCtx)!
     assert.equal(kept.action, 'keep')
@@ -295,12 +307,14 @@ describe('fleet kubeconfig prune at a terminal (tmux)', () => {
     }
   }
   const shell = (args: string[]) =>
-    ['env', '-u', 'CI', 'KUBECONFIG=', 'NO_COLOR=1', `HOME=${dir}`, 'XDG_CONFIG_HOME=/nonexistent-fleet-test-config', process.execPath, FLEET_BIN, ...args].map((a) => `'${a}'`).join(' ')
+    ['env', '-u', 'CI', 'KUBECONFIG=', 'NO_COLOR=1', `HOME=${dir}`, 'XDG_CONFIG_HOME=/nonexistent-fleet-test-config', `XDG_STATE_HOME=${stateHome}`, process.execPath, FLEET_BIN, ...args].map((a) => `'${a}'`).join(' ')
   const file = join(dir, 'tty', 'config')
+  const stateHome = join(dir, 'tty-state')
 
   before(async () => {
     mkdirSync(join(dir, 'tty'))
     const port = await closedPort()
+    seedFailure(stateHome, `https://127.0.0.1:${port}`, 2)
     writeFileSync(
       file,
       `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: "https://127.0.0.1:${port}"}\n- name: here\n  cluster: {server: "${m1.url}", certificate-authority-data: ${caData(m1)}}\ncontexts:\n- {name: dead, context: {cluster: gone}}\n- {name: alive, context: {cluster: here}}\ncurrent-context: alive\n`,
