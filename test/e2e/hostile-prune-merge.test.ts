@@ -265,6 +265,49 @@ describe('a credential creds revoke ended', () => {
   })
 })
 
+describe('a credential creds revoke ended, in a hub Secret', () => {
+  const hubNs = `${run}-hub`
+  const sys = `${run}-hubsys`
+  const xdg = join(dir, 'xdg')
+  const config = join(xdg, 'fleet', 'config.yaml')
+  const good = `hub: {kubeconfig: ${cp.hub.kubeconfig}}\nproviders:\n  - {name: secrets, type: kubeconfig, namespace: ${hubNs}}\n`
+  after(async () => {
+    await kubectlResult(cp.hub, ['delete', 'namespace', hubNs, '--wait=false'])
+    await kubectlResult(m1, ['delete', 'namespace', sys, '--wait=false'])
+  })
+
+  it('gone under the plain prune (the default fleet configuration) once the hub answers without it; kept while the hub cannot be asked', async () => {
+    mkdirSync(join(xdg, 'fleet'), {recursive: true})
+    writeFileSync(config, good)
+    const env = {XDG_CONFIG_HOME: xdg}
+    const file = join(dir, 'hub-secret-config')
+    const gen = await fleet(['creds', 'generate', '--kubeconfig', m1.kubeconfig, '--cluster', m1.context, '--hub-kubeconfig', cp.hub.kubeconfig, '--service-account', `${sys}/prune`, '--create-namespace', '--role', 'view', '--duration', '1h', '--secret', `${hubNs}/m1`, '--format', 'multicluster-runtime', '-o', 'json'])
+    assert.equal(gen.code, 0, gen.stderr)
+    const exported = await fleet(['kubeconfig', 'export', '--all', '--merge-into', file, '-o', 'json'], env)
+    assert.equal(exported.code, 0, exported.stderr)
+    const context = exported.json().items[0].context as string
+    const revoked = await fleet(['creds', 'revoke', '--kubeconfig', m1.kubeconfig, '--hub-kubeconfig', cp.hub.kubeconfig, `${hubNs}/m1`, '-o', 'json'])
+    assert.equal(revoked.code, 0, revoked.stderr)
+
+    // The same configuration file, its hub at a port nothing listens on: the hub could not be asked, nothing is gone.
+    const deadHub = join(dir, 'dead-hub.kubeconfig')
+    const hubDoc = yaml.load(readFileSync(cp.hub.kubeconfig, 'utf8')) as {clusters: Array<{cluster: {server: string}}>}
+    hubDoc.clusters[0].cluster.server = 'https://127.0.0.1:1'
+    writeFileSync(deadHub, yaml.dump(hubDoc), {mode: 0o600})
+    writeFileSync(config, good.replace(cp.hub.kubeconfig, deadHub))
+    const unasked = await fleet(['kubeconfig', 'prune', file, '--yes', '-o', 'json'], env)
+    assert.equal(unasked.code, 0, unasked.stderr)
+    assert.equal(items(unasked)[context].action, 'keep', items(unasked)[context].message)
+    assert.deepEqual(backups(file), [])
+
+    writeFileSync(config, good)
+    const res = await fleet(['kubeconfig', 'prune', file, '--yes', '-o', 'json'], env)
+    assert.equal(res.code, 0, res.stderr)
+    const item = items(res)[context]
+    assert.deepEqual([item.action, item.reason, item.message], ['remove', 'gone', 'provider "secrets" no longer lists cluster "m1"'])
+  })
+})
+
 describe('line endings and a BOM are kept; the user edits of fleet entries too', () => {
   it('a CRLF kubeconfig stays CRLF through prune and merge', async () => {
     const file = join(dir, 'crlf')
