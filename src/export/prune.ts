@@ -235,7 +235,8 @@ async function judgeContext(
     const gone = await goneFromProvider(exportMarkerOf(entry), user?.entry.exec?.args, inputs)
     if (gone.gone) return {reason: 'gone', message: gone.gone}
     const version = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
-    return version.reason || !gone.note ? version : {message: `${version.message}; ${gone.note}`}
+    // The server's outcome goes on with the note: a failure is recorded (and judged over runs) as for any context.
+    return gone.note ? {...version, message: `${version.message}; ${gone.note}`} : version
   }
 
   const exec = ctx.user.exec
@@ -248,7 +249,7 @@ async function judgeContext(
     if (refused) {
       const r = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
       const why = refused.kind === 'plugin' ? 'not in an allowlist' : refused.message
-      return r.reason ? r : {message: `${r.message}; exec plugin "${exec.command}" not run (${why}), expiry not known`}
+      return r.server?.outcome === 'reached' ? {...r, message: `${r.message}; exec plugin "${exec.command}" not run (${why}), expiry not known`} : r
     }
     const credential = await inputs.exec.get(exec, ctx.cluster).catch((error: unknown) => error as Error)
     if (credential instanceof Error) return {message: `not judged: ${credential.message}`}
@@ -328,7 +329,7 @@ async function goneFromProvider(marker: ReturnType<typeof exportMarkerOf>, args:
   if (!marker) return {note: 'not checked against its provider (no export marker)'}
   const files = await goneFromFiles(recordedSource(args))
   if (files) return {gone: files}
-  if (!provider || !inputs.source) return {note: 'not checked against its provider (no export marker)'}
+  if (!provider || !inputs.source) return {note: 'not checked against its provider (no provider in this run)'}
   try {
     await provider.get(marker.cluster)
     return {}

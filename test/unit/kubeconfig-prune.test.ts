@@ -152,6 +152,24 @@ describe('export entries whose source is gone', () => {
   }
   const entry = (name: string, args: string[]) => entries([[name, args]])
 
+  it("a fleet entry or an exec user that may not run is judged by /version and recorded like any other context", async () => {
+    const there = file('apiVersion: v1\n')
+    const text = entries([['fleet-entry', ['--cluster', `${there}+ctx`, '--provider', 'p', '--kubeconfig', there]]])
+    const path = file(
+      text.replace('users:\n', 'users:\n- {name: plugin, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/not-allowed, interactiveMode: Never}}}\n').replace(/contexts:\n/, 'contexts:\n- {name: plugin, context: {cluster: fleet-entry, user: plugin}}\n'),
+    )
+    const once = FailureRecords.empty()
+    const first = byContext((await planPrune(inputs(path, {failures: once}))).items)
+    for (const name of ['fleet-entry', 'plugin']) assert.equal(first[name].action, 'keep', first[name].message)
+    assert.match(first['fleet-entry'].message, /connection refused; not checked against its provider \(no provider in this run\); first failure recorded/)
+    assert.equal(once.get(refused)!.runs, 1)
+    const old = FailureRecords.empty()
+    old.failed(refused, Date.now() - 2 * DAY, 'earlier')
+    const plan = await planPrune(inputs(path, {failures: old}))
+    assert.deepEqual(plan.remove.contexts.sort(), ['fleet-entry', 'plugin'])
+    assert.ok(plan.items.every((i) => i.reason === 'unreachable'))
+  })
+
   it('the kubeconfig file it was exported from is gone (creds revoke deleted it): gone, with no provider asked', async () => {
     const revoked = join(tmp, 'revoked.kubeconfig')
     const path = file(entry('rev', ['--cluster', `${revoked}+ctx`, '--provider', 'p', '--kubeconfig', revoked]))
