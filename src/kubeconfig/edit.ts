@@ -192,7 +192,9 @@ export class KubeconfigEdit {
       return [{start: at, end: at, text: this.eol + ' '.repeat(rootColumn) + `${section}:` + blockItems(rootColumn), newKey: true}]
     }
     if (value!.kind === 'sequence' && !value!.flow) {
-      const at = this.lineEnd(items.at(-1)!.node.end)
+      // After the last entry that stays: the end of a removed one is gone with it (after the key when none stays).
+      const kept = items.filter(({name}) => !this.removed.has(`${section}\u0000${name}`))
+      const at = kept.length > 0 ? this.lineEnd(kept.at(-1)!.node.end) : this.lineEnd(this.colonAfter(key))
       return [{start: at, end: at, text: blockItems(this.column(value!.start))}]
     }
     if (value!.kind === 'sequence' && items.length > 0) {
