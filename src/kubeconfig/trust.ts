@@ -2,7 +2,7 @@ import {realpath} from 'node:fs/promises'
 import {isAbsolute, normalize, sep} from 'node:path'
 
 import {type Invocation, approveInvocation} from '../base/invocation.js'
-import {type Kuberc, type Resolved, loadKuberc, pluginAllowed, resolveProgram} from './kuberc.js'
+import {type Kuberc, type Resolved, goClean, loadKuberc, pluginAllowed, resolveProgram} from './kuberc.js'
 import type {ResolvedContext} from './loading-rules.js'
 import type {ContextOrigin, ExecConfig, UserEntry} from './types.js'
 
@@ -218,7 +218,8 @@ export class TrustPolicy {
     }
     const v = await this.plugin(command, origin)
     if (!v.allowed) return {refusal: {kind: 'plugin', message: `${who}: ${v.reason}${v.allowWith ? `; to allow it, add ${v.allowWith}` : ''}`}}
-    const resolved = this.resolve(command, cwd)
+    // client-go runs exec.Command(filepath.Clean(command)): the clean spelling is what is looked up and run.
+    const resolved = this.resolve(goClean(command), cwd)
     if (resolved.error !== undefined) {
       if (fromData && resolved.dot) return {refusal: {kind: 'plugin', message: `${who}: exec plugin ${JSON.stringify(command)}: ${resolved.error} (ErrDot); hub data's plugins run only from absolute PATH directories`}}
       // As client-go: a plugin that cannot be found fails when it is asked for a credential, with its installHint.
