@@ -192,3 +192,19 @@ describe('local files hub data names: resolved once, checked where they lead', (
     assert.match(dots.refusal?.message ?? '', /tokenFile names the local file .*hub data may not read local files/)
   })
 })
+
+describe("the kind provider's command: the user's, resolved once as Go's exec would", () => {
+  it('a kind found only through a relative PATH entry is ErrDot (exit 2, one line), and the working directory’s kind never runs', async () => {
+    const {KindProvider} = await import('../../src/providers/kind.js')
+    const kindMarker = join(dir, 'cwd-kind-ran')
+    writeFileSync(join(checkout, 'kind'), `#!/bin/sh\ntouch ${kindMarker}\n`)
+    chmodSync(join(checkout, 'kind'), 0o755)
+    const p = new KindProvider('kind', {env: {PATH: '.:/nonexistent'}})
+    await assert.rejects(p.list(), (e: Error & {exitCode?: number}) => {
+      assert.match(e.message, /the "kind" command: kind was found as kind in a relative PATH directory, which Go refuses \(ErrDot\)/)
+      assert.equal(e.message.includes('\n'), false)
+      return true
+    })
+    assert.equal(existsSync(kindMarker), false)
+  })
+})

@@ -82,7 +82,7 @@ after(() => {
 })
 
 describe('invocation properties', () => {
-  it("(a) fleet resolves a command to the very file Go's exec.LookPath and exec.Command name, ErrDot included", async () => {
+  it("(a) fleet resolves a command to the very file Go's exec.LookPath and exec.Command name, ErrDot included", async (t) => {
     const seen = {ok: 0, dot: 0, bare: 0}
     await fc.assert(
       fc.asyncProperty(spelling, pathLayout, godebug, async (name, path, debug) => {
@@ -106,9 +106,10 @@ describe('invocation properties', () => {
     )
     // The generators reach every outcome, not only failures.
     assert.ok(seen.ok > RUNS / 20 && seen.dot > RUNS / 100 && seen.bare > RUNS / 5, JSON.stringify(seen))
+    t.diagnostic(`${RUNS} cases: ${seen.ok} resolved, ${seen.dot} ErrDot, ${seen.bare} bare names`)
   })
 
-  it("(c) fleet's credentialPluginAllowlist decision is client-go 1.35's for generated commands, PATHs and allowlists", async () => {
+  it("(c) fleet's credentialPluginAllowlist decision is client-go 1.35's for generated commands, PATHs and allowlists", async (t) => {
     const entry = fc.constantFrom('mytok', 'other', 'link', 'noexec', 'bin/mytok', 'sub/mytok', './mytok', `${root}/bin/mytok`, `${root}/bin2/mytok`, `${root}/linkdir/mytok`, `${root}/bin/link`, `${root}/sub/mytok`, `${root}/mytok`, `${root}/bin/../mytok`, `${root}/bin/noexec`, `${root}/bin/dirprog`)
     const seen = {allowed: 0, refused: 0}
     let id = 0
@@ -122,6 +123,7 @@ describe('invocation properties', () => {
       {numRuns: RUNS},
     )
     assert.ok(seen.allowed > RUNS / 20 && seen.refused > RUNS / 20, JSON.stringify(seen))
+    t.diagnostic(`${RUNS} cases: ${seen.allowed} allowed, ${seen.refused} refused`)
   })
 })
 
@@ -147,7 +149,7 @@ const envName = fc.oneof(
 
 describe('environment names from hub data', () => {
   const accepted = new Set<string>()
-  it('every name fleet accepts is a POSIX identifier and none of the variables that choose what runs', () => {
+  it('every name fleet accepts is a POSIX identifier and none of the variables that choose what runs', (t) => {
     let refused = 0
     fc.assert(
       fc.property(envName, (name) => {
@@ -164,6 +166,7 @@ describe('environment names from hub data', () => {
       {numRuns: RUNS},
     )
     assert.ok(accepted.size > RUNS / 10 && refused > RUNS / 10, `${accepted.size} accepted, ${refused} refused`)
+    t.diagnostic(`${RUNS} cases: ${accepted.size} distinct names accepted, ${refused} refused`)
   })
 
   it('no accepted name, whatever its value, makes a real bash plugin run anything else (and the planted names do)', () => {
