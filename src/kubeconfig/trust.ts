@@ -323,8 +323,3 @@ function fileAllowed(path: string, allowed: string): boolean {
   if (allowed.endsWith('/')) return p.startsWith(normalize(allowed).replace(/\/?$/, sep))
   return p === normalize(allowed)
 }
-
-/** Whether a variable name is one hub data may never set (dataEnvProblem says why). */
-export function forbiddenDataEnv(name: string): boolean {
-  return dataEnvProblem(name) !== undefined
-}
