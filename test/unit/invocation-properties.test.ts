@@ -4,7 +4,8 @@
 // (b) an independent list of the variables that choose what runs, and a real bash run with every accepted name set to
 //     payloads that would make bash run a planted program if the name chose anything;
 // (c) client-go 1.35's credential plugin allowlist check (k8s.io/client-go plugin/pkg/client/auth/exec), called
-//     in-process by the same oracle, for generated commands, PATHs and allowlists.
+//     in-process by the same oracle, for generated commands, PATHs and allowlists;
+// (d) the whole approval of a hub Secret's command: what it approves to run is the file Go runs for the clean command.
 import assert from 'node:assert/strict'
 import {spawnSync} from 'node:child_process'
 import {chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
@@ -15,7 +16,8 @@ import {after, before, describe, it} from 'node:test'
 import fc from 'fast-check'
 
 import {goClean, pluginAllowed, resolveProgram} from '../../src/kubeconfig/kuberc.js'
-import {dataEnvProblem} from '../../src/kubeconfig/trust.js'
+import {contextFromKubeconfigText} from '../../src/kubeconfig/from-text.js'
+import {TrustPolicy, dataEnvProblem} from '../../src/kubeconfig/trust.js'
 import {ExecOracle} from '../support/exec-oracle.js'
 
 const RUNS = 10_000
@@ -45,7 +47,8 @@ const NAMES = ['mytok', 'other', 'noexec', 'dirprog', 'link', 'rel-link', 'dangl
 /** Command spellings: bare, ./, ././, absolute, //, .., through a linked directory, trailing slash. */
 const pathSpelling = fc
   .record({
-    prefix: fc.constantFrom('', '', '', './', '././', '/', `${root}/`, `${root}//`, `../${base}/`),
+    // Absolute spellings stay inside the tree: a system path such as /bin/link would be run by client-go once allowed.
+    prefix: fc.constantFrom('', '', '', './', '././', `${root}/./`, `${root}/`, `${root}//`, `../${base}/`),
     parts: fc.array(fc.constantFrom('bin', 'bin2', 'sub', 'x', '..', '.', '', 'linkdir', 'nope'), {maxLength: 3}),
     sep: fc.constantFrom('/', '/', '//'),
     name: fc.constantFrom(...NAMES),
@@ -114,7 +117,9 @@ describe('invocation properties', () => {
     const seen = {allowed: 0, refused: 0}
     let id = 0
     await fc.assert(
-      fc.asyncProperty(spelling, pathLayout, godebug, fc.uniqueArray(entry.map(goClean), {minLength: 1, maxLength: 4}), async (name, path, debug, allowlist) => {
+      fc.asyncProperty(spelling, pathLayout, godebug, fc.uniqueArray(entry.map(goClean), {minLength: 1, maxLength: 4}), fc.boolean(), async (name, path, debug, entries, listed) => {
+        // Half the time the command's own clean spelling is listed too, so that both answers are common.
+        const allowlist = listed && !entries.includes(goClean(name)) ? [...entries, goClean(name)] : entries
         const fleet = pluginAllowed({path: 'kuberc', policy: 'Allowlist', allowlist}, name, envOf(path, debug))
         const go = await oracle.allowlist(name, path, debug, allowlist, id++)
         assert.equal(fleet.allowed, go.allowed, `${name} PATH=${path} GODEBUG=${debug} allowlist=${JSON.stringify(allowlist)}: fleet ${JSON.stringify(fleet)}, client-go ${go.err}`)
@@ -146,6 +151,51 @@ const envName = fc.oneof(
   fc.string({unit: fc.constantFrom(...'ABZabz_019%=$() -.\n\t{}'.split('')), maxLength: 12}),
   fc.string({maxLength: 12}),
 )
+
+describe('what hub data gets to run', () => {
+  it('(d) an approved invocation of a data command is the file Go runs for that command (exec.Command of the clean name), else a refusal', async (t) => {
+    const entry = fc.constantFrom('mytok', 'other', 'link', `${root}/bin/mytok`, `${root}/bin2/mytok`, `${root}/linkdir/mytok`, `${root}/mytok`, 'sub/mytok')
+    const seen = {ran: 0, relative: 0, dot: 0, other: 0}
+    await fc.assert(
+      fc.asyncProperty(spelling, pathLayout, godebug, fc.uniqueArray(entry, {minLength: 1, maxLength: 3}), fc.boolean(), async (name, path, debug, entries, listed) => {
+        const allowlist = listed && !entries.includes(goClean(name)) ? [...entries, goClean(name)] : entries
+        const policy = new TrustPolicy({env: envOf(path, debug), loadKuberc: async () => undefined})
+        policy.allow(undefined, {credentialPluginAllowlist: allowlist, localFileAllowlist: [], where: 'fleet.yaml'})
+        const ctx = contextFromKubeconfigText(dataKubeconfig(name), 'Secret ns/s key kubeconfig', {object: 'Secret ns/s key kubeconfig'})
+        const a = await policy.approve(ctx, root)
+        const relative = name.includes('/') && (!name.startsWith('/') || name.split('/').includes('..'))
+        if (relative) {
+          seen.relative++
+          assert.match(a.refusal?.message ?? '', /relative path or "\.\."/, name)
+          return
+        }
+        const go = await oracle.lookPath(goClean(name), path, debug)
+        if (a.plugin?.invocation) {
+          seen.ran++
+          assert.equal(go.lookErr, '', `${name} PATH=${path}: approved, but Go: ${go.lookErr}`)
+          assert.equal(a.plugin.invocation.program, go.abs, `${name} PATH=${path}: the file run`)
+        } else if (a.refusal && /ErrDot/.test(a.refusal.message)) {
+          seen.dot++
+          assert.equal(go.lookErr, 'dot', `${name} PATH=${path}: fleet says ErrDot`)
+        } else seen.other++
+      }),
+      {numRuns: RUNS},
+    )
+    assert.ok(seen.ran > RUNS / 50 && seen.relative > RUNS / 10 && seen.dot > RUNS / 100, JSON.stringify(seen))
+    t.diagnostic(`${RUNS} cases: ${seen.ran} approved to run, ${seen.relative} relative refused, ${seen.dot} ErrDot refused, ${seen.other} otherwise refused or not found`)
+  })
+})
+
+function dataKubeconfig(command: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'c',
+    clusters: [{name: 'c', cluster: {server: 'https://127.0.0.1:1'}}],
+    users: [{name: 'u', user: {exec: {apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never', command}}}],
+    contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
+  })
+}
 
 describe('environment names from hub data', () => {
   const accepted = new Set<string>()
