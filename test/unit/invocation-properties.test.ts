@@ -157,7 +157,7 @@ describe('what hub data gets to run', () => {
     const entry = fc.constantFrom('mytok', 'other', 'link', `${root}/bin/mytok`, `${root}/bin2/mytok`, `${root}/linkdir/mytok`, `${root}/mytok`, 'sub/mytok')
     const seen = {ran: 0, relative: 0, dot: 0, other: 0}
     await fc.assert(
-      fc.asyncProperty(spelling, pathLayout, godebug, fc.uniqueArray(entry, {minLength: 1, maxLength: 3}), fc.boolean(), async (name, path, debug, entries, listed) => {
+      fc.asyncProperty(spelling, pathLayout, godebug, fc.uniqueArray(entry, {minLength: 1, maxLength: 3}), fc.boolean(), async (name, path, debug, entries: string[], listed) => {
         const allowlist = listed && !entries.includes(goClean(name)) ? [...entries, goClean(name)] : entries
         const policy = new TrustPolicy({env: envOf(path, debug), loadKuberc: async () => undefined})
         policy.allow(undefined, {credentialPluginAllowlist: allowlist, localFileAllowlist: [], where: 'fleet.yaml'})
