@@ -6,6 +6,8 @@
 // - output: only cli/ writes to stdout or stderr (process.stdout, process.stderr, console.*); render() prints;
 // - user files: only base/ reads files and parses YAML (readFile*, js-yaml), and JSON.parse outside base/ reads only a
 //   response body or a plugin's stdout; everything else goes through src/base/files.ts and src/base/yaml.ts;
+// - programs: only base/subprocess.ts starts one, and only the trust policy and the kind provider import
+//   approveInvocation, the one way to make what it runs;
 // - REST paths: only kube/ writes one (a string or template starting with /api or /apis, or holding /namespaces/${);
 //   services name a Resource of src/kube/resources.ts and build the path with src/kube/paths.ts, which encodes it.
 // Each exception is one line in an allow-list below, with its reason.
@@ -67,6 +69,14 @@ const READ_ALLOWED = new Map([
 ])
 const readAllowed = (rel, rule) => Boolean(READ_ALLOWED.get(rel)?.[rule])
 
+// Approved invocations (docs/decisions.md, "Approved invocations"): only these files may import approveInvocation, the
+// one way to make what runProcess runs, and only base/subprocess.ts may start a program (node:child_process).
+const MINTERS = new Map([
+  ['kubeconfig/trust.ts', 'the trust policy: the one decision of what an exec plugin runs'],
+  ['providers/kind.ts', "kind's command is the user's own configuration, resolved as Go's exec would"],
+])
+const SPAWNERS = new Set(['base/subprocess.ts'])
+
 // Files (or folders, ending in /) outside kube/ that still write REST paths themselves, each with its reason.
 const PATHS_ALLOWED = new Map([
   // TODO(issue 32): remove both entries when h-codec's branch (consumer codecs) lands; it moves these to kube/typed.ts.
@@ -107,6 +117,19 @@ for (const file of srcFiles) {
     }
   }
   if (!floorOf.has(from)) problems.push(`src/${rel}: folder src/${from} has no floor in scripts/check-layers.mjs`)
+
+  if (!MINTERS.has(rel)) {
+    for (const m of text.matchAll(/\bimport\s*(?:type\s*)?\{[^}]*\bapproveInvocation\b[^}]*\}\s*from\s*['"][^'"]*invocation\.js['"]|\bimport\s*\*\s*as\s+\w+\s+from\s*['"][^'"]*\/invocation\.js['"]|\bimport\(\s*['"][^'"]*\/invocation\.js['"]\s*\)/g)) {
+      if (isComment(text, m.index)) continue
+      problems.push(`src/${rel}:${lineOf(text, m.index)}: imports approveInvocation: only ${[...MINTERS.keys()].map((k) => `src/${k}`).join(' and ')} may approve what runs (take an Invocation from TrustPolicy.approve)`)
+    }
+  }
+  if (!SPAWNERS.has(rel)) {
+    for (const m of text.matchAll(/['"](?:node:)?child_process['"]|\b(?:spawn|spawnSync|execFile|execFileSync|execSync|fork)\s*\(/g)) {
+      if (isComment(text, m.index)) continue
+      problems.push(`src/${rel}:${lineOf(text, m.index)}: starts a program itself: run an approved Invocation through runProcess (src/base/subprocess.ts)`)
+    }
+  }
 
   if (from !== 'cli' && !allowed(OUTPUT_ALLOWED, rel)) {
     for (const m of text.matchAll(/\bprocess\.(stdout|stderr)\b|\bconsole\.\w+/g)) {
@@ -205,4 +228,4 @@ if (problems.length > 0) {
   console.error(`${problems.length} problem${problems.length === 1 ? '' : 's'}; see docs/architecture.md`)
   process.exit(1)
 }
-console.log('layers: every import points down, no import cycle, output only from cli/, user files read only in base/')
+console.log('layers: every import points down, no import cycle, output only from cli/, user files read only in base/, programs start only from approved invocations')

@@ -1,6 +1,7 @@
 import type {ChildProcess} from 'node:child_process'
 import {createRequire} from 'node:module'
 
+import type {Invocation} from './invocation.js'
 import {MAX_PROCESS_OUTPUT_BYTES} from './limits.js'
 import {IN_EXECUTABLE} from './self.js'
 
@@ -11,11 +12,10 @@ const childProcess = (): typeof import('node:child_process') => createRequire(im
 /**
  * The one way fleet runs another program (kind, exec credential plugins): a time limit that holds, and on timeout the
  * child's whole process group is killed, so a grandchild holding stdout open cannot keep fleet waiting. Callers word
- * the failures (ProcessTimeout, ProcessStartError) for their own context.
+ * the failures (ProcessTimeout, ProcessStartError) for their own context. What runs (program, arguments, environment)
+ * is an approved Invocation (src/base/invocation.ts), never a name: the options only say how it runs.
  */
 export interface RunProcessOptions {
-  args?: string[]
-  env?: NodeJS.ProcessEnv
   timeoutMs: number
   /**
    * Give the child our terminal (stdin inherited). It then stays in our process group (a terminal's foreground group
@@ -88,13 +88,17 @@ export function killChildren(): number {
   return pids.length
 }
 
-export function runProcess(command: string, options: RunProcessOptions): Promise<ProcessResult> {
+/**
+ * Runs an approved invocation: the file started is `invocation.program` (an absolute path, so neither Node nor the
+ * spawner looks anything up on PATH), with argv[0] the name it was written as.
+ */
+export function runProcess(invocation: Invocation, options: RunProcessOptions): Promise<ProcessResult> {
   directRuns++
   if (options.interactive !== true && directRuns > SPAWNER_AFTER) {
     const s = spawnerNow()
-    if (s) return s.run(command, options)
+    if (s) return s.run(invocation, options)
   }
-  return runDirect(command, options)
+  return runDirect(invocation, options)
 }
 
 /**
@@ -165,11 +169,13 @@ class Run {
   }
 }
 
-function runDirect(command: string, options: RunProcessOptions): Promise<ProcessResult> {
+function runDirect(invocation: Invocation, options: RunProcessOptions): Promise<ProcessResult> {
+  const command = invocation.program
   return new Promise<ProcessResult>((resolve, reject) => {
     const group = options.interactive !== true
-    const child = childProcess().spawn(command, options.args ?? [], {
-      env: options.env ?? process.env,
+    const child = childProcess().spawn(command, [...invocation.args], {
+      argv0: invocation.argv0,
+      env: {...invocation.env},
       stdio: [options.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
       detached: group,
     })
@@ -227,7 +233,7 @@ process.on('message', (m) => {
   if (m.op === 'killAll') { killAll(); return }
   let c
   try {
-    c = spawn(m.command, m.args, {env: m.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
+    c = spawn(m.command, m.args, {argv0: m.argv0, env: m.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
   } catch (e) {
     send({id: m.id, error: {code: e.code, message: e.message}})
     return
@@ -335,7 +341,8 @@ class Spawner {
     })
   }
 
-  run(command: string, options: RunProcessOptions): Promise<ProcessResult> {
+  run(invocation: Invocation, options: RunProcessOptions): Promise<ProcessResult> {
+    const command = invocation.program
     const id = this.next++
     return new Promise<ProcessResult>((resolve, reject) => {
       const run = new Run(command, options, true, resolve, reject, (pid) => {
@@ -356,7 +363,7 @@ class Spawner {
           this.waiting.delete(id)
           // The spawner could not take it (it died before starting it): started directly instead, which has its own
           // time limit and stop.
-          if (a.error?.code === 'ESPAWNER') return run.handOver(() => runDirect(command, options))
+          if (a.error?.code === 'ESPAWNER') return run.handOver(() => runDirect(invocation, options))
           if (a.error?.code === 'ETOOLARGE') return run.tooLarge(a.error.message === 'stderr' ? 'stderr' : 'stdout', options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES)
           if (a.error) return run.fail(new ProcessStartError(command, a.error.code, a.error.message))
           if (a.stderr && !run.settled) options.onStderr?.(a.stderr)
@@ -365,7 +372,7 @@ class Spawner {
       }
       this.waiting.set(id, w)
       this.runs++
-      if (!this.send({op: 'run', id, command, args: options.args ?? [], env: options.env ?? process.env, limit: options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES})) {
+      if (!this.send({op: 'run', id, command, argv0: invocation.argv0, args: invocation.args, env: invocation.env, limit: options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES})) {
         w.answer({id, error: {code: 'ESPAWNER', message: 'restart'}})
       }
     })

@@ -7,6 +7,7 @@ import {bearerToken} from '../kubeconfig/credentials.js'
 import {exportMarkerOf} from '../kubeconfig/export-marker.js'
 import {registerSecret, registerUserSecrets} from '../kubeconfig/redact.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
+import type {ApprovedExec} from '../kubeconfig/trust.js'
 import type {UserEntry} from '../kubeconfig/types.js'
 import {fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -37,13 +38,13 @@ export async function fetchCredential(ref: ClusterRef, connector: Connector, exe
   if (exportMarkerOf(ctx.user)) {
     throw new ConfigError(`${ref.name}: its user is an entry fleet kubeconfig export wrote (it would call fleet again); export from the kubeconfig that holds the cluster's own credential`)
   }
-  const refused = await connector.trust.problem(ctx)
-  if (refused) throw new FleetError(refused.kind, refused.message)
+  const approval = await connector.trust.approve(ctx)
+  if (approval.refusal) throw new FleetError(approval.refusal.kind, approval.refusal.message)
   const own = ctx.cluster.server
   if (server && own && !sameServer(server, own)) {
     throw new ConfigError(`${ref.name}: kubectl is connecting to ${server}, but its provider names ${own}; run fleet kubeconfig export again`)
   }
-  const credential = await readCredential(ref, ctx, exec)
+  const credential = await readCredential(ref, approval.context, approval.plugin, exec)
   return {credential, refusedByServer: () => refusedByServer(ref, ctx, credential, connector)}
 }
 
@@ -69,11 +70,13 @@ async function refusedByServer(ref: ClusterRef, ctx: ResolvedContext, c: Fetched
   }
 }
 
-async function readCredential(ref: ClusterRef, ctx: ResolvedContext, exec: ExecCredentialRunner): Promise<FetchedCredential> {
+async function readCredential(ref: ClusterRef, ctx: ResolvedContext, plugin: ApprovedExec | undefined, exec: ExecCredentialRunner): Promise<FetchedCredential> {
   const user = ctx.user
   registerUserSecrets(user)
   if (user.exec) {
-    const c = await exec.get(user.exec, ctx.cluster)
+    // The plugin the trust policy approved for this very context, started as approved.
+    if (!plugin) throw new FleetError('plugin', `${ref.name}: exec plugin ${user.exec.command ?? ''} not approved by the trust policy`)
+    const c = await exec.get(plugin, ctx.cluster)
     return {token: c.token, clientCertificateData: c.clientCertificateData, clientKeyData: c.clientKeyData, expirationTimestamp: c.expirationTimestamp}
   }
   const who = `${ref.name}: user "${ctx.userName ?? ''}"`

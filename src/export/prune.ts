@@ -245,13 +245,15 @@ async function judgeContext(
     const withOrigin = {...ctx, origin}
     // The whole judgement of data, not only the command: a variable that picks what runs (LD_PRELOAD, PATH) or a
     // local file the entry names refuses it too. Nothing is run or read to decide.
-    const refused = await inputs.connector.trust.problem(withOrigin)
+    const approval = await inputs.connector.trust.approve(withOrigin)
+    const refused = approval.refusal
     if (refused) {
       const r = await reachability(inputs.connector, {...ctx, user: {}}, name, 'version')
       const why = refused.kind === 'plugin' ? 'not in an allowlist' : refused.message
       return r.server?.outcome === 'reached' ? {...r, message: `${r.message}; exec plugin "${exec.command}" not run (${why}), expiry not known`} : r
     }
-    const credential = await inputs.exec.get(exec, ctx.cluster).catch((error: unknown) => error as Error)
+    const plugin = approval.plugin
+    const credential = plugin ? await inputs.exec.get(plugin, approval.context.cluster).catch((error: unknown) => error as Error) : new Error('no exec plugin approved')
     if (credential instanceof Error) return {message: `not judged: ${credential.message}`}
     const expiry = credential.expirationTimestamp
     if (expiry && Date.parse(expiry) <= now()) return {reason: 'expired', message: `exec credential expired at ${expiry}`}

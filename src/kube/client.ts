@@ -17,6 +17,7 @@ import {agentFor} from './agents.js'
 import {type TlsIdentity, established, http2Disabled, prefersHttp1, session as h2session, sessionKey, streamEnded, streamStarted} from './h2.js'
 import {classifyOpenSslError, classifyTransportError, httpError, nameMismatch, parseStatus} from './errors.js'
 import type {ExecCredential, ExecCredentialRunner} from './exec-credential.js'
+import type {ApprovedExec} from '../kubeconfig/trust.js'
 import {proxyAgent} from './proxy.js'
 import {type RequestLog, logExchange} from './request-log.js'
 import {retryDelayMs} from './retry.js'
@@ -64,6 +65,11 @@ export interface ClientOptions {
   clusterName: string
   /** The command's one exec credential runner (its cache and its one-run-per-credential rule are per command). */
   exec: ExecCredentialRunner
+  /**
+   * The context's exec plugin as the trust policy approved it (TrustPolicy.approve): the only way a client runs one. A
+   * context with an exec user and no approved plugin fails at its first request, before anything runs.
+   */
+  plugin?: ApprovedExec
   /** Ends every request of this client (the fleet runner aborts a cluster's work when its time limit passes). */
   signal?: AbortSignal
   /** kubectl-style request logging (-v 6 and up); nothing is logged without it. */
@@ -151,6 +157,11 @@ export class KubeClient {
     this.target = this.exchangeTarget()
   }
 
+  /** The exec plugin this client runs, as approved (for the checks that read its cached credential). */
+  get plugin(): ApprovedExec | undefined {
+    return this.options.plugin
+  }
+
   private presented?: string | Buffer
   /** What every request of this client shares, worked out once (see Exchange). */
   private readonly target: ExchangeTarget
@@ -230,7 +241,9 @@ export class KubeClient {
     let key: string | Buffer | undefined
     let cred: ExecCredential | undefined
     if (user.exec) {
-      cred = await this.options.exec.get(user.exec, this.context.cluster, {rejected, signal: this.options.signal})
+      const plugin = this.options.plugin
+      if (!plugin || plugin.exec !== user.exec) throw new FleetError('plugin', `exec plugin ${user.exec.command ?? ''}: not approved by the trust policy (connect through the Connector)`)
+      cred = await this.options.exec.get(plugin, this.context.cluster, {rejected, signal: this.options.signal})
       if (cred.token) headers.authorization = `Bearer ${cred.token}`
       if (cred.clientCertificateData) {
         cert = cred.clientCertificateData

@@ -59,14 +59,15 @@ export class Connector {
   async context(context: ResolvedContext, name: string): Promise<KubeClient> {
     // The last gate before anything is read or run for a context: whatever path led here (a provider, a credential read
     // from a hub by creds or wi), a plugin or a file the policy refuses is never used.
-    const refused = await this.trust.problem(context)
+    const approval = await this.trust.approve(context)
     // Exit 1, not 2: one cluster's data (or one plugin) refused, while the others go on.
-    if (refused) throw new FleetError(refused.kind, refused.message, {exitCode: 1})
+    if (approval.refusal) throw new FleetError(approval.refusal.kind, approval.refusal.message, {exitCode: 1})
     // Loaded on the first connection, not with this module: commands that only list clusters never load the HTTP
     // client (node:https, node:tls) at start-up (docs/decisions.md, "What is left at start-up").
     const {KubeClient} = await import('./client.js')
     const {timeoutMs, exec, log, signal, impersonate, reportsSkippedTls} = this.options
-    return KubeClient.connect(context, {timeoutMs, clusterName: name, exec, log, signal, impersonate, reportsSkippedTls})
+    // The approved context (files as resolved) and plugin (the exact invocation) are what the client uses.
+    return KubeClient.connect(approval.context, {timeoutMs, clusterName: name, exec, plugin: approval.plugin, log, signal, impersonate, reportsSkippedTls})
   }
 
   /** A client for a provider's cluster (a ClusterRef). */

@@ -4,8 +4,10 @@ import {requireNamedFile} from '../base/files.js'
 import {formatDuration} from '../base/duration.js'
 import {ConfigError, FleetError} from '../base/errors.js'
 import {ProcessOutputTooLarge, ProcessStartError, ProcessStopped, ProcessTimeout, runProcess} from '../base/subprocess.js'
+import type {Invocation} from '../base/invocation.js'
 import {execConfigProblem} from '../kubeconfig/readiness.js'
 import {ScrubbedLines, registerSecret} from '../kubeconfig/redact.js'
+import type {ApprovedExec} from '../kubeconfig/trust.js'
 import {type ClusterEntry, EXEC_API_VERSIONS, EXEC_CLUSTER_CONFIG_EXTENSION, type ExecConfig} from '../kubeconfig/types.js'
 
 /**
@@ -31,7 +33,6 @@ export interface ExecRunnerOptions {
   interactiveAvailable?: boolean
   /** Where the plugin's stderr goes (client-go passes it through). */
   stderr?: NodeJS.WritableStream
-  env?: NodeJS.ProcessEnv
   now?: () => number
 }
 
@@ -74,7 +75,12 @@ export class ExecCredentialRunner {
     return key
   }
 
-  async get(exec: ExecConfig, cluster: ClusterEntry, options: GetOptions = {}): Promise<ExecCredential> {
+  /**
+   * The credential of an approved plugin (TrustPolicy.approve): the runner starts the Invocation the policy approved,
+   * never the command by name, so what runs is what was judged.
+   */
+  async get(plugin: ApprovedExec, cluster: ClusterEntry, options: GetOptions = {}): Promise<ExecCredential> {
+    const exec = plugin.exec
     const key = ExecCredentialRunner.key(exec, cluster)
     let entry = this.cache.get(key)
     if (entry?.credential) {
@@ -83,13 +89,13 @@ export class ExecCredentialRunner {
       entry = undefined
     }
     // A run in flight is shared, whether it is the first run or a refresh someone else started.
-    if (!entry) entry = this.start(key, exec, cluster)
+    if (!entry) entry = this.start(key, plugin, cluster)
     return this.wait(entry, exec, options.signal)
   }
 
-  private start(key: string, exec: ExecConfig, cluster: ClusterEntry): CacheEntry {
+  private start(key: string, plugin: ApprovedExec, cluster: ClusterEntry): CacheEntry {
     const stop = new AbortController()
-    const entry: CacheEntry = {promise: this.run(exec, cluster, stop.signal), waiters: 0, stop}
+    const entry: CacheEntry = {promise: this.run(plugin, cluster, stop.signal), waiters: 0, stop}
     this.cache.set(key, entry)
     entry.promise.then(
       (credential) => {
@@ -168,16 +174,19 @@ export class ExecCredentialRunner {
     return JSON.stringify({apiVersion: exec.apiVersion, kind: 'ExecCredential', spec})
   }
 
-  private async run(exec: ExecConfig, cluster: ClusterEntry, stop: AbortSignal): Promise<ExecCredential> {
+  private async run(plugin: ApprovedExec, cluster: ClusterEntry, stop: AbortSignal): Promise<ExecCredential> {
+    const exec = plugin.exec
     const command = exec.command
     if (!command) throw new FleetError('plugin', 'exec plugin: no command configured')
     if (!exec.apiVersion || !EXEC_API_VERSIONS.includes(exec.apiVersion)) {
       throw new FleetError('plugin', `exec plugin ${command}: unsupported apiVersion "${exec.apiVersion ?? ''}"`)
     }
     const interactive = this.interactive(exec)
-    const env = {...(this.options.env ?? process.env)}
-    for (const e of exec.env ?? []) env[e.name] = e.value
-    env.KUBERNETES_EXEC_INFO = await this.execInfo(exec, cluster, interactive)
+    if (!plugin.invocation) {
+      const hint = exec.installHint ? `; ${exec.installHint.trim().split('\n')[0]}` : ''
+      throw new FleetError('plugin', `exec plugin ${command}: ${plugin.unresolved ?? 'not approved'}${hint}`)
+    }
+    const invocation = plugin.invocation.withVariable('KUBERNETES_EXEC_INFO', await this.execInfo(exec, cluster, interactive))
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS
     this.runs++
     const stderr = this.options.stderr ?? process.stderr
@@ -190,7 +199,7 @@ export class ExecCredentialRunner {
     const held: string[] = []
     const onStderr = interactive ? (text: string) => lines.write(text) : (text: string) => held.push(text)
     try {
-      const stdout = await runPlugin(command, exec, env, {interactive, timeoutMs, onStderr, stop})
+      const stdout = await runPlugin(command, exec, invocation, {interactive, timeoutMs, onStderr, stop})
       registerAnswer(stdout)
       return parseExecOutput(stdout, exec.apiVersion, command)
     } finally {
@@ -222,14 +231,12 @@ function abortError(signal: AbortSignal, exec: ExecConfig): FleetError {
 async function runPlugin(
   command: string,
   exec: ExecConfig,
-  env: NodeJS.ProcessEnv,
+  invocation: Invocation,
   o: {interactive: boolean; timeoutMs: number; onStderr: (text: string) => void; stop: AbortSignal},
 ): Promise<string> {
   let result
   try {
-    result = await runProcess(command, {
-      args: exec.args ?? [],
-      env,
+    result = await runProcess(invocation, {
       timeoutMs: o.timeoutMs,
       interactive: o.interactive,
       onStderr: o.onStderr,

@@ -317,12 +317,37 @@ export function lookPath(file: string, env: NodeJS.ProcessEnv): Looked {
   for (const entry of dirs) {
     const candidate = goClean(join(entry === '' ? '.' : entry, file))
     if (notExecutable(candidate)) continue
-    if (!isAbsolute(candidate) && !/(^|,)execerrdot=0(,|$)/.test(env.GODEBUG ?? '')) {
+    if (!isAbsolute(candidate) && !dotAllowed(env)) {
       return {path: candidate, error: `${file} was found as ${candidate} in a relative PATH directory, which Go refuses`}
     }
     return {path: candidate}
   }
   return {path: '', error: `${file} not found in PATH`}
+}
+
+/** GODEBUG's execerrdot as Go reads it: comma-separated key=value pairs, the last setting of a key wins. */
+function dotAllowed(env: NodeJS.ProcessEnv): boolean {
+  let value: string | undefined
+  for (const pair of (env.GODEBUG ?? '').split(',')) if (pair.startsWith('execerrdot=')) value = pair.slice('execerrdot='.length)
+  return value === '0'
+}
+
+/** What a command resolves to once: the absolute file that will run, or why there is none (`dot`: Go's ErrDot). */
+export type Resolved = {program: string; error?: undefined} | {program?: undefined; error: string; dot?: boolean}
+
+/**
+ * The file a command runs, resolved once, by the rules of Go's exec.Command (what client-go uses for exec plugins): a
+ * name with a slash is that path (a relative one against `cwd`, as the kernel would take it; the loader has already
+ * made a kubeconfig's relative command absolute against its file, as client-go does), and must be an executable file;
+ * a bare name is looked up by lookPath, ErrDot included. The path is made absolute without cleaning it (`x/../y`
+ * stays, for the kernel to follow as Go's exec would) and symlinks are not resolved: the file run is the one named.
+ */
+export function resolveProgram(command: string, env: NodeJS.ProcessEnv, cwd: string): Resolved {
+  if (command === '') return {error: 'empty command'}
+  const absolute = (p: string) => (isAbsolute(p) ? p : `${cwd.replace(/\/+$/, '')}/${p}`)
+  const looked = lookPath(command, env)
+  if (looked.error !== undefined) return {error: looked.error, dot: looked.path !== ''}
+  return {program: absolute(command.includes('/') ? command : looked.path)}
 }
 
 /** Why a path is not something exec can run (Go's findExecutable: it exists, is not a directory, may be executed). */

@@ -1,8 +1,10 @@
+import {realpath} from 'node:fs/promises'
 import {isAbsolute, normalize, sep} from 'node:path'
 
-import {type Kuberc, loadKuberc, pluginAllowed} from './kuberc.js'
+import {type Invocation, approveInvocation} from '../base/invocation.js'
+import {type Kuberc, type Resolved, goClean, loadKuberc, pluginAllowed, resolveProgram} from './kuberc.js'
 import type {ResolvedContext} from './loading-rules.js'
-import type {ContextOrigin, UserEntry} from './types.js'
+import type {ContextOrigin, ExecConfig, UserEntry} from './types.js'
 
 export type {ContextOrigin} from './types.js'
 
@@ -17,12 +19,32 @@ export interface DataAllowances {
 }
 
 /**
- * Environment variables data may never set for a program it does not choose either: they choose what actually runs (the
- * dynamic loader's preload and search paths, PATH, interpreters' start-up hooks). Upstream passes a profile's
- * additional-envs to the plugin as given; fleet passes every other variable the same way and refuses the cluster when
- * one of these is among them.
+ * Environment that hub data adds to a plugin is allowed by shape and list, not denied by exception (issue 38): a name
+ * must be a POSIX-portable identifier (so `BASH_ENV=$(cmd)`, `BASH_FUNC_date%%` and anything a shell could read as more
+ * than a name are out by their shape), and must not be one of the variables below, which choose what a program or a
+ * shell runs rather than hand it a value. Matched without regard to case (no loader or shell needs another spelling).
  */
-const FORBIDDEN_DATA_ENV = /^(PATH|LD_[A-Z0-9_]*|DYLD_[A-Z0-9_]*|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV|PYTHONPATH|PYTHONHOME|PYTHONSTARTUP|PERL5LIB|PERL5OPT|RUBYLIB|RUBYOPT|GCONV_PATH|KUBERNETES_EXEC_INFO)$/
+const DATA_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const RUNS_WHAT: ReadonlyArray<[RegExp, string]> = [
+  [/^(LD_|DYLD_|_RLD)\w*$|^(LIBPATH|SHLIB_PATH|GLIBC_TUNABLES|GCONV_PATH|LOCPATH|NLSPATH|MALLOC_\w*)$/, 'the dynamic loader or C library'],
+  [/^(PATH|SHELL|EDITOR|VISUAL|PAGER|BROWSER)$/, 'which program a name runs'],
+  [/^(BASH_ENV|ENV|BASH_FUNC_\w*|SHELLOPTS|BASHOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|EXECIGNORE|BASH_XTRACEFD|BASH_LOADABLES_PATH|BASH_COMPAT|POSIXLY_CORRECT|INPUTRC|ZDOTDIR|FPATH)$/, "a shell's start-up, functions, options or prompt expansion"],
+  [/^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|PYTHON\w*|PERL5\w*|PERLLIB|PERL_\w*|RUBY\w*|GEM_\w*|BUNDLE_\w*|LUA_\w*|TCLLIBPATH|PHPRC|PHP_INI_SCAN_DIR|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|OPENSSL_CONF|OPENSSL_ENGINES|OPENSSL_MODULES|GIT_\w*|GODEBUG)$/, "an interpreter's or library's start-up code"],
+  [/^KUBERNETES_EXEC_INFO$/, 'what client-go itself hands the plugin'],
+]
+
+/**
+ * Why hub data may not set this variable for a plugin (one phrase), or undefined when it may: the one rule for exec.env
+ * of a hub Secret, a ClusterProfile's additional-envs and an Argo CD execProviderConfig.env (exported for `fleet auth
+ * plugins` and the docs test).
+ */
+export function dataEnvProblem(name: string): string | undefined {
+  if (!DATA_ENV_NAME.test(name)) return 'is not a portable variable name, [A-Za-z_][A-Za-z0-9_]*'
+  const upper = name.toUpperCase()
+  const hit = RUNS_WHAT.find(([re]) => re.test(upper))
+  // The line says only that: which start-up hook it is stays in the list above (and in docs/security.md).
+  return hit ? 'chooses what runs' : undefined
+}
 
 /** The fields of a kubeconfig entry that name a local file (an exec command is a program: the plugin rules decide). */
 function namedFiles(ctx: ResolvedContext): Array<{field: string; path: string}> {
@@ -42,6 +64,16 @@ export interface Refusal {
   kind: 'plugin' | 'config'
   message: string
 }
+
+/** A context's exec plugin as approved: the Invocation that runs, or why it cannot be found (said when it is asked for). */
+export interface ApprovedExec {
+  exec: ExecConfig
+  invocation?: Invocation
+  unresolved?: string
+}
+
+/** TrustPolicy.approve's answer: a refusal, or the context to use and its approved plugin (if it has one). */
+export type Approval = {refusal: Refusal; context?: undefined; plugin?: undefined} | {refusal?: undefined; context: ResolvedContext; plugin?: ApprovedExec}
 
 /** How a plugin's use is judged, for `fleet auth plugins` and for messages. */
 export interface PluginVerdict {
@@ -155,21 +187,91 @@ export class TrustPolicy {
    * undefined when it may. Nothing is read or run to decide (a command may be looked up on PATH).
    */
   async problem(ctx: ResolvedContext): Promise<Refusal | undefined> {
+    return (await this.approve(ctx)).refusal
+  }
+
+  /**
+   * The one approval of a context (issue 38, "one approval, one invocation"): a refusal, or the context to use, with the
+   * files hub data names replaced by the paths approved (resolved once, links included), and its exec plugin as the
+   * exact Invocation that will run (absolute program, arguments, environment). The runner starts that and nothing else.
+   * `cwd` is where a relative command of the user's own configuration is resolved, as the kernel would.
+   */
+  async approve(ctx: ResolvedContext, cwd: string = process.cwd()): Promise<Approval> {
     const origin = ctx.origin
     const exec = ctx.user.exec
-    if (!origin && !exec) return undefined
+    let context = ctx
     const who = origin ? origin.object : `context "${ctx.contextName}"${ctx.userFile ? ` (${ctx.userFile})` : ''}`
     if (origin) {
-      const refused = this.refusedFiles(ctx, origin)
-      if (refused) return {kind: 'config', message: `${who}: ${refused}`}
+      const files = await this.approvedFiles(ctx, origin)
+      if (typeof files === 'string') return {refusal: {kind: 'config', message: `${who}: ${files}`}}
+      context = files
       const env = this.refusedEnv(ctx.user, origin)
-      if (env) return {kind: 'config', message: `${who}: ${env}`}
+      if (env) return {refusal: {kind: 'config', message: `${who}: ${env}`}}
     }
-    if (exec && typeof exec.command === 'string' && exec.command !== '') {
-      const v = await this.plugin(exec.command, origin)
-      if (!v.allowed) return {kind: 'plugin', message: `${who}: ${v.reason}${v.allowWith ? `; to allow it, add ${v.allowWith}` : ''}`}
+    if (!exec || typeof exec.command !== 'string' || exec.command === '') return {context}
+    const command = exec.command
+    const fromData = origin !== undefined && !origin.commandFromUser
+    // A relative path (`./mytok`, `x/../mytok`) or one with `..` names a file by where fleet runs, not by what it is:
+    // the allowlist would judge the clean name and the kernel would run the working directory's file.
+    if (fromData && command.includes('/') && (!isAbsolute(command) || command.split('/').includes('..'))) {
+      return {refusal: {kind: 'plugin', message: `${who}: exec plugin ${JSON.stringify(command)} is named by hub data with a relative path or "..", which would run a file of fleet's working directory; hub data may name a plugin only by absolute path or bare name`}}
     }
-    return undefined
+    const v = await this.plugin(command, origin)
+    if (!v.allowed) return {refusal: {kind: 'plugin', message: `${who}: ${v.reason}${v.allowWith ? `; to allow it, add ${v.allowWith}` : ''}`}}
+    // client-go runs exec.Command(filepath.Clean(command)): the clean spelling is what is looked up and run.
+    const resolved = this.resolve(goClean(command), cwd)
+    if (resolved.error !== undefined) {
+      if (fromData && resolved.dot) return {refusal: {kind: 'plugin', message: `${who}: exec plugin ${JSON.stringify(command)}: ${resolved.error} (ErrDot); hub data's plugins run only from absolute PATH directories`}}
+      // As client-go: a plugin that cannot be found fails when it is asked for a credential, with its installHint.
+      // Worded as the spawn's failure was (`executable not found`, `permission denied`), ErrDot as itself.
+      const why = resolved.dot ? `${resolved.error} (ErrDot)` : /not found/.test(resolved.error) ? 'executable not found' : /not executable/.test(resolved.error) ? 'permission denied' : resolved.error
+      return {context, plugin: {exec, unresolved: why}}
+    }
+    const env: Record<string, string | undefined> = {...this.env}
+    for (const e of Array.isArray(exec.env) ? exec.env : []) if (typeof e?.name === 'string' && typeof e.value === 'string') env[e.name] = e.value
+    const args = (exec.args ?? []).map(String)
+    return {context, plugin: {exec, invocation: approveInvocation(resolved.program, {argv0: command, args, env})}}
+  }
+
+  // Resolving looks at PATH's directories: once per command, PATH and working directory, not per cluster.
+  private readonly resolutions = new Map<string, Resolved>()
+
+  private resolve(command: string, cwd: string): Resolved {
+    const key = [command, this.env.PATH ?? '', this.env.GODEBUG ?? '', cwd].join('\u0000')
+    let r = this.resolutions.get(key)
+    if (!r) this.resolutions.set(key, (r = resolveProgram(command, this.env, cwd)))
+    return r
+  }
+
+  /**
+   * The files hub data names, each resolved once to the file it is (links followed) and checked against the
+   * localFileAllowlist both as written and as resolved, so that a link in an allowed directory cannot lead out of it:
+   * the context with those resolved paths (read from then on through readNamedFile), or why one is refused.
+   */
+  private async approvedFiles(ctx: ResolvedContext, origin: ContextOrigin): Promise<ResolvedContext | string> {
+    const named = namedFiles(ctx)
+    if (named.length === 0) return ctx
+    const refused = this.refusedFiles(ctx, origin)
+    if (refused) return refused
+    const lists = this.allowancesFor(origin.provider).flatMap((a) => a.localFileAllowlist)
+    const real = async (p: string): Promise<string | undefined> => realpath(p).catch(() => undefined)
+    const allowedReal = await Promise.all(lists.map(async (a) => {
+      const r = await real(a)
+      return r === undefined ? a : a.endsWith('/') ? `${r.replace(/\/$/, '')}/` : r
+    }))
+    const cluster = {...ctx.cluster}
+    const user = {...ctx.user}
+    for (const {field, path} of named) {
+      // A file that is not there cannot be read either: it is left as named, and reading it says so.
+      const resolved = await real(path)
+      if (resolved === undefined) continue
+      if (!lists.some((a) => fileAllowed(resolved, a)) && !allowedReal.some((a) => fileAllowed(resolved, a))) {
+        return `${field} names the local file ${JSON.stringify(path)}, which resolves to ${JSON.stringify(resolved)}, outside every localFileAllowlist entry (a link out of an allowed directory)`
+      }
+      if (field === 'certificate-authority') cluster[field] = resolved
+      else user[field] = resolved
+    }
+    return {...ctx, cluster, user}
   }
 
   /** A file named by hub data that no allowlist covers. */
@@ -184,13 +286,34 @@ export class TrustPolicy {
     return undefined
   }
 
-  /** A variable hub data set for an exec plugin that would choose what runs (PATH, the loader's preload, ...). */
+  /**
+   * The first variable hub data set for an exec plugin that it may not set (dataEnvProblem), or a value holding a NUL
+   * (no environment can carry one, and a truncated value is not the value given), as one line naming it as data.
+   */
   private refusedEnv(user: UserEntry, origin: ContextOrigin): string | undefined {
-    const fromData = origin.commandFromUser ? (origin.dataEnv ?? []) : (user.exec?.env ?? []).map((e) => e.name)
-    const bad = fromData.filter((name) => FORBIDDEN_DATA_ENV.test(name))
-    if (bad.length === 0) return undefined
-    return `hub data sets ${bad.join(', ')} for exec plugin "${user.exec?.command ?? ''}", which hub data may never set (it chooses what runs)`
+    const all = Array.isArray(user.exec?.env) ? user.exec.env : []
+    const fromData = origin.commandFromUser ? new Set(origin.dataEnv ?? []) : undefined
+    const plugin = JSON.stringify(user.exec?.command ?? '')
+    for (const e of all) {
+      const name = typeof e?.name === 'string' ? e.name : String(e?.name)
+      if (fromData && !fromData.has(name)) continue
+      const problem = dataEnvProblem(name)
+      if (problem) return refusedName(name, plugin, problem)
+      if (typeof e.value === 'string' && e.value.includes('\u0000')) return `hub data sets ${name} for exec plugin ${plugin} to a value holding a NUL byte, which no environment can carry`
+    }
+    // Names the profile set that the exec entry does not carry (a replaced variable) are judged all the same.
+    for (const name of fromData ?? []) {
+      const problem = dataEnvProblem(name)
+      if (problem) return refusedName(name, plugin, problem)
+    }
+    return undefined
   }
+}
+
+/** The one line for a variable hub data may not set; a name that is not an identifier is quoted as data (JSON). */
+function refusedName(name: string, plugin: string, problem: string): string {
+  const shown = DATA_ENV_NAME.test(name) ? name : `the variable ${JSON.stringify(name)}`
+  return `hub data sets ${shown} for exec plugin ${plugin}, which hub data may never set (it ${problem})`
 }
 
 /** A path is allowed by an entry naming it, or by a directory entry (ending in /) it lies under. Both normalised, absolute. */
@@ -199,9 +322,4 @@ function fileAllowed(path: string, allowed: string): boolean {
   const p = normalize(path)
   if (allowed.endsWith('/')) return p.startsWith(normalize(allowed).replace(/\/?$/, sep))
   return p === normalize(allowed)
-}
-
-/** Whether a variable name is one hub data may never set (exported for the docs test and `fleet auth plugins`). */
-export function forbiddenDataEnv(name: string): boolean {
-  return FORBIDDEN_DATA_ENV.test(name)
 }

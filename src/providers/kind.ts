@@ -1,7 +1,9 @@
 import {mapLimit} from '../base/concurrency.js'
 import {formatDuration} from '../base/duration.js'
 import {ConfigError, FleetError, asError} from '../base/errors.js'
+import {type Invocation, approveInvocation} from '../base/invocation.js'
 import {type ProcessResult, ProcessStartError, ProcessTimeout, runProcess} from '../base/subprocess.js'
+import {resolveProgram} from '../kubeconfig/kuberc.js'
 import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
 import {makeRef} from './ref.js'
 import {CachedProvider} from './cached-provider.js'
@@ -31,11 +33,26 @@ export class KindProvider extends CachedProvider {
     return this.options.command ?? 'kind'
   }
 
+  /**
+   * The kind program, resolved once per run as Go's exec would (a bare name through PATH, ErrDot included; a path as
+   * written, against the working directory), and run by that absolute path: kind's command is the user's configuration.
+   */
+  private invocation(args: string[]): Invocation {
+    const env = this.options.env ?? process.env
+    const resolved = resolveProgram(this.command, env, process.cwd())
+    if (resolved.error !== undefined) {
+      if (resolved.dot) throw new ConfigError(`${this.describe()}: the "${this.command}" command: ${resolved.error} (ErrDot); put an absolute directory on PATH or set "command" to an absolute path`)
+      throw new ProcessStartError(this.command, /not found/.test(resolved.error) ? 'ENOENT' : 'EACCES', resolved.error)
+    }
+    return approveInvocation(resolved.program, {argv0: this.command, args, env})
+  }
+
   private async run(args: string[]): Promise<ProcessResult> {
     const timeoutMs = this.options.timeoutMs ?? 60_000
     try {
-      return await runProcess(this.command, {args, env: this.options.env ?? process.env, timeoutMs})
+      return await runProcess(this.invocation(args), {timeoutMs})
     } catch (error) {
+      if (error instanceof ConfigError) throw error
       if (error instanceof ProcessTimeout) {
         throw new FleetError('plugin', `${this.describe()}: ${this.command} ${args.join(' ')}: no answer within ${formatDuration(timeoutMs)}`)
       }

@@ -295,8 +295,9 @@ async function lifetimeCheck(client: KubeClient, policy: EffectivePolicy, exec: 
   if (description.token?.expires) expiries.push({what: 'token (JWT exp)', at: description.token.expires, issued: description.token.issuedAt, refreshed: false})
   if (user.exec) {
     try {
+      if (!client.plugin) throw new Error(`exec plugin ${user.exec.command ?? ''}: not approved by the trust policy`)
       // The runner's cache holds the credential the checks above used; this does not run the plugin again.
-      const cred = await exec.get(user.exec, cluster)
+      const cred = await exec.get(client.plugin, cluster)
       if (cred.expirationTimestamp) expiries.push({what: 'exec plugin credential (expirationTimestamp)', at: isoSeconds(new Date(cred.expirationTimestamp)), refreshed: true})
       if (cred.clientCertificateData) {
         const c = describeCertificate(cred.clientCertificateData)

@@ -151,4 +151,28 @@ describe('check-layers', () => {
     assert.ok(!res.stderr.includes('src/access/planted.ts:7:'), res.stderr)
     assert.ok(!res.stderr.includes('src/access/planted.ts:8:'), res.stderr)
   })
+
+  it('fails on approveInvocation imported outside the trust policy and the kind provider, and on a program started outside base/subprocess.ts', () => {
+    let mint = 0
+    let dynamic = 0
+    let spawn = 0
+    let child = 0
+    const res = checkCopy((src) => {
+      mint = append(join(src, 'kube/exec-credential.ts'), "import {approveInvocation} from '../base/invocation.js'", 'export const planted = approveInvocation')
+      dynamic = append(join(src, 'export/credential.ts'), "export const plantedMint = () => import('../base/invocation.js')")
+      child = append(join(src, 'providers/kind.ts'), "import {spawn as plantedSpawn} from 'node:child_process'")
+      spawn = append(join(src, 'kubeconfig/kuberc.ts'), '// spawn( in a comment is fine', "export const plantedRun = (f: (c: string) => void) => f('x') ?? execFile('mytok')", 'declare function execFile(c: string): void')
+      // The two minters may import it; the layer check passes them.
+      append(join(src, 'kubeconfig/trust.ts'), "import {approveInvocation as again} from '../base/invocation.js'", 'export const plantedAgain = again')
+    })
+    assertFails(
+      res,
+      `src/kube/exec-credential.ts:${mint}: imports approveInvocation: only src/kubeconfig/trust.ts and src/providers/kind.ts may approve what runs`,
+      `src/export/credential.ts:${dynamic}: imports approveInvocation`,
+      `src/providers/kind.ts:${child}: starts a program itself: run an approved Invocation through runProcess (src/base/subprocess.ts)`,
+      `src/kubeconfig/kuberc.ts:${spawn + 1}: starts a program itself`,
+    )
+    assert.doesNotMatch(res.stderr, /kubeconfig\/trust\.ts:\d+: imports approveInvocation/)
+    assert.doesNotMatch(res.stderr, new RegExp(`kuberc\\.ts:${spawn}:`))
+  })
 })

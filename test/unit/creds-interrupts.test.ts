@@ -9,7 +9,8 @@ import {describe, it} from 'node:test'
 
 import {Cancellation} from '../../src/base/cancel.js'
 import {Interrupted} from '../../src/base/errors.js'
-import {ProcessStartError, killChildren, runProcess} from '../../src/base/subprocess.js'
+import {ProcessStartError, killChildren} from '../../src/base/subprocess.js'
+import {runCommand} from '../support/approved.js'
 import {type GenerateFacts, type GenerateRequest, plan, validate} from '../../src/creds/generate.js'
 import {findPreset} from '../../src/creds/presets.js'
 import type {KubeClient} from '../../src/kube/client.js'
@@ -120,7 +121,7 @@ describe('Cancellation', () => {
 describe('killChildren', () => {
   it('kills every running child with its process group (a plugin and the child it started)', async () => {
     const pidFile = join(dir, 'grandchild.pid')
-    const running = runProcess(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: 60_000})
+    const running = runCommand(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: 60_000})
     const grandchild = await grandchildPid(pidFile)
     assert.ok(isAlive(grandchild))
     assert.equal(killChildren(), 1)
@@ -128,7 +129,7 @@ describe('killChildren', () => {
     assert.equal(result.signal, 'SIGKILL')
     assert.ok(await gone(grandchild), 'the grandchild survived')
     assert.equal(killChildren(), 0, 'a finished child is forgotten')
-    await assert.rejects(runProcess('/nonexistent-program', {timeoutMs: 1000}), ProcessStartError)
+    await assert.rejects(runCommand('/nonexistent-program', {timeoutMs: 1000}), ProcessStartError)
     assert.equal(killChildren(), 0, 'a child that never started is forgotten')
   })
 })

@@ -11,6 +11,7 @@ import {FleetError} from '../../src/base/errors.js'
 import {ExecCredentialRunner, parseExecOutput} from '../../src/kube/exec-credential.js'
 import {registerSecret, scrub} from '../../src/kubeconfig/redact.js'
 import type {ClusterEntry, ExecConfig} from '../../src/kubeconfig/types.js'
+import {approvedExec} from '../support/approved.js'
 
 const PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url))
 const V1 = 'client.authentication.k8s.io/v1'
@@ -58,7 +59,7 @@ describe('exec credential runner', () => {
   it('runs the plugin once for many concurrent callers and hands all of them the same token', async () => {
     const p = plugin(['--tokens', 'tok-concurrent-aaaaaaaa', '--sleep', '200'])
     const r = runner()
-    const creds = await Promise.all(Array.from({length: 12}, () => r.get(p.exec, CLUSTER)))
+    const creds = await Promise.all(Array.from({length: 12}, async () => r.get(await approvedExec(p.exec), CLUSTER)))
     assert.equal(p.runs(), 1)
     assert.equal(r.runs, 1)
     assert.deepEqual(new Set(creds.map((c) => c.token)), new Set(['tok-concurrent-aaaaaaaa']))
@@ -68,62 +69,62 @@ describe('exec credential runner', () => {
     const p = plugin(['--tokens', 'tok-order-aaaaaaaaa'])
     const r = runner()
     const reordered: ExecConfig = {interactiveMode: 'Never', args: p.exec.args, command: p.exec.command, apiVersion: V1}
-    await r.get(p.exec, CLUSTER)
-    await r.get(reordered, {'tls-server-name': 'api.example', server: 'https://127.0.0.1:6443'})
+    await r.get(await approvedExec(p.exec), CLUSTER)
+    await r.get(await approvedExec(reordered), {'tls-server-name': 'api.example', server: 'https://127.0.0.1:6443'})
     assert.equal(p.runs(), 1)
   })
 
   it('runs separately for another cluster', async () => {
     const p = plugin()
     const r = runner()
-    await Promise.all([r.get(p.exec, CLUSTER), r.get(p.exec, {...CLUSTER, server: 'https://127.0.0.2:6443'})])
+    await Promise.all([r.get(await approvedExec(p.exec), CLUSTER), r.get(await approvedExec(p.exec), {...CLUSTER, server: 'https://127.0.0.2:6443'})])
     assert.equal(p.runs(), 2)
   })
 
   it('keeps a credential until shortly before expirationTimestamp, then runs again', async () => {
     const fresh = plugin(['--expires-in', '3600'])
     const r = runner()
-    await r.get(fresh.exec, CLUSTER)
-    await r.get(fresh.exec, CLUSTER)
+    await r.get(await approvedExec(fresh.exec), CLUSTER)
+    await r.get(await approvedExec(fresh.exec), CLUSTER)
     assert.equal(fresh.runs(), 1)
     // Expires within the refresh margin: every use needs a new one.
     const expiring = plugin(['--expires-in', '5'])
-    await r.get(expiring.exec, CLUSTER)
-    await r.get(expiring.exec, CLUSTER)
+    await r.get(await approvedExec(expiring.exec), CLUSTER)
+    await r.get(await approvedExec(expiring.exec), CLUSTER)
     assert.equal(expiring.runs(), 2)
     // With a clock moved past expiry, the cached credential is not used.
     let now = Date.now()
     const clocked = runner({now: () => now})
     const later = plugin(['--expires-in', '60'])
-    await clocked.get(later.exec, CLUSTER)
-    await clocked.get(later.exec, CLUSTER)
+    await clocked.get(await approvedExec(later.exec), CLUSTER)
+    await clocked.get(await approvedExec(later.exec), CLUSTER)
     assert.equal(later.runs(), 1)
     now += 60_000
-    await clocked.get(later.exec, CLUSTER)
+    await clocked.get(await approvedExec(later.exec), CLUSTER)
     assert.equal(later.runs(), 2)
   })
 
   it('refreshes a rejected credential once, however many requests saw the 401', async () => {
     const p = plugin(['--tokens', 'tok-first-aaaaaaaa,tok-second-aaaaaaa,tok-third-aaaaaaaa', '--sleep', '100'])
     const r = runner()
-    const first = await r.get(p.exec, CLUSTER)
+    const first = await r.get(await approvedExec(p.exec), CLUSTER)
     assert.equal(first.token, 'tok-first-aaaaaaaa')
-    const refreshed = await Promise.all(Array.from({length: 8}, () => r.get(p.exec, CLUSTER, {rejected: first})))
+    const refreshed = await Promise.all(Array.from({length: 8}, async () => r.get(await approvedExec(p.exec), CLUSTER, {rejected: first})))
     assert.deepEqual(new Set(refreshed.map((c) => c.token)), new Set(['tok-second-aaaaaaa']))
     assert.equal(p.runs(), 2)
     // A request that was still using the old credential when the refresh finished gets the new one without a run.
-    const late = await r.get(p.exec, CLUSTER, {rejected: {...first}})
+    const late = await r.get(await approvedExec(p.exec), CLUSTER, {rejected: {...first}})
     assert.equal(late.token, 'tok-second-aaaaaaa')
     assert.equal(p.runs(), 2)
     // The new credential rejected in turn: one more run.
-    assert.equal((await r.get(p.exec, CLUSTER, {rejected: refreshed[0]})).token, 'tok-third-aaaaaaaa')
+    assert.equal((await r.get(await approvedExec(p.exec), CLUSTER, {rejected: refreshed[0]})).token, 'tok-third-aaaaaaaa')
     assert.equal(p.runs(), 3)
   })
 
   it('sets KUBERNETES_EXEC_INFO without the cluster unless provideClusterInfo, and passes exec env', async () => {
     const info = join(dir, 'info-plain.json')
     const p = plugin(['--info', info], {env: [{name: 'FLEET_PLUGIN_ECHO', value: 'from-kubeconfig'}]})
-    await runner().get(p.exec, CLUSTER)
+    await runner().get(await approvedExec(p.exec), CLUSTER)
     const seen = JSON.parse(await readFile(info, 'utf8'))
     assert.deepEqual(JSON.parse(seen.execInfo), {apiVersion: V1, kind: 'ExecCredential', spec: {interactive: false}})
     assert.equal(seen.echo, 'from-kubeconfig')
@@ -143,7 +144,7 @@ describe('exec credential runner', () => {
       ],
     }
     const p = plugin(['--info', info], {provideClusterInfo: true})
-    await runner().get(p.exec, cluster)
+    await runner().get(await approvedExec(p.exec), cluster)
     const spec = JSON.parse(JSON.parse(await readFile(info, 'utf8')).execInfo).spec
     assert.deepEqual(spec, {
       interactive: false,
@@ -158,17 +159,17 @@ describe('exec credential runner', () => {
 
   it('a missing CA file with provideClusterInfo is a config error naming the file', async () => {
     const p = plugin([], {provideClusterInfo: true})
-    await rejectsWith(runner().get(p.exec, {server: 'https://x', 'certificate-authority': join(dir, 'nope.pem')}), 'config', /nope\.pem: file not found/)
+    await rejectsWith(runner().get(await approvedExec(p.exec), {server: 'https://x', 'certificate-authority': join(dir, 'nope.pem')}), 'config', /nope\.pem: file not found/)
     assert.equal(p.runs(), 0)
   })
 
   it('is never interactive without a terminal; interactiveMode Always then fails before running', async () => {
     const info = join(dir, 'info-interactive.json')
     const ifAvailable = plugin(['--info', info], {interactiveMode: 'IfAvailable'})
-    await runner({interactiveAvailable: false}).get(ifAvailable.exec, CLUSTER)
+    await runner({interactiveAvailable: false}).get(await approvedExec(ifAvailable.exec), CLUSTER)
     assert.equal(JSON.parse(JSON.parse(await readFile(info, 'utf8')).execInfo).spec.interactive, false)
     const always = plugin([], {interactiveMode: 'Always'})
-    await rejectsWith(runner().get(always.exec, CLUSTER), 'plugin', /interactiveMode is Always but no terminal is available/)
+    await rejectsWith(runner().get(await approvedExec(always.exec), CLUSTER), 'plugin', /interactiveMode is Always but no terminal is available/)
     assert.equal(always.runs(), 0)
   })
 
@@ -176,10 +177,10 @@ describe('exec credential runner', () => {
     const p = plugin(['--fail', 'login required: run corp-login'])
     const sink = new Sink()
     const r = runner({stderr: sink})
-    const error = await rejectsWith(r.get(p.exec, CLUSTER), 'plugin', /exec plugin .*node exited with 3 \(its messages are on stderr\)$/)
+    const error = await rejectsWith(r.get(await approvedExec(p.exec), CLUSTER), 'plugin', /exec plugin .*node exited with 3 \(its messages are on stderr\)$/)
     assert.doesNotMatch(error.message, /login required/, 'plugin stderr stays out of the error (and so out of JSON)')
     assert.equal(sink.text, 'login required: run corp-login\n', 'stderr is passed through')
-    await assert.rejects(r.get(p.exec, CLUSTER))
+    await assert.rejects(r.get(await approvedExec(p.exec), CLUSTER))
     assert.equal(p.runs(), 2)
   })
 
@@ -187,7 +188,7 @@ describe('exec credential runner', () => {
     const token = 'tok-secret-' + 'x'.repeat(20)
     const p = plugin(['--tokens', token, '--stderr', `debug: got eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4eCJ9.c2lnbmF0dXJlLXh4eA`])
     const sink = new Sink()
-    await runner({stderr: sink}).get(p.exec, CLUSTER)
+    await runner({stderr: sink}).get(await approvedExec(p.exec), CLUSTER)
     assert.equal(sink.text, 'debug: got REDACTED\n')
     assert.equal(scrub(`Bearer ${token}`), 'Bearer REDACTED')
   })
@@ -202,7 +203,7 @@ describe('exec credential runner', () => {
       `process.stdout.write(JSON.stringify({apiVersion: '${V1}', kind: 'ExecCredential', status: {token: 'tok-split-aaaaaaaa'}})) }, 150)`,
     ].join('\n')
     const sink = new Sink()
-    await runner({stderr: sink}).get({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'Never'}, CLUSTER)
+    await runner({stderr: sink}).get(await approvedExec({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'Never'}), CLUSTER)
     assert.equal(sink.text, 'token is REDACTED ok\nlast line without newline REDACTED\n')
   })
 
@@ -212,7 +213,7 @@ describe('exec credential runner', () => {
       `setTimeout(() => process.stdout.write(JSON.stringify({apiVersion: '${V1}', kind: 'ExecCredential', status: {token: 'tok-prompt-aaaaaaaa'}})), 4000)`,
     ].join('\n')
     const sink = new Sink()
-    const got = runner({stderr: sink, interactiveAvailable: true}).get({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'IfAvailable'}, CLUSTER)
+    const got = runner({stderr: sink, interactiveAvailable: true}).get(await approvedExec({apiVersion: V1, command: process.execPath, args: ['-e', script], interactiveMode: 'IfAvailable'}), CLUSTER)
     let answered = false
     void got.then(() => (answered = true))
     for (let i = 0; i < 50 && sink.text === '' && !answered; i++) await new Promise((r) => setTimeout(r, 50))
@@ -226,7 +227,7 @@ describe('exec credential runner', () => {
     const token = 'tok-raw-' + 'q'.repeat(24)
     const p = plugin(['--tokens', token, '--stderr', `obtained token ${token} from the vault`])
     const sink = new Sink()
-    await runner({stderr: sink}).get(p.exec, CLUSTER)
+    await runner({stderr: sink}).get(await approvedExec(p.exec), CLUSTER)
     assert.equal(sink.text, 'obtained token REDACTED from the vault\n')
   })
 
@@ -234,7 +235,7 @@ describe('exec credential runner', () => {
     const pidFile = join(dir, 'grandchild-signal.pid')
     const p = plugin(['--hang', pidFile])
     const started = Date.now()
-    const error = await rejectsWith(runner().get(p.exec, CLUSTER, {signal: AbortSignal.timeout(2000)}), 'timeout', /exec plugin .*: stopped waiting/)
+    const error = await rejectsWith(runner().get(await approvedExec(p.exec), CLUSTER, {signal: AbortSignal.timeout(2000)}), 'timeout', /exec plugin .*: stopped waiting/)
     assert.ok(Date.now() - started < 6000, `took ${Date.now() - started} ms (the plugin's own limit is 60 s)`)
     assert.doesNotMatch(error.message, /JSON/)
     const grandchild = Number(await readFile(pidFile, 'utf8'))
@@ -244,18 +245,18 @@ describe('exec credential runner', () => {
 
   it('exec v1 without interactiveMode is refused as client-go refuses it', async () => {
     const p = plugin([], {interactiveMode: undefined})
-    await rejectsWith(runner().get(p.exec, CLUSTER), 'config', /interactiveMode must be specified/)
+    await rejectsWith(runner().get(await approvedExec(p.exec), CLUSTER), 'config', /interactiveMode must be specified/)
     assert.equal(p.runs(), 0)
   })
 
   it('a missing executable is a plugin error with the install hint', async () => {
     const exec: ExecConfig = {apiVersion: V1, command: join(dir, 'no-such-plugin'), interactiveMode: 'Never', installHint: 'Install it with: brew install corp-login\nMore text.'}
-    await rejectsWith(runner().get(exec, CLUSTER), 'plugin', /no-such-plugin: executable not found; Install it with: brew install corp-login$/)
+    await rejectsWith(runner().get(await approvedExec(exec), CLUSTER), 'plugin', /no-such-plugin: executable not found; Install it with: brew install corp-login$/)
   })
 
   it('an unsupported apiVersion is refused without running', async () => {
     const p = plugin([], {apiVersion: 'client.authentication.k8s.io/v1alpha1'})
-    await rejectsWith(runner().get(p.exec, CLUSTER), 'plugin', /unsupported apiVersion "client.authentication.k8s.io\/v1alpha1"/)
+    await rejectsWith(runner().get(await approvedExec(p.exec), CLUSTER), 'plugin', /unsupported apiVersion "client.authentication.k8s.io\/v1alpha1"/)
     assert.equal(p.runs(), 0)
   })
 
@@ -267,7 +268,7 @@ describe('exec credential runner', () => {
       [['--raw', `{"apiVersion":"${V1}","kind":"ExecCredential"}`], /output has no status/],
       [['--raw', `{"apiVersion":"${V1}","kind":"ExecCredential","status":{}}`], /neither a token nor a client certificate/],
     ]
-    for (const [args, pattern] of cases) await rejectsWith(runner().get(plugin(args).exec, CLUSTER), 'plugin', pattern)
+    for (const [args, pattern] of cases) await rejectsWith(runner().get(await approvedExec(plugin(args).exec), CLUSTER), 'plugin', pattern)
   })
 
   it('a plugin that does not answer in time is killed with whatever it started', async () => {
@@ -275,7 +276,7 @@ describe('exec credential runner', () => {
     const p = plugin(['--hang', pidFile])
     const started = Date.now()
     // A hang is a timeout, whatever the plugin printed so far.
-    await rejectsWith(runner({timeoutMs: 700}).get(p.exec, CLUSTER), 'timeout', /no answer within 700ms/)
+    await rejectsWith(runner({timeoutMs: 700}).get(await approvedExec(p.exec), CLUSTER), 'timeout', /no answer within 700ms/)
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`)
     const grandchild = Number(await readFile(pidFile, 'utf8'))
     for (let i = 0; i < 20 && running(grandchild); i++) await new Promise((r) => setTimeout(r, 100))

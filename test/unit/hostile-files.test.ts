@@ -19,6 +19,7 @@ import type {ResolvedContext} from '../../src/kubeconfig/loading-rules.js'
 import {parseKubeconfig} from '../../src/kubeconfig/parse.js'
 import {checkContext} from '../../src/kubeconfig/readiness.js'
 import {caPemOf} from '../../src/workload-identity/connect.js'
+import {approvedExec} from '../support/approved.js'
 
 let dir: string
 let fifo: string
@@ -162,8 +163,8 @@ describe('the kubeconfig readers use it', () => {
     const exec = {apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', `touch ${marker}`], interactiveMode: 'Never' as const, provideClusterInfo: true}
     const runner = new ExecCredentialRunner({})
     for (const ca of [fifo, '/dev/zero']) {
-      await within(2000, () =>
-        assert.rejects(runner.get(exec, {server: 'https://k', 'certificate-authority': ca}), {name: 'ConfigError', message: `certificate-authority ${ca}: not a regular file`}),
+      await within(2000, async () =>
+        assert.rejects(runner.get(await approvedExec(exec), {server: 'https://k', 'certificate-authority': ca}), {name: 'ConfigError', message: `certificate-authority ${ca}: not a regular file`}),
       )
     }
     assert.equal(await outcome(readNamedFile(marker)), 'file not found', 'the plugin ran')

@@ -9,6 +9,7 @@ import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 import {fleetFailure} from '../support/failure.js'
+import {approvedContext} from '../support/approved.js'
 
 // Read once per process (maxResponseBytes), so set before the first client: 1 MiB keeps the streams short here; the
 // default (64 MiB) is what test/e2e/hostile-server.test.ts runs the CLI with.
@@ -60,8 +61,9 @@ function ctx(url: string, o: {user?: UserEntry; cluster?: Record<string, unknown
   } as ResolvedContext
 }
 
-const connect = (url: string, o: {timeoutMs?: number; user?: UserEntry; cluster?: Record<string, unknown>; reportsSkippedTls?: boolean; exec?: InstanceType<typeof ExecCredentialRunner>} = {}) =>
-  KubeClient.connect(ctx(url, o), {timeoutMs: o.timeoutMs ?? 10_000, clusterName: 'hostile', exec: o.exec ?? new ExecCredentialRunner(), reportsSkippedTls: o.reportsSkippedTls})
+// An exec user's plugin is approved as the connector approves it (TrustPolicy.approve): the client runs nothing else.
+const connect = async (url: string, o: {timeoutMs?: number; user?: UserEntry; cluster?: Record<string, unknown>; reportsSkippedTls?: boolean; exec?: InstanceType<typeof ExecCredentialRunner>} = {}) =>
+  KubeClient.connect(ctx(url, o), {timeoutMs: o.timeoutMs ?? 10_000, clusterName: 'hostile', exec: o.exec ?? new ExecCredentialRunner(), plugin: o.user?.exec ? await approvedContext(ctx(url, o)) : undefined, reportsSkippedTls: o.reportsSkippedTls})
 
 const failure = fleetFailure
 

@@ -8,6 +8,7 @@ import {fileURLToPath} from 'node:url'
 import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {parseAccessConfig} from '../../src/providers/hub/access-providers.js'
 import {type ClusterProfile, refFromProfile} from '../../src/providers/hub/cluster-inventory.js'
+import {approvedContext} from '../support/approved.js'
 
 const PLUGIN = fileURLToPath(new URL('../fixtures/providers/exec-info-plugin.mjs', import.meta.url))
 
@@ -51,8 +52,9 @@ describe('cluster-inventory: the exec plugin sees the profile', () => {
       },
     }
     const ctx = await refFromProfile(profile, {kind: 'access', config: access}, {provider: 'inv'}).resolve()
-    const runner = new ExecCredentialRunner({env: {...process.env, EXEC_INFO_RECORD: record, EXEC_INFO_RECORD_ENV: 'PLUGIN_MODE,PLUGIN_REGION'}})
-    const cred = await runner.get(ctx.user.exec!, ctx.cluster)
+    const runner = new ExecCredentialRunner()
+    const env = {...process.env, EXEC_INFO_RECORD: record, EXEC_INFO_RECORD_ENV: 'PLUGIN_MODE,PLUGIN_REGION'}
+    const cred = await runner.get(await approvedContext(ctx, env), ctx.cluster)
     assert.equal(cred.token, 'fixture-token-from-profile')
 
     const seen = JSON.parse((await readFile(record, 'utf8')).trim())

@@ -105,21 +105,21 @@ describe('provider selection (flags and fleet configuration)', () => {
 
   it('no fleet configuration: kubectl\'s loading rules, as before', async () => {
     const {d, env, cwd} = await project()
-    const p = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})})})
+    const p = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})
     assert.ok(p instanceof FileProvider)
     assert.deepEqual(await names(p), [`${join(d, 'kube', 'a.kubeconfig')}+a1`, `${join(d, 'kube', 'a.kubeconfig')}+a2`])
   })
 
   it('a fleet configuration lists all its providers, prefixed when there are several', async () => {
     const {d, env, cwd} = await project('providers:\n  - {name: a, type: file, kubeconfig: kube/a.kubeconfig}\n  - {name: b, type: file, kubeconfig: kube/b.kubeconfig}\n')
-    const all = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})})})
+    const all = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})
     assert.ok(all instanceof MultiProvider)
     assert.deepEqual(await names(all), [`a#${join(d, 'kube/a.kubeconfig')}+a1`, `a#${join(d, 'kube/a.kubeconfig')}+a2`, `b#${join(d, 'kube/b.kubeconfig')}+b1`])
     assert.deepEqual((await all.list()).map((r) => r.provider), ['a', 'a', 'b'])
     // --provider: just that one, with its own (unprefixed) names.
-    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})}), provider: 'b'})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
+    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), provider: 'b'})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
     // --provider with --kubeconfig: the provider's files replaced.
-    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})}), provider: 'b', kubeconfig: [join(d, 'kube/a.kubeconfig')]})), [
+    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), provider: 'b', kubeconfig: [join(d, 'kube/a.kubeconfig')]})), [
       `${join(d, 'kube/a.kubeconfig')}+a1`,
       `${join(d, 'kube/a.kubeconfig')}+a2`,
     ])
@@ -127,27 +127,27 @@ describe('provider selection (flags and fleet configuration)', () => {
 
   it('one provider in the configuration keeps its names unprefixed', async () => {
     const {d, env, cwd} = await project('providers:\n  - {type: file, kubeconfig: kube/b.kubeconfig}\n')
-    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})})})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
+    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
   })
 
   it('--kubeconfig means kubectl\'s view: a fleet.yaml in the directory does not change it', async () => {
     const {d, env, cwd} = await project('providers:\n  - {type: kind}\n')
-    const p = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})}), kubeconfig: [join(d, 'kube/b.kubeconfig')]})
+    const p = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), kubeconfig: [join(d, 'kube/b.kubeconfig')]})
     assert.deepEqual(await names(p), [`${join(d, 'kube/b.kubeconfig')}+b1`])
-    await assert.rejects(buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})}), kubeconfig: ['x'], fleetConfig: 'fleet.yaml'}), (e: unknown) => e instanceof UsageError)
+    await assert.rejects(buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), kubeconfig: ['x'], fleetConfig: 'fleet.yaml'}), (e: unknown) => e instanceof UsageError)
   })
 
   it('--provider names a configured provider or a type; anything else lists what exists', async () => {
     const {env, cwd} = await project('providers:\n  - {name: local, type: file}\n  - {name: lab, type: kind}\n')
-    assert.equal((await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})}), provider: 'kind'})).name, 'kind')
-    await assert.rejects(buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})}), provider: 'capi'}), {
+    assert.equal((await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), provider: 'kind'})).name, 'kind')
+    await assert.rejects(buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), provider: 'capi'}), {
       message: `--provider: no provider "capi"; ${join(cwd, 'fleet.yaml')} names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp`,
     })
   })
 
   it('a broken fleet configuration fails on first use, not before', async () => {
     const {env, cwd} = await project('providers: {}\n')
-    const deferred = new DeferredProvider(() => buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner({env})})}))
+    const deferred = new DeferredProvider(() => buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})}))
     await assert.rejects(deferred.list(), {message: `${join(cwd, 'fleet.yaml')}: providers: must be a list, got a mapping`})
   })
 

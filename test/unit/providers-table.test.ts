@@ -42,7 +42,7 @@ describe('provider table: one line per provider type', () => {
 
   it('createProvider builds every line’s example through the constructor of the same type (nothing is contacted)', async () => {
     assert.deepEqual(Object.keys(CONSTRUCTORS).sort(), [...types].sort())
-    const options = {connector: new Connector({timeoutMs: 1000, exec: new ExecCredentialRunner({env})}), env}
+    const options = {connector: new Connector({timeoutMs: 1000, exec: new ExecCredentialRunner()}), env}
     for (const spec of PROVIDERS) {
       const entry = parse(`providers:\n  - ${spec.example}\n`).providers[0]
       const provider = await createProvider(entry, undefined, options)

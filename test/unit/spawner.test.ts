@@ -9,11 +9,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
-import {ProcessOutputTooLarge, ProcessStartError, ProcessStopped, ProcessTimeout, killChildren, runProcess, spawnerState} from '../../src/base/subprocess.js'
+import {ProcessOutputTooLarge, ProcessStartError, ProcessStopped, ProcessTimeout, killChildren, spawnerState} from '../../src/base/subprocess.js'
+import {runCommand} from '../support/approved.js'
 import {gone, grandchildPid, isAlive, parentOfGrandchild} from '../support/procs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-spawner-'))
-const sh = (script: string, env: NodeJS.ProcessEnv = {}) => runProcess('/bin/sh', {args: ['-c', script, 'arg0', 'two words', "it's"], env: {...process.env, ...env}, timeoutMs: 10_000})
+const sh = (script: string, env: NodeJS.ProcessEnv = {}) => runCommand('/bin/sh', {args: ['-c', script, 'arg0', 'two words', "it's"], env: {...process.env, ...env}, timeoutMs: 10_000})
 async function waitFor(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 25))
 }
@@ -34,7 +35,7 @@ describe('the spawner', () => {
     const runs = spawnerState().runs
     for (const [stream, script] of [['stdout', 'yes fleet'], ['stderr', 'yes fleet >&2']] as const) {
       await assert.rejects(
-        runProcess('/bin/sh', {args: ['-c', script], timeoutMs: 30_000, maxOutputBytes: 256 * 1024}),
+        runCommand('/bin/sh', {args: ['-c', script], timeoutMs: 30_000, maxOutputBytes: 256 * 1024}),
         (e: ProcessOutputTooLarge) => e instanceof ProcessOutputTooLarge && e.stream === stream,
       )
     }
@@ -44,8 +45,8 @@ describe('the spawner', () => {
   })
 
   it('reports a program that does not exist, or may not run, as a start error with its code', async () => {
-    await assert.rejects(runProcess('/nonexistent-program', {timeoutMs: 5000}), (e: ProcessStartError) => e instanceof ProcessStartError && e.code === 'ENOENT')
-    await assert.rejects(runProcess(dir, {timeoutMs: 5000}), (e: ProcessStartError) => e instanceof ProcessStartError && e.code === 'EACCES')
+    await assert.rejects(runCommand('/nonexistent-program', {timeoutMs: 5000}), (e: ProcessStartError) => e instanceof ProcessStartError && e.code === 'ENOENT')
+    await assert.rejects(runCommand(dir, {timeoutMs: 5000}), (e: ProcessStartError) => e instanceof ProcessStartError && e.code === 'EACCES')
     assert.ok(spawnerState().runs >= 10)
   })
 
@@ -54,7 +55,7 @@ describe('the spawner', () => {
       const pidFile = join(dir, `${how}.pid`)
       const stop = new AbortController()
       // The time limit leaves a loaded machine (the unit suite runs files in parallel) room to start two Node processes.
-      const running = runProcess(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: how === 'timeout' ? 4000 : 60_000, signal: stop.signal})
+      const running = runCommand(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: how === 'timeout' ? 4000 : 60_000, signal: stop.signal})
       const grandchild = await grandchildPid(pidFile)
       assert.ok(isAlive(grandchild))
       if (how === 'stop') stop.abort()
@@ -66,7 +67,7 @@ describe('the spawner', () => {
   it('a program stopped before the spawner said it started is killed as it starts, and not left counted as running', async () => {
     const before = spawnerState().runs
     const stop = new AbortController()
-    const running = runProcess(process.execPath, {args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 60_000, signal: stop.signal})
+    const running = runCommand(process.execPath, {args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 60_000, signal: stop.signal})
     stop.abort()
     await assert.rejects(running, ProcessStopped)
     assert.equal(spawnerState().runs, before + 1, 'it went through the spawner')
@@ -78,7 +79,7 @@ describe('the spawner', () => {
 
   it('killChildren ends what the spawner started, group and all', async () => {
     const pidFile = join(dir, 'kill.pid')
-    const running = runProcess(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: 60_000})
+    const running = runCommand(process.execPath, {args: ['-e', parentOfGrandchild(pidFile)], timeoutMs: 60_000})
     const grandchild = await grandchildPid(pidFile)
     // The spawner's message with the program's pid may arrive after the file is written.
     await waitFor(() => killChildren() > 0)
@@ -91,11 +92,13 @@ describe('the spawner', () => {
   it('ends with fleet, even when fleet is killed: what it was running is killed too', async () => {
     const pidFile = join(dir, 'orphan.pid')
     const module = new URL('../../src/base/subprocess.ts', import.meta.url).pathname
+    const support = new URL('../support/approved.ts', import.meta.url).pathname
     // A fleet stand-in: 17 quick programs (the 17th through the spawner), then a long one through it; prints the
     // spawner's pid, then waits to be killed.
-    const body = `import {runProcess, spawnerState} from ${JSON.stringify(module)}
-for (let i = 0; i < 17; i++) await runProcess('/bin/true', {timeoutMs: 10000})
-void runProcess(process.execPath, {args: ['-e', ${JSON.stringify(parentOfGrandchild(pidFile))}], timeoutMs: 60000})
+    const body = `import {spawnerState} from ${JSON.stringify(module)}
+import {runCommand} from ${JSON.stringify(support)}
+for (let i = 0; i < 17; i++) await runCommand('/bin/true', {timeoutMs: 10000})
+void runCommand(process.execPath, {args: ['-e', ${JSON.stringify(parentOfGrandchild(pidFile))}], timeoutMs: 60000})
 process.stdout.write(String(spawnerState().pid) + '\\n')
 setInterval(() => {}, 1000)`
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], {stdio: ['ignore', 'pipe', 'inherit']})
@@ -113,8 +116,10 @@ setInterval(() => {}, 1000)`
 
   it('when fleet is done it waits for the spawner, which is gone when fleet exits (its CPU time is then fleet\'s children\'s)', async () => {
     const module = new URL('../../src/base/subprocess.ts', import.meta.url).pathname
-    const body = `import {runProcess, spawnerState} from ${JSON.stringify(module)}
-for (let i = 0; i < 20; i++) await runProcess('/bin/true', {timeoutMs: 10000})
+    const support = new URL('../support/approved.ts', import.meta.url).pathname
+    const body = `import {spawnerState} from ${JSON.stringify(module)}
+import {runCommand} from ${JSON.stringify(support)}
+for (let i = 0; i < 20; i++) await runCommand('/bin/true', {timeoutMs: 10000})
 process.stdout.write(String(spawnerState().pid) + ' ' + spawnerState().runs + '\\n')`
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], {stdio: ['ignore', 'pipe', 'inherit']})
     let out = ''

@@ -4,9 +4,11 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
-import {ProcessOutputTooLarge, runProcess, spawnerState} from '../../src/base/subprocess.js'
+import {ProcessOutputTooLarge, spawnerState} from '../../src/base/subprocess.js'
+import {runCommand} from '../support/approved.js'
 import {FleetError} from '../../src/base/errors.js'
 import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
+import {approvedExec} from '../support/approved.js'
 
 describe('a program that writes without end', () => {
   for (const stream of ['stdout', 'stderr'] as const) {
@@ -14,7 +16,7 @@ describe('a program that writes without end', () => {
       const started = performance.now()
       const script = stream === 'stdout' ? 'yes fleet' : 'yes fleet >&2'
       await assert.rejects(
-        runProcess('/bin/sh', {args: ['-c', script], timeoutMs: 30_000, maxOutputBytes: 256 * 1024}),
+        runCommand('/bin/sh', {args: ['-c', script], timeoutMs: 30_000, maxOutputBytes: 256 * 1024}),
         (e: ProcessOutputTooLarge) => e instanceof ProcessOutputTooLarge && e.stream === stream && e.limit === 256 * 1024,
       )
       assert.ok(performance.now() - started < 10_000, 'ended long before its time limit')
@@ -26,7 +28,7 @@ describe('a program that writes without end', () => {
     const before = process.memoryUsage().rss
     const runner = new ExecCredentialRunner({timeoutMs: 60_000})
     const exec = {apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never' as const, command: '/bin/sh', args: ['-c', 'yes "{\\"kind\\": \\"ExecCredential\\"}"']}
-    await assert.rejects(runner.get(exec, {server: 'https://127.0.0.1:1'}), (e: FleetError) => {
+    await assert.rejects(runner.get(await approvedExec(exec), {server: 'https://127.0.0.1:1'}), (e: FleetError) => {
       assert.equal(e.kind, 'plugin')
       assert.equal(e.message, 'exec plugin /bin/sh: wrote more than 4 MiB on stdout; it was killed')
       return true

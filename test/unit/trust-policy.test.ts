@@ -57,7 +57,7 @@ describe('hub data may not run programs', () => {
   })
 
   it('the connector refuses it too, whatever path led there, and the plugin never starts', async () => {
-    const exec = new ExecCredentialRunner({env: {PATH: '/usr/bin:/bin'}})
+    const exec = new ExecCredentialRunner()
     const connector = new Connector({timeoutMs: 1000, exec, trust: strict()})
     const ctx = contextFromKubeconfigText(kubeconfig(shExec), 'secret fleet-system/evil key kubeconfig', {object: 'Secret fleet-system/evil key kubeconfig'})
     await assert.rejects(connector.context(ctx, 'evil'), /hub data may not run programs/)
