@@ -221,7 +221,9 @@ describe('environment names from hub data', () => {
 
   it('no accepted name, whatever its value, makes a real bash plugin run anything else (and the planted names do)', () => {
     assert.ok(accepted.size > 1000, 'the previous property filled the accepted names')
-    const dir = mkdtempSync(join(tmpdir(), 'fleet-invocation-bash-'))
+    // Under /tmp itself, not the run's TMPDIR: scripts/test.js points TMPDIR at a 0700 directory of this user, which the
+    // unprivileged user the plugin runs as (below) cannot enter, and then no payload could run, harmful or not.
+    const dir = mkdtempSync(join('/tmp', 'fleet-invocation-bash-'))
     chmodSync(dir, 0o777)
     try {
       const marker = join(dir, 'ran')
