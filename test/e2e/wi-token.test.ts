@@ -161,10 +161,10 @@ describe('fleet wi token (live)', () => {
       const contextOnly = join(dir, 'context-only')
       mkdirSync(contextOnly)
       writeFileSync(join(contextOnly, 'fleet.yaml'), 'kind: FleetConfig\nhub: {context: hub}\nproviders:\n  - {name: members, type: file}\n')
+      const base = {PATH, HOME: EMPTY_HOME, KUBERNETES_EXEC_INFO: execInfo(cluster())}
       const refused = await runWith(process.execPath, [FLEET_BIN, 'wi', 'token'], base, withFleetYaml)
       const local = join(withFleetYaml, 'fleet.yaml')
       assert.deepEqual([refused.code, refused.stdout, refused.stderr], [2, '', `error: ${local}: hub.kubeconfig: a fleet.yaml found in the working directory may not name programs or files (it may come from a checkout of someone else's code); if you trust it, name it: --fleet-config ${local} (or FLEET_CONFIG=${local})\n`])
-      const base = {PATH, HOME: EMPTY_HOME, KUBERNETES_EXEC_INFO: execInfo(cluster())}
       const ways: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
         ['absolute', ['--hub-kubeconfig', join(dir, 'hub.yaml')], base, dir],
         ['relative', ['--hub-kubeconfig', 'hub.yaml'], base, dir],
