@@ -106,6 +106,18 @@ describe('auth plugins --write-kuberc beside a hub Secret naming /bin/sh (issue 
     assert.doesNotMatch(readFileSync(kuberc, 'utf8'), /bin\/sh/)
     const again = await fleet(['auth', 'plugins', '--fleet-config', fleetYaml, '--write-kuberc', kuberc, '-o', 'json'])
     assert.deepEqual(again.json<PluginList>().written?.added, [])
+
+    // Only the hub's provider: nothing is the user's to add, so nothing is written (an empty Allowlist would deny all).
+    const hubOnly = join(dir, 'hub-only.yaml')
+    writeFileSync(hubOnly, `kind: FleetConfig\nhub: {kubeconfig: ${hub.kubeconfig}}\nproviders:\n  - {name: secrets, type: kubeconfig, namespace: ${ns}}\n`)
+    const none = join(dir, 'kuberc-none')
+    const nothing = await fleet(['auth', 'plugins', '--fleet-config', hubOnly, '--write-kuberc', none])
+    assert.equal(nothing.code, 1)
+    assert.deepEqual(nothing.stderr.split('\n').filter((l) => l.startsWith(`${none}: `)), [
+      `${none}: your files name no exec plugin; nothing was written`,
+      `${none}: not added "/bin/sh": named by hub data (Secret ${ns}/evil key kubeconfig), not by your files; if you trust it, add \`- name: /bin/sh\` under credentialPluginAllowlist yourself`,
+    ])
+    assert.equal(existsSync(none), false)
     assert.deepEqual(ranMarkers(), [], 'listing and writing run nothing')
   })
 

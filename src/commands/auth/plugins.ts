@@ -60,12 +60,15 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
     const kuberc = await this.fleet.trust.kuberc()
     const result: PluginList = {kind: 'PluginList', ...(kuberc ? {kuberc: kuberc.path} : {}), items}
 
+    // --write-kuberc without --command over a fleet whose plugins all come from data: nothing is the user's to add.
+    let nothingChosen = false
     if (out) {
       const known = new Set(items.map((i) => i.command))
       const unknown = (this.flags.command ?? []).filter((c) => !known.has(c))
       if (unknown.length > 0) throw new ConfigError(`--command: no selected cluster runs ${unknown.map((c) => `"${c}"`).join(', ')}; the fleet runs ${[...known].map((c) => `"${c}"`).join(', ') || 'no plugin'}`)
       if (known.size === 0) throw new UsageError('--write-kuberc: the selected clusters run no exec plugin; nothing to allow')
       const {wanted, dataOnly} = kubercChoice(items, this.flags.command)
+      nothingChosen = wanted.length === 0
       // The merge is computed (and refused, say for a DenyAll file) the same way with --dry-run; only the write is skipped.
       const merged = this.flags['dry-run'] ? await mergeKubercAllowlist(out, wanted) : await writeKubercAllowlist(out, wanted)
       const notAdded = dataOnly
@@ -88,8 +91,9 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
     if (items.length === 0) notes.push(`No exec credential plugins in ${this.fleet.provider.describe()}.`)
     if (result.written) {
       const w = result.written
-      const mine = w.notAdded.length > 0 ? ' from your files' : ''
-      notes.push(w.added.length === 0 ? `${w.path}: already allows every command${mine}` : `${w.path}: ${w.dryRun ? 'would add' : 'added'} ${w.added.map((c) => allowlistEntryText(c, w.entryKey)).join(', ')} to credentialPluginAllowlist`)
+      if (w.added.length > 0) notes.push(`${w.path}: ${w.dryRun ? 'would add' : 'added'} ${w.added.map((c) => allowlistEntryText(c, w.entryKey)).join(', ')} to credentialPluginAllowlist`)
+      else if (nothingChosen) notes.push(`${w.path}: your files name no exec plugin; nothing ${w.dryRun ? 'would be' : 'was'} written`)
+      else notes.push(`${w.path}: already allows every command${w.notAdded.length > 0 ? ' from your files' : ''}`)
       for (const d of w.notAdded) {
         notes.push(`${w.path}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files; if you trust it, add \`${d.line}\` under credentialPluginAllowlist yourself`)
       }
