@@ -46,3 +46,33 @@ function sharedReason(a: string | undefined, b: string | undefined): string | un
   const why = (s: string | undefined) => s?.slice(s.indexOf(': ') + 2)
   return why(a) === why(b) ? why(a) : 'refused (see each cluster in clusters list -o wide)'
 }
+
+/** What `auth plugins --write-kuberc` may add to a kuberc's allowlist, and what it leaves to the user. */
+export interface KubercChoice {
+  /** The commands to add: those named with --command, else every command the user's own files name. */
+  wanted: string[]
+  /**
+   * Without --command, the commands only data names (hub Secrets, ClusterProfiles, Argo CD Secrets...): one entry per
+   * command, its sources merged. Never added: an allowlist entry makes a program run, and data does not choose that.
+   */
+  dataOnly: Array<{command: string; sources: string[]}>
+}
+
+/**
+ * The one rule of what `--write-kuberc` writes: what the user chose. `--command` is the user choosing by name (any
+ * command the selected fleet runs); without it, the commands of rows whose trust is `file` (the user's kubeconfigs, the
+ * files a named fleet configuration lists, the access-provider file). A command that is both in the user's files and
+ * in data is the user's: the entry allows the program the user's own file runs.
+ */
+export function kubercChoice(items: PluginEntry[], commands?: string[]): KubercChoice {
+  if (commands) return {wanted: [...new Set(commands)], dataOnly: []}
+  const fromFiles = new Set(items.filter((i) => i.trust === 'file').map((i) => i.command))
+  const dataOnly = new Map<string, {command: string; sources: string[]}>()
+  for (const item of items) {
+    if (fromFiles.has(item.command)) continue
+    const entry = dataOnly.get(item.command) ?? {command: item.command, sources: []}
+    for (const s of item.sources) if (!entry.sources.includes(s)) entry.sources.push(s)
+    dataOnly.set(item.command, entry)
+  }
+  return {wanted: [...fromFiles], dataOnly: [...dataOnly.values()]}
+}

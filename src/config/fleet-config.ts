@@ -116,6 +116,12 @@ export interface ProviderSpec<E extends Common & {type: string}> {
    * cluster: the entry has no allow fields (ALLOW_FIELDS), which only mean something for hub data.
    */
   userSourced?: true
+  /**
+   * The fields that choose a program fleet runs or a local file it reads as the user's own (a command, kubeconfig
+   * files, an access-provider file, whose commands run as the user's): a fleet.yaml fleet found by itself in the working
+   * directory may not set them (WORKING_DIR_REFUSED). Required, so that a new provider type decides it.
+   */
+  local: readonly string[]
 }
 
 const provider = <E extends Common & {type: string}>(spec: ProviderSpec<E>) => spec
@@ -126,22 +132,22 @@ const provider = <E extends Common & {type: string}>(spec: ProviderSpec<E>) => s
  */
 export const PROVIDERS = [
   provider<FileProviderConfig>({
-    type: 'file', userSourced: true, fields: ['kubeconfig', 'labels'], example: '{name: local, type: file, kubeconfig: [~/.kube/config], labels: {env: dev}}',
+    type: 'file', userSourced: true, fields: ['kubeconfig', 'labels'], local: ['kubeconfig'], example: '{name: local, type: file, kubeconfig: [~/.kube/config], labels: {env: dev}}',
     parse: (f, at) => {
       const labels = readLabelRules(f)
       return {kubeconfig: f.strings('kubeconfig')?.map((p) => at.path(p)!), ...(labels ? {labels} : {})}
     },
   }),
   provider<KubeconfigSecretProviderConfig>({
-    type: 'kubeconfig', fields: ['hub', 'namespace', 'label', 'key'], example: '{name: secrets, type: kubeconfig, namespace: fleet-system}',
+    type: 'kubeconfig', fields: ['hub', 'namespace', 'label', 'key'], local: [], example: '{name: secrets, type: kubeconfig, namespace: fleet-system}',
     parse: (f, at) => ({hub: at.hub(), namespace: f.string('namespace'), label: f.string('label'), key: f.string('key')}),
   }),
   provider<ClusterApiProviderConfig>({
-    type: 'cluster-api', fields: ['hub', 'namespace', 'apiVersion'], example: '{name: capi, type: cluster-api, apiVersion: v1beta2}',
+    type: 'cluster-api', fields: ['hub', 'namespace', 'apiVersion'], local: [], example: '{name: capi, type: cluster-api, apiVersion: v1beta2}',
     parse: (f, at) => ({hub: at.hub(), namespace: f.string('namespace'), apiVersion: f.oneOf('apiVersion', CAPI_VERSIONS)}),
   }),
   provider<ClusterInventoryProviderConfig>({
-    type: 'cluster-inventory', aliases: ['cluster-inventory-api'], fields: ['hub', 'namespace', 'providerFile', 'consumer'],
+    type: 'cluster-inventory', aliases: ['cluster-inventory-api'], fields: ['hub', 'namespace', 'providerFile', 'consumer'], local: ['providerFile'],
     example: '{name: inventory, type: cluster-inventory, providerFile: access-providers.json}',
     parse: (f, at) => {
       const providerFile = at.path(f.string('providerFile'))
@@ -154,11 +160,11 @@ export const PROVIDERS = [
     defaults: (cwd) => ({providerFile: resolve(cwd, DEFAULT_ACCESS_PROVIDER_FILE)}),
   }),
   provider<NamespaceProviderConfig>({
-    type: 'namespace', fields: ['hub', 'selector'], example: '{name: tenants, type: namespace, selector: tenant}',
+    type: 'namespace', fields: ['hub', 'selector'], local: [], example: '{name: tenants, type: namespace, selector: tenant}',
     parse: (f, at) => ({hub: at.hub(), selector: f.string('selector')}),
   }),
   provider<KindProviderConfig>({
-    type: 'kind', userSourced: true, fields: ['prefix', 'command'], example: '{name: dev, type: kind, prefix: dev-}',
+    type: 'kind', userSourced: true, fields: ['prefix', 'command'], local: ['command'], example: '{name: dev, type: kind, prefix: dev-}',
     parse: (f, at) => {
       // A command with a path separator is a file relative to the config; a bare name is looked up on PATH.
       const command = f.string('command')
@@ -166,7 +172,7 @@ export const PROVIDERS = [
     },
   }),
   provider<KcpProviderConfig>({
-    type: 'kcp', fields: ['hub', 'root', 'depth', 'server', 'frontProxy'], example: '{name: kcp, type: kcp, root: root:org, depth: 1}',
+    type: 'kcp', fields: ['hub', 'root', 'depth', 'server', 'frontProxy'], local: [], example: '{name: kcp, type: kcp, root: root:org, depth: 1}',
     parse: (f, at) => {
       const root = f.string('root')
       if (root !== undefined && !KCP_PATH.test(root)) throw f.error('root', `"${root}" is not a workspace path (like root:org:team)`)
@@ -247,8 +253,11 @@ export function expandPath(value: string, baseFile: string, env: NodeJS.ProcessE
 const readText = (path: string) => readOptional(path, 'a fleet configuration file')
 
 /**
- * Finds and reads the fleet configuration. An explicit path must exist; otherwise the first default path that exists
- * is used, and none is not an error (fleet then works over kubeconfig files as kubectl does).
+ * Finds and reads the fleet configuration. An explicit path (--fleet-config, FLEET_CONFIG) must exist; otherwise the
+ * first default path that exists is used, and none is not an error (fleet then works over kubeconfig files as kubectl
+ * does). The working directory is not the user's word: it may be a checkout of someone else's pull request. So a
+ * ./fleet.yaml found there is read only as far as it names no program and no file (WORKING_DIR_REFUSED), and one
+ * that cannot be read as YAML is an error rather than skipped (skipping it would quietly choose other clusters).
  */
 export async function loadFleetConfig(
   options: {path?: string; env?: NodeJS.ProcessEnv; cwd?: string; note?: (message: string) => void} = {},
@@ -263,7 +272,7 @@ export async function loadFleetConfig(
   const local = await readText(inWorkingDir)
   if (local !== undefined) {
     // ./fleet.yaml is also Rancher Fleet's bundle file: only one that says it is ours is read.
-    if (declaresFleetConfig(local)) return parseFleetConfig(local, inWorkingDir, env, options.cwd)
+    if (workingDirFileIsOurs(local, inWorkingDir)) return parseFleetConfig(local, inWorkingDir, env, options.cwd, {foundInWorkingDir: true})
     options.note?.(`ignoring ${inWorkingDir}: it does not say "kind: FleetConfig" (a Rancher Fleet bundle file?)`)
   }
   for (const candidate of others) {
@@ -273,20 +282,57 @@ export async function loadFleetConfig(
   return undefined
 }
 
-/** Whether a file's first document is a mapping with `kind: FleetConfig`; anything unreadable is not ours. */
-export function declaresFleetConfig(text: string): boolean {
+/** How to use a ./fleet.yaml the working directory holds for what it may not do by being found there. */
+const nameItExplicitly = (path: string) => `if you trust it, name it: --fleet-config ${path} (or FLEET_CONFIG=${path})`
+
+/**
+ * Whether a ./fleet.yaml found in the working directory is a fleet configuration (its first document a mapping with
+ * `kind: FleetConfig`), or may be Rancher Fleet's bundle file (a mapping without it, or an empty file), which fleet
+ * ignores. Anything else cannot be known to be Rancher's: text that is not YAML, or whose first document is not a
+ * mapping, is an error naming the file and where it was found, never a silent fallback to other clusters.
+ */
+function workingDirFileIsOurs(text: string, path: string): boolean {
+  let first: unknown
   try {
-    const first = loadYaml(text, 'fleet.yaml', {firstDocument: true}) as {kind?: unknown} | null | undefined
-    return typeof first === 'object' && first !== null && !Array.isArray(first) && first.kind === 'FleetConfig'
-  } catch {
-    return false
+    first = loadYaml(text, path, {firstDocument: true})
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message} (found in the working directory: fix or remove it; to use another file, name it with --fleet-config or FLEET_CONFIG)`, {cause: error})
+  }
+  if (first === null || first === undefined) return false
+  if (typeof first !== 'object' || Array.isArray(first)) {
+    throw new ConfigError(
+      `${path}: found in the working directory, and neither a fleet configuration (kind: FleetConfig) nor a Rancher Fleet bundle file: its first document is ${Array.isArray(first) ? 'a list' : `a ${typeof first}`}, not a mapping`,
+    )
+  }
+  return (first as {kind?: unknown}).kind === 'FleetConfig'
+}
+
+/**
+ * What a ./fleet.yaml found in the working directory may not set, besides each provider type's `local` fields: the
+ * allowances for hub data (they let data run programs and name files) and a hub's kubeconfig files (read as the user's
+ * own: their exec plugins run, the files they name are read). What is left chooses only among the user's own
+ * settings: provider types and names, namespaces, selectors, labels, the hub's context in the user's kubeconfig.
+ */
+export const WORKING_DIR_REFUSED = {topLevel: [...ALLOW_FIELDS], hub: ['kubeconfig'], provider: [...ALLOW_FIELDS]} as const
+
+/** Refuses, in a file found in the working directory, a field that names a program or a file to run or read. */
+function refuseInWorkingDir(f: Fields, keys: readonly string[]): void {
+  for (const key of keys) {
+    if (!f.has(key)) continue
+    throw f.error(key, `a fleet.yaml found in the working directory may not name programs or files (it may come from a checkout of someone else's code); ${nameItExplicitly(f.file)}`)
   }
 }
 
-export function parseFleetConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): FleetConfig {
+/**
+ * `foundInWorkingDir`: fleet found the file by itself as ./fleet.yaml (loadFleetConfig), so it may not name programs
+ * or files (WORKING_DIR_REFUSED); checked on the fields as written, before anything is resolved or run.
+ */
+export function parseFleetConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), options: {foundInWorkingDir?: boolean} = {}): FleetConfig {
   const loaded = loadYaml(text, path)
   const root = Fields.root(path, loaded, 'a fleet configuration')
   root.only(['apiVersion', 'kind', 'hub', 'providers', ...ALLOW_FIELDS])
+  const found = options.foundInWorkingDir === true
+  if (found) refuseInWorkingDir(root, WORKING_DIR_REFUSED.topLevel)
   const apiVersion = root.string('apiVersion')
   if (apiVersion !== undefined && apiVersion !== FLEET_CONFIG_API_VERSION) {
     throw root.error('apiVersion', `must be ${FLEET_CONFIG_API_VERSION}; got "${apiVersion}"`)
@@ -294,13 +340,13 @@ export function parseFleetConfig(text: string, path: string, env: NodeJS.Process
   const kind = root.string('kind')
   if (kind !== undefined && kind !== 'FleetConfig') throw root.error('kind', `must be FleetConfig; got "${kind}"`)
   const absFile = resolve(cwd, path)
-  const hub = readHub(root, absFile, env)
+  const hub = readHub(root, absFile, env, found)
   const entries = root.list('providers')
   if (entries.length === 0) throw root.error('providers', 'name at least one provider')
   const providers: ProviderConfig[] = []
   const seen = new Set<string>()
   for (const entry of entries) {
-    const provider = readProvider(entry, absFile, env)
+    const provider = readProvider(entry, absFile, env, found)
     if (seen.has(provider.name)) throw entry.error('name', `duplicate provider name "${provider.name}" (give each entry its own name)`)
     seen.add(provider.name)
     providers.push(provider)
@@ -309,10 +355,11 @@ export function parseFleetConfig(text: string, path: string, env: NodeJS.Process
   return {path, hub, providers, ...(allow ? {allow} : {})}
 }
 
-function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv): HubSpec | undefined {
+function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv, found: boolean): HubSpec | undefined {
   const hub = f.mapping('hub')
   if (!hub) return undefined
   hub.only(['kubeconfig', 'context'])
+  if (found) refuseInWorkingDir(hub, WORKING_DIR_REFUSED.hub)
   return {kubeconfig: hub.strings('kubeconfig')?.map((p) => expandPath(p, file, env)), context: hub.string('context')}
 }
 
@@ -343,13 +390,14 @@ function readLabelMap(f: Fields, key: string): Record<string, string> {
   return out
 }
 
-function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): ProviderConfig {
+function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv, found: boolean): ProviderConfig {
   const rawType = f.requiredString('type')
   const spec = providerSpec(rawType)
   if (!spec) throw f.error('type', `must be one of ${PROVIDER_TYPES.join(', ')}; got "${rawType}"`)
   const type = spec.type
   const hubData = !spec.userSourced
   f.only(['name', 'type', ...spec.fields, ...(hubData ? ALLOW_FIELDS : [])])
+  if (found) refuseInWorkingDir(f, [...spec.local, ...WORKING_DIR_REFUSED.provider])
   const name = f.string('name') ?? type
   if (!NAME.test(name)) {
     throw f.error('name', `"${name}" is not a valid provider name (letters, digits, ".", "_" and "-"; it prefixes cluster names as <provider>#<cluster>)`)
@@ -357,5 +405,5 @@ function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv): Provider
   const origin = `${f.file}: ${f.path}`
   const path = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, file, env))
   const allow = hubData ? readAllowances(f, f.file, env) : undefined
-  return {type, name, origin, ...(allow ? {allow} : {}), ...spec.parse(f, {path, hub: () => readHub(f, file, env)})} as ProviderConfig
+  return {type, name, origin, ...(allow ? {allow} : {}), ...spec.parse(f, {path, hub: () => readHub(f, file, env, found)})} as ProviderConfig
 }

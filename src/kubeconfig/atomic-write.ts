@@ -1,6 +1,7 @@
 import {randomBytes} from 'node:crypto'
-import {mkdir, open, rename, unlink} from 'node:fs/promises'
-import {basename, dirname, join} from 'node:path'
+import {mkdir, open, readlink, realpath, rename, unlink} from 'node:fs/promises'
+import {basename, dirname, join, resolve} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
 
 import {ConfigError} from '../base/errors.js'
 
@@ -41,20 +42,50 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 }
 
 /**
+ * The file a write to `path` must replace: where its symlinks lead, so that a file kept in a dotfiles repository and
+ * linked into ~/.kube stays a link (an atomic rename onto the link itself would replace the link with a file). A link
+ * whose destination does not exist yet leads to that destination, which the write creates (as kubectl's plain write
+ * through the link would). A path that is no link is itself.
+ */
+export async function writeTarget(path: string): Promise<string> {
+  const real = await realpath(path).catch(() => undefined)
+  if (real !== undefined) return real
+  let at = path
+  // The kernel's own bound on a chain of links (ELOOP).
+  for (let hops = 0; hops < 40; hops++) {
+    const next = await readlink(at).catch(() => undefined)
+    if (next === undefined) return at
+    at = resolve(dirname(at), next)
+  }
+  throw new ConfigError(`${path}: too many levels of symbolic links`)
+}
+
+/**
  * Runs `work` holding kubectl's lock on a kubeconfig file: `FILE.lock`, created exclusively, as client-go takes it
  * before it writes (`kubectl config use-context` and friends), so the two never interleave a read and a write. A lock
  * that exists is another writer at work (or one that died): one line naming it, exit 2, and nothing is read or written.
+ * `waitMs`: first wait up to that long for the lock to be released, for files only fleet's short writes lock (a kuberc:
+ * concurrent `--write-kuberc` runs then all land, one after the other, instead of all but one failing).
  * The file's directory is made first, as client-go makes it (a newcomer has no ~/.kube), but 0700: it will hold
  * credentials.
  */
-export async function withKubeconfigLock<T>(path: string, label: string, work: () => Promise<T>): Promise<T> {
+export async function withKubeconfigLock<T>(path: string, label: string, work: () => Promise<T>, options: {waitMs?: number} = {}): Promise<T> {
   await mkdir(dirname(path), {recursive: true, mode: 0o700}).catch(() => {})
   const lock = `${path}.lock`
-  const handle = await open(lock, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EEXIST') throw new ConfigError(`${label}: ${lock} exists: another program is writing the file (remove the lock if none is)`, {cause: error})
-    throw new ConfigError(`${label}: cannot lock ${lock}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`, {cause: error})
-  })
-  await handle.close()
+  const deadline = Date.now() + (options.waitMs ?? 0)
+  for (;;) {
+    const handle = await open(lock, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EEXIST' && Date.now() < deadline) return undefined
+      if (error.code === 'EEXIST') throw new ConfigError(`${label}: ${lock} exists: another program is writing the file (remove the lock if none is)`, {cause: error})
+      throw new ConfigError(`${label}: cannot lock ${lock}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`, {cause: error})
+    })
+    if (handle) {
+      await handle.close()
+      break
+    }
+    // Jittered, so that waiting writers do not retry in step.
+    await sleep(5 + Math.random() * 20)
+  }
   try {
     return await work()
   } finally {

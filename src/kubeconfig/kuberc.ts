@@ -7,7 +7,7 @@ import {ConfigError} from '../base/errors.js'
 import {fileProblem, readOptional} from '../base/files.js'
 import {loadYaml} from '../base/yaml.js'
 import {warnOnce} from '../base/warnings.js'
-import {writeFileAtomic} from './atomic-write.js'
+import {withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
 
 /**
  * The user's kuberc, read as kubectl 1.35 reads it (k8s.io/kubectl pkg/kuberc), and its credential plugin policy,
@@ -398,6 +398,31 @@ export function pluginAllowed(kuberc: Kuberc | undefined, command: string, env: 
   return refuse(`no credentialPluginAllowlist entry matches ${resolved.path}`)
 }
 
+/** The field an allowlist entry is written with: kubectl 1.35's `name`, or 1.36's `command` when the list uses it. */
+export type EntryKey = 'name' | 'command'
+
+/** What mergeKubercAllowlist makes of a kuberc (or would: the text is not written). */
+export interface KubercMerge {
+  text: string
+  /** The commands the merge adds, clean, in order. */
+  added: string[]
+  /** Whether the text differs from the file's (false: nothing to write). */
+  changed: boolean
+  policyWas: PluginPolicy | undefined
+  /** The field the entries are written with. */
+  entryKey: EntryKey
+  /** The allowlist once merged (clean paths), or the file's when nothing is added. */
+  allowlist: string[]
+}
+
+/**
+ * An allowlist entry spelled as fleet writes it in a block list, `name: /bin/sh` (quoted where YAML needs it): the
+ * messages say this, so that what the user reads is what the file holds, and a line to add by hand is `- ` and this.
+ */
+export function allowlistEntryText(command: string, key: EntryKey): string {
+  return yaml.dump({[key]: command}, {lineWidth: -1}).trimEnd()
+}
+
 /**
  * `fleet auth plugins --write-kuberc FILE`: the kuberc text with `commands` allowed, everything else kept (other
  * documents verbatim; the Preference's other fields and entries, though its comments and layout are not kept). An absent
@@ -405,13 +430,18 @@ export function pluginAllowed(kuberc: Kuberc | undefined, command: string, env: 
  * DenyAll is refused (fleet does not loosen a policy that forbids every plugin: the user edits it). Entries are written
  * in kubectl 1.35's spelling `name:` (1.36 and later read it too), or `command:` when the list already uses that one.
  * A file kubectl could not use (no usable Preference, v1alpha1, a policy it refuses) is refused rather than rewritten.
+ * With nothing to add, the text is the file's, unchanged (an empty Allowlist would forbid every plugin).
  */
-export async function mergeKubercAllowlist(path: string, commands: string[]): Promise<{text: string; added: string[]; policyWas: PluginPolicy | undefined}> {
+export async function mergeKubercAllowlist(path: string, commands: string[], read: string = path): Promise<KubercMerge> {
+  const text = (await readOptional(read, 'a kuberc file', path)) ?? ''
+  return mergeKubercText(text, path, commands)
+}
+
+function mergeKubercText(text: string, path: string, commands: string[]): KubercMerge {
   const wanted = [...new Set(commands.map((c) => {
     if (c === '') throw new ConfigError(`${path}: an exec plugin with an empty command cannot be allowed`)
     return goClean(c)
   }))]
-  const text = (await readOptional(path, 'a kuberc file')) ?? ''
   let found: Found | undefined
   try {
     found = findPreference(text, path)
@@ -427,26 +457,62 @@ export async function mergeKubercAllowlist(path: string, commands: string[]): Pr
   // The policy as the file wrote it (undefined when unset, which kubectl reads as AllowAll).
   const policyWas = doc.credentialPluginPolicy ? before?.policy : undefined
   if (before?.policy === 'DenyAll') {
-    throw new ConfigError(`${path}: credentialPluginPolicy is DenyAll; fleet does not loosen it (set it to Allowlist yourself to allow ${wanted.join(', ')})`)
+    throw new ConfigError(`${path}: credentialPluginPolicy is DenyAll; fleet does not loosen it (set it to Allowlist yourself to allow ${wanted.join(', ') || 'a plugin'})`)
   }
   const existing = before?.policy === 'Allowlist' ? (doc.credentialPluginAllowlist as unknown[]) : []
   const useCommand = existing.some((e) => isMapping(e) && typeof e.command === 'string' && e.command !== '' && !e.name)
-  const have = new Set(before?.policy === 'Allowlist' ? before.allowlist : [])
-  const added = wanted.filter((c) => !have.has(c))
+  const entryKey: EntryKey = useCommand ? 'command' : 'name'
+  const have = before?.policy === 'Allowlist' ? before.allowlist : []
+  const added = wanted.filter((c) => !have.includes(c))
+  if (added.length === 0) return {text, added, changed: false, policyWas, entryKey, allowlist: have}
   doc.credentialPluginPolicy = 'Allowlist'
-  doc.credentialPluginAllowlist = [...existing, ...added.map((c) => (useCommand ? {command: c} : {name: c}))]
+  doc.credentialPluginAllowlist = [...existing, ...added.map((c) => ({[entryKey]: c}))]
   const body = yaml.dump(doc, {noRefs: true, lineWidth: -1})
   // What fleet wrote must be what kubectl reads: checked with the same rules before anyone writes it.
-  toKuberc({doc, apiVersion: KUBERC_V1BETA1, index: 0, documents: []}, path)
-  if (!found) return {text: text.trim() === '' ? body : `${text.replace(/\n*$/, '\n')}---\n${body}`, added, policyWas}
+  const after = toKuberc({doc, apiVersion: KUBERC_V1BETA1, index: 0, documents: []}, path)
+  const merged = {added, changed: true, policyWas, entryKey, allowlist: after.allowlist}
+  if (!found) return {...merged, text: text.trim() === '' ? body : `${text.replace(/\n*$/, '\n')}---\n${body}`}
   const documents = [...found.documents]
   documents[found.index] = body
-  return {text: documents.map((d) => d.replace(/\n*$/, '\n')).join('---\n'), added, policyWas}
+  return {...merged, text: documents.map((d) => d.replace(/\n*$/, '\n')).join('---\n')}
 }
 
-/** mergeKubercAllowlist, written atomically with mode 0600 (a kuberc decides which programs run). */
-export async function writeKubercAllowlist(path: string, commands: string[]): Promise<{added: string[]; policyWas: PluginPolicy | undefined}> {
-  const {text, added, policyWas} = await mergeKubercAllowlist(path, commands)
-  await writeFileAtomic(path, text, {mode: 0o600})
-  return {added, policyWas}
+/** How long a `--write-kuberc` waits for another fleet writing the same kuberc (each write takes milliseconds). */
+const KUBERC_LOCK_WAIT_MS = 10_000
+
+/**
+ * mergeKubercAllowlist, written: under the lock `--merge-into` takes (withKubeconfigLock, FILE.lock beside the file
+ * a symlink leads to, so concurrent runs each merge into the other's result and none is lost), atomically with mode
+ * 0600 (a kuberc decides which programs run), through symlinks (a linked kuberc stays a link; its target is rewritten).
+ * Then read back: every entry it reports added must be in the file, else the run fails (it never says "added" for an
+ * entry that is not there).
+ */
+export async function writeKubercAllowlist(path: string, commands: string[]): Promise<KubercMerge> {
+  const target = await writeTarget(path)
+  const merged = await withKubeconfigLock(target, path, async () => {
+    const result = await mergeKubercAllowlist(path, commands, target)
+    if (result.changed) await writeFileAtomic(target, result.text, {mode: 0o600})
+    return result
+  }, {waitMs: KUBERC_LOCK_WAIT_MS})
+  if (merged.added.length > 0) checkKubercHolds((await readOptional(target, 'a kuberc file', path)) ?? '', path, merged.added)
+  return merged
+}
+
+/**
+ * The read-back check of a written kuberc: its Preference is an Allowlist holding each of `added` (clean paths), or a
+ * ConfigError naming the missing entries (another program rewrote the file meanwhile, without the lock).
+ */
+export function checkKubercHolds(text: string, path: string, added: string[]): void {
+  let allowlist: string[] = []
+  try {
+    const found = findPreference(text, path)
+    const k = found && found.apiVersion === KUBERC_V1BETA1 ? toKuberc(found, path) : undefined
+    if (k?.policy === 'Allowlist') allowlist = k.allowlist
+  } catch (error) {
+    if (!(error instanceof KubercProblem || error instanceof ConfigError)) throw error
+  }
+  const missing = added.filter((c) => !allowlist.includes(c))
+  if (missing.length > 0) {
+    throw new ConfigError(`${path}: read back after writing, credentialPluginAllowlist lacks ${missing.join(', ')} (another program rewrote the file meanwhile?); nothing is reported added, run again`)
+  }
 }

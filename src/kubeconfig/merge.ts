@@ -1,9 +1,9 @@
-import {realpath, stat} from 'node:fs/promises'
+import {stat} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
 import {ConfigError} from '../base/errors.js'
 import {checkWritableFile, readOptional, writeError} from '../base/files.js'
-import {withKubeconfigLock, writeFileAtomic} from './atomic-write.js'
+import {withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
 import {FLEET_EXPORT_EXTENSION} from './export-marker.js'
 import {ENTRY_KEY, KubeconfigEdit, type NamedItem, SECTIONS, type Section, sameItem} from './edit.js'
 import type {KubeconfigDoc, NamedExtension} from './types.js'
@@ -167,7 +167,7 @@ export function mergeKubeconfigText(text: string | undefined, exported: Kubeconf
  */
 export async function mergeIntoKubeconfigFile(file: string, exported: KubeconfigDoc, options: {dryRun?: boolean; label?: string} = {}): Promise<MergePlan> {
   const label = options.label ?? file
-  const target = await realpath(file).catch(() => file)
+  const target = await writeTarget(file)
   const run = async (): Promise<MergePlan> => {
     const text = await readOptional(target, 'a kubeconfig file', label)
     const {text: out, plan} = mergeKubeconfigText(text, exported, label)

@@ -317,7 +317,8 @@ describe('fleet auth who-can (live)', () => {
       await runFleet(q, {env: {KUBECONFIG: join(dir, 'hub.kubeconfig')}}),
       await runFleet([...q, '--kubeconfig', 'hub.kubeconfig'], {cwd: dir}),
       await runFleet([...q, '--kubeconfig', join(dir, 'link.kubeconfig')]),
-      await runFleet([...q, '--all'], {cwd: dir}),
+      // Named: found by itself in the working directory, a fleet.yaml may not name files (issue 38).
+      await runFleet([...q, '--all'], {cwd: dir, env: {FLEET_CONFIG: 'fleet.yaml'}}),
     ]
     const key = readFileSync(cp.admin.keyFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('-----'))
     const expected = runs[0].json<WhoCanList>().items[0].subjects!.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`)

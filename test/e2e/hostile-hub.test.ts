@@ -205,7 +205,7 @@ describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
     const before = readFileSync(kuberc, 'utf8')
     const dry = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh', '--dry-run', '-o', 'json'])
     clean(dry)
-    assert.deepEqual(dry.json<PluginList>().written, {path: kuberc, added: ['/bin/sh'], dryRun: true})
+    assert.deepEqual(dry.json<PluginList>().written, {path: kuberc, added: ['/bin/sh'], dryRun: true, entryKey: 'name', notAdded: []})
     assert.equal(readFileSync(kuberc, 'utf8'), before, '--dry-run wrote nothing')
     const unknown = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', 'kubelogin'])
     assert.equal(unknown.code, 2)
@@ -213,7 +213,8 @@ describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
 
     const wrote = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh'])
     clean(wrote)
-    assert.match(wrote.stderr, new RegExp(`${kuberc}: added \\{command: /bin/sh\\} to credentialPluginAllowlist`))
+    // Spelled as the file holds it (issue 38): `name: /bin/sh`, not `{command: /bin/sh}`.
+    assert.match(wrote.stderr, new RegExp(`${kuberc}: added name: /bin/sh to credentialPluginAllowlist`))
     const text = readFileSync(kuberc, 'utf8')
     assert.match(text, /credentialPluginPolicy: Allowlist/)
     assert.match(text, /- name: \/bin\/sh/)

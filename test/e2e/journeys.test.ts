@@ -411,7 +411,11 @@ describe('journey (a) laptop and (b) CronJob: generate 30d, list, rotate three w
       '  - {name: laptop, type: file, kubeconfig: [./kube/prod.yaml]}',
       '',
     ].join('\n'))
-    const res = await fleet(['creds', 'rotate', '--all', '-o', 'json'], {cwd: at.ops, env: cleanEnv(at.laptopHome)})
+    // Named (FLEET_CONFIG, relative to the directory): found by itself there, a fleet.yaml may not name files (issue 38).
+    const found = await fleet(['creds', 'rotate', '--all', '-o', 'json'], {cwd: at.ops, env: cleanEnv(at.laptopHome)})
+    assert.equal(found.code, 2, show(found))
+    assert.match(found.json().error.message, /hub\.kubeconfig: a fleet\.yaml found in the working directory may not name programs or files/)
+    const res = await fleet(['creds', 'rotate', '--all', '-o', 'json'], {cwd: at.ops, env: cleanEnv(at.laptopHome, {FLEET_CONFIG: 'fleet.yaml'})})
     const report = res.json()
     assert.equal(report.kind, 'CredentialRotation', show(res))
     const items = report.items as any[]

@@ -156,13 +156,21 @@ describe('fleet wi token (live)', () => {
       const withFleetYaml = join(dir, 'with-config')
       mkdirSync(withFleetYaml)
       writeFileSync(join(withFleetYaml, 'fleet.yaml'), `kind: FleetConfig\nhub: {kubeconfig: ${join(dir, 'hub.yaml')}}\nproviders:\n  - {name: members, type: file, kubeconfig: [${m1.kubeconfig}]}\n`)
+      // Found by itself in the working directory, a fleet.yaml may not name files (issue 38): it may choose the hub's
+      // context among the user's own kubeconfig's, and the one naming files is used when named (FLEET_CONFIG below).
+      const contextOnly = join(dir, 'context-only')
+      mkdirSync(contextOnly)
+      writeFileSync(join(contextOnly, 'fleet.yaml'), 'kind: FleetConfig\nhub: {context: hub}\nproviders:\n  - {name: members, type: file}\n')
       const base = {PATH, HOME: EMPTY_HOME, KUBERNETES_EXEC_INFO: execInfo(cluster())}
+      const refused = await runWith(process.execPath, [FLEET_BIN, 'wi', 'token'], base, withFleetYaml)
+      const local = join(withFleetYaml, 'fleet.yaml')
+      assert.deepEqual([refused.code, refused.stdout, refused.stderr], [2, '', `error: ${local}: hub.kubeconfig: a fleet.yaml found in the working directory may not name programs or files (it may come from a checkout of someone else's code); if you trust it, name it: --fleet-config ${local} (or FLEET_CONFIG=${local})\n`])
       const ways: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
         ['absolute', ['--hub-kubeconfig', join(dir, 'hub.yaml')], base, dir],
         ['relative', ['--hub-kubeconfig', 'hub.yaml'], base, dir],
         ['symlink', ['--hub-kubeconfig', 'hub-link.yaml', '--hub-context', 'hub'], base, dir],
         ['KUBECONFIG', [], {...base, KUBECONFIG: join(dir, 'hub-link.yaml')}, dir],
-        ['./fleet.yaml', [], base, withFleetYaml],
+        ['./fleet.yaml naming the hub context', [], {...base, KUBECONFIG: join(dir, 'hub.yaml')}, contextOnly],
         ['FLEET_CONFIG', [], {...base, FLEET_CONFIG: join(withFleetYaml, 'fleet.yaml')}, dir],
       ]
       for (const [what, args, env, cwd] of ways) {

@@ -35,6 +35,7 @@ before(async () => {
   await writeFile(down, kc('down', 'https://127.0.0.1:1'))
   fleetDir = join(dir, 'fleet')
   await import('node:fs/promises').then((fs) => fs.mkdir(fleetDir))
+  // Run with FLEET_CONFIG=fleet.yaml: found by itself in the working directory, a fleet.yaml may not name files.
   await writeFile(join(fleetDir, 'fleet.yaml'), `kind: FleetConfig\nproviders:\n  - {name: local, type: file, kubeconfig: ${down}}\n  - {name: lab, type: kind}\n`)
 })
 
@@ -72,11 +73,11 @@ describe('-o name: exactly one line per cluster', () => {
   })
 
   it('a provider that cannot list is an error line, never a name', async () => {
-    const res = await runFleet(['clusters', 'list', '-o', 'name'], {cwd: fleetDir, env})
+    const res = await runFleet(['clusters', 'list', '-o', 'name'], {cwd: fleetDir, env: {...env, FLEET_CONFIG: 'fleet.yaml'}})
     assert.equal(res.code, 1)
     assert.equal(res.stdout, `local#${down}+down\n`)
     assert.match(res.stderr, /^error: cannot list clusters: kind provider "lab": the "kind" command was not found on PATH[^\n]*\n$/)
-    const who = await runFleet(['auth', 'whoami', '--all', '-o', 'name'], {cwd: fleetDir, env})
+    const who = await runFleet(['auth', 'whoami', '--all', '-o', 'name'], {cwd: fleetDir, env: {...env, FLEET_CONFIG: 'fleet.yaml'}})
     assert.equal(who.code, 1)
     assert.equal(who.stdout, '', 'no cluster answered, so no username; the failed provider is not a name either')
   })
@@ -106,12 +107,12 @@ describe('per-cluster errors: one stderr line each in every format, and in the J
   })
 
   it('a provider that cannot list: a row in the document, a line on stderr, exit 1, in JSON too', async () => {
-    const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: fleetDir, env})
+    const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: fleetDir, env: {...env, FLEET_CONFIG: 'fleet.yaml'}})
     assert.equal(res.code, 1)
     const items = res.json<ClusterList>().items
     assert.deepEqual(items.map((i) => [i.name, i.ready]), [[`local#${down}+down`, true], ['lab', false]])
     assert.equal(res.stderr, `error: ${items[1].reason}\n`)
-    const who = await runFleet(['auth', 'whoami', '--all', '-o', 'json'], {cwd: fleetDir, env})
+    const who = await runFleet(['auth', 'whoami', '--all', '-o', 'json'], {cwd: fleetDir, env: {...env, FLEET_CONFIG: 'fleet.yaml'}})
     const whoItems = who.json<WhoAmIList>().items
     assert.deepEqual(whoItems.map((i) => [i.cluster, i.ok, i.error?.kind]), [[`local#${down}+down`, false, 'unreachable'], ['lab', false, 'config']])
     assert.equal(who.stderr.trimEnd().split('\n').length, 2, who.stderr)

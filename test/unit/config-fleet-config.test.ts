@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {describe, it} from 'node:test'
 
 import {ConfigError} from '../../src/base/errors.js'
-import {defaultConfigPaths, loadFleetConfig, parseFleetConfig} from '../../src/config/fleet-config.js'
+import {ALLOW_FIELDS, PROVIDERS, WORKING_DIR_REFUSED, defaultConfigPaths, loadFleetConfig, parseFleetConfig} from '../../src/config/fleet-config.js'
 
 const env = {HOME: '/home/op'}
 const parse = (text: string) => parseFleetConfig(text, '/etc/fleet/fleet.yaml', env, '/work')
@@ -107,5 +107,107 @@ describe('fleet configuration: where it is found', () => {
     await writeFile(join(d, 'other.yaml'), 'providers: [{name: explicit, type: file}]\n')
     assert.equal((await loadFleetConfig({path: join(d, 'other.yaml'), env: e, cwd}))?.providers[0].name, 'explicit')
     await assert.rejects(loadFleetConfig({path: 'missing.yaml', env: e, cwd}), {message: '--fleet-config: missing.yaml: no such file'})
+  })
+})
+
+describe('a ./fleet.yaml fleet finds by itself in the working directory (issue 38, item 5)', () => {
+  const cwd = '/w'
+  const path = '/w/fleet.yaml'
+  const found = (text: string) => parseFleetConfig(`kind: FleetConfig\n${text}`, path, env, cwd, {foundInWorkingDir: true})
+  const how = `a fleet.yaml found in the working directory may not name programs or files (it may come from a checkout of someone else's code); if you trust it, name it: --fleet-config ${path} (or FLEET_CONFIG=${path})`
+
+  it('may not name a program, a file read as the user\'s own, or an allowance for hub data: one line naming the field and how to allow it', () => {
+    const cases: Array<[string, string]> = [
+      ['providers: [{type: kind, command: ./tools/kind}]\n', 'providers[0].command'],
+      ['providers: [{type: kind, command: kind}]\n', 'providers[0].command'],
+      ['providers: [{type: file, kubeconfig: [./ci.kubeconfig]}]\n', 'providers[0].kubeconfig'],
+      ['providers: [{type: file, kubeconfig: ~/.kube/config}]\n', 'providers[0].kubeconfig'],
+      ['providers: [{type: cluster-inventory, providerFile: access.json}]\n', 'providers[0].providerFile'],
+      ['hub: {kubeconfig: hub.yaml}\nproviders: [{type: kubeconfig}]\n', 'hub.kubeconfig'],
+      ['providers: [{type: cluster-api}, {type: namespace, hub: {kubeconfig: [/abs/hub.yaml], context: x}}]\n', 'providers[1].hub.kubeconfig'],
+      ['credentialPluginAllowlist: [{command: /bin/sh}]\nproviders: [{type: kubeconfig}]\n', 'credentialPluginAllowlist'],
+      ['localFileAllowlist: [/etc/]\nproviders: [{type: kubeconfig}]\n', 'localFileAllowlist'],
+      ['providers: [{type: kubeconfig, credentialPluginAllowlist: [{command: mytok}]}]\n', 'providers[0].credentialPluginAllowlist'],
+      ['providers: [{type: kcp, localFileAllowlist: [/var/run/]}]\n', 'providers[0].localFileAllowlist'],
+    ]
+    for (const [text, field] of cases) {
+      assert.throws(() => found(text), (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error))
+        assert.equal(error.message, `${path}: ${field}: ${how}`, text)
+        assert.equal(error.exitCode, 2)
+        return true
+      }, text)
+      // The same file, named: read as before.
+      assert.doesNotThrow(() => parseFleetConfig(`kind: FleetConfig\n${text}`, path, env, cwd), text)
+    }
+  })
+
+  it('may choose among the user\'s own settings: every provider type with its fields that name no program and no file', () => {
+    const config = found(`hub: {context: hub-admin}
+providers:
+  - {name: local, type: file, labels: {env: dev}}
+  - {name: secrets, type: kubeconfig, namespace: fleet-system, label: example.com/cluster, key: value.yaml, hub: {context: other}}
+  - {name: capi, type: cluster-api, apiVersion: v1beta1}
+  - {name: legacy, type: cluster-inventory, consumer: argo, namespace: fleet}
+  - {name: tenants, type: namespace, selector: tenant}
+  - {name: dev, type: kind, prefix: dev-}
+  - {name: kcp, type: kcp, root: root:org, depth: 1, server: workspace, frontProxy: true}
+`)
+    assert.deepEqual(config.providers.map((p) => p.type), ['file', 'kubeconfig', 'cluster-api', 'cluster-inventory', 'namespace', 'kind', 'kcp'])
+    assert.deepEqual(config.hub, {kubeconfig: undefined, context: 'hub-admin'})
+  })
+
+  it('every field of every provider type is decided: refused in the working directory, or listed here as naming nothing to run or read', () => {
+    // A new field fails this test until it is put in the provider's `local` (fleet-config.ts) or here, on purpose.
+    const namesNothing: Record<string, string[]> = {
+      file: ['labels'],
+      kubeconfig: ['hub', 'namespace', 'label', 'key'],
+      'cluster-api': ['hub', 'namespace', 'apiVersion'],
+      'cluster-inventory': ['hub', 'namespace', 'consumer'],
+      namespace: ['hub', 'selector'],
+      kind: ['prefix'],
+      kcp: ['hub', 'root', 'depth', 'server', 'frontProxy'],
+    }
+    for (const spec of PROVIDERS) {
+      assert.deepEqual([...spec.fields].sort(), [...spec.local, ...(namesNothing[spec.type] ?? [])].sort(), spec.type)
+      assert.deepEqual(spec.local.filter((f) => namesNothing[spec.type]?.includes(f)), [], spec.type)
+    }
+    assert.deepEqual([...WORKING_DIR_REFUSED.topLevel], [...ALLOW_FIELDS])
+    assert.deepEqual([...WORKING_DIR_REFUSED.provider], [...ALLOW_FIELDS])
+    assert.deepEqual([...WORKING_DIR_REFUSED.hub], ['kubeconfig'])
+  })
+
+  it('one that is not YAML, or not a mapping, is exit 2 naming the file and where it was found; an empty or Rancher Fleet file is still ignored', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'fleet-config-wd-'))
+    const project = join(d, 'project')
+    const xdg = join(d, 'xdg')
+    await mkdir(project)
+    await mkdir(join(xdg, 'fleet'), {recursive: true})
+    await writeFile(join(xdg, 'fleet', 'config.yaml'), 'providers: [{name: from-xdg, type: file}]\n')
+    const e = {HOME: join(d, 'home'), XDG_CONFIG_HOME: xdg}
+    const local = join(project, 'fleet.yaml')
+    const refused: Array<[string, string]> = [
+      ['kind: FleetConfig\nproviders: [{type: file\n', `${local}: not valid YAML (line 3): unexpected end of the stream within a flow collection (found in the working directory: fix or remove it; to use another file, name it with --fleet-config or FLEET_CONFIG)`],
+      ['defaultNamespace: a\n  helm: x\n', `${local}: not valid YAML (line 2): bad indentation of a mapping entry (found in the working directory: fix or remove it; to use another file, name it with --fleet-config or FLEET_CONFIG)`],
+      ['kind: FleetConfig\nkind: Other\n', `${local}: not valid YAML (line 2): duplicated mapping key (found in the working directory: fix or remove it; to use another file, name it with --fleet-config or FLEET_CONFIG)`],
+      ['defaultNamespace: a\n---\n{[\n', `${local}: not valid YAML (line 4): unexpected end of the stream within a flow collection (found in the working directory: fix or remove it; to use another file, name it with --fleet-config or FLEET_CONFIG)`],
+      ['- kind: FleetConfig\n', `${local}: found in the working directory, and neither a fleet configuration (kind: FleetConfig) nor a Rancher Fleet bundle file: its first document is a list, not a mapping`],
+      ['just some words\n', `${local}: found in the working directory, and neither a fleet configuration (kind: FleetConfig) nor a Rancher Fleet bundle file: its first document is a string, not a mapping`],
+    ]
+    for (const [text, message] of refused) {
+      await writeFile(local, text)
+      await assert.rejects(loadFleetConfig({env: e, cwd: project}), (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error))
+        assert.equal(error.message, message)
+        return true
+      }, text)
+    }
+    for (const text of ['', '# nothing yet\n', 'defaultNamespace: team-a\nhelm: {chart: ./chart}\n']) {
+      await writeFile(local, text)
+      assert.equal((await loadFleetConfig({env: e, cwd: project}))?.providers[0].name, 'from-xdg', JSON.stringify(text))
+    }
+    // Named, the broken file is the same one-line error it always was.
+    await writeFile(local, 'kind: FleetConfig\nproviders: [{type: file\n')
+    await assert.rejects(loadFleetConfig({path: local, env: e, cwd: project}), {message: `${local}: not valid YAML (line 3): unexpected end of the stream within a flow collection`})
   })
 })

@@ -22,6 +22,8 @@ const kc = (context: string, server: string) =>
 
 let dir: string
 let env: NodeJS.ProcessEnv
+/** env naming the fleet.yaml (FLEET_CONFIG): found by itself in the working directory, a fleet.yaml may not name files. */
+let named: NodeJS.ProcessEnv
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fleet-providers-cli-'))
@@ -35,11 +37,12 @@ before(async () => {
     'kind: FleetConfig\nproviders:\n  - {name: local, type: file, kubeconfig: a.kubeconfig}\n  - {name: lab, type: kind}\n',
   )
   env = {PATH: `${FAKE_KIND}:${process.env.PATH}`, FAKE_KIND_DIR: kindDir, XDG_CONFIG_HOME: join(dir, 'xdg')}
+  named = {...env, FLEET_CONFIG: 'fleet.yaml'}
 })
 
 describe('fleet clusters list with a fleet configuration', () => {
   it('lists every provider, names prefixed <provider>#, not-ready rows with the reason', async () => {
-    const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: dir, env})
+    const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: dir, env: named})
     assert.equal(res.code, 0, res.stderr)
     const items = res.json<ClusterList>().items
     assert.deepEqual(
@@ -53,7 +56,7 @@ describe('fleet clusters list with a fleet configuration', () => {
     assert.deepEqual(items[1].source, {kind: 'kind', name: 'lab', context: 'kind-lab'})
     assert.equal(items[2].reason, "kind get kubeconfig --name gone exited with 1: ERROR: could not locate any control plane nodes for cluster named 'gone'")
 
-    const table = await runFleet(['clusters', 'list'], {cwd: dir, env})
+    const table = await runFleet(['clusters', 'list'], {cwd: dir, env: named})
     const lines = table.stdout.trimEnd().split('\n')
     // The file provider's current context is still the default cluster, so kubectl's CURRENT column shows.
     assert.match(lines[0], /^CURRENT\s+NAME\s+PROVIDER\s+SERVER\s+AUTH\s+READY\s+REASON$/)
@@ -64,23 +67,23 @@ describe('fleet clusters list with a fleet configuration', () => {
   })
 
   it('--strict exits 1 when a cluster is not ready; --provider selects one provider with its own names', async () => {
-    assert.equal((await runFleet(['clusters', 'list', '--strict', '-o', 'name'], {cwd: dir, env})).code, 1)
-    const one = await runFleet(['clusters', 'list', '--provider', 'lab', '-o', 'name'], {cwd: dir, env})
+    assert.equal((await runFleet(['clusters', 'list', '--strict', '-o', 'name'], {cwd: dir, env: named})).code, 1)
+    const one = await runFleet(['clusters', 'list', '--provider', 'lab', '-o', 'name'], {cwd: dir, env: named})
     assert.deepEqual([one.code, one.stdout], [0, 'lab\ngone\n'])
-    const strictOk = await runFleet(['clusters', 'list', '--provider', 'local', '--strict', '-o', 'name'], {cwd: dir, env})
+    const strictOk = await runFleet(['clusters', 'list', '--provider', 'local', '--strict', '-o', 'name'], {cwd: dir, env: named})
     assert.deepEqual([strictOk.code, strictOk.stdout], [0, `${join(dir, 'a.kubeconfig')}+a\n`])
   })
 
   it('a provider that cannot list is a row and exit 1; the rest of the fleet is still listed', async () => {
     const d = await mkdtemp(join(tmpdir(), 'fleet-providers-cli-'))
     await writeFile(join(d, 'fleet.yaml'), 'kind: FleetConfig\nproviders:\n  - {name: local, type: file, kubeconfig: ' + join(dir, 'a.kubeconfig') + '}\n  - {name: lab, type: kind}\n')
-    const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: d, env: {...env, PATH: '/usr/bin:/bin'}})
+    const res = await runFleet(['clusters', 'list', '-o', 'json'], {cwd: d, env: {...named, PATH: '/usr/bin:/bin'}})
     assert.equal(res.code, 1)
     const [local, lab] = res.json().items
     assert.equal(local.ready, true)
     assert.deepEqual([lab.name, lab.ready, lab.source], ['lab', false, {kind: 'provider', name: 'lab'}])
     assert.match(lab.reason, /^cannot list clusters: kind provider "lab": the "kind" command was not found on PATH/)
-    const table = await runFleet(['clusters', 'list', '-o', 'name'], {cwd: d, env: {...env, PATH: '/usr/bin:/bin'}})
+    const table = await runFleet(['clusters', 'list', '-o', 'name'], {cwd: d, env: {...named, PATH: '/usr/bin:/bin'}})
     assert.equal(table.code, 1)
     assert.equal(table.stderr, `error: ${lab.reason}\n`)
   })
@@ -100,7 +103,7 @@ describe('fleet clusters list with a fleet configuration', () => {
 
     const missing = await runFleet(['clusters', 'list', '--fleet-config', 'nope.yaml'], {cwd: elsewhere, env})
     assert.deepEqual([missing.code, missing.stderr], [2, 'error: --fleet-config: nope.yaml: no such file\n'])
-    const unknown = await runFleet(['clusters', 'list', '--provider', 'prod'], {cwd: dir, env})
+    const unknown = await runFleet(['clusters', 'list', '--provider', 'prod'], {cwd: dir, env: named})
     assert.equal(unknown.code, 2)
     assert.match(unknown.stderr, /^error: --provider: no provider "prod"; .*fleet.yaml names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp\n$/)
   })

@@ -112,14 +112,16 @@ describe('provider selection (flags and fleet configuration)', () => {
 
   it('a fleet configuration lists all its providers, prefixed when there are several', async () => {
     const {d, env, cwd} = await project('providers:\n  - {name: a, type: file, kubeconfig: kube/a.kubeconfig}\n  - {name: b, type: file, kubeconfig: kube/b.kubeconfig}\n')
-    const all = await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})
+    // Named, not found: a fleet.yaml fleet finds in the working directory may not name files (config-fleet-config.test.ts).
+    const fleetConfig = join(cwd, 'fleet.yaml')
+    const all = await buildProvider({env, cwd, fleetConfig, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})
     assert.ok(all instanceof MultiProvider)
     assert.deepEqual(await names(all), [`a#${join(d, 'kube/a.kubeconfig')}+a1`, `a#${join(d, 'kube/a.kubeconfig')}+a2`, `b#${join(d, 'kube/b.kubeconfig')}+b1`])
     assert.deepEqual((await all.list()).map((r) => r.provider), ['a', 'a', 'b'])
     // --provider: just that one, with its own (unprefixed) names.
-    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), provider: 'b'})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
+    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), fleetConfig, provider: 'b'})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
     // --provider with --kubeconfig: the provider's files replaced.
-    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), provider: 'b', kubeconfig: [join(d, 'kube/a.kubeconfig')]})), [
+    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()}), fleetConfig, provider: 'b', kubeconfig: [join(d, 'kube/a.kubeconfig')]})), [
       `${join(d, 'kube/a.kubeconfig')}+a1`,
       `${join(d, 'kube/a.kubeconfig')}+a2`,
     ])
@@ -127,7 +129,7 @@ describe('provider selection (flags and fleet configuration)', () => {
 
   it('one provider in the configuration keeps its names unprefixed', async () => {
     const {d, env, cwd} = await project('providers:\n  - {type: file, kubeconfig: kube/b.kubeconfig}\n')
-    assert.deepEqual(await names(await buildProvider({env, cwd, connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
+    assert.deepEqual(await names(await buildProvider({env, cwd, fleetConfig: join(cwd, 'fleet.yaml'), connector: new Connector({timeoutMs: 10_000, exec: new ExecCredentialRunner()})})), [`${join(d, 'kube/b.kubeconfig')}+b1`])
   })
 
   it('--kubeconfig means kubectl\'s view: a fleet.yaml in the directory does not change it', async () => {
