@@ -194,6 +194,8 @@ export const PROVIDER_TYPES: readonly ProviderType[] = PROVIDERS.map((p) => p.ty
 export interface FleetConfig {
   /** The file as the user named it (or as found). */
   path: string
+  /** Found by fleet itself as ./fleet.yaml (not named by --fleet-config or FLEET_CONFIG): not the user's word. */
+  foundInWorkingDir?: true
   hub?: HubSpec
   providers: ProviderConfig[]
   /** What hub data may use wherever fleet reads it (every provider, creds and wi commands). */
@@ -352,7 +354,7 @@ export function parseFleetConfig(text: string, path: string, env: NodeJS.Process
     providers.push(provider)
   }
   const allow = readAllowances(root, path, env)
-  return {path, hub, providers, ...(allow ? {allow} : {})}
+  return {path, hub, providers, ...(allow ? {allow} : {}), ...(found ? {foundInWorkingDir: true as const} : {})}
 }
 
 function readHub(f: Fields, file: string, env: NodeJS.ProcessEnv, found: boolean): HubSpec | undefined {

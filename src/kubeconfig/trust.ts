@@ -115,6 +115,8 @@ export class TrustPolicy {
 
   /** The fleet configuration the run read, if any: refusals say which file to add an allowance to. */
   configPath?: string
+  /** Whether that file was found in the working directory rather than named (--fleet-config, FLEET_CONFIG). */
+  configFound?: boolean
 
   /** The fleet configuration's allowances: for every hub (provider undefined) or for one provider. */
   allow(provider: string | undefined, allowances: DataAllowances): void {

@@ -95,6 +95,7 @@ export async function buildProvider(flags: ProviderFlags): Promise<ClusterProvid
   const flagHub: HubSpec = {kubeconfig: flags.kubeconfig, context: flags.context}
   // What the operator lets hub data use, file-wide and per provider: the connector's policy judges every cluster with it.
   if (config) flags.connector.trust.configPath = config.path
+  if (config?.foundInWorkingDir) flags.connector.trust.configFound = true
   if (config?.allow) flags.connector.trust.allow(undefined, config.allow)
   for (const p of config?.providers ?? []) if (p.allow) flags.connector.trust.allow(p.name, p.allow)
 

@@ -152,3 +152,26 @@ describe('the same fleet.yaml in the working directory (issue 38, item 5)', () =
     assert.deepEqual(ranMarkers(), ['mytok'])
   })
 })
+
+describe('kubeconfig export from a ./fleet.yaml fleet only found (issue 38, item 5)', () => {
+  it('refused before anything is written: its entries would name the checkout\'s file as the user\'s configuration; named, it exports', async () => {
+    // A found file that names no program or file (its hub from KUBECONFIG) is read; exporting it would pin it by path
+    // into entries every kubectl call runs with, as if the user had named it, so a later change to the checkout would
+    // choose what those calls run.
+    const checkout = join(dir, 'checkout')
+    mkdirSync(checkout, {recursive: true})
+    const found = join(checkout, 'fleet.yaml')
+    writeFileSync(found, `kind: FleetConfig\nproviders:\n  - {name: secrets, type: kubeconfig, namespace: ${ns}}\n`)
+    const out = join(checkout, 'exported.kubeconfig')
+    const res = await fleet(['kubeconfig', 'export', '--all', '--out', out], {cwd: checkout, env: {KUBECONFIG: hub.kubeconfig}})
+    assert.deepEqual([res.code, res.stdout], [2, ''])
+    assert.equal(res.stderr, `error: ${found} was found in the working directory, not named: exported entries would read it on every kubectl call as your own configuration; to export from it, name it: --fleet-config ${found} (or FLEET_CONFIG)\n`)
+    assert.equal(existsSync(out), false)
+    const named = await fleet(['kubeconfig', 'export', '--all', '--out', out, '--fleet-config', found], {cwd: checkout, env: {KUBECONFIG: hub.kubeconfig}})
+    assert.doesNotMatch(named.stderr, /was found in the working directory/)
+    // The only cluster there is the attacker's, whose /bin/sh is refused: exported nothing, said so, ran nothing.
+    assert.equal(named.code, 1, named.stderr)
+    assert.match(named.stderr, /exec plugin "\/bin\/sh" is named by hub data/)
+    assert.deepEqual(ranMarkers().filter((m) => m === 'sh'), [])
+  })
+})

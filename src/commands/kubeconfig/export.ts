@@ -2,7 +2,7 @@ import {isAbsolute} from 'node:path'
 import {Flags} from '@oclif/core'
 import yaml from 'js-yaml'
 
-import {UsageError, toErrorInfo} from '../../base/errors.js'
+import {ConfigError, UsageError, toErrorInfo} from '../../base/errors.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {mapLimit} from '../../base/concurrency.js'
 import {BaseCommand, type BaseFlags, type FlagGroups} from '../../cli/base-command.js'
@@ -88,6 +88,11 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const clash = duplicateName(refs.map((ref) => ({cluster: ref.name, name: name(ref)})), this.flags['name-template'])
     if (clash) throw new UsageError(clash)
     const configPath = this.fleet.trust.configPath
+    // Every exported entry names the configuration by absolute path, so that kubectl runs read it from any directory,
+    // as a file the user named: a ./fleet.yaml fleet only found (a checkout's, which a later pull may change) is not.
+    if (configPath !== undefined && this.fleet.trust.configFound) {
+      throw new ConfigError(`${configPath} was found in the working directory, not named: exported entries would read it on every kubectl call as your own configuration; to export from it, name it: --fleet-config ${configPath} (or FLEET_CONFIG)`)
+    }
     const config = configPath === undefined ? undefined : await loadFleetConfig({path: configPath})
     const source = {kubeconfig: this.fleet.kubeconfigPaths, context: this.flags.context, provider: this.flags.provider, config}
     const connector = this.fleet.connector
