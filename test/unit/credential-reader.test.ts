@@ -4,9 +4,9 @@
 // the same bytes in the cache, and agree on every miss, where fleet-credential must hand its exact arguments to fleet.
 // Also: how export picks the reader (credentialRunner).
 import assert from 'node:assert/strict'
-import {spawnSync} from 'node:child_process'
+import {execFileSync, spawn, spawnSync} from 'node:child_process'
 import {generateKeyPairSync, randomBytes} from 'node:crypto'
-import {chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, openSync, writeSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {basename, dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -72,13 +72,21 @@ function runReader(args: string[], env: Record<string, string>, fleet = fakeFlee
 function snapshot(dir: string): Map<string, string> {
   const files = new Map<string, string>()
   if (!existsSync(dir)) return files
-  for (const name of readdirSync(dir).sort()) files.set(name, lstatSync(join(dir, name)).isFile() ? readFileSync(join(dir, name), 'utf8') : 'not a file')
+  for (const name of readdirSync(dir).sort()) {
+    const st = lstatSync(join(dir, name))
+    files.set(name, st.isFile() ? readFileSync(join(dir, name), 'utf8') : st.isSymbolicLink() ? `link to ${readlinkSync(join(dir, name))}` : st.isDirectory() ? 'directory' : 'other')
+  }
   return files
 }
 
 function restore(dir: string, files: Map<string, string>) {
   for (const name of readdirSync(dir)) rmSync(join(dir, name), {recursive: true, force: true})
-  for (const [name, text] of files) writeFileSync(join(dir, name), text, {mode: 0o600})
+  for (const [name, text] of files) {
+    if (text.startsWith('link to ')) symlinkSync(text.slice('link to '.length), join(dir, name))
+    else if (text === 'directory') mkdirSync(join(dir, name))
+    else if (text === 'other') assert.fail(`${name}: not restored`)
+    else writeFileSync(join(dir, name), text, {mode: 0o600})
+  }
 }
 
 /** Runs the fast path and then, on the cache as it was, fleet-credential: returns both runs and the cache after each. */
@@ -242,6 +250,133 @@ describe('fleet-credential answers exactly as the fast path does', () => {
     assert.equal(gone.status, 1)
     assert.match(gone.stderr, /^fleet-credential: cannot run \/nonexistent\/fleet: no such file or directory\n$/)
     for (const run of [usage, missing, gone]) assert.ok(!`${run.stdout}${run.stderr}`.includes(TOKEN) && !`${run.stdout}${run.stderr}`.includes(KEY))
+  })
+})
+
+// Issue 38, item 4: the cases of the issue, each of which the two readers of 0b058ef answered differently or badly.
+describe('one cache rule: what neither reader takes', () => {
+  const flags: CredentialFlags = {cluster: 'secrets#eu-1', provider: 'secrets', 'fleet-config': '/etc/fleet/fleet.yaml'}
+  const args = flagArgs(flags)
+  const noToken = (...runs: Run[]) => {
+    for (const r of runs) assert.ok(!r.stdout.includes(TOKEN) && !r.stderr.includes(TOKEN), 'the token is never printed')
+  }
+
+  it('a FIFO at the entry: both hand over at once (it hung both, and kubectl with them)', async () => {
+    const s = await seeded(flags, INFO(), {token: TOKEN})
+    rmSync(s.path)
+    execFileSync('mkfifo', ['-m', '600', s.path])
+    const started = Date.now()
+    const go = runReader(args, s.env, fakeFleet, 10_000)
+    const ts = runTs(args, s.env, 20_000)
+    assert.equal(go.status, 3, `fleet-credential: ${go.stderr}`)
+    assert.equal(ts.status, 3, `fast path: ${ts.stderr}`)
+    assert.ok(Date.now() - started < 20_000)
+    assert.ok(lstatSync(s.path).isFIFO(), 'left as it was')
+  })
+
+  it('a 300 MB entry: refused by its size before it is read, by both (fleet-credential took 1.85 GB RSS)', async () => {
+    const s = await seeded(flags, INFO(), {token: TOKEN})
+    const text = readFileSync(s.path, 'utf8')
+    const at = text.indexOf(TOKEN)
+    // A valid entry but for its size: the token is 300 MB long.
+    const fd = openSync(s.path, 'w')
+    writeSync(fd, text.slice(0, at))
+    const chunk = Buffer.alloc(16 * 1024 * 1024, 'A')
+    for (let n = 0; n < 300_000_000; n += chunk.length) writeSync(fd, chunk)
+    writeSync(fd, text.slice(at))
+    closeSync(fd)
+    const rss = join(s.home, 'rss')
+    const go = spawnSync('/usr/bin/time', ['-f', '%M', '-o', rss, reader, '--fleet', fakeFleet, 'kubeconfig', 'credential', ...args], {env: {PATH: process.env.PATH!, ...s.env}, encoding: 'utf8', timeout: 60_000})
+    const ts = runTs(args, s.env)
+    rmSync(s.path)
+    assert.equal(go.status, 3, go.stderr)
+    assert.equal(ts.status, 3, ts.stderr)
+    const peakMb = Number(readFileSync(rss, 'utf8').trim().split('\n').pop()) / 1024
+    assert.ok(peakMb < 30, `fleet-credential peaked at ${peakMb.toFixed(1)} MB`)
+  })
+
+  it('an entry that is a link: neither follows it, and fleet behind fleet-credential prints no planted token', async () => {
+    const s = await seeded(flags, INFO(), {token: TOKEN})
+    const planted = join(s.home, 'planted.json')
+    renameSync(s.path, planted)
+    symlinkSync(planted, s.path)
+    const before = snapshot(s.dir)
+    const r = both(s.path, args, s.env)
+    assertMiss(r, args)
+    assert.deepEqual(r.afterGo, before)
+    noToken(r.ts, r.go)
+    // The real fleet behind the real fleet-credential (the launcher's fast path, then the full command, which fails to
+    // find the provider here): the token at the link's end is never printed.
+    const shim = join(s.home, 'fleet')
+    writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" "${join(root, 'bin/run.js')}" "$@"\n`, {mode: 0o755})
+    const real = runReader(args, s.env, shim)
+    assert.notEqual(real.status, 0)
+    noToken(real)
+    assert.ok(lstatSync(s.path).isSymbolicLink(), 'the link is left as it is')
+  })
+
+  it('capitalised, unknown or repeated keys, another spelling, trailing bytes: both hand over (fleet-credential served them)', async () => {
+    for (const spoil of [
+      (t: string) => t.replace('"v":2', '"V":2'),
+      (t: string) => t.replace('"credential":', '"Credential":'),
+      (t: string) => t.replace('"token":', '"Token":'),
+      (t: string) => t.replace('"expires":', '"EXPIRES":'),
+      (t: string) => t.replace('{"v":2,', '{"v":2,"handedTo":[],'),
+      (t: string) => t.replace('{"v":2,', '{"v":2,"cluster":"other",'),
+      (t: string) => t.replace('"v":2', '"v":2.0'),
+      (t: string) => `${t}\n`,
+      (t: string) => `${t}{}`,
+      (t: string) => `${t}x`,
+      (t: string) => ` ${t}`,
+    ]) {
+      const s = await seeded(flags, INFO(), {token: TOKEN})
+      writeFileSync(s.path, spoil(readFileSync(s.path, 'utf8')), {mode: 0o600})
+      const r = both(s.path, args, s.env)
+      assertMiss(r, args)
+      noToken(r.ts, r.go)
+    }
+  })
+
+  it('a directory at the entry, or an entry of another cluster: both hand over', async () => {
+    const s = await seeded(flags, INFO(), {token: TOKEN})
+    rmSync(s.path)
+    mkdirSync(s.path)
+    assertMiss(both(s.path, args, s.env), args)
+    const other = await seeded(flags, INFO(), {token: TOKEN})
+    writeFileSync(other.path, readFileSync(other.path, 'utf8').replace('"cluster":"secrets#eu-1"', '"cluster":"secrets#eu-2"'), {mode: 0o600})
+    assertMiss(both(other.path, args, other.env), args)
+  })
+
+  it('records every handover of 12 concurrent calls from 12 parents, fleet-credential and fleet alike; none is handed out twice', async () => {
+    const s = await seeded(flags, INFO(), {token: TOKEN})
+    const work = mkdtempSync(join(tmpdir(), 'fleet-handover-'))
+    // Each call has its own parent (a shell), as twelve kubectl processes would: it asks, waits for the others, asks again.
+    const script = 'd=$1; shift; echo $$ > "$d/pid"; "$@" > "$d/first" 2>/dev/null; echo $? > "$d/first.rc"; while [ ! -e "$d/../go" ]; do sleep 0.02; done; "$@" > "$d/second" 2>/dev/null; echo $? > "$d/second.rc"'
+    const fleetCli = [process.execPath, join(root, 'bin/run.js'), 'kubeconfig', 'credential', ...args]
+    const goCli = [reader, '--fleet', fakeFleet, 'kubeconfig', 'credential', ...args]
+    const children = Array.from({length: 12}, (_, i) => {
+      const d = join(work, String(i))
+      mkdirSync(d)
+      return {d, child: spawn('sh', ['-c', script, 'sh', d, ...(i % 2 === 0 ? goCli : fleetCli)], {env: {PATH: process.env.PATH!, ...s.env}, stdio: 'ignore'})}
+    })
+    const until = async (done: () => boolean, what: string) => {
+      for (let t = 0; !done(); t++) {
+        if (t > 3000) assert.fail(`timed out waiting for ${what}`)
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+    await until(() => children.every((c) => existsSync(join(c.d, 'first.rc'))), 'the first calls')
+    const pids = children.map((c) => Number(readFileSync(join(c.d, 'pid'), 'utf8')))
+    for (const c of children) assert.equal(readFileSync(join(c.d, 'first.rc'), 'utf8').trim(), '0', `first call of ${c.d}: ${readFileSync(join(c.d, 'first'), 'utf8')}`)
+    for (const c of children) assert.equal(JSON.parse(readFileSync(join(c.d, 'first'), 'utf8')).status.token, TOKEN)
+    // Recorded: the handover files (and, in 0b058ef's format, handedTo in the entry).
+    const files = snapshot(s.dir)
+    const entry = JSON.parse(files.get(basename(s.path))!)
+    const recorded = new Set([...handedTo(files, s.path), ...(entry.handedTo ?? [])])
+    assert.deepEqual(pids.filter((p) => !recorded.has(p)), [], `every handover recorded (${recorded.size - 1} of 12 besides the first caller)`)
+    writeFileSync(join(work, 'go'), '')
+    await Promise.all(children.map((c) => new Promise((r) => (c.child.exitCode === null ? c.child.once('exit', r) : r(undefined)))))
+    for (const c of children) assert.ok(!readFileSync(join(c.d, 'second'), 'utf8').includes(TOKEN), `second call of ${c.d} was handed the credential again`)
   })
 })
 
