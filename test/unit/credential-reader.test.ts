@@ -10,14 +10,21 @@ import {chmodSync, closeSync, existsSync, openSync, writeSync, lstatSync, mkdirS
 import {tmpdir} from 'node:os'
 import {basename, dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {before, describe, it} from 'node:test'
+import {after, before, describe, it} from 'node:test'
+
+import {createInterface} from 'node:readline'
+import fc from 'fast-check'
 
 import {UsageError} from '../../src/base/errors.js'
 import {CredentialCache, credentialCacheDir} from '../../src/export/credential-cache.js'
-import {type CredentialFlags, credentialIdentity} from '../../src/export/credential-fast.js'
+import {type CredentialFlags, answerFromCache, credentialIdentity} from '../../src/export/credential-fast.js'
 import {readExecRequest} from '../../src/export/exec-info.js'
 import {READER_NAME, credentialRunner, defaultFleetCommand} from '../../src/export/reader.js'
 import {buildScriptOutput} from '../support/binaries.js'
+import {CALLER, type CacheCase, cacheCase, cacheSnapshot, layOut} from '../support/credential-corpus.js'
+
+/** Cases of the differential property (issue 38 asks for at least 10,000). */
+const CORPUS_RUNS = 10_000
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const driver = join(root, 'test/support/credential-fast-driver.ts')
@@ -63,9 +70,9 @@ function runTs(args: string[], env: Record<string, string>, timeout = 60_000): R
   return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
-function runReader(args: string[], env: Record<string, string>, fleet = fakeFleet, timeout = 60_000): Run {
-  const r = spawnSync(reader, ['--fleet', fleet, 'kubeconfig', 'credential', ...args], {env: {PATH: process.env.PATH!, ...env}, encoding: 'utf8', timeout})
-  return {status: r.status, stdout: r.stdout, stderr: r.stderr}
+function runReader(args: string[], env: Record<string, string>, fleet = fakeFleet, timeout = 60_000): Run & {error?: Error} {
+  const r = spawnSync(reader, ['--fleet', fleet, 'kubeconfig', 'credential', ...args], {env: {PATH: process.env.PATH!, ...env}, encoding: 'utf8', timeout, maxBuffer: 8 << 20})
+  return {status: r.status, stdout: r.stdout, stderr: r.stderr, error: r.error}
 }
 
 /** Every file of the cache directory (the entry and its handover records), by name: what a reader leaves behind. */
@@ -377,6 +384,95 @@ describe('one cache rule: what neither reader takes', () => {
     writeFileSync(join(work, 'go'), '')
     await Promise.all(children.map((c) => new Promise((r) => (c.child.exitCode === null ? c.child.once('exit', r) : r(undefined)))))
     for (const c of children) assert.ok(!readFileSync(join(c.d, 'second'), 'utf8').includes(TOKEN), `second call of ${c.d} was handed the credential again`)
+  })
+})
+
+// Issue 38, items 4 and 8: fleet's fast path (the very module the launcher runs) and fleet-credential's reading (the
+// package the binary uses, in one oracle process) over a generated corpus of calls and cache states: the same decision,
+// the same bytes on stdout, the same files left behind. Plus a few hundred of them through the real binary.
+describe('the differential corpus: fleet and fleet-credential give the same answer', () => {
+  let work = ''
+  let shared = {fifo: '', planted: ''}
+  before(() => {
+    // In memory where there is a tmpfs: on a disk, creating and removing 20,000 case directories is most of the time.
+    work = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'fleet-corpus-'))
+    shared = {fifo: join(work, 'fifo'), planted: join(work, 'planted.json')}
+    execFileSync('mkfifo', ['-m', '600', shared.fifo])
+  })
+  after(() => rmSync(work, {recursive: true, force: true}))
+
+  const runFast = async (c: CacheCase, env: Record<string, string>) => {
+    let stdout = ''
+    const hit = await answerFromCache(c.args, env, (text) => (stdout += text), c.caller)
+    return {hit, stdout}
+  }
+
+  it(`${CORPUS_RUNS} generated cases through both readers' code, the oracle in one process`, async () => {
+    const oracle = spawn(buildScriptOutput(join(root, 'test/credential-oracle/build.sh')), [], {stdio: ['pipe', 'pipe', 'inherit']})
+    const lines = createInterface({input: oracle.stdout})
+    const waiting: Array<(line: string) => void> = []
+    lines.on('line', (line) => waiting.shift()?.(line))
+    const ask = (call: unknown) =>
+      new Promise<{hit: boolean; stdout: string}>((resolve) => {
+        waiting.push((line) => {
+          const answer = JSON.parse(line)
+          resolve({hit: answer.hit, stdout: Buffer.from(answer.stdout, 'base64').toString('utf8')})
+        })
+        oracle.stdin.write(`${JSON.stringify(call)}\n`)
+      })
+    let n = 0
+    const hits = {both: 0, neither: 0}
+    const started = performance.now()
+    try {
+      await fc.assert(
+        fc.asyncProperty(cacheCase, async (c) => {
+          n++
+          const ts = join(work, `${n}-ts`)
+          const go = join(work, `${n}-go`)
+          try {
+            const tsEnv = layOut(c, ts, shared)
+            const goEnv = layOut(c, go, shared)
+            const fast = await runFast(c, tsEnv)
+            const slow = await ask({args: ['kubeconfig', 'credential', ...c.args], env: goEnv, caller: c.caller, now: Date.now()})
+            assert.equal(slow.hit, fast.hit, 'the same decision')
+            assert.equal(slow.stdout, fast.stdout, 'the same ExecCredential, byte for byte')
+            assert.equal(cacheSnapshot(go), cacheSnapshot(ts), 'the same cache left behind')
+            hits[fast.hit ? 'both' : 'neither']++
+          } finally {
+            rmSync(ts, {recursive: true, force: true})
+            rmSync(go, {recursive: true, force: true})
+          }
+        }),
+        {numRuns: CORPUS_RUNS},
+      )
+    } finally {
+      oracle.stdin.end()
+    }
+    const seconds = (performance.now() - started) / 1000
+    console.log(`differential corpus: ${n} cases (${hits.both} answered by both, ${hits.neither} by neither) in ${seconds.toFixed(1)} s`)
+    // Enough of both kinds that the corpus is not all refusals.
+    assert.ok(hits.both > CORPUS_RUNS / 10 && hits.neither > CORPUS_RUNS / 4, JSON.stringify(hits))
+  })
+
+  it('200 generated cases through the real fleet-credential binary, against the fast path', async () => {
+    const cases = fc.sample(cacheCase, {numRuns: 200})
+    let answered = 0
+    for (const [i, generated] of cases.entries()) {
+      // The binary's parent is this test: the handovers of the case are this process's.
+      const c = {...generated, caller: process.pid, handedBefore: generated.handedBefore.map((h) => (h === CALLER ? process.pid : h))}
+      const ts = join(work, `bin-${i}-ts`)
+      const go = join(work, `bin-${i}-go`)
+      const fast = await runFast(c, layOut(c, ts, shared))
+      const r = runReader(c.args, layOut(c, go, shared), fakeFleet, 20_000)
+      assert.equal(r.status, fast.hit ? 0 : 3, `case ${JSON.stringify(c).slice(0, 1500)}: ${r.stderr} ${r.error ?? ''}`)
+      if (fast.hit) assert.equal(r.stdout, fast.stdout)
+      else assert.equal(r.stdout, `fleet ppid=${process.pid} args=kubeconfig credential ${c.args.join(' ')}\n`)
+      assert.equal(cacheSnapshot(go), cacheSnapshot(ts))
+      answered += fast.hit ? 1 : 0
+      rmSync(ts, {recursive: true, force: true})
+      rmSync(go, {recursive: true, force: true})
+    }
+    assert.ok(answered > 10, `${answered} of 200 answered`)
   })
 })
 
