@@ -151,7 +151,8 @@ export async function readEntryFile(path: string): Promise<Entry | undefined> {
   try {
     const st = await handle.stat()
     if (!st.isFile() || st.size > ENTRY_MAX_BYTES) return undefined
-    const buffer = Buffer.alloc(ENTRY_MAX_BYTES + 1)
+    // Not zero-filled: only the bytes read are looked at.
+    const buffer = Buffer.allocUnsafe(ENTRY_MAX_BYTES + 1)
     let length = 0
     for (;;) {
       const {bytesRead} = await handle.read(buffer, length, buffer.length - length, null)
@@ -260,8 +261,9 @@ export class CredentialCache {
       return void (await unlink(this.path).catch(() => undefined))
     }
     if (!(await this.ours())) return
-    // Recorded before the entry is in place: a reader that finds the new entry also finds its first handover.
-    await this.record(entry.id, caller)
+    // Recorded before the entry is in place: a reader that finds the new entry also finds its first handover. Not
+    // recorded, not kept (the credential is still handed out, uncached).
+    if (!(await this.record(entry.id, caller).catch(() => false))) return
     await this.write(entry)
     const prefix = `${basename(this.path, '.json')}.handed-`
     const own = `${prefix}${entry.id}-`
