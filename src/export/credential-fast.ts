@@ -51,7 +51,7 @@ export function exportedFlags(args: string[]): CredentialFlags | undefined {
 export async function answerFromCache(args: string[], env: NodeJS.ProcessEnv, write: (text: string) => void, caller = process.ppid): Promise<boolean> {
   try {
     const flags = exportedFlags(args)
-    if (!flags?.cluster) return false
+    if (flags?.cluster === undefined) return false
     // No cluster info, or one fleet would refuse: the full command says why (exit 2).
     const request = readExecRequest(env.KUBERNETES_EXEC_INFO)
     const cached = await new CredentialCache(credentialIdentity(flags, request.cluster), credentialCacheDir(env)).take(flags.cluster, caller)

@@ -62,7 +62,7 @@ const credential = fc.oneof(
 
 const flagsArb: fc.Arbitrary<CredentialFlags> = fc.record(
   {
-    cluster: fc.oneof(fc.constantFrom('secrets#eu-1', 'kc "a" <x>&y é+ctx', 'c\u2028d'), fc.string({minLength: 1, maxLength: 8}).filter((s) => !s.startsWith('-'))),
+    cluster: fc.oneof(fc.constantFrom('secrets#eu-1', 'kc "a" <x>&y é+ctx', 'c\u2028d', ''), fc.string({minLength: 1, maxLength: 8}).filter((s) => !s.startsWith('-'))),
     provider: fc.constantFrom('secrets', 'file'),
     'fleet-config': fc.constant('/etc/fleet/fleet.yaml'),
     kubeconfig: fc.constantFrom('/home/u/.kube/hub.yaml', '/tmp/dir with space/ä.yaml:/tmp/b&c.yaml'),
