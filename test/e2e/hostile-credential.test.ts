@@ -5,13 +5,16 @@
 // harness's) runs the edited contexts, through fleet and through fleet-credential in front of it; the recording server
 // never sees the token, and no output or cache file holds it. Export warns for a cluster that skips TLS verification.
 import assert from 'node:assert/strict'
-import {execFile} from 'node:child_process'
-import {chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {execFile, execFileSync} from 'node:child_process'
+import {chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
 import {FLEET_BIN, runFleet} from '../support/cli.js'
+import {CredentialCache, ENTRY_VERSION, canonicalEntry} from '../../src/export/credential-cache.js'
+import {credentialIdentity, exportedFlags} from '../../src/export/credential-fast.js'
+import {readExecRequest} from '../../src/export/exec-info.js'
 import {buildScriptOutput} from '../support/binaries.js'
 import {type HostileServer, answer, hostileServer, serverPki} from '../support/hostile-servers.js'
 import {loadControlPlane, scratchDir, tokenUser, uniqueName, writeKubeconfig} from '../support/fixture.js'
@@ -181,3 +184,57 @@ describe('a credential only for the server and CA the provider names', () => {
     assert.equal(who.stdout, 'alice')
   })
 })
+
+// Issue 38, item 4, through kubectl: what is planted at an exported context's cache entry (found by the same key both
+// readers use) neither hangs kubectl nor chooses the credential it gets.
+describe('the cache entry kubectl\'s credential comes from', () => {
+  async function readerContext(name: string) {
+    const bin = join(dir, `${run}-${name}-bin`)
+    mkdirSync(bin)
+    copyFileSync(buildScriptOutput(join(dirname(dirname(FLEET_BIN)), 'cmd/fleet-credential/build.sh')), join(bin, 'fleet-credential'))
+    chmodSync(join(bin, 'fleet-credential'), 0o755)
+    let execArgs: string[] = []
+    const out = await exported(name, (_, exec) => {
+      exec.command = join(bin, 'fleet-credential')
+      exec.args = ['--fleet', FLEET_BIN, ...exec.args]
+      execArgs = exec.args
+    })
+    const c = (yaml.load(readFileSync(out, 'utf8')) as any).clusters[0].cluster
+    const info = JSON.stringify({apiVersion: V1, kind: 'ExecCredential', spec: {cluster: {server: c.server, 'certificate-authority-data': c['certificate-authority-data']}}})
+    const flags = exportedFlags(execArgs.slice(4))!
+    const path = new CredentialCache(credentialIdentity(flags, readExecRequest(info).cluster), join(cache, 'fleet/credentials')).path
+    mkdirSync(dirname(path), {recursive: true, mode: 0o700})
+    return {out, path, cluster: flags.cluster!}
+  }
+  const whoami = (out: string) => kube(out, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'])
+
+  it('a FIFO at the entry: kubectl gets its answer (it hung fleet-credential, fleet and kubectl)', async () => {
+    const {out, path} = await readerContext('fifo')
+    rmSync(path, {force: true})
+    execFileSync('mkfifo', ['-m', '600', path])
+    const started = Date.now()
+    const who = await whoami(out)
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.stdout, 'alice')
+    assert.ok(Date.now() - started < 30_000)
+    // The entry kubectl's call used: fleet replaced the FIFO with the fresh entry it fetched.
+    assert.ok(lstatSync(path).isFile(), 'not the entry the readers looked at')
+  })
+
+  it('a link at the entry to a planted entry with another user\'s token: not followed, kubectl is still alice', async () => {
+    const {out, path, cluster} = await readerContext('link')
+    const bob = tokenUser(m1, 'bob').token
+    const planted = join(dir, `${run}-planted.json`)
+    const expires = new Date(Math.floor(Date.now() / 1000 + 600) * 1000).toISOString().replace('.000Z', 'Z')
+    writeFileSync(planted, canonicalEntry({v: ENTRY_VERSION, cluster, expires, id: 'a'.repeat(32), credential: {token: bob}}), {mode: 0o600})
+    rmSync(path, {force: true})
+    symlinkSync(planted, path)
+    const who = await whoami(out)
+    assert.equal(who.code, 0, who.stderr)
+    assert.equal(who.stdout, 'alice', 'the planted entry was followed')
+    assert.ok(!`${who.stdout}${who.stderr}`.includes(bob))
+    assert.ok(lstatSync(path).isFile(), 'the link is replaced by the fresh entry')
+    assert.ok(readFileSync(planted, 'utf8').includes(bob), 'the planted file is left as it was')
+  })
+})
+
