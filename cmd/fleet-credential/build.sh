@@ -6,7 +6,7 @@
 #   FLEET_READER_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/fleet/fleet-credential)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-key=$(cat "$here/go.mod" "$here"/*.go | sha256sum | cut -c1-16)
+key=$(cat "$here/go.mod" "$here"/*.go "$here"/cache/*.go | sha256sum | cut -c1-16)
 cache_root=${FLEET_READER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/fleet-credential}
 # shellcheck source=../../test/go-build.sh
 source "$here/../../test/go-build.sh"

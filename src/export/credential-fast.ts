@@ -1,5 +1,5 @@
-import {CredentialCache} from './credential-cache.js'
-import {execCredentialJson, readExecRequest} from './exec-info.js'
+import {CredentialCache, credentialCacheDir} from './credential-cache.js'
+import {type ExecCluster, execCredentialJson, readExecRequest} from './exec-info.js'
 
 /**
  * `fleet kubeconfig credential` with a cached credential, answered by the launcher (dist/bundle/fleet.mjs) before the
@@ -11,16 +11,22 @@ import {execCredentialJson, readExecRequest} from './exec-info.js'
 export const CREDENTIAL_FLAGS = ['cluster', 'provider', 'fleet-config', 'kubeconfig', 'context'] as const
 export type CredentialFlags = Partial<Record<(typeof CREDENTIAL_FLAGS)[number], string>>
 
-/** What tells two exported clusters apart in the cache: the pinned arguments and the server and CA kubectl connects to. */
-export function credentialIdentity(flags: CredentialFlags, request: {server?: string; caHash?: string}): unknown {
+/**
+ * What tells two exported clusters apart in the cache: the pinned arguments, and the server, CA and TLS settings
+ * kubectl connects with. So an entry is bound to the very destination the full command checked against the provider
+ * before it stored it: a call for another server, CA, TLS name, or with verification skipped, finds no entry.
+ */
+export function credentialIdentity(flags: CredentialFlags, cluster: ExecCluster): unknown {
   return {
     cluster: flags.cluster,
     provider: flags.provider,
     fleetConfig: flags['fleet-config'],
     kubeconfig: flags.kubeconfig,
     context: flags.context,
-    server: request.server,
-    ca: request.caHash,
+    server: cluster.server,
+    ca: cluster.caHash,
+    ...(cluster.insecure ? {insecure: true} : {}),
+    tlsServerName: cluster.tlsServerName,
   }
 }
 
@@ -38,13 +44,17 @@ export function exportedFlags(args: string[]): CredentialFlags | undefined {
   return flags.cluster === undefined ? undefined : flags
 }
 
-/** Prints the cached ExecCredential and returns true, or returns false (the full command runs). Never throws. */
-export async function answerFromCache(args: string[], env: NodeJS.ProcessEnv, write: (text: string) => void): Promise<boolean> {
+/**
+ * Prints the cached ExecCredential and returns true, or returns false (the full command runs). Never throws.
+ * `caller`: the process the handover is recorded for (kubectl: the parent).
+ */
+export async function answerFromCache(args: string[], env: NodeJS.ProcessEnv, write: (text: string) => void, caller = process.ppid): Promise<boolean> {
   try {
     const flags = exportedFlags(args)
-    if (!flags) return false
+    if (flags?.cluster === undefined) return false
+    // No cluster info, or one fleet would refuse: the full command says why (exit 2).
     const request = readExecRequest(env.KUBERNETES_EXEC_INFO)
-    const cached = await new CredentialCache(credentialIdentity(flags, request)).take(process.ppid)
+    const cached = await new CredentialCache(credentialIdentity(flags, request.cluster), credentialCacheDir(env)).take(flags.cluster, caller)
     if (!cached) return false
     write(execCredentialJson(request.apiVersion, cached.credential, cached.expires))
     return true

@@ -8,9 +8,10 @@ import {exportMarkerOf} from '../kubeconfig/export-marker.js'
 import {registerSecret, registerUserSecrets} from '../kubeconfig/redact.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import type {ApprovedExec} from '../kubeconfig/trust.js'
-import type {UserEntry} from '../kubeconfig/types.js'
+import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
 import {fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
+import type {ExecCluster} from './exec-info.js'
 
 /** A credential as the provider's kubeconfig gives it, PEM text for certificates (as an ExecCredential carries them). */
 export interface FetchedCredential {
@@ -21,18 +22,58 @@ export interface FetchedCredential {
   expirationTimestamp?: string
 }
 
-/** A server URL as two spellings of it compare: without a trailing slash. */
-const sameServer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+/**
+ * A server URL as kubectl treats two spellings as one server: an http(s) URL parsed as a URL (scheme and host in lower
+ * case, the scheme's default port dropped, IDNA applied), without the trailing slashes of its path; the query and
+ * fragment, which client-go does not use to choose the server, kept as written (so they must match too). Anything else
+ * (no scheme, not a URL) compares as written without trailing slashes.
+ */
+export function serverKey(server: string): string {
+  try {
+    const u = new URL(server)
+    if ((u.protocol === 'https:' || u.protocol === 'http:') && u.host !== '') {
+      const user = u.username || u.password ? `${u.username}:${u.password}@` : ''
+      return `${u.protocol}//${user}${u.host}${u.pathname.replace(/\/+$/, '')}${u.search}${u.hash}`
+    }
+  } catch {
+    // Not a URL: compared as written.
+  }
+  return server.replace(/\/+$/, '')
+}
+
+/** The CA bytes a cluster entry names (data or file), empty when it names none: the system roots. */
+async function caBytes(c: ClusterEntry): Promise<Buffer> {
+  if (c['certificate-authority-data']) return Buffer.from(c['certificate-authority-data'], 'base64')
+  const file = c['certificate-authority']
+  return file ? requireNamedFile(file, `certificate-authority ${file}`) : Buffer.alloc(0)
+}
+
+/**
+ * Refuses (one line, exit 2) unless kubectl is connecting where the provider says the cluster is, as it would verify
+ * it: the same server (serverKey), the same CA bytes (none on both sides meaning the system roots), the same TLS
+ * server name, and no skipped verification the provider does not skip itself. A provider that skips verification
+ * (insecure-skip-tls-verify) has no CA to compare: then the server alone binds the credential, as it does for the
+ * provider's own connections.
+ */
+export async function checkDestination(name: string, own: ClusterEntry, to: ExecCluster): Promise<void> {
+  const again = 'run fleet kubeconfig export again'
+  if (!own.server) throw new ConfigError(`${name}: its provider names no server`)
+  if (serverKey(to.server) !== serverKey(own.server)) throw new ConfigError(`${name}: kubectl is connecting to ${to.server}, but its provider names ${own.server}; ${again}`)
+  if (to.insecure && !own['insecure-skip-tls-verify']) throw new ConfigError(`${name}: kubectl skips TLS verification (insecure-skip-tls-verify), which its provider does not; ${again}`)
+  if ((to.tlsServerName ?? '') !== (own['tls-server-name'] ?? '')) throw new ConfigError(`${name}: kubectl verifies the server as "${to.tlsServerName ?? ''}", but its provider names tls-server-name "${own['tls-server-name'] ?? ''}"; ${again}`)
+  const theirs = Buffer.from(to.caData ?? '', 'base64')
+  if (!theirs.equals(await caBytes(own))) throw new ConfigError(`${name}: kubectl verifies ${to.server} with another CA than its provider names; ${again}`)
+}
 
 /**
  * The credential behind an exported context, fetched now through the provider that lists the cluster: the user's own
  * file (token, tokenFile, client certificate, or its exec plugin), a hub Secret read with the user's hub identity (so
  * hub RBAC decides, and a rotated or deleted Secret takes effect here), a ClusterProfile's access-provider plugin. The
  * trust policy judges the context first, as for any connection: a plugin or file it refuses is never used.
- * `server`: the server kubectl is connecting to (KUBERNETES_EXEC_INFO); a credential is only handed out for the
- * server its provider names, so an edited context cannot send this cluster's credential elsewhere.
+ * `destination`: the cluster kubectl is connecting to (KUBERNETES_EXEC_INFO); a credential is only fetched for the
+ * server and CA its provider names (checkDestination), so an edited context cannot send it elsewhere.
  */
-export async function fetchCredential(ref: ClusterRef, connector: Connector, exec: ExecCredentialRunner, server: string | undefined): Promise<Fetched> {
+export async function fetchCredential(ref: ClusterRef, connector: Connector, exec: ExecCredentialRunner, destination: ExecCluster): Promise<Fetched> {
   if (!ref.ready && !ref.server) throw new FleetError('config', `${ref.name}: ${ref.reason ?? 'not ready'}`)
   const ctx = await ref.resolve()
   if (exportMarkerOf(ctx.user)) {
@@ -40,10 +81,8 @@ export async function fetchCredential(ref: ClusterRef, connector: Connector, exe
   }
   const approval = await connector.trust.approve(ctx)
   if (approval.refusal) throw new FleetError(approval.refusal.kind, approval.refusal.message)
-  const own = ctx.cluster.server
-  if (server && own && !sameServer(server, own)) {
-    throw new ConfigError(`${ref.name}: kubectl is connecting to ${server}, but its provider names ${own}; run fleet kubeconfig export again`)
-  }
+  // The destination is checked against the approved context: a CA file hub data names is read from its approved path.
+  await checkDestination(ref.name, approval.context.cluster, destination)
   const credential = await readCredential(ref, approval.context, approval.plugin, exec)
   return {credential, refusedByServer: () => refusedByServer(ref, ctx, credential, connector)}
 }
@@ -109,14 +148,15 @@ async function pem(user: UserEntry, field: 'client-certificate' | 'client-key'):
   return file ? (await requireNamedFile(file, `${field} ${file}`)).toString('utf8') : undefined
 }
 
-/** What the exec entry's arguments say (credentialArgs), and the server kubectl is connecting to. */
+/** What the exec entry's arguments say (credentialArgs), and the cluster kubectl is connecting to. */
 export interface CredentialRequest {
   cluster: string
   provider?: string
   fleetConfig?: string
   kubeconfig?: string[]
   context?: string
-  server?: string
+  /** The cluster kubectl is connecting to. */
+  destination: ExecCluster
 }
 
 /**
@@ -132,5 +172,5 @@ export async function credentialFor(request: CredentialRequest, connector: Conne
     findFleetConfig: false,
     connector,
   })
-  return fetchCredential(await provider.get(request.cluster), connector, exec, request.server)
+  return fetchCredential(await provider.get(request.cluster), connector, exec, request.destination)
 }

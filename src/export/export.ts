@@ -1,5 +1,6 @@
 import {FleetError} from '../base/errors.js'
 import {requireNamedFile} from '../base/files.js'
+import {warnOnce} from '../base/warnings.js'
 import type {Connector} from '../kube/connector.js'
 import {exportMarkerExtension, exportMarkerOf} from '../kubeconfig/export-marker.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
@@ -47,11 +48,14 @@ export async function exportCluster(ref: ClusterRef, connector: Connector, setti
   const server = ctx.cluster.server
   if (!server) throw new FleetError('config', `cluster "${ctx.clusterName}" has no server`)
   const name = settings.name(ref)
+  // Said once per cluster on stderr, as whoami says it: the exported context will send the credential unverified.
+  if (ctx.cluster['insecure-skip-tls-verify']) warnOnce(`${ref.name}: the exported context skips TLS verification (insecure-skip-tls-verify): kubectl will send its credential to whatever answers at ${server}`)
   const marker = [exportMarkerExtension({cluster: ref.name, provider: ref.provider})]
   const exec: ExecConfig = {
     apiVersion: EXEC_API_VERSION,
     command: settings.command,
     args: settings.args(ref),
+    // Required by the credential command: without the cluster kubectl connects to, it gives no credential.
     provideClusterInfo: true,
     interactiveMode: 'Never',
     installHint: INSTALL_HINT,

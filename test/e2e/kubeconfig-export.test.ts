@@ -107,6 +107,17 @@ async function profile(name: string): Promise<void> {
   await kubectl(hub, ['patch', 'clusterprofiles', name, '-n', hubNs, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: healthy})])
 }
 
+/**
+ * KUBERNETES_EXEC_INFO as kubectl fills it for an exported context (provideClusterInfo: true): the cluster entry's
+ * server, CA bytes (base64), TLS server name and skipped verification, which the credential command compares with the
+ * provider's.
+ */
+function execInfoFor(context: string): string {
+  const c = (yaml.load(readFileSync(merged, 'utf8')) as any).clusters.find((e: any) => e.name === context).cluster
+  const cluster = {server: c.server, 'certificate-authority-data': c['certificate-authority-data'], 'tls-server-name': c['tls-server-name'], 'insecure-skip-tls-verify': c['insecure-skip-tls-verify']}
+  return JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster}})
+}
+
 /** A JWT, a PEM key, or a credential this test made, in any output or file. */
 function assertClean(what: string, text: string): void {
   assert.doesNotMatch(text, /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/, `a JWT appears in ${what}`)
@@ -282,8 +293,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     const doc = yaml.load(readFileSync(merged, 'utf8')) as any
     const endOf = async (context: string) => {
       const user = doc.users.find((u: any) => u.name === context).user
-      const server = doc.clusters.find((c: any) => c.name === context).cluster.server
-      const res = await fleet(user.exec.args, {KUBERNETES_EXEC_INFO: JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server}}})})
+      const res = await fleet(user.exec.args, {KUBERNETES_EXEC_INFO: execInfoFor(context)})
       outputs.pop()
       assert.equal(res.code, 0, res.stderr)
       return Date.parse(JSON.parse(res.stdout).status.expirationTimestamp) - Date.now()
@@ -323,8 +333,7 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     assert.equal(after.stdout.trim(), `system:serviceaccount:${nsSys}:mcr`)
     // What kubectl was given is the rotated token (the old one is revoked, so the success above is it too).
     const user = (yaml.load(readFileSync(merged, 'utf8')) as any).users.find((u: any) => u.name === context).user
-    const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: s1 && (yaml.load(kubeconfigInSecret(s1)) as any).clusters[0].cluster.server}}})
-    const cred = await fleet(user.exec.args, {KUBERNETES_EXEC_INFO: info})
+    const cred = await fleet(user.exec.args, {KUBERNETES_EXEC_INFO: execInfoFor(context)})
     assert.equal(cred.code, 0, cred.stderr)
     assert.equal(JSON.parse(cred.stdout).status.token, newToken)
     outputs.pop()

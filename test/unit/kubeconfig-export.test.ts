@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
-import {chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
@@ -13,12 +13,15 @@ import yaml from 'js-yaml'
 import {runFleet} from '../support/cli.js'
 import {CREDENTIAL_COMMAND, credentialArgs} from '../../src/export/credential-args.js'
 import {CredentialCache, EXPIRY_MARGIN_SECONDS, STATIC_CREDENTIAL_SECONDS, cacheEnd, credentialCacheDir} from '../../src/export/credential-cache.js'
-import {execCredentialJson, readExecRequest} from '../../src/export/exec-info.js'
-import {credentialIdentity, exportedFlags} from '../../src/export/credential-fast.js'
+import {type ExecCluster, execCredentialJson, readExecRequest} from '../../src/export/exec-info.js'
+import {type CredentialFlags, credentialIdentity, exportedFlags} from '../../src/export/credential-fast.js'
+import {checkDestination, serverKey} from '../../src/export/credential.js'
+import {ConfigError} from '../../src/base/errors.js'
 import {duplicateName} from '../../src/export/export.js'
 import {DEFAULT_NAME_TEMPLATE, nameTemplate} from '../../src/export/names.js'
 import {FLEET_EXPORT_EXTENSION, exportMarkerOf} from '../../src/kubeconfig/export-marker.js'
 import type {ClusterRef} from '../../src/providers/types.js'
+import type {ClusterEntry} from '../../src/kubeconfig/types.js'
 
 const dir = () => mkdtempSync(join(tmpdir(), 'fleet-export-'))
 
@@ -72,20 +75,85 @@ describe('credentialArgs', () => {
 })
 
 describe('exec request', () => {
-  it('reads the version, server and CA client-go passes, and refuses what is not an ExecCredential', () => {
-    assert.deepEqual(readExecRequest(undefined), {apiVersion: 'client.authentication.k8s.io/v1'})
-    const r = readExecRequest(JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', spec: {cluster: {server: 'https://a', 'certificate-authority-data': 'Zm9v'}}}))
+  const INFO = (cluster: unknown) => JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {interactive: false, cluster}})
+
+  it('reads the version, server, CA and TLS settings client-go passes, and refuses what is not an ExecCredential', () => {
+    const r = readExecRequest(JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', spec: {cluster: {server: 'https://a', 'certificate-authority-data': 'Zm9v', 'tls-server-name': 'k'}}}))
     assert.equal(r.apiVersion, 'client.authentication.k8s.io/v1beta1')
-    assert.equal(r.server, 'https://a')
-    assert.match(r.caHash ?? '', /^[0-9a-f]{64}$/)
+    assert.equal(r.cluster.server, 'https://a')
+    assert.equal(r.cluster.caData, 'Zm9v')
+    assert.match(r.cluster.caHash ?? '', /^[0-9a-f]{64}$/)
+    assert.equal(r.cluster.tlsServerName, 'k')
+    assert.equal(r.cluster.insecure, false)
+    assert.equal(readExecRequest(INFO({server: 'https://a', 'insecure-skip-tls-verify': true})).cluster.insecure, true)
     assert.throws(() => readExecRequest('{'), /KUBERNETES_EXEC_INFO: not valid JSON/)
     assert.throws(() => readExecRequest('{"kind":"Pod"}'), /not an ExecCredential/)
     assert.throws(() => readExecRequest('{"kind":"ExecCredential","apiVersion":"v9"}'), /apiVersion "v9"/)
   })
 
+  // Issue 38: run without the cluster (provideClusterInfo: false, or by hand), or with a server that is not a string,
+  // the credential went out for whatever server kubectl used.
+  it('refuses, exit 2, without cluster info or with a server that is not a non-empty string', () => {
+    const refused = (raw: string | undefined, message: RegExp) =>
+      assert.throws(() => readExecRequest(raw), (e: Error) => e instanceof ConfigError && e.exitCode === 2 && message.test(e.message) && !e.message.includes('\n'))
+    refused(undefined, /^KUBERNETES_EXEC_INFO is not set: .*provideClusterInfo: true/)
+    refused('  ', /^KUBERNETES_EXEC_INFO is not set/)
+    refused(JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {interactive: false}}), /no spec\.cluster \(the exec entry has provideClusterInfo: false\?\)/)
+    refused(JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential'}), /no spec\.cluster/)
+    for (const server of [42, {host: 'https://a'}, ['https://a'], null, true, '']) refused(INFO({server}), /spec\.cluster\.server is not a non-empty string/)
+    refused(INFO({Server: 'https://a'}), /spec\.cluster\.server is not a non-empty string/)
+    refused(INFO({server: 'https://a', 'certificate-authority-data': 7}), /certificate-authority-data is not a string/)
+    refused(INFO({server: 'https://a', 'insecure-skip-tls-verify': 'true'}), /insecure-skip-tls-verify is not a boolean/)
+    refused(INFO({server: 'https://a', 'tls-server-name': 1}), /tls-server-name is not a string/)
+  })
   it('always carries expirationTimestamp, and a certificate only with its key', () => {
     const out = JSON.parse(execCredentialJson('client.authentication.k8s.io/v1', {token: 't', clientCertificateData: 'c'}, '2030-01-01T00:00:00Z'))
     assert.deepEqual(out.status, {token: 't', expirationTimestamp: '2030-01-01T00:00:00Z'})
+  })
+})
+
+describe('a credential only for the server and CA the provider names (issue 38, item 3)', () => {
+  const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIBcA==\n-----END CERTIFICATE-----\n').toString('base64')
+  const to = (server: string, more: Partial<ExecCluster> = {}): ExecCluster => ({server, insecure: false, caData: CA, ...more})
+
+  it('compares servers as kubectl treats them: trailing slash, default port and host case are one server', () => {
+    for (const [a, b] of [
+      ['https://Api.Example.COM:443/', 'https://api.example.com'],
+      ['https://10.0.0.1:6443//', 'https://10.0.0.1:6443'],
+      ['HTTPS://h:443/base/', 'https://h/base'],
+      ['http://h:80', 'http://h/'],
+      ['https://[::1]:443', 'https://[::1]'],
+    ]) assert.equal(serverKey(a), serverKey(b), `${a} ~ ${b}`)
+    for (const [a, b] of [
+      ['https://h:6443', 'https://h:6444'],
+      ['https://h', 'http://h'],
+      ['https://h/a', 'https://h/b'],
+      ['https://h', 'https://h.evil.example'],
+      ['https://u@h', 'https://h'],
+      ['https://h?x=1', 'https://h'],
+    ]) assert.notEqual(serverKey(a), serverKey(b), `${a} vs ${b}`)
+  })
+
+  it('refuses another server, another CA bundle, a CA where the provider has none, skipped verification, another TLS name', async () => {
+    const own = {server: 'https://api.example.com:6443', 'certificate-authority-data': CA}
+    await checkDestination('c', own, to('https://API.example.com:6443/'))
+    const refused = async (o: ClusterEntry, t: ExecCluster, message: RegExp) =>
+      assert.rejects(checkDestination('c', o, t), (e: Error) => e instanceof ConfigError && e.exitCode === 2 && message.test(e.message))
+    await refused(own, to('https://evil.example:6443'), /^c: kubectl is connecting to https:\/\/evil\.example:6443, but its provider names https:\/\/api\.example\.com:6443; run fleet kubeconfig export again$/)
+    await refused(own, to('https://api.example.com:6443', {caData: Buffer.from('another bundle').toString('base64')}), /another CA than its provider names/)
+    await refused(own, to('https://api.example.com:6443', {caData: undefined}), /another CA/)
+    await refused({server: own.server}, to('https://api.example.com:6443'), /another CA/)
+    await refused(own, to('https://api.example.com:6443', {insecure: true, caData: undefined}), /kubectl skips TLS verification \(insecure-skip-tls-verify\), which its provider does not/)
+    await refused(own, to('https://api.example.com:6443', {tlsServerName: 'other'}), /kubectl verifies the server as "other", but its provider names tls-server-name ""/)
+    // The system roots on both sides: nothing to compare but the server.
+    await checkDestination('c', {server: own.server}, to(own.server, {caData: undefined}))
+    // A provider that skips verification itself: the server binds the credential (kubectl may verify more, not less).
+    await checkDestination('c', {server: own.server, 'insecure-skip-tls-verify': true}, to(own.server, {caData: undefined, insecure: true}))
+    await checkDestination('c', {server: own.server, 'insecure-skip-tls-verify': true}, to(own.server, {caData: undefined}))
+    // A CA file: its bytes are what is compared.
+    const f = join(dir(), 'ca.crt')
+    writeFileSync(f, Buffer.from(CA, 'base64'))
+    await checkDestination('c', {server: own.server, 'certificate-authority': f}, to(own.server))
   })
 })
 
@@ -99,10 +167,16 @@ describe('the launcher\'s fast path', () => {
   })
 
   it('keys the cache as the command does: two servers or two fleet configurations never share an entry', () => {
-    const a = new CredentialCache(credentialIdentity({cluster: 'x', 'fleet-config': '/a.yaml'}, {server: 'https://s'}), '/c').path
-    assert.notEqual(a, new CredentialCache(credentialIdentity({cluster: 'x', 'fleet-config': '/b.yaml'}, {server: 'https://s'}), '/c').path)
-    assert.notEqual(a, new CredentialCache(credentialIdentity({cluster: 'x', 'fleet-config': '/a.yaml'}, {server: 'https://t'}), '/c').path)
-    assert.equal(a, new CredentialCache(credentialIdentity({'fleet-config': '/a.yaml', cluster: 'x'}, {server: 'https://s'}), '/c').path)
+    const at = (server: string, more: Partial<ExecCluster> = {}): ExecCluster => ({server, insecure: false, ...more})
+    const key = (flags: CredentialFlags, cluster: ExecCluster) => new CredentialCache(credentialIdentity(flags, cluster), '/c').path
+    const a = key({cluster: 'x', 'fleet-config': '/a.yaml'}, at('https://s'))
+    assert.notEqual(a, key({cluster: 'x', 'fleet-config': '/b.yaml'}, at('https://s')))
+    assert.notEqual(a, key({cluster: 'x', 'fleet-config': '/a.yaml'}, at('https://t')))
+    // Bound to what kubectl verifies the server with too: another CA, TLS name, or no verification is another entry.
+    assert.notEqual(a, key({cluster: 'x', 'fleet-config': '/a.yaml'}, at('https://s', {caHash: 'ab'})))
+    assert.notEqual(a, key({cluster: 'x', 'fleet-config': '/a.yaml'}, at('https://s', {insecure: true})))
+    assert.notEqual(a, key({cluster: 'x', 'fleet-config': '/a.yaml'}, at('https://s', {tlsServerName: 'n'})))
+    assert.equal(a, key({'fleet-config': '/a.yaml', cluster: 'x'}, at('https://s')))
   })
 })
 
@@ -127,10 +201,11 @@ describe('credential cache', () => {
     await cache.store('a', {token: 'tok-1-abcdefgh'}, now + 60_000, 100, now)
     assert.equal(statSync(cache.path).mode & 0o777, 0o600)
     assert.equal(statSync(d).mode & 0o777, 0o700)
-    assert.equal((await cache.take(200, now))?.credential.token, 'tok-1-abcdefgh')
+    assert.equal(await cache.take('b', 200, now), undefined, 'an entry of another cluster is not given')
+    assert.equal((await cache.take('a', 200, now))?.credential.token, 'tok-1-abcdefgh')
     // 100 was handed it at store: asking again before the end means the server refused it.
-    assert.equal(await cache.take(100, now), undefined)
-    assert.equal(await cache.take(300, now), undefined, 'dropped for everyone')
+    assert.equal(await cache.take('a', 100, now), undefined)
+    assert.equal(await cache.take('a', 300, now), undefined, 'dropped for everyone')
     assert.equal(await cache.suspected({token: 'tok-1-abcdefgh'}), true)
     assert.equal(await cache.suspected({token: 'tok-2-abcdefgh'}), false)
     assert.ok(!readFileSync(cache.path, 'utf8').includes('tok-1'), 'a refused credential is not kept, only its fingerprint')
@@ -147,7 +222,7 @@ describe('credential cache', () => {
     const cache = new CredentialCache({cluster: 'c'}, d)
     const now = Date.now()
     await cache.store('c', {token: 'tok-c-abcdefgh'}, now + 60_000, 1, now)
-    assert.equal(await cache.take(2, now), undefined)
+    assert.equal(await cache.take('c', 2, now), undefined)
     assert.deepEqual(readdirSync(d), [])
   })
 
@@ -155,7 +230,7 @@ describe('credential cache', () => {
     const cache = new CredentialCache({cluster: 'b'}, dir())
     const now = Date.now()
     await cache.store('b', {token: 'tok-b-abcdefgh'}, now + 1000, 1, now)
-    assert.equal(await cache.take(2, now + 1000), undefined)
+    assert.equal(await cache.take('b', 2, now + 1000), undefined)
   })
 })
 
@@ -199,7 +274,7 @@ current-context: one
     assert.deepEqual(r.json().items.map((i: any) => i.context), ['file/one', 'file/two'])
 
     // kubectl runs it with its own KUBECONFIG (the exported file) from another directory.
-    const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://127.0.0.1:9'}}})
+    const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://127.0.0.1:9', 'certificate-authority-data': 'Zm9v'}}})
     const other = dir()
     const c = await runFleet(exec.args, {cwd: other, env: {...env, KUBECONFIG: out, KUBERNETES_EXEC_INFO: info}})
     assert.equal(c.code, 0, c.stderr)
@@ -207,9 +282,12 @@ current-context: one
     assert.equal(cred.status.token, TOKEN)
     const end = Date.parse(cred.status.expirationTimestamp)
     assert.ok(end > Date.now() && end <= Date.now() + STATIC_CREDENTIAL_SECONDS * 1000, cred.status.expirationTimestamp)
-    const files = readdirSync(join(d, 'cache/fleet/credentials'))
-    assert.equal(files.length, 1)
-    assert.equal(statSync(join(d, 'cache/fleet/credentials', files[0])).mode & 0o777, 0o600)
+    // The entry, and the record of its handover to this parent (a file of its own: issue 38, item 4).
+    const files = readdirSync(join(d, 'cache/fleet/credentials')).sort()
+    assert.equal(files.length, 2, files.join(' '))
+    assert.match(files[0], /^[0-9a-f]{64}\.handed-[0-9a-f]{32}-\d+$/)
+    assert.match(files[1], /^[0-9a-f]{64}\.json$/)
+    for (const f of files) assert.equal(statSync(join(d, 'cache/fleet/credentials', f)).mode & 0o777, 0o600)
 
     // Rotated in the file: the next ask from this parent (as client-go after a 401) gets the new one at once.
     writeFileSync(kc, readFileSync(kc, 'utf8').replace(TOKEN, 'rotated-token-0123456789'))
@@ -218,14 +296,34 @@ current-context: one
     assert.equal(JSON.parse(rotated.stdout).status.token, 'rotated-token-0123456789')
 
     // Another server than the provider's: refused, nothing printed.
-    const elsewhere = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://evil.example'}}})
+    const elsewhere = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://evil.example', 'certificate-authority-data': 'Zm9v'}}})
     const e = await runFleet(exec.args, {cwd: other, env: {...env, KUBERNETES_EXEC_INFO: elsewhere}})
     assert.equal(e.code, 2)
     assert.match(e.stderr, /kubectl is connecting to https:\/\/evil\.example, but its provider names https:\/\/127\.0\.0\.1:9/)
     assert.equal(e.stdout, '')
 
+    // Issue 38: an entry with provideClusterInfo: false (no KUBERNETES_EXEC_INFO), a server that is not a string, or
+    // another CA: refused with one line, exit 2, no token anywhere, and no cache entry written for it.
+    const fresh = join(d, 'cache-2')
+    for (const [execInfo, message] of [
+      [undefined, /^error: KUBERNETES_EXEC_INFO is not set: /],
+      [JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {interactive: false}}), /^error: KUBERNETES_EXEC_INFO: no spec\.cluster/],
+      [JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: ['https://127.0.0.1:9'], 'certificate-authority-data': 'Zm9v'}}}), /^error: KUBERNETES_EXEC_INFO: spec\.cluster\.server is not a non-empty string/],
+      [JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://127.0.0.1:9', 'certificate-authority-data': 'YmFy'}}}), /another CA than its provider names/],
+    ] as const) {
+      const refused = await runFleet(exec.args, {cwd: other, env: {XDG_CACHE_HOME: fresh, KUBERNETES_EXEC_INFO: execInfo}})
+      assert.equal(refused.code, 2, refused.stderr)
+      assert.match(refused.stderr, message)
+      assert.equal(refused.stderr.trimEnd().split('\n').length, 1, refused.stderr)
+      assert.equal(refused.stdout, '')
+      assert.ok(!refused.stderr.includes(TOKEN) && !refused.stderr.includes('rotated-token'))
+      const cacheFiles = existsSync(join(fresh, 'fleet/credentials')) ? readdirSync(join(fresh, 'fleet/credentials')) : []
+      assert.deepEqual(cacheFiles, [], 'no cache entry')
+    }
+
     // Basic authentication cannot be passed on: one line, no password.
-    const basic = await runFleet(doc.users[1].user.exec.args, {cwd: other, env})
+    const infoB = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://127.0.0.1:10'}}})
+    const basic = await runFleet(doc.users[1].user.exec.args, {cwd: other, env: {...env, KUBERNETES_EXEC_INFO: infoB}})
     assert.equal(basic.code, 1)
     assert.match(basic.stderr, /uses basic authentication/)
     assert.ok(!basic.stderr.includes('pa55word-secret'))

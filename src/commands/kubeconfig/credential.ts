@@ -28,6 +28,8 @@ export default class KubeconfigCredential extends BaseCommand<typeof KubeconfigC
   static summary = 'Exec credential plugin for the contexts fleet kubeconfig export writes (run by kubectl, not by hand).'
   static description = `What an exported context's user runs (exec: {command: fleet, args: [kubeconfig, credential, --cluster, ID, --provider, NAME, ...]}): finds the cluster through the same provider now, with the export's fleet configuration, kubeconfig files and hub context written in its arguments, and prints an ExecCredential on stdout: the provider's own credential for it (a hub Secret's token or client certificate read with your hub identity, a ClusterProfile access provider's plugin, a workload-identity token, or your kubeconfig's own token, certificate or exec plugin). Plugins obey the trust policy (docs/security.md).
 
+A credential is given only for the cluster the provider names: kubectl must pass the cluster it connects to (provideClusterInfo: true, as export writes it), and its server, CA and TLS settings must be the provider's, else the command refuses (exit 2).
+
 Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/.cache/fleet/credentials), 0600: one with an expiry until 30s before it, one without for 60s, so a rotation or revocation on the hub reaches kubectl within a minute. A credential the server refused is not handed out again. See docs/kubeconfig.md.`
 
   static examples = ['<%= config.bin %> kubeconfig credential --cluster prod --provider secrets --fleet-config /home/me/fleet.yaml']
@@ -39,19 +41,22 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
   async run(): Promise<void> {
     const {flags} = this
     if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet kubeconfig credential prints the ExecCredential, which is JSON`)
+    // No cluster info (provideClusterInfo: false, or run by hand), or a server that is not a string: refused here, exit 2,
+    // before the cache or any provider is read.
     const request = readExecRequest(process.env.KUBERNETES_EXEC_INFO)
-    // The same identity the launcher's fast path (export/credential-fast.ts) looks a cached credential up by.
-    const cache = new CredentialCache(credentialIdentity(flags, request))
+    // The same identity the launcher's fast path (export/credential-fast.ts) looks a cached credential up by: it binds
+    // an entry to the server, CA and TLS settings checked against the provider below before anything was stored.
+    const cache = new CredentialCache(credentialIdentity(flags, request.cluster))
     // kubectl: client-go's exec runner is the parent, and asks twice before the end only after a 401.
     const caller = process.ppid
-    const cached = await cache.take(caller)
+    const cached = await cache.take(flags.cluster, caller)
     if (cached) return this.answer(request.apiVersion, cached.credential, cached.expires)
 
     const now = Date.now()
     // Loaded only now: the providers, the hub client and the exec runner are what a cached answer does without.
     const {credentialFor} = await import('../../export/credential.js')
     const {credential: fresh, refusedByServer} = await credentialFor(
-      {cluster: flags.cluster, provider: flags.provider, fleetConfig: flags['fleet-config'], kubeconfig: this.fleet.kubeconfigPaths, context: flags.context, server: request.server},
+      {cluster: flags.cluster, provider: flags.provider, fleetConfig: flags['fleet-config'], kubeconfig: this.fleet.kubeconfigPaths, context: flags.context, destination: request.cluster},
       this.fleet.connector,
       this.fleet.execRunner,
     )
