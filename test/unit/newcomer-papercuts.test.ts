@@ -1,0 +1,34 @@
+// Issue 41's papercuts of the first minute that need no cluster, each at the command line with HOME empty.
+import assert from 'node:assert/strict'
+import {describe, it} from 'node:test'
+
+import {flagSuggestion} from '../../src/cli/exit-policy.js'
+import {runFleet} from '../support/cli.js'
+
+describe('a mistyped flag gets the closest flag, as a mistyped command gets the closest command', () => {
+  it('--ouput: exit 2, one line naming it and suggesting --output (a base flag); -o json puts the same line in the document', async () => {
+    const res = await runFleet(['clusters', 'list', '--ouput', 'json'])
+    assert.deepEqual([res.code, res.stderr, res.stdout], [2, 'error: Nonexistent flag: --ouput; did you mean --output?\n', ''])
+    const json = await runFleet(['auth', 'whoami', '--contxt', 'x', '-o', 'json'])
+    assert.equal(json.code, 2)
+    assert.equal(JSON.parse(json.stdout).error.message, 'Nonexistent flag: --contxt; did you mean --context?')
+  })
+
+  it("each of several typos gets its own suggestion (a command's own flag too); a name close to nothing gets none", async () => {
+    const two = await runFleet(['clusters', 'list', '--ouput=json', '--colr'])
+    assert.equal(two.stderr, 'error: Nonexistent flags: --ouput=json, --colr; did you mean --output, --color?\n')
+    const own = await runFleet(['creds', 'generate', '--nmespace', 'x'])
+    assert.equal(own.stderr, 'error: Nonexistent flag: --nmespace; did you mean --namespace?\n')
+    const far = await runFleet(['clusters', 'list', '--zzzzzz'])
+    assert.deepEqual([far.code, far.stderr], [2, 'error: Nonexistent flag: --zzzzzz\n'])
+  })
+
+  it('the rule alone: only oclif parse errors with flags, the closest by edit distance within the bound, never the flag itself', () => {
+    const oclif = {exit: 2}
+    assert.equal(flagSuggestion({oclif, flags: ['--ouput']}, ['output', 'color']), '; did you mean --output?')
+    assert.equal(flagSuggestion({oclif, flags: ['--output']}, ['output']), '')
+    assert.equal(flagSuggestion({flags: ['--ouput']}, ['output']), '', 'not an oclif parse error')
+    assert.equal(flagSuggestion({oclif, flags: ['-x']}, ['x']), '', 'short flags are not guessed')
+    assert.equal(flagSuggestion({oclif, flags: ['--ab']}, ['xyzw']), '')
+  })
+})
