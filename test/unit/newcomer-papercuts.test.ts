@@ -32,3 +32,10 @@ describe('a mistyped flag gets the closest flag, as a mistyped command gets the 
     assert.equal(flagSuggestion({oclif, flags: ['--ab']}, ['xyzw']), '')
   })
 })
+
+describe('two flags that exclude each other: one sentence', () => {
+  it('--role view --cluster-role view says it once (oclif reports it from each side), exit 2, before any cluster', async () => {
+    const res = await runFleet(['creds', 'generate', '--cluster', 'x', '--namespace', 'default', '--role', 'view', '--cluster-role', 'view', '--dry-run'])
+    assert.deepEqual([res.code, res.stderr], [2, 'error: --role and --cluster-role cannot be used together; use one of them\n'])
+  })
+})
