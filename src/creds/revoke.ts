@@ -28,6 +28,7 @@ import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
 import {jwtClaims} from '../kubeconfig/credentials.js'
+import {counted} from '../base/text.js'
 
 /**
  * `fleet creds revoke`: the end of a credential's life. For a hub Secret or a kubeconfig file `creds generate` wrote, it
@@ -442,7 +443,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   if (r.dryRun) {
     item.deleted = [...onCluster.map((p) => planned(p, 'would-delete')), consumer]
     item.status = 'planned'
-    item.reason = `would delete ${item.deleted.filter((d) => d.action === 'would-delete').length} object(s), check that the old credential is refused, then delete the ${rec.consumer.kind === 'secret' ? 'hub Secret' : 'file'}`
+    item.reason = `would delete ${counted(item.deleted.filter((d) => d.action === 'would-delete').length, 'object')}, check that the old credential is refused, then delete the ${rec.consumer.kind === 'secret' ? 'hub Secret' : 'file'}`
     return
   }
 

@@ -39,3 +39,23 @@ describe('two flags that exclude each other: one sentence', () => {
     assert.deepEqual([res.code, res.stderr], [2, 'error: --role and --cluster-role cannot be used together; use one of them\n'])
   })
 })
+
+describe('plural forms agree: "1 cluster", "3 clusters", never "cluster(s)"', () => {
+  it('counted() and every message of src/ (no "(s)" after a noun fleet counts)', async () => {
+    const {counted} = await import('../../src/base/text.js')
+    assert.deepEqual([counted(0, 'cluster'), counted(1, 'cluster'), counted(2, 'warning check'), counted(2, 'entry', 'entries')], ['0 clusters', '1 cluster', '2 warning checks', '2 entries'])
+    const {readFileSync, readdirSync} = await import('node:fs')
+    const {join} = await import('node:path')
+    const src = join(import.meta.dirname, '..', '..', 'src')
+    const offenders = (readdirSync(src, {recursive: true}) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) =>
+        readFileSync(join(src, f), 'utf8')
+          .split('\n')
+          .map((line, i) => ({at: `src/${f}:${i + 1}`, line}))
+          .filter(({line}) => !/^\s*(\/\/|\*)/.test(line) && /\b(cluster|check|object|group|secret|file|context|credential|namespace|rule|token|plugin|error|warning|item|role|binding|user|server)\(s\)/i.test(line)),
+      )
+      .map(({at}) => at)
+    assert.deepEqual(offenders, [])
+  })
+})

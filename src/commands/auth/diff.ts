@@ -8,6 +8,7 @@ import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {UsageError} from '../../base/errors.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
 import {type ClusterDiff, type ClusterRules, type NormalRules, clusterRules, diffRules, isEmpty} from '../../access/diff.js'
+import {counted} from '../../base/text.js'
 
 /** One cluster in `auth diff -o json` (documented in docs/access.md). */
 export type DiffItem = ClusterItem<ClusterRules & ClusterDiff>
@@ -99,7 +100,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
       {header: 'verbs', get: (r) => (r.change ? bracketed(r.verbs) : '')},
       ...errorColumn(rows, (r) => r.item),
     ]
-    const compared = baseline === undefined ? `${answered.size} clusters compared with each other` : `${answered.size - 1} cluster(s) compared with ${baseline}`
+    const compared = baseline === undefined ? `${counted(answered.size, 'cluster')} compared with each other` : `${counted(answered.size - 1, 'cluster')} compared with ${baseline}`
     this.render(result, {
       rows,
       columns,
