@@ -109,7 +109,7 @@ describe('identity notes for the kcp front proxy', () => {
   it('notes certificate groups the server answered without, and who dropped them', () => {
     const through = identityNotes(ws(true), user(['system:authenticated']), ['system:masters'])
     assert.deepEqual(through.map((n) => n.code), ['kcp-front-proxy', 'groups-dropped'])
-    assert.match(through[1].message, /names the group\(s\) system:masters, but the server answered without them: the kcp front proxy dropped them/)
+    assert.match(through[1].message, /names the group system:masters, but the server answered without them: the kcp front proxy dropped them/)
     const plain = identityNotes({kind: 'kubeconfig-file'}, user(['system:authenticated']), ['team-a'])
     assert.match(plain[0].message, /group\(s\) team-a, .*: a proxy in between dropped them/)
     const unknownProxy = identityNotes({kind: 'kubeconfig-file'}, user([]), ['system:masters'])
