@@ -59,3 +59,23 @@ describe('plural forms agree: "1 cluster", "3 clusters", never "cluster(s)"', ()
     assert.deepEqual(offenders, [])
   })
 })
+
+describe('--rules: a verb one typo from a known one is refused before anything is made', () => {
+  it('"lst" names the file, the line, the rule and "list"; exit 2 before any cluster; a custom verb and the known ones pass', async () => {
+    const {parseRules} = await import('../../src/creds/rules-file.js')
+    const {mkdtempSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const file = join(mkdtempSync(join(tmpdir(), 'rules-')), 'rules.yaml')
+    writeFileSync(file, "- apiGroups: ['']\n  resources: [pods]\n  verbs: [get, lst]\n")
+    // A cluster on a port nothing listens on: the rules are refused before it is asked anything.
+    const kubeconfig = join(file, '..', 'kubeconfig')
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: u}}]\n')
+    const res = await runFleet(['creds', 'generate', '--kubeconfig', kubeconfig, '--cluster', 'x', '--namespace', 'default', '--rules', file, '--service-account', 'default/ci', '--out', join(file, '..', 'out.kubeconfig'), '--dry-run'])
+    assert.deepEqual([res.code, res.stderr], [2, `error: ${file}:1: rules[0]: "lst" is not a verb the API server knows; did you mean "list"?\n`])
+    assert.throws(() => parseRules('- nonResourceURLs: [/healthz]\n  verbs: [gte]\n', 'r.yaml'), /r\.yaml:1: rules\[0\]: "gte" is not a verb the API server knows; did you mean "get"\?/)
+    assert.throws(() => parseRules("- apiGroups: ['']\n  resources: [pods]\n  verbs: [Get]\n", 'r.yaml'), /"Get" is not a verb.*did you mean "get"/)
+    const ok = parseRules("- apiGroups: [metrics.example]\n  resources: [things]\n  verbs: [get, list, watch, proxy, escalate, '*']\n", 'r.yaml')
+    assert.deepEqual(ok[0].verbs, ['get', 'list', 'watch', 'proxy', 'escalate', '*'])
+  })
+})
