@@ -462,7 +462,9 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
     item.refused = {done: false, reason: `a client certificate cannot be revoked: it stays valid until ${until} (its NotAfter); ${grant}`}
   } else {
     const timeoutMs = r.confirmTimeoutMs ?? 30_000
-    const dead = await confirmDead(old, timeoutMs)
+    // The API server's token cache keeps a deleted token valid for up to about 10 s: said while it lasts.
+    env.onWait?.(`${rec.where}: waiting for the API server to refuse the old credential (up to ${Math.round(timeoutMs / 1000)}s)`)
+    const dead = await confirmDead(old, timeoutMs).finally(() => env.onWait?.(undefined))
     item.refused = dead
       ? {done: true, reason: 'the old credential is refused (401)'}
       : {done: false, reason: `the old credential still authenticated ${Math.round(timeoutMs / 1000)}s after its deletion; the ${rec.consumer.kind === 'secret' ? 'hub Secret' : 'file'} is kept so that a re-run can finish`}

@@ -69,6 +69,8 @@ export interface RotateEnv {
   cancel?: Cancellation
   /** Told when the run starts and after each credential (the command draws a progress line at a terminal). */
   onProgress?: (progress: Progress) => void
+  /** Told what the run waits for when a wait can take seconds (the old token's 401), and undefined when it is over. */
+  onWait?: (waitingFor: string | undefined) => void
 }
 
 export interface StepRecord {
