@@ -79,3 +79,27 @@ describe('--rules: a verb one typo from a known one is refused before anything i
     assert.deepEqual(ok[0].verbs, ['get', 'list', 'watch', 'proxy', 'escalate', '*'])
   })
 })
+
+describe('a context whose user is missing still shows its cluster\'s server', () => {
+  it('clusters list: SERVER is the cluster\'s (not <none>), READY False with the reason; a missing cluster stays <none>', async () => {
+    const {mkdtempSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const file = join(mkdtempSync(join(tmpdir(), 'missing-user-')), 'config')
+    writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]
+users: []
+contexts: [{name: x, context: {cluster: c, user: nobody}}, {name: y, context: {cluster: gone, user: nobody}}]
+`)
+    const res = await runFleet(['clusters', 'list', '--kubeconfig', file, '-o', 'json'], {env: {KUBECONFIG: ''}})
+    assert.equal(res.code, 0, res.stderr)
+    const items = JSON.parse(res.stdout).items as Array<{name: string; server?: string; ready: boolean; reason: string}>
+    const x = items.find((i) => i.name.endsWith('+x'))!
+    assert.deepEqual([x.server, x.ready], ['https://10.0.0.1:6443', false])
+    assert.match(x.reason, /refers to user "nobody", which is not defined/)
+    assert.equal(items.find((i) => i.name.endsWith('+y'))!.server, undefined)
+    const table = await runFleet(['clusters', 'list', '--kubeconfig', file], {env: {KUBECONFIG: ''}})
+    assert.match(table.stdout, /\+x\s+file\s+https:\/\/10\.0\.0\.1:6443\s/)
+  })
+})
