@@ -1,5 +1,6 @@
 // Issue 41's papercuts of the first minute that need no cluster, each at the command line with HOME empty.
 import assert from 'node:assert/strict'
+import {execFile} from 'node:child_process'
 import {describe, it} from 'node:test'
 
 import {flagSuggestion} from '../../src/cli/exit-policy.js'
@@ -101,5 +102,28 @@ contexts: [{name: x, context: {cluster: c, user: nobody}}, {name: y, context: {c
     assert.equal(items.find((i) => i.name.endsWith('+y'))!.server, undefined)
     const table = await runFleet(['clusters', 'list', '--kubeconfig', file], {env: {KUBECONFIG: ''}})
     assert.match(table.stdout, /\+x\s+file\s+https:\/\/10\.0\.0\.1:6443\s/)
+  })
+})
+
+describe('fleet on a Node older than it supports says so', () => {
+  it("the machine's Node 20 (README: the machine's node may be 20): one warning line naming both versions; the output itself unchanged", async () => {
+    const {execFileSync} = await import('node:child_process')
+    const node20 = execFileSync('sh', ['-c', 'PATH=/usr/local/bin:/usr/bin:/bin command -v node'], {encoding: 'utf8'}).trim()
+    const version = execFileSync(node20, ['-p', 'process.version'], {encoding: 'utf8'}).trim()
+    const major = Number(version.slice(1).split('.')[0])
+    assert.ok(major < 22, `this test needs the machine's old Node (found ${node20}, ${major})`)
+    const {join} = await import('node:path')
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'run.js')
+    const old = await new Promise<{stdout: string; stderr: string}>((resolve) => {
+      execFile(node20, [bin, '--version'], {env: {...process.env, FLEET_NODE_VERSION_OK: ''}}, (_, stdout, stderr) => resolve({stdout, stderr}))
+    })
+    assert.match(old.stdout, new RegExp(`^fleet/\\d+\\.\\d+\\.\\d+ linux-\\w+ node-${version.replaceAll('.', '\\.')}\n$`))
+    assert.equal(old.stderr, `warning: fleet needs Node.js 22 or newer; this is ${version} (${node20}), on which it is not tested: install Node 22+, or use fleet's single executable, which carries its own Node\n`)
+    const quiet = await new Promise<string>((resolve) => {
+      execFile(node20, [bin, '--version'], {env: {...process.env, FLEET_NODE_VERSION_OK: '1'}}, (_, __, stderr) => resolve(stderr))
+    })
+    assert.equal(quiet, '')
+    const current = await runFleet(['--version'])
+    assert.equal(current.stderr, '', 'no word on a supported Node')
   })
 })
