@@ -2,13 +2,15 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 
+import {spawn} from 'node:child_process'
 import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import yaml from 'js-yaml'
 
-import {inTerminal, runFleet} from '../support/cli.js'
-import {kubectl, loadControlPlane, uniqueName} from '../support/fixture.js'
+import {FLEET_BIN, inTerminal, runFleet} from '../support/cli.js'
+import {startCountingProxy} from '../support/counting-proxy.js'
+import {createServiceAccountToken, kubectl, kubectlResult, loadControlPlane, uniqueName, writeKubeconfig} from '../support/fixture.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -64,5 +66,47 @@ describe('creds revoke says what it waits for while the old token is still accep
     assert.equal(piped.code, 0, piped.stderr)
     assert.doesNotMatch(piped.stderr + piped.stdout, /waiting for|\u001B/)
     for (const token of tokens) assert.ok(!tty.includes(token) && !piped.stdout.includes(token) && !piped.stderr.includes(token))
+  })
+})
+
+describe('creds generate: a second Ctrl-C before the undo has begun names what is on the cluster', () => {
+  it('two quick SIGINTs while an apply is in flight: exit 130, one line naming every object made so far and the one whose apply was sent, each of which kubectl finds', async () => {
+    const m1 = cp.members[0]
+    const ns = uniqueName('twice')
+    // An identity that may make ServiceAccounts and RBAC, authenticating with a bearer token (the proxy ends TLS).
+    const admin = uniqueName('gen-admin')
+    const token = await createServiceAccountToken(m1, ns, admin)
+    await kubectl(m1, ['create', 'clusterrolebinding', admin, '--clusterrole', 'cluster-admin', `--serviceaccount=${ns}:${admin}`])
+    // The RoleBinding's apply is held at the proxy: the first signal waits for it (signals are honoured between steps).
+    const proxy = await startCountingProxy({url: m1.url, caFile: m1.caFile}, {hold: (r) => r.startsWith('PATCH ') && r.includes('/rolebindings/')})
+    try {
+      const kubeconfig = writeKubeconfig({path: join(mkdtempSync(join(tmpdir(), 'fleet-twice-')), 'config'), server: proxy.url, caFile: proxy.caFile, user: {token}, context: 'm1'})
+      const child = spawn(process.execPath, [FLEET_BIN, 'creds', 'generate', '--kubeconfig', kubeconfig, '--cluster', 'm1', '--service-account', `${ns}/ci`, '--role', 'view', '-n', ns, '--out', join(kubeconfig, '..', 'ci.kubeconfig')], {
+        env: {...process.env, KUBECONFIG: '', HOME: join(kubeconfig, '..')},
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stderr = ''
+      child.stderr.on('data', (d) => (stderr += d))
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve))
+      await proxy.held
+      child.kill('SIGINT')
+      await new Promise((r) => setTimeout(r, 50))
+      child.kill('SIGINT')
+      assert.equal(await closed, 130, stderr)
+      const lines = stderr.trim().split('\n')
+      assert.equal(lines.length, 1, stderr)
+      const [, left] = /^error: interrupted again \(SIGINT\) before the undo of what this run made had begun; left behind: (.*)$/.exec(lines[0]) ?? []
+      assert.ok(left, lines[0])
+      const named = left.split('; ')
+      const rbac = `fleet-creds-${ns}-ci`
+      assert.deepEqual(named, [`RoleBinding ${ns}/${rbac} on m1 (its apply had been sent: it may exist)`, `Role ${ns}/${rbac} on m1`, `ServiceAccount ${ns}/ci on m1`], lines[0])
+      // What it names as made is there; the held apply never reached the server, and it said "may".
+      assert.equal((await kubectlResult(m1, ['get', 'serviceaccount', '-n', ns, 'ci'])).code, 0)
+      assert.equal((await kubectlResult(m1, ['get', 'role', '-n', ns, rbac])).code, 0)
+      assert.notEqual((await kubectlResult(m1, ['get', 'rolebinding', '-n', ns, rbac])).code, 0)
+      assert.ok(!stderr.includes(token))
+    } finally {
+      await proxy.close()
+    }
   })
 })
