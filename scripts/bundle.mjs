@@ -272,6 +272,12 @@ const {existsSync, readFileSync} = await builtin('node:fs')
 const {arch, platform, release, tmpdir} = await builtin('node:os')
 
 const argv = process.argv.slice(2)
+// package.json's engines, said once per run on an older Node (npm only warns at install, and only if it checks): fleet
+// is tested on 22 and newer; an older one is told so on stderr (FLEET_NODE_VERSION_OK=1 silences it).
+const minimum = ${JSON.stringify(Number(/^>=(\d+)$/.exec(pjson.engines.node)[1]))}
+if (Number(process.versions.node.split('.')[0]) < minimum && process.env.FLEET_NODE_VERSION_OK !== '1') {
+  process.stderr.write(\`warning: fleet needs Node.js \${minimum} or newer; this is \${process.version} (\${process.execPath}), on which it is not tested: install Node \${minimum}+, or use fleet's single executable, which carries its own Node\\n\`)
+}
 const wsl = () => {
   try {
     return platform() === 'linux' && (/microsoft/i.test(release()) || /microsoft/i.test(readFileSync('/proc/version', 'utf8')) ||

@@ -33,6 +33,9 @@ export const FLOORS = [
   ['entry'],
 ]
 const floorOf = new Map(FLOORS.flatMap((folders, i) => folders.map((f) => [f, i])))
+// Peers that may not import each other in this direction: workload-identity/ builds on creds/ (labels, the Argo CD
+// codec), so creds/ reaching into workload-identity/ would be an arrow running back up. What both need lives below.
+export const ONE_WAY_PEERS = [['creds', 'workload-identity']]
 
 // Files (or folders, ending in /) under src/ that may write to stdout or stderr outside cli/, each with its reason.
 const OUTPUT_ALLOWED = new Map([
@@ -114,6 +117,9 @@ for (const file of srcFiles) {
     if (!floorOf.has(from) || !floorOf.has(to)) continue
     if (floorOf.get(to) > floorOf.get(from)) {
       problems.push(`src/${rel}:${lineOf(text, m.index)}: src/${from} (floor ${floorOf.get(from)}) imports ${m[1]} from src/${to} (floor ${floorOf.get(to)}), a floor above`)
+    }
+    if (ONE_WAY_PEERS.some(([a, b]) => from === a && to === b)) {
+      problems.push(`src/${rel}:${lineOf(text, m.index)}: src/${from} imports ${m[1]} from src/${to}, which builds on src/${from}; move what both need to a floor below`)
     }
   }
   if (!floorOf.has(from)) problems.push(`src/${rel}: folder src/${from} has no floor in scripts/check-layers.mjs`)

@@ -20,7 +20,7 @@ export const KNOWN_VERBS = [
   'get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection',
   'use', 'bind', 'escalate', 'impersonate', 'approve', 'sign', 'attest', '*',
 ]
-const HTTP_VERBS = ['get', 'put', 'post', 'head', 'options', 'delete', 'patch', '*']
+export const HTTP_VERBS = ['get', 'put', 'post', 'head', 'options', 'delete', 'patch', '*']
 
 export function parseAccessQuery(input: {verb: string; resource: string; name?: string; subresource?: string}): AccessQuery {
   const verb = input.verb.trim()

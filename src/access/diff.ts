@@ -247,12 +247,14 @@ function coveredIn(keys: Set<string>, covering: string[]): boolean {
 
 /**
  * Compares the clusters' normalised rules. With a baseline (a key of `clusters`): each cluster against it. Without:
- * `extra` is what a cluster grants that some other cluster does not, `missing` what some other cluster grants that
- * it does not. Coverage is RBAC's: `*` on pods on one cluster covers `get` on pods on another.
+ * against the majority, so that one cluster with an extra RoleBinding is the one cluster that differs (not every
+ * cluster, each listing the other's grants). A grant most clusters cover is the norm: `missing` on a cluster that does
+ * not cover it. A grant fewer than half cover is an exception: `extra` on the clusters that cover it. A grant exactly
+ * half cover (two clusters that disagree) has no norm, so both sides report it, as a comparison of two does.
+ * Coverage is RBAC's: `*` on pods on one cluster covers `get` on pods on another.
  *
  * Without a baseline the work is one pass over the union of all grants per cluster (which clusters cover each grant),
- * not a comparison of every pair: a grant of a cluster is extra when fewer than all clusters cover it, and a grant of
- * the union is missing on a cluster that does not cover it.
+ * not a comparison of every pair.
  */
 export function diffRules(clusters: Map<string, NormalRules>, baseline?: string): Map<string, ClusterDiff> {
   const atoms = new Map([...clusters].map(([name, rules]) => [name, atomsOf(rules)]))
@@ -290,12 +292,21 @@ export function diffRules(clusters: Map<string, NormalRules>, baseline?: string)
     for (const k of covered) count.set(k, (count.get(k) ?? 0) + 1)
     coveredBy.set(name, covered)
   }
+  const n = atoms.size
+  // At most half cover it: an exception (or, at exactly half, no norm), reported by those that have it.
+  const exception = (k: string) => 2 * count.get(k)! <= n
+  // At least half cover it: the norm (or, at exactly half, no norm), reported by those that lack it.
+  const norm = (k: string) => 2 * count.get(k)! >= n
   for (const [name, a] of atoms) {
     const covered = coveredBy.get(name)!
-    const everywhere = (k: string) => count.get(k) === atoms.size
     out.set(name, {
-      extra: grouped(a.resources.filter((x) => !everywhere(`r${resourceKey(x)}`)), a.urls.filter((x) => !everywhere(`u${urlKey(x)}`)), coverR, coverU),
-      missing: grouped([...unionR].filter(([k]) => !covered.has(`r${k}`)).map(([, x]) => x), [...unionU].filter(([k]) => !covered.has(`u${k}`)).map(([, x]) => x), coverR, coverU),
+      extra: grouped(a.resources.filter((x) => exception(`r${resourceKey(x)}`)), a.urls.filter((x) => exception(`u${urlKey(x)}`)), coverR, coverU),
+      missing: grouped(
+        [...unionR].filter(([k]) => !covered.has(`r${k}`) && norm(`r${k}`)).map(([, x]) => x),
+        [...unionU].filter(([k]) => !covered.has(`u${k}`) && norm(`u${k}`)).map(([, x]) => x),
+        coverR,
+        coverU,
+      ),
     })
   }
   return out

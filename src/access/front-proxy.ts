@@ -42,8 +42,10 @@ export function identityNotes(source: ClusterSource | undefined, user: UserInfo,
   }
   if (missing.length > 0) {
     const byProxy = missing.every(droppedByKcpFrontProxy)
-    const who = proxied && byProxy ? 'the kcp front proxy dropped them' : byProxy ? 'a kcp front proxy drops exactly these' : 'a proxy in between dropped them'
-    notes.push({code: 'groups-dropped', message: `the client certificate names the group(s) ${missing.join(', ')}, but the server answered without them: ${who}`})
+    const one = missing.length === 1
+    const them = one ? 'it' : 'them'
+    const who = proxied && byProxy ? `the kcp front proxy dropped ${them}` : byProxy ? `a kcp front proxy drops exactly ${one ? 'this one' : 'these'}` : `a proxy in between dropped ${them}`
+    notes.push({code: 'groups-dropped', message: `the client certificate names the group${one ? '' : 's'} ${missing.join(', ')}, but the server answered without ${them}: ${who}`})
   }
   return notes
 }

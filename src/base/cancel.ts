@@ -10,6 +10,8 @@ import {type InterruptSignal, Interrupted} from './errors.js'
 export class Cancellation {
   private readonly controller = new AbortController()
   private pending?: () => string[]
+  private phase: 'working' | 'undoing' | 'delivered' = 'working'
+  private kept?: string
 
   /** Aborted once interrupted; its reason is the Interrupted error. */
   get signal(): AbortSignal {
@@ -36,12 +38,38 @@ export class Cancellation {
     return new Interrupted(i?.signalName ?? 'SIGINT', `interrupted (${i?.signalName ?? 'SIGINT'}) ${message}`)
   }
 
+  /**
+   * The service, from the moment it starts making things: what it has made so far and not undone, kept current, so a
+   * second signal that arrives before the undo has begun (the first one is honoured between steps, after the request in
+   * flight) still names what is on the clusters.
+   */
+  making(made: () => string[]): void {
+    this.pending = made
+  }
+
   /** The service, while it undoes its work: what is not undone yet (for the message of a forced exit). */
   undoing(pending: () => string[]): void {
     this.pending = pending
+    this.phase = 'undoing'
   }
 
+  /** The service delivered its result (`what`: where it is): nothing will be undone any more, the result is kept. */
+  delivered(what: string): void {
+    this.phase = 'delivered'
+    this.kept = what
+  }
+
+  /** What a forced exit now would leave: undefined when the service said nothing (it had made nothing to name). */
   leftBehind(): string[] | undefined {
     return this.pending?.()
+  }
+
+  /** The line a second signal ends the process with: what this run made, and what becomes of it. */
+  forcedExit(signalName: string): string {
+    if (this.phase === 'delivered') return `interrupted again (${signalName}) after the credential was delivered: it is kept (${this.kept})`
+    const left = this.leftBehind()
+    const when = this.phase === 'undoing' ? 'while undoing what this run made' : 'before the undo of what this run made had begun'
+    if (left === undefined) return `interrupted again (${signalName}) before this run had begun undoing what it made`
+    return `interrupted again (${signalName}) ${when}; ${left.length === 0 ? 'nothing was left' : `left behind: ${left.join('; ')}`}`
   }
 }

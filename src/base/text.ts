@@ -28,3 +28,11 @@ export function closeMatches(name: string, candidates: string[]): string[] {
     .slice(0, 3)
     .map((x) => x.c)
 }
+
+/**
+ * "1 cluster", "3 clusters": a count with its noun in the right number, the one spelling every message uses (never
+ * "cluster(s)"). `plural` for nouns that do not take an s.
+ */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`
+}

@@ -57,15 +57,20 @@ export function verboseInArgv(argv: string[]): boolean {
  * "--namespace=x cannot also be provided when using --all-namespaces" says what to do instead.
  */
 export function plainParseMessage(message: string): string {
+  // Two flags that exclude each other are reported by oclif once from each side: one sentence says it.
+  const pairs = new Set<string>()
   return message
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => !/^The following errors? occurred:?$/.test(l))
-    .map((l) =>
-      l.replace(
-        /^--([\w-]+)(?:=\S*)? cannot also be provided when using --([\w-]+)$/,
-        (_, a: string, b: string) => `--${b} and --${a} cannot be used together; use one of them`,
-      ),
-    )
+    .flatMap((l) => {
+      const both = /^--([\w-]+)(?:=\S*)? cannot also be provided when using --([\w-]+)$/.exec(l)
+      if (!both) return [l]
+      const [, a, b] = both
+      const pair = [a, b].sort().join('\u0000')
+      if (pairs.has(pair)) return []
+      pairs.add(pair)
+      return [`--${b} and --${a} cannot be used together; use one of them`]
+    })
     .join('\n')
 }

@@ -232,7 +232,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // Nothing was made yet and the person pressed it on purpose: exit 130, as a shell reports a Ctrl-C, and print
     // nothing (the prompt's own "User force closed the prompt" message included).
     if (err.name === 'ExitPromptError') this.exit(EXIT_INTERRUPTED)
-    const outcome = errorOutcome(err)
+    const visibleFlags = Object.entries({...(this.ctor as typeof BaseCommand).baseFlags, ...this.ctor.flags}).filter(([, f]) => !f.hidden).map(([name]) => name)
+    const outcome = errorOutcome(err, visibleFlags)
     this.out.errorDocument({kind: outcome.kind, message: outcome.message}, this.jsonEnabled())
     writeErrorLines(err, outcome, verboseInArgv(this.argv))
     this.exit(outcome.code)

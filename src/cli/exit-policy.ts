@@ -1,5 +1,6 @@
 import {EXIT_FAILED, EXIT_USAGE, FleetError, toErrorInfo} from '../base/errors.js'
 import {escapeTerminal} from '../base/terminal.js'
+import {editDistance} from '../base/text.js'
 import {scrub} from '../kubeconfig/redact.js'
 import type {ClusterResult} from '../fleet/runner.js'
 import type {ClusterRef} from '../providers/types.js'
@@ -50,11 +51,30 @@ export interface ErrorOutcome {
  * The outcome of an error thrown by a command: a FleetError keeps its code and its first line; oclif's parse errors
  * are exit 2, folded into one line; anything else is an internal error, exit 1.
  */
-export function errorOutcome(err: Error & {exitCode?: number; oclif?: {exit?: number}}): ErrorOutcome {
+export function errorOutcome(err: Error & {exitCode?: number; oclif?: {exit?: number}; flags?: unknown}, knownFlags: string[] = []): ErrorOutcome {
   const isFleet = err instanceof FleetError
   const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
   const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
-  return {code, kind: info.kind, message: scrub(isFleet ? info.message.split('\n')[0] : oneLine(err)), hint: !isFleet && !err.oclif}
+  const message = isFleet ? info.message.split('\n')[0] : oneLine(err) + flagSuggestion(err, knownFlags)
+  return {code, kind: info.kind, message: scrub(message), hint: !isFleet && !err.oclif}
+}
+
+/**
+ * `; did you mean --output?` after oclif's "Nonexistent flag: --ouput", as an unknown command gets its closest command
+ * (hooks/command-not-found.ts): the closest long flag of the command, by the same distance and the same bound.
+ */
+export function flagSuggestion(err: {flags?: unknown; oclif?: unknown}, knownFlags: string[]): string {
+  if (!err.oclif || !Array.isArray(err.flags) || knownFlags.length === 0) return ''
+  const hints: string[] = []
+  for (const typed of err.flags) {
+    if (typeof typed !== 'string' || !typed.startsWith('--')) continue
+    const name = typed.slice(2).split('=')[0]
+    const best = knownFlags
+      .map((flag) => ({flag, d: editDistance(name, flag)}))
+      .sort((a, b) => a.d - b.d || a.flag.localeCompare(b.flag))[0]
+    if (best && best.d > 0 && best.d <= Math.max(2, Math.floor(name.length / 3))) hints.push(`--${best.flag}`)
+  }
+  return hints.length === 0 ? '' : `; did you mean ${hints.join(', ')}?`
 }
 
 /**

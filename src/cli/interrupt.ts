@@ -27,9 +27,7 @@ function onSignal(signal: InterruptSignal): void {
     return
   }
   if (active) {
-    const left = active.leftBehind()
-    const what = left === undefined ? 'it had not started undoing' : left.length === 0 ? 'nothing was left' : `left behind: ${left.join('; ')}`
-    write(`error: interrupted again (${signal}) while undoing what this run made; ${what}`)
+    write(`error: ${active.forcedExit(signal)}`)
   } else {
     write(`error: interrupted (${signal})`)
   }

@@ -1,3 +1,4 @@
+import {escapeTerminal} from '../base/terminal.js'
 import type {Progress} from '../fleet/runner.js'
 
 /**
@@ -22,5 +23,17 @@ export function progressLine(
   return ({done, total, failed}) => {
     if (total <= 1) return
     stream.write(done >= total ? '\r\u001B[2K' : `\r\u001B[2K[${done}/${total}] ${noun}${failed > 0 ? `, ${failed} failed` : ''}`)
+  }
+}
+
+/**
+ * A status line for one wait of several seconds (`creds revoke` waiting for the old token's 401), on stderr, only at a
+ * terminal that takes cursor control: drawn in place, erased when the wait is over (undefined), so it never mixes with
+ * the output. The text may name data (a Secret's name): escaped.
+ */
+export function statusLine({stream = process.stderr, env = process.env}: {stream?: NodeJS.WriteStream; env?: NodeJS.ProcessEnv} = {}): ((text: string | undefined) => void) | undefined {
+  if (!cursorControlAllowed(stream, env)) return undefined
+  return (text) => {
+    stream.write(text === undefined ? '\r\u001B[2K' : `\r\u001B[2K${escapeTerminal(text)}...`)
   }
 }

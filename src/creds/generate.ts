@@ -436,6 +436,8 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     cancel?.check()
   }
   const log = new ApplyLog<'cluster' | 'hub'>()
+  // From the first object on, a second signal names what is on the clusters, also before the undo has begun.
+  cancel?.making(() => log.pending())
   try {
     await done('checked')
     let issued: Issued
@@ -516,6 +518,8 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       await log.apply(hub!, secret, 'hub')
       if (r.updateProfile) await updateProfile(hub!, r.updateProfile, result.accessProvider!)
     }
+    // Delivered: from here a signal undoes nothing (the command warns that the credential is kept).
+    cancel?.delivered(r.destination.kind === 'file' ? resolve(r.destination.path) : r.destination.kind === 'stdout' ? 'on stdout' : `Secret ${r.destination.namespace}/${r.destination.name} on the hub`)
     // The CSR has served its purpose; the certificate carries everything (and a second run must not pile them up).
     if (issued.csr) await deleteObject(target, CERTIFICATE_SIGNING_REQUEST, issued.csr).catch(() => undefined)
     result.objects = log.applied.filter((o) => o.kind !== 'CertificateSigningRequest')

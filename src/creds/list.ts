@@ -19,7 +19,7 @@ import {fluxKey, fluxSecretRefs} from './flux-refs.js'
 import {CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat} from './codecs/index.js'
 import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
 import {ANNOTATIONS, MANAGED_BY_SELECTOR, isFleetManaged} from './labels.js'
-import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec} from '../workload-identity/plugin.js'
+import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec} from '../kubeconfig/wi-token-exec.js'
 
 /**
  * Every credential fleet can see: the users of kubeconfig files, and the consumer Secrets of each known format on the

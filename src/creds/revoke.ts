@@ -28,6 +28,7 @@ import {recordedCluster} from './cluster-identity.js'
 import {ROTATION} from './rotation-state.js'
 import type {ContextOrigin} from '../kubeconfig/trust.js'
 import {jwtClaims} from '../kubeconfig/credentials.js'
+import {counted} from '../base/text.js'
 
 /**
  * `fleet creds revoke`: the end of a credential's life. For a hub Secret or a kubeconfig file `creds generate` wrote, it
@@ -442,7 +443,7 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
   if (r.dryRun) {
     item.deleted = [...onCluster.map((p) => planned(p, 'would-delete')), consumer]
     item.status = 'planned'
-    item.reason = `would delete ${item.deleted.filter((d) => d.action === 'would-delete').length} object(s), check that the old credential is refused, then delete the ${rec.consumer.kind === 'secret' ? 'hub Secret' : 'file'}`
+    item.reason = `would delete ${counted(item.deleted.filter((d) => d.action === 'would-delete').length, 'object')}, check that the old credential is refused, then delete the ${rec.consumer.kind === 'secret' ? 'hub Secret' : 'file'}`
     return
   }
 
@@ -461,7 +462,9 @@ async function revokeOne(rec: CredentialRecord, r: RevokeRequest, env: RevokeEnv
     item.refused = {done: false, reason: `a client certificate cannot be revoked: it stays valid until ${until} (its NotAfter); ${grant}`}
   } else {
     const timeoutMs = r.confirmTimeoutMs ?? 30_000
-    const dead = await confirmDead(old, timeoutMs)
+    // The API server's token cache keeps a deleted token valid for up to about 10 s: said while it lasts.
+    env.onWait?.(`${rec.where}: waiting for the API server to refuse the old credential (up to ${Math.round(timeoutMs / 1000)}s)`)
+    const dead = await confirmDead(old, timeoutMs).finally(() => env.onWait?.(undefined))
     item.refused = dead
       ? {done: true, reason: 'the old credential is refused (401)'}
       : {done: false, reason: `the old credential still authenticated ${Math.round(timeoutMs / 1000)}s after its deletion; the ${rec.consumer.kind === 'secret' ? 'hub Secret' : 'file'} is kept so that a re-run can finish`}

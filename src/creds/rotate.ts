@@ -1,6 +1,6 @@
 import {resolve} from 'node:path'
 
-import {toErrorInfo} from '../base/errors.js'
+import {FleetError, toErrorInfo} from '../base/errors.js'
 import type {KubeClient} from '../kube/client.js'
 import {SECRET} from '../kube/resources.js'
 import {listObjects} from '../kube/typed.js'
@@ -34,6 +34,7 @@ import {
   revokeOld,
   storeOrigin,
   takeOver,
+  rotationFinished,
   unfinished,
   verified,
   verify,
@@ -167,13 +168,23 @@ async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secr
     }
     item.error = toErrorInfo(error)
     item.reason ??= item.error.message
-    if (!r.dryRun) item.unfinished = unfinished(rot, item, error)
+    // A Secret (or its namespace) that is not there was never rotated and has nothing for a next run to finish: saying
+    // "the old credential is in place; the next run rotates it" would promise a credential that does not exist.
+    if (absent(error, rot.at.step)) {
+      item.reason = rot.at.step === 'read' ? `${item.error.message}: nothing to rotate` : `${store.where} does not exist (${item.error.message}): nothing to rotate`
+    }
+    else if (!r.dryRun && !rotationFinished(rot)) item.unfinished = unfinished(rot, item, error)
   } finally {
     item.steps = rot.steps
     await lock?.release().catch(() => undefined)
     item.durationMs = Date.now() - started
   }
   return item
+}
+
+/** The credential's store is not there: its Secret, or the namespace a Lease beside it would go to (404 at lease or read). */
+function absent(error: unknown, step: string): boolean {
+  return error instanceof FleetError && error.kind === 'not-found' && (step === 'lease' || step === 'read')
 }
 
 /**
@@ -250,11 +261,16 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
  * (an interrupt, a revoke that did not go through) already holds the new one, and the next run finishes it.
  */
 export function rotationFailureNote(failed: RotatedCredential[]): string {
-  // Replaced by this run (its steps), or by an interrupted one this run was finishing.
-  const replaced = failed.filter((i) => i.resumed === 'replaced' || i.steps.some((s) => s.step === 'replace')).length
-  const kept = failed.length - replaced
+  // Interrupted after the last step: rotated after all, the signal only ended the run.
+  const finished = failed.filter((i) => rotationFinished(i)).length
+  // Replaced by this run (its steps), or by an interrupted one this run was finishing, and not finished.
+  const replaced = failed.filter((i) => !rotationFinished(i) && (i.resumed === 'replaced' || i.steps.some((s) => s.step === 'replace'))).length
+  const missing = failed.filter((i) => i.error?.kind === 'not-found' && !i.unfinished).length
+  const kept = failed.length - replaced - missing - finished
   const parts: string[] = []
+  if (missing > 0) parts.push(`${missing === failed.length ? (missing > 1 ? 'they do' : 'it does') : `${missing} do${missing > 1 ? '' : 'es'}`} not exist`)
   if (kept > 0) parts.push(`${kept === failed.length ? (kept > 1 ? 'their' : 'its') : kept} old credential${kept > 1 ? 's are' : ' is'} still in place`)
+  if (finished > 0) parts.push(`${finished === failed.length ? (finished > 1 ? 'they' : 'it') : finished} finished before the signal (the new credential is in place; nothing is left to do)`)
   if (replaced > 0) parts.push(`${replaced === failed.length ? (replaced > 1 ? 'they' : 'it') : replaced} already ${replaced > 1 ? 'hold' : 'holds'} the new one and the next run finishes ${replaced > 1 ? 'them' : 'it'}`)
   return `${failed.length} rotation${failed.length > 1 ? 's' : ''} failed: ${parts.join('; ')}`
 }

@@ -69,6 +69,8 @@ export interface RotateEnv {
   cancel?: Cancellation
   /** Told when the run starts and after each credential (the command draws a progress line at a terminal). */
   onProgress?: (progress: Progress) => void
+  /** Told what the run waits for when a wait can take seconds (the old token's 401), and undefined when it is over. */
+  onWait?: (waitingFor: string | undefined) => void
 }
 
 export interface StepRecord {
@@ -163,11 +165,16 @@ export function storeOrigin(store: RotationStore): ContextOrigin | 'user' {
   return store.kind === 'file' ? 'user' : {object: store.where}
 }
 
-/** Runs a step's work and records it; then the test hooks (failpoint, pause) and the interrupt, in that order. */
-export async function step<T>(rot: Rotation, name: Step, work: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> {
+/**
+ * Runs a step's work and records it (with the phase the store is in once the work is done, before anything can throw:
+ * an interrupt honoured right after a store write must know what the store now holds); then the test hooks (failpoint,
+ * pause) and the interrupt, in that order.
+ */
+export async function step<T>(rot: Rotation, name: Step, work: () => Promise<T>, detail?: (v: T) => string | undefined, phase?: Rotation['at']['phase']): Promise<T> {
   const t0 = Date.now()
   rot.at.step = name
   const v = await work()
+  if (phase) rot.at.phase = phase
   rot.at.step = `after ${name}`
   rot.steps.push({step: name, ms: Date.now() - t0, ...(detail ? {detail: detail(v)} : {})})
   failpoint(name, rot.env.hooks)
@@ -234,8 +241,7 @@ export async function claim(rot: Rotation, s: Stored): Promise<RotationState> {
       }
       throw error
     }
-  })
-  rot.at.phase = 'claimed'
+  }, undefined, 'claimed')
   return fresh
 }
 
@@ -330,8 +336,12 @@ export async function replace(rot: Rotation, claimed: RotationState, minted: Min
   const newAnchor = refText(claimed.newAnchor)
   const {issued} = minted
   try {
-    await step(rot, 'replace', () =>
-      rot.store.replace({kubeconfig: minted.kubeconfig, user: issued.user, expires: issued.expires, anchor: newAnchor, lifetimeSeconds: minted.lifetime ? minted.seconds : undefined, identity}, replaced),
+    await step(
+      rot,
+      'replace',
+      () => rot.store.replace({kubeconfig: minted.kubeconfig, user: issued.user, expires: issued.expires, anchor: newAnchor, lifetimeSeconds: minted.lifetime ? minted.seconds : undefined, identity}, replaced),
+      undefined,
+      'replaced',
     )
   } catch (error) {
     if (!(error instanceof Conflict)) throw error
@@ -344,7 +354,6 @@ export async function replace(rot: Rotation, claimed: RotationState, minted: Min
     }
     throw new ReplaceConflict(rot.store.where)
   }
-  rot.at.phase = 'replaced'
   return replaced
 }
 
@@ -376,8 +385,7 @@ export async function revokeOld(
 
 /** Step finish: the rotation state cleared; the credential stays. */
 export async function finish(rot: Rotation): Promise<void> {
-  await step(rot, 'finish', () => rot.store.finish())
-  rot.at.phase = 'unchanged'
+  await step(rot, 'finish', () => rot.store.finish(), undefined, 'unchanged')
 }
 
 /**
@@ -445,8 +453,12 @@ export async function afterInterrupt(rot: Rotation): Promise<string> {
   const {store, env, run} = rot
   env.cancel?.undoing(() => [`the rotation claim on ${store.where} (the next run finishes or lifts it)`])
   const st = (await store.current())?.state
+  const kept = store.kind === 'secret' ? 'Secret' : 'file'
+  // The whole rotation was done when the signal was honoured (after its last step): nothing to undo, nothing to finish.
+  if (rotationFinished(rot)) return `after the rotation finished: the ${kept} holds the new credential and nothing is left to do`
+  // Replaced, by this run or by an interrupted one this run was finishing: the next run finishes it.
+  if (st?.phase === 'replaced') return `after the ${kept} got the new credential: the next run finishes the rotation (${oldAnchorFate(rot)})`
   if (!st || st.run !== run) return 'before this run changed anything: the credential is unchanged'
-  if (st.phase === 'replaced') return `after the ${store.kind === 'secret' ? 'Secret' : 'file'} got the new credential: the next run finishes the rotation (deletes the old anchor)`
   if (st.newAnchor) {
     // This run claimed only after it had reached the target, so the target is known here.
     if (!rot.at.target) throw new FleetError('internal', 'the target cluster of this claim was never reached')
@@ -455,6 +467,16 @@ export async function afterInterrupt(rot: Rotation): Promise<string> {
   await store.release(st)
   rot.at.phase = 'unchanged'
   return 'before the new credential was written: the old one is unchanged, the new anchor deleted and the claim lifted'
+}
+
+/** What the next run does with the old anchor: this run may have deleted it already (step revoke). */
+function oldAnchorFate(rot: Pick<Rotation, 'steps'>): string {
+  return rot.steps.some((s) => s.step === 'revoke') ? 'the old anchor is deleted already' : 'deletes the old anchor'
+}
+
+/** Whether this run did the rotation's last step (the store holds the new credential and no rotation state). */
+export function rotationFinished(rot: Pick<Rotation, 'steps'>): boolean {
+  return rot.steps.some((s) => s.step === 'finish')
 }
 
 /** The store's writes: one that got no answer may have been applied or not. */
@@ -468,7 +490,7 @@ const STORE_STEPS = new Set(['lease', 'read', 'claim', 'replace', 'finish'])
  * the hub may be the part that failed). A claim this run made and could not lift is taken over by the next run once
  * the Lease has expired (15 s), or after 2 minutes without Leases.
  */
-export function unfinished(rot: Pick<Rotation, 'store' | 'at'>, item: Pick<RotatedCredential, 'target' | 'cluster'>, error: unknown): Unfinished {
+export function unfinished(rot: Pick<Rotation, 'store' | 'at' | 'steps'>, item: Pick<RotatedCredential, 'target' | 'cluster'>, error: unknown): Unfinished {
   const {store, at: track} = rot
   const bare = track.step.replace(/^after /, '')
   const on = STORE_STEPS.has(bare) ? (store.kind === 'file' ? 'the file' : 'the hub') : (item.target?.cluster ?? item.cluster ?? 'its cluster')
@@ -480,7 +502,7 @@ export function unfinished(rot: Pick<Rotation, 'store' | 'at'>, item: Pick<Rotat
   }
   const next =
     track.phase === 'replaced'
-      ? `${kept} holds the new credential; the next run deletes the old anchor and finishes`
+      ? `${kept} holds the new credential; the next run finishes it (${oldAnchorFate(rot)})`
       : track.phase === 'claimed'
         ? `the old credential is in place, claimed by this run; the next run takes the claim over (the same new anchor) and rotates it`
         : 'the old credential is in place and unchanged; the next run rotates it'

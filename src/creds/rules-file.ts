@@ -1,8 +1,10 @@
 import type {V1PolicyRule} from '@kubernetes/client-node'
 import yaml from 'js-yaml'
 
+import {HTTP_VERBS, KNOWN_VERBS} from '../access/can-i.js'
 import {ConfigError} from '../base/errors.js'
 import {readRequired} from '../base/files.js'
+import {editDistance} from '../base/text.js'
 
 /** An RBAC PolicyRule (rbac.authorization.k8s.io/v1): client-node's model (it has no Date fields, so it is its own wire form). */
 export type PolicyRule = V1PolicyRule
@@ -47,11 +49,26 @@ function checkRule(item: unknown, where: string): PolicyRule {
   if (!rule.verbs || rule.verbs.length === 0) throw new ConfigError(`${where}: verbs is required`)
   if (rule.nonResourceURLs?.length) {
     if (rule.resources?.length || rule.apiGroups?.length) throw new ConfigError(`${where}: nonResourceURLs cannot be mixed with apiGroups/resources`)
+    checkVerbs(rule.verbs, HTTP_VERBS, where)
     return rule
   }
+  checkVerbs(rule.verbs, KNOWN_VERBS, where)
   if (!rule.resources?.length) throw new ConfigError(`${where}: resources is required`)
   if (!rule.apiGroups) throw new ConfigError(`${where}: apiGroups is required ("" is the core group)`)
   return rule
+}
+
+/**
+ * A verb one or two letters from a known one (`lst`) is a typo that would make a credential unable to do what it was
+ * made for, and the API server accepts it silently: refused, naming the verb it resembles. A verb far from every known
+ * one is kept, since aggregated APIs define their own (RBAC allows any verb).
+ */
+function checkVerbs(verbs: string[], known: readonly string[], where: string): void {
+  for (const verb of verbs) {
+    if (known.includes(verb)) continue
+    const close = known.filter((k) => k !== '*' && editDistance(verb.toLowerCase(), k) <= (k.length <= 4 ? 1 : 2))
+    if (close.length > 0) throw new ConfigError(`${where}: "${verb}" is not a verb the API server knows; did you mean ${close.map((c) => `"${c}"`).join(' or ')}?`)
+  }
 }
 
 /**

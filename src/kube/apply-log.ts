@@ -32,12 +32,16 @@ const describeUndo = (r: Resource, name: string, namespace?: string) => `${r.kin
 export class ApplyLog<On extends string = string> {
   readonly applied: Array<AppliedObject<On>> = []
   private readonly undo: Undo[] = []
+  /** Applies sent and not answered yet: if the process is ended now, each may or may not exist. */
+  private readonly inFlight = new Set<string>()
 
   async apply<T = KubeObject>(client: KubeClient, obj: KubeObject, on: On): Promise<T> {
     const resource = resourceOf(obj)
     const {name, namespace} = obj.metadata
     const before = await getObject(client, resource, name, {namespace})
-    const after = await applyObject<T & KubeObject>(client, obj, {force: true})
+    const sent = `${describeUndo(resource, name, namespace)} on ${client.context.contextName} (its apply had been sent: it may exist)`
+    this.inFlight.add(sent)
+    const after = await applyObject<T & KubeObject>(client, obj, {force: true}).finally(() => this.inFlight.delete(sent))
     const action: ObjectAction = !before ? 'created' : before.metadata.resourceVersion === after.metadata.resourceVersion ? 'unchanged' : 'configured'
     if (action === 'created') this.undo.push({op: 'delete', client, resource, name, namespace})
     if (action === 'configured') this.undo.push({op: 'restore', client, before: before!, afterVersion: after.metadata.resourceVersion!})
@@ -68,11 +72,11 @@ export class ApplyLog<On extends string = string> {
 
   /** What rollback has not undone yet, newest first, each with the cluster (context) it is on. */
   pending(): string[] {
-    return [...this.undo].reverse().map((u) =>
+    return [...this.inFlight, ...[...this.undo].reverse().map((u) =>
       u.op === 'delete'
         ? `${describeUndo(u.resource, u.name, u.namespace)} on ${u.client.context.contextName}`
         : `${describeObject(u.before)} on ${u.client.context.contextName} (changed, not put back)`,
-    )
+    )]
   }
 }
 

@@ -168,6 +168,9 @@ export class FileProvider extends CachedProvider {
           ref.ready = false
           ref.reason = (error as Error).message
           ref.labels = withAuthLabel(ref.labels, 'unknown')
+          // A context whose user is missing still names a cluster that has a server: shown, as kubectl config view does.
+          const server = entry.cluster ? group.merged.clusters.get(entry.cluster)?.entry.server : undefined
+          if (typeof server === 'string' && server !== '') ref.server = server
         }
         refs.push(ref)
       }

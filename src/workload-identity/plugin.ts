@@ -1,31 +1,18 @@
 import {ConfigError} from '../base/errors.js'
 import {MIN_TOKEN_SECONDS} from '../base/limits.js'
 import {EXEC_API_VERSION, EXEC_API_VERSIONS, EXEC_CLUSTER_CONFIG_EXTENSION, type ExecConfig} from '../kubeconfig/types.js'
+import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, type PluginClusterConfig, type WiTokenExec, wiTokenExec} from '../kubeconfig/wi-token-exec.js'
 import {type ServiceAccountRef, parseServiceAccount} from './service-account.js'
+
+export {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, type PluginClusterConfig, type WiTokenExec, wiTokenExec}
 
 /**
  * `fleet wi token` as an exec credential plugin (client.authentication.k8s.io): what it reads from KUBERNETES_EXEC_INFO
  * and its flags, what it prints, and how fleet recognises an exec user that runs it (creds list, wi doctor, wi setup).
  * Kept free of network and heavy imports: the plugin runs on every credential refresh of every consumer.
  */
-/** The arguments that make fleet the plugin: `fleet wi token`. */
-export const PLUGIN_ARGS = ['wi', 'token'] as const
-/** The access provider name `wi setup --consumer cluster-inventory` writes into a ClusterProfile and the provider file. */
-export const ACCESS_PROVIDER_NAME = 'fleet-workload-identity'
 /** TokenRequest's default lifetime, and what the plugin asks for unless told otherwise. */
 export const DEFAULT_EXPIRATION_SECONDS = 3600
-
-/**
- * The plugin's per-cluster settings, as a ClusterProfile's `client.authentication.k8s.io/exec` extension (or Argo CD's
- * `execProviderConfig.config`) carries them into `ExecCredential.spec.cluster.config`.
- */
-export interface PluginClusterConfig {
-  /** The hub ServiceAccount, NAMESPACE/NAME. */
-  serviceAccount?: string
-  /** Default: the target's server URL exactly as written (spec.cluster.server). */
-  audience?: string
-  expirationSeconds?: number
-}
 
 export interface ExecInfo {
   apiVersion: string
@@ -111,35 +98,6 @@ export function execCredential(apiVersion: string, token: string, expirationTime
   const status: Record<string, string> = {token}
   if (expirationTimestamp) status.expirationTimestamp = expirationTimestamp
   return `${JSON.stringify({apiVersion, kind: 'ExecCredential', status})}\n`
-}
-
-/** The plugin's settings as an exec user runs it, when the exec user is `fleet wi token`; undefined otherwise. */
-export interface WiTokenExec {
-  serviceAccount?: string
-  audience?: string
-  hubKubeconfig?: string
-  hubContext?: string
-}
-
-export function wiTokenExec(exec: ExecConfig | undefined, clusterExtensionConfig?: unknown): WiTokenExec | undefined {
-  const args = exec?.args ?? []
-  const at = args.findIndex((a, i) => a === PLUGIN_ARGS[0] && args[i + 1] === PLUGIN_ARGS[1])
-  if (at === -1) return undefined
-  const rest = args.slice(at + 2)
-  const flag = (name: string): string | undefined => {
-    for (let i = 0; i < rest.length; i++) {
-      if (rest[i] === name) return rest[i + 1]
-      if (rest[i].startsWith(`${name}=`)) return rest[i].slice(name.length + 1)
-    }
-    return undefined
-  }
-  const config = (clusterExtensionConfig && typeof clusterExtensionConfig === 'object' ? clusterExtensionConfig : {}) as PluginClusterConfig
-  return {
-    serviceAccount: flag('--service-account') ?? (typeof config.serviceAccount === 'string' ? config.serviceAccount : undefined),
-    audience: flag('--audience') ?? (typeof config.audience === 'string' ? config.audience : undefined),
-    hubKubeconfig: flag('--hub-kubeconfig'),
-    hubContext: flag('--hub-context'),
-  }
 }
 
 /**

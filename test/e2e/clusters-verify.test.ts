@@ -522,7 +522,7 @@ checks:
     assert.match(res.stdout, /\+bob@hub\s+pass\s+pass\s+pass\s+pass\s+-\s+FAIL\s+pass\s+pass\s+-$/m)
     assert.match(res.stderr, /\+bob@hub: permissions \(fail\): 1 of 1 denied: list namespaces \(all namespaces\); fix: grant/)
     assert.match(res.stderr, /\+hub: forbidden-power \(warn\): member of system:masters/)
-    assert.match(res.stderr, /FAILED: 1 of 2 cluster\(s\) passed/)
+    assert.match(res.stderr, /FAILED: 1 of 2 clusters passed/)
     assertNoSecrets(res, [bob.token])
   })
 

@@ -441,6 +441,10 @@ describe('creds rotate --file: the same steps, so the same interrupt handling (l
     assert.equal(r.code, 130, r.stderr)
     const interrupted = JSON.parse(r.stdout).items[0]
     assert.match(interrupted.error.message, /after the file got the new credential: the next run finishes the rotation/)
+    // Every line agrees with it (issue 41: the next-run note said "the old credential is in place, claimed by this run").
+    assert.equal(interrupted.unfinished.phase, 'replaced')
+    assert.equal(interrupted.unfinished.next, 'the file holds the new credential; the next run finishes it (deletes the old anchor)')
+    assert.doesNotMatch(r.stderr, /before this run changed anything|old credential is in place|claimed by this run/)
     // What the summary note reads to say the file already holds the new credential (rotationFailureNote).
     assert.ok(interrupted.steps.some((s: {step: string}) => s.step === 'replace'), JSON.stringify(interrupted.steps))
     secrets.push(token())

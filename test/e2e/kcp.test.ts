@@ -228,7 +228,7 @@ describe('kcp: who you are through the front proxy', () => {
       assert.equal(item.user?.username, 'cert-admin')
       assert.ok(!item.user?.groups.includes('system:masters'), `${item.cluster}: the proxy dropped system:masters`)
       assert.deepEqual(item.notes.map((n) => n.code), ['kcp-front-proxy', 'groups-dropped'], item.cluster)
-      assert.match(item.notes[1].message, /names the group\(s\) system:masters, but the server answered without them: the kcp front proxy dropped them/)
+      assert.match(item.notes[1].message, /names the group system:masters, but the server answered without it: the kcp front proxy dropped it/)
       assert.ok(!item.warnings.some((w) => w.code === 'system-masters'))
     }
 

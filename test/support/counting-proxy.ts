@@ -12,18 +12,30 @@ export interface CountingProxy {
   caFile: string
   /** `METHOD /path` (no query) → how many times it was forwarded. */
   counts: Map<string, number>
+  /** Resolves when a request `hold` matched has reached the proxy (and is held there, not forwarded). */
+  held: Promise<string>
   close(): Promise<void>
 }
 
-export async function startCountingProxy(upstream: {url: string; caFile: string}): Promise<CountingProxy> {
+/**
+ * `hold`: a request it matches (`METHOD /path`) is not forwarded (a request in flight that never ends, until close), so
+ * a test can act while a command waits for that answer.
+ */
+export async function startCountingProxy(upstream: {url: string; caFile: string}, options: {hold?: (request: string) => boolean} = {}): Promise<CountingProxy> {
   const dir = scratchDir()
   const ca = await makeCa(dir, uniqueName('proxy-ca'), 'counting-proxy-ca')
   const leaf = await makeLeaf({ca, dir, base: uniqueName('proxy'), cn: '127.0.0.1', usage: 'server', ips: ['127.0.0.1']})
   const upstreamCa = readFileSync(upstream.caFile)
   const counts = new Map<string, number>()
+  let onHeld: (request: string) => void = () => undefined
+  const held = new Promise<string>((resolve) => (onHeld = resolve))
   const server: Server = createServer({cert: readFileSync(leaf.certFile), key: readFileSync(leaf.keyFile)}, (req, res) => {
     const key = `${req.method} ${(req.url ?? '/').split('?')[0]}`
     counts.set(key, (counts.get(key) ?? 0) + 1)
+    if (options.hold?.(key)) {
+      onHeld(key)
+      return
+    }
     const target = new URL(req.url ?? '/', upstream.url)
     const headers = {...req.headers, host: target.host}
     const out = request(target, {method: req.method, headers, ca: upstreamCa}, (up) => {
@@ -39,6 +51,7 @@ export async function startCountingProxy(upstream: {url: string; caFile: string}
     url: `https://127.0.0.1:${port}`,
     caFile: ca.certFile,
     counts,
+    held,
     close: () => new Promise<void>((r) => {
       server.closeAllConnections()
       server.close(() => r())

@@ -53,6 +53,14 @@ describe('check-layers', () => {
     assertFails(res, `src/base/duration.ts:${line}: src/base (floor 0) imports ../kube/client.js from src/kube (floor 2), a floor above`)
   })
 
+  it('fails when creds/ imports workload-identity/ (a peer that builds on creds/: issue 41), not the other way', () => {
+    let line = 0
+    const res = checkCopy((src) => {
+      line = append(join(src, 'creds/list.ts'), "import type {PluginTarget} from '../workload-identity/plugin.js'")
+    })
+    assertFails(res, `src/creds/list.ts:${line}: src/creds imports ../workload-identity/plugin.js from src/workload-identity, which builds on src/creds; move what both need to a floor below`)
+  })
+
   it('fails on two files that import each other, naming the first file, the line and the ring', () => {
     const res = checkCopy((src) => {
       writeFileSync(join(src, 'base/planted-a.ts'), "import {b} from './planted-b.js'\nexport const a = () => b\n")

@@ -155,4 +155,26 @@ describe('cli interrupt handler (real signals, in a process of its own)', () => 
       process.kill(process.pid, 'SIGTERM')`)
     assert.deepEqual(r, {code: 143, stderr: 'error: interrupted again (SIGTERM) while undoing what this run made; left behind: Secret a/anchor on member-1; Role a/r on member-1\n'})
   })
+
+  it('two quick signals before the undo has begun (a request in flight): the second names what the run has made so far (issue 41)', async () => {
+    // The service registered what it made as it went (making), and the first signal is still waiting for a request: the
+    // undo has not begun when the second arrives. It used to say "it had not started undoing" and name nothing.
+    const r = await run(`watchInterrupts(); const c = cancellation(); setInterval(() => {}, 1000)
+      c.making(() => ['RoleBinding a/rb on member-1 (its apply had been sent: it may exist)', 'ServiceAccount a/sa on member-1'])
+      process.kill(process.pid, 'SIGINT'); setTimeout(() => process.kill(process.pid, 'SIGINT'), 20)`)
+    assert.deepEqual(r, {code: 130, stderr: 'error: interrupted again (SIGINT) before the undo of what this run made had begun; left behind: RoleBinding a/rb on member-1 (its apply had been sent: it may exist); ServiceAccount a/sa on member-1\n'})
+  })
+
+  it('two quick signals after the credential was delivered: the second says it is kept, and where (issue 41)', async () => {
+    const r = await run(`watchInterrupts(); const c = cancellation(); setInterval(() => {}, 1000)
+      c.making(() => ['Secret a/anchor on member-1']); c.delivered('/tmp/ci.kubeconfig')
+      process.kill(process.pid, 'SIGINT'); setTimeout(() => process.kill(process.pid, 'SIGINT'), 20)`)
+    assert.deepEqual(r, {code: 130, stderr: 'error: interrupted again (SIGINT) after the credential was delivered: it is kept (/tmp/ci.kubeconfig)\n'})
+  })
+
+  it('a service that registered nothing (rotate before its undo): the second signal does not claim more than it knows', async () => {
+    const r = await run(`watchInterrupts(); const c = cancellation(); setInterval(() => {}, 1000)
+      process.kill(process.pid, 'SIGINT'); setTimeout(() => process.kill(process.pid, 'SIGINT'), 20)`)
+    assert.deepEqual(r, {code: 130, stderr: 'error: interrupted again (SIGINT) before this run had begun undoing what it made\n'})
+  })
 })

@@ -119,4 +119,11 @@ describe('creds rotate: what the failures left', () => {
       '3 rotations failed: 2 old credentials are still in place; 1 already holds the new one and the next run finishes it',
     )
   })
+
+  it('a Secret that does not exist has no old credential in place (issue 41): said as such, alone or beside others', () => {
+    const missing: RotatedCredential = {...failed([]), error: {kind: 'not-found', message: 'hub hub: Secret a/b not found'}}
+    assert.equal(rotationFailureNote([missing]), '1 rotation failed: it does not exist')
+    assert.equal(rotationFailureNote([missing, missing]), '2 rotations failed: they do not exist')
+    assert.equal(rotationFailureNote([missing, failed(['claim'])]), '2 rotations failed: 1 does not exist; 1 old credential is still in place')
+  })
 })

@@ -7,7 +7,7 @@ import {buildKubeconfig} from '../../src/creds/kubeconfig-out.js'
 import {anchorName} from '../../src/creds/methods.js'
 import type {RotationHooks, RotationState} from '../../src/creds/rotation-state.js'
 import * as steps from '../../src/creds/rotation-steps.js'
-import type {RotateRequest, Rotation, ReplaceConflict} from '../../src/creds/rotation-steps.js'
+import type {RotateRequest, Rotation, ReplaceConflict, StepRecord} from '../../src/creds/rotation-steps.js'
 import {Conflict, type NewCredential, type RotationStore, type Stored} from '../../src/creds/rotation-store.js'
 import {type ObjectServer, startObjectServer} from '../support/object-server.js'
 
@@ -255,15 +255,38 @@ describe('rotation steps: replace, abandon, revoke, finish, interrupt', () => {
     assert.equal(await steps.afterInterrupt(rot), 'before this run changed anything: the credential is unchanged')
     assert.equal(store.state.run, 'other')
   })
+
+  it('after an interrupt honoured right after a store write, what it says matches what the store holds (issue 41)', async () => {
+    // Interrupted after replace: the phase is "replaced" at once (the step sets it before the interrupt is checked), so
+    // the line and the next-run note agree (they said "before this run changed anything" / "claimed by this run").
+    const store = new MemoryStore(stored())
+    const rot = rotation(store)
+    store.state = claimedBy('run-1')
+    const c = new Cancellation()
+    rot.env.cancel = c
+    c.cancel('SIGINT')
+    await assert.rejects(steps.step(rot, 'replace', async () => (store.state = {...claimedBy('run-1'), phase: 'replaced'}), undefined, 'replaced'), Interrupted)
+    assert.equal(rot.at.phase, 'replaced')
+    // A run finishing another's replaced rotation, interrupted after its revoke: the store is replaced, said so.
+    const resumed = rotation(store)
+    store.state = {...claimedBy('earlier'), phase: 'replaced'}
+    resumed.steps.push({step: 'revoke', ms: 1})
+    assert.equal(await steps.afterInterrupt(resumed), 'after the Secret got the new credential: the next run finishes the rotation (the old anchor is deleted already)')
+    // Interrupted after finish: the rotation is done.
+    store.state = undefined
+    resumed.steps.push({step: 'finish', ms: 1})
+    assert.equal(await steps.afterInterrupt(resumed), 'after the rotation finished: the Secret holds the new credential and nothing is left to do')
+  })
 })
 
 describe('rotation steps: what a failed item left', () => {
-  const rot = (step: string, phase: 'unchanged' | 'claimed' | 'replaced', kind: 'secret' | 'file' = 'secret') => ({store: {kind} as RotationStore, at: {step, phase}})
+  const rot = (step: string, phase: 'unchanged' | 'claimed' | 'replaced', kind: 'secret' | 'file' = 'secret', steps: StepRecord[] = []) => ({store: {kind} as RotationStore, at: {step, phase}, steps})
   it('names the step, where it ran, what the store holds and what the next run does', () => {
     assert.deepEqual(steps.unfinished(rot('mint', 'claimed'), {target: {cluster: 'm1', by: 'server'}}, new Error('x')), {
       step: 'mint', on: 'm1', phase: 'claimed', next: 'the old credential is in place, claimed by this run; the next run takes the claim over (the same new anchor) and rotates it',
     })
-    assert.deepEqual(steps.unfinished(rot('after revoke', 'replaced', 'file'), {cluster: 'c'}, new Error('x')), {step: 'after revoke', on: 'c', phase: 'replaced', next: 'the file holds the new credential; the next run deletes the old anchor and finishes'})
+    assert.deepEqual(steps.unfinished(rot('after replace', 'replaced', 'file'), {cluster: 'c'}, new Error('x')), {step: 'after replace', on: 'the file', phase: 'replaced', next: 'the file holds the new credential; the next run finishes it (deletes the old anchor)'})
+    assert.deepEqual(steps.unfinished(rot('after revoke', 'replaced', 'file', [{step: 'revoke', ms: 1}]), {cluster: 'c'}, new Error('x')), {step: 'after revoke', on: 'c', phase: 'replaced', next: 'the file holds the new credential; the next run finishes it (the old anchor is deleted already)'})
     assert.equal(steps.unfinished(rot('read', 'unchanged'), {}, new Error('x')).on, 'the hub')
     const silent = steps.unfinished(rot('replace', 'claimed'), {}, new FleetError('timeout', 'no answer'))
     assert.deepEqual([silent.phase, silent.on], ['unknown', 'the hub'])

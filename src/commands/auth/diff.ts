@@ -8,6 +8,7 @@ import {bracketed, errorColumn} from '../../cli/access-format.js'
 import {UsageError} from '../../base/errors.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
 import {type ClusterDiff, type ClusterRules, type NormalRules, clusterRules, diffRules, isEmpty} from '../../access/diff.js'
+import {counted} from '../../base/text.js'
 
 /** One cluster in `auth diff -o json` (documented in docs/access.md). */
 export type DiffItem = ClusterItem<ClusterRules & ClusterDiff>
@@ -42,7 +43,7 @@ export default class AuthDiff extends BaseCommand<typeof AuthDiff> {
 
 Each grant has a scope: "cluster" when it holds in every namespace (a ClusterRoleBinding), "namespace" when it holds only in the namespace reviewed (a RoleBinding). The namespace is -n, else each context's namespace, else "default".
 
-With --baseline CLUSTER every cluster is compared with that one only; without, with every other cluster. -o json has each cluster's normalised rules as well.
+With --baseline CLUSTER every cluster is compared with that one only; without, with the majority: a grant most clusters share is the norm (listed "-" where it is missing), one fewer than half share is an exception (listed "+" where it is held), and a grant exactly half share (two clusters that disagree) is listed on both sides. One cluster with an extra RoleBinding is the one row group shown. -o json has each cluster's normalised rules as well.
 
 Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster differs or a rules review was incomplete (a difference could be hidden). Exit 2 when fewer than two clusters are selected.`
 
@@ -99,7 +100,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
       {header: 'verbs', get: (r) => (r.change ? bracketed(r.verbs) : '')},
       ...errorColumn(rows, (r) => r.item),
     ]
-    const compared = baseline === undefined ? `${answered.size} clusters compared with each other` : `${answered.size - 1} cluster(s) compared with ${baseline}`
+    const compared = baseline === undefined ? `${counted(answered.size, 'cluster')} compared with each other` : `${counted(answered.size - 1, 'cluster')} compared with ${baseline}`
     this.render(result, {
       rows,
       columns,
@@ -109,7 +110,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
         ...items.filter((i) => i.incomplete).map((i) => `warning: ${i.cluster}: the rules are incomplete, a difference may be missing${i.evaluationError ? `: ${i.evaluationError}` : ''}`),
         ...(baselineFailed ? [`error: the baseline ${baseline} did not answer: nothing was compared`] : []),
         ...(answered.size < 2 && !baselineFailed ? ['error: fewer than two clusters answered: nothing was compared'] : []),
-        ...(answered.size >= 2 && !baselineFailed ? [result.drift ? `drift: ${drifted.map((i) => i.cluster).join(', ')} differ (${compared})` : `no drift: ${compared} grant the same`] : []),
+        ...(answered.size >= 2 && !baselineFailed ? [result.drift ? driftNote(drifted.map((i) => i.cluster), answered.size, baseline, compared) : `no drift: ${compared} grant the same`] : []),
       ],
       failures: items,
     })
@@ -127,6 +128,12 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
     if (!selected.includes(name)) throw new UsageError(`--baseline ${wanted}: ${name} is not among the selected clusters (${selected.join(', ')}); select it with -c, --all or -l`)
     return name
   }
+}
+
+/** Who differs: one cluster from the rest, or several (all of them when two disagree). */
+function driftNote(drifted: string[], answered: number, baseline: string | undefined, compared: string): string {
+  if (baseline === undefined && drifted.length === 1 && answered > 2) return `drift: ${drifted[0]} differs from the other ${answered - 1} (${compared})`
+  return `drift: ${drifted.join(', ')} ${drifted.length === 1 ? 'differs' : 'differ'} (${compared})`
 }
 
 function resourceText(apiGroup: string, resource: string): string {

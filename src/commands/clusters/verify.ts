@@ -10,6 +10,7 @@ import {scrub} from '../../kubeconfig/redact.js'
 import {annotations, appendSummary, inGitHubActions, markdownSummary} from '../../verify/github.js'
 import {DEFAULT_POLICY, type Policy, loadPolicy} from '../../verify/policy.js'
 import {FleetVerifier, type VerifyItem, type VerifyReport} from '../../verify/report.js'
+import {counted} from '../../base/text.js'
 
 export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
   static summary = 'Check every selected cluster against a policy: the CI step before a deploy.'
@@ -72,7 +73,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
       notes: [
         ...(report.as ? [`note: checked as ${describeImpersonation(report.as)} (impersonated): identity, permissions and power are that identity's; reachability, TLS and credential lifetime are the caller's`] : []),
         ...checkDetails(rows, {strict: report.strict}),
-        `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${report.summary.clusters} cluster(s) passed (${report.summary.checks.fail} failed, ${report.summary.checks.warn} warning check(s))`,
+        `${report.ok ? 'passed' : 'FAILED'}: ${report.summary.passed} of ${counted(report.summary.clusters, 'cluster')} passed (${report.summary.checks.fail} failed, ${counted(report.summary.checks.warn, 'warning check')})`,
       ],
     })
     if (junitFailed) throw junitFailed

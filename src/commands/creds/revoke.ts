@@ -3,6 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
 import {type CredentialTargets, credentialFailure, credentialName, credentialScope, credentialTargets, credentialWhere} from '../../cli/credential-targets.js'
 import {hubFlags} from '../../cli/hubs.js'
+import {statusLine} from '../../cli/progress.js'
 import {UsageError} from '../../base/errors.js'
 import {type RevocationReport, type RevokedCredential, revokeCredentials} from '../../creds/revoke.js'
 
@@ -34,7 +35,11 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
     const f = this.flags
     const o = await revokeOptions(f, this.positionals)
     const hubs = o.targets.names.length > 0 ? await this.credsHubs(f) : []
-    const report = await revokeCredentials({...o.targets, ...credentialScope(this.fleet, hubs, o.clusterOverride), dryRun: o.dryRun}, {connector: this.fleet.connector})
+    const report = await revokeCredentials({...o.targets, ...credentialScope(this.fleet, hubs, o.clusterOverride), dryRun: o.dryRun}, {
+      connector: this.fleet.connector,
+      // At a terminal, the seconds spent waiting for the old token's 401 are said on a line of their own, then erased.
+      onWait: this.machineOutput ? undefined : statusLine(),
+    })
     const failed = report.items.filter((i) => i.status === 'failed')
     const missing = report.items.filter((i) => i.status === 'not-found')
     const notes: string[] = []

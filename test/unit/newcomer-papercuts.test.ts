@@ -1,0 +1,129 @@
+// Issue 41's papercuts of the first minute that need no cluster, each at the command line with HOME empty.
+import assert from 'node:assert/strict'
+import {execFile} from 'node:child_process'
+import {describe, it} from 'node:test'
+
+import {flagSuggestion} from '../../src/cli/exit-policy.js'
+import {runFleet} from '../support/cli.js'
+
+describe('a mistyped flag gets the closest flag, as a mistyped command gets the closest command', () => {
+  it('--ouput: exit 2, one line naming it and suggesting --output (a base flag); -o json puts the same line in the document', async () => {
+    const res = await runFleet(['clusters', 'list', '--ouput', 'json'])
+    assert.deepEqual([res.code, res.stderr, res.stdout], [2, 'error: Nonexistent flag: --ouput; did you mean --output?\n', ''])
+    const json = await runFleet(['auth', 'whoami', '--contxt', 'x', '-o', 'json'])
+    assert.equal(json.code, 2)
+    assert.equal(JSON.parse(json.stdout).error.message, 'Nonexistent flag: --contxt; did you mean --context?')
+  })
+
+  it("each of several typos gets its own suggestion (a command's own flag too); a name close to nothing gets none", async () => {
+    const two = await runFleet(['clusters', 'list', '--ouput=json', '--colr'])
+    assert.equal(two.stderr, 'error: Nonexistent flags: --ouput=json, --colr; did you mean --output, --color?\n')
+    const own = await runFleet(['creds', 'generate', '--nmespace', 'x'])
+    assert.equal(own.stderr, 'error: Nonexistent flag: --nmespace; did you mean --namespace?\n')
+    const far = await runFleet(['clusters', 'list', '--zzzzzz'])
+    assert.deepEqual([far.code, far.stderr], [2, 'error: Nonexistent flag: --zzzzzz\n'])
+  })
+
+  it('the rule alone: only oclif parse errors with flags, the closest by edit distance within the bound, never the flag itself', () => {
+    const oclif = {exit: 2}
+    assert.equal(flagSuggestion({oclif, flags: ['--ouput']}, ['output', 'color']), '; did you mean --output?')
+    assert.equal(flagSuggestion({oclif, flags: ['--output']}, ['output']), '')
+    assert.equal(flagSuggestion({flags: ['--ouput']}, ['output']), '', 'not an oclif parse error')
+    assert.equal(flagSuggestion({oclif, flags: ['-x']}, ['x']), '', 'short flags are not guessed')
+    assert.equal(flagSuggestion({oclif, flags: ['--ab']}, ['xyzw']), '')
+  })
+})
+
+describe('two flags that exclude each other: one sentence', () => {
+  it('--role view --cluster-role view says it once (oclif reports it from each side), exit 2, before any cluster', async () => {
+    const res = await runFleet(['creds', 'generate', '--cluster', 'x', '--namespace', 'default', '--role', 'view', '--cluster-role', 'view', '--dry-run'])
+    assert.deepEqual([res.code, res.stderr], [2, 'error: --role and --cluster-role cannot be used together; use one of them\n'])
+  })
+})
+
+describe('plural forms agree: "1 cluster", "3 clusters", never "cluster(s)"', () => {
+  it('counted() and every message of src/ (no "(s)" after a noun fleet counts)', async () => {
+    const {counted} = await import('../../src/base/text.js')
+    assert.deepEqual([counted(0, 'cluster'), counted(1, 'cluster'), counted(2, 'warning check'), counted(2, 'entry', 'entries')], ['0 clusters', '1 cluster', '2 warning checks', '2 entries'])
+    const {readFileSync, readdirSync} = await import('node:fs')
+    const {join} = await import('node:path')
+    const src = join(import.meta.dirname, '..', '..', 'src')
+    const offenders = (readdirSync(src, {recursive: true}) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) =>
+        readFileSync(join(src, f), 'utf8')
+          .split('\n')
+          .map((line, i) => ({at: `src/${f}:${i + 1}`, line}))
+          .filter(({line}) => !/^\s*(\/\/|\*)/.test(line) && /\b(cluster|check|object|group|secret|file|context|credential|namespace|rule|token|plugin|error|warning|item|role|binding|user|server)\(s\)/i.test(line)),
+      )
+      .map(({at}) => at)
+    assert.deepEqual(offenders, [])
+  })
+})
+
+describe('--rules: a verb one typo from a known one is refused before anything is made', () => {
+  it('"lst" names the file, the line, the rule and "list"; exit 2 before any cluster; a custom verb and the known ones pass', async () => {
+    const {parseRules} = await import('../../src/creds/rules-file.js')
+    const {mkdtempSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const file = join(mkdtempSync(join(tmpdir(), 'rules-')), 'rules.yaml')
+    writeFileSync(file, "- apiGroups: ['']\n  resources: [pods]\n  verbs: [get, lst]\n")
+    // A cluster on a port nothing listens on: the rules are refused before it is asked anything.
+    const kubeconfig = join(file, '..', 'kubeconfig')
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: u}}]\n')
+    const res = await runFleet(['creds', 'generate', '--kubeconfig', kubeconfig, '--cluster', 'x', '--namespace', 'default', '--rules', file, '--service-account', 'default/ci', '--out', join(file, '..', 'out.kubeconfig'), '--dry-run'])
+    assert.deepEqual([res.code, res.stderr], [2, `error: ${file}:1: rules[0]: "lst" is not a verb the API server knows; did you mean "list"?\n`])
+    assert.throws(() => parseRules('- nonResourceURLs: [/healthz]\n  verbs: [gte]\n', 'r.yaml'), /r\.yaml:1: rules\[0\]: "gte" is not a verb the API server knows; did you mean "get"\?/)
+    assert.throws(() => parseRules("- apiGroups: ['']\n  resources: [pods]\n  verbs: [Get]\n", 'r.yaml'), /"Get" is not a verb.*did you mean "get"/)
+    const ok = parseRules("- apiGroups: [metrics.example]\n  resources: [things]\n  verbs: [get, list, watch, proxy, escalate, '*']\n", 'r.yaml')
+    assert.deepEqual(ok[0].verbs, ['get', 'list', 'watch', 'proxy', 'escalate', '*'])
+  })
+})
+
+describe('a context whose user is missing still shows its cluster\'s server', () => {
+  it('clusters list: SERVER is the cluster\'s (not <none>), READY False with the reason; a missing cluster stays <none>', async () => {
+    const {mkdtempSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const file = join(mkdtempSync(join(tmpdir(), 'missing-user-')), 'config')
+    writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]
+users: []
+contexts: [{name: x, context: {cluster: c, user: nobody}}, {name: y, context: {cluster: gone, user: nobody}}]
+`)
+    const res = await runFleet(['clusters', 'list', '--kubeconfig', file, '-o', 'json'], {env: {KUBECONFIG: ''}})
+    assert.equal(res.code, 0, res.stderr)
+    const items = JSON.parse(res.stdout).items as Array<{name: string; server?: string; ready: boolean; reason: string}>
+    const x = items.find((i) => i.name.endsWith('+x'))!
+    assert.deepEqual([x.server, x.ready], ['https://10.0.0.1:6443', false])
+    assert.match(x.reason, /refers to user "nobody", which is not defined/)
+    assert.equal(items.find((i) => i.name.endsWith('+y'))!.server, undefined)
+    const table = await runFleet(['clusters', 'list', '--kubeconfig', file], {env: {KUBECONFIG: ''}})
+    assert.match(table.stdout, /\+x\s+file\s+https:\/\/10\.0\.0\.1:6443\s/)
+  })
+})
+
+describe('fleet on a Node older than it supports says so', () => {
+  it("the machine's Node 20 (README: the machine's node may be 20): one warning line naming both versions; the output itself unchanged", async () => {
+    const {execFileSync} = await import('node:child_process')
+    const node20 = execFileSync('sh', ['-c', 'PATH=/usr/local/bin:/usr/bin:/bin command -v node'], {encoding: 'utf8'}).trim()
+    const version = execFileSync(node20, ['-p', 'process.version'], {encoding: 'utf8'}).trim()
+    const major = Number(version.slice(1).split('.')[0])
+    assert.ok(major < 22, `this test needs the machine's old Node (found ${node20}, ${major})`)
+    const {join} = await import('node:path')
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'run.js')
+    const old = await new Promise<{stdout: string; stderr: string}>((resolve) => {
+      execFile(node20, [bin, '--version'], {env: {...process.env, FLEET_NODE_VERSION_OK: ''}}, (_, stdout, stderr) => resolve({stdout, stderr}))
+    })
+    assert.match(old.stdout, new RegExp(`^fleet/\\d+\\.\\d+\\.\\d+ linux-\\w+ node-${version.replaceAll('.', '\\.')}\n$`))
+    assert.equal(old.stderr, `warning: fleet needs Node.js 22 or newer; this is ${version} (${node20}), on which it is not tested: install Node 22+, or use fleet's single executable, which carries its own Node\n`)
+    const quiet = await new Promise<string>((resolve) => {
+      execFile(node20, [bin, '--version'], {env: {...process.env, FLEET_NODE_VERSION_OK: '1'}}, (_, __, stderr) => resolve(stderr))
+    })
+    assert.equal(quiet, '')
+    const current = await runFleet(['--version'])
+    assert.equal(current.stderr, '', 'no word on a supported Node')
+  })
+})
