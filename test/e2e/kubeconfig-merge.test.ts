@@ -10,7 +10,6 @@ import assert from 'node:assert/strict'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {createPrivateKey, randomBytes, webcrypto} from 'node:crypto'
 import {copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {after, before, describe, it} from 'node:test'
@@ -21,6 +20,7 @@ import type {KubeconfigPruneResult} from '../../src/commands/kubeconfig/prune.js
 import {FLEET_BIN, runFleet} from '../support/cli.js'
 import {applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName} from '../support/fixture.js'
 import {assertLibrariesList} from '../support/kubeconfig-consumers.js'
+import {closedPort} from '../support/net.js'
 
 const cp = loadControlPlane()
 const hub = cp.hub
@@ -37,14 +37,6 @@ writeFileSync(join(binDir, 'fleet'), `#!/bin/sh\nexec '${process.execPath}' '${F
 const PATH = `${binDir}:${process.env.PATH}`
 const TOKEN_PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url))
 
-/** A port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as {port: number}).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** A client certificate for `user`, signed by the control plane's client CA, that expired yesterday. */
 async function expiredClientCert(user: string): Promise<{cert: string; key: string}> {

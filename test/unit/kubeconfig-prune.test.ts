@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict'
 import {execFileSync} from 'node:child_process'
 import {chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, before, describe, it} from 'node:test'
@@ -18,6 +17,7 @@ import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
 import {FLEET_EXPORT_EXTENSION} from '../../src/kubeconfig/export-marker.js'
 import {type PruneInputs, applyPrune, planPrune} from '../../src/export/prune.js'
 import {FailureRecords, decodeFailureRecords, pruneStatePath} from '../../src/export/prune-state.js'
+import {closedPort} from '../support/net.js'
 
 const tmp = mkdtempSync(join(tmpdir(), 'fleet-prune-'))
 after(() => rmSync(tmp, {recursive: true, force: true}))
@@ -28,14 +28,6 @@ const file = (text: string): string => {
   return path
 }
 
-/** A port nothing listens on (bound, then closed): connection refused, at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as {port: number}).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 const DAY = 24 * 3600 * 1000
 const connector = new Connector({timeoutMs: 5000, exec: new ExecCredentialRunner()})
