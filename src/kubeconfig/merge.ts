@@ -3,7 +3,7 @@ import {dirname} from 'node:path'
 
 import {ConfigError} from '../base/errors.js'
 import {checkWritableFile, readOptional, writeError} from '../base/files.js'
-import {withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
+import {type WriteGate, withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
 import {FLEET_EXPORT_EXTENSION} from './export-marker.js'
 import {ENTRY_KEY, KubeconfigEdit, type NamedItem, SECTIONS, type Section, sameItem} from './edit.js'
 import type {KubeconfigDoc, NamedExtension} from './types.js'
@@ -165,7 +165,7 @@ export function mergeKubeconfigText(text: string | undefined, exported: Kubeconf
  * Merges the export into `file` (see the module comment) and returns the plan; with `dryRun` nothing is written. A
  * file that is a symlink is written where it points, so a kubeconfig kept in a dotfiles repository stays a link.
  */
-export async function mergeIntoKubeconfigFile(file: string, exported: KubeconfigDoc, options: {dryRun?: boolean; label?: string} = {}): Promise<MergePlan> {
+export async function mergeIntoKubeconfigFile(file: string, exported: KubeconfigDoc, options: {dryRun?: boolean; label?: string; gate?: WriteGate} = {}): Promise<MergePlan> {
   const label = options.label ?? file
   const target = await writeTarget(file)
   const run = async (): Promise<MergePlan> => {
@@ -176,7 +176,7 @@ export async function mergeIntoKubeconfigFile(file: string, exported: Kubeconfig
     // An existing file keeps its mode (someone may have chosen 0640 for a group); a new one holds fleet's entries
     // only, which hold no secret, but it is a kubeconfig and other tools will add credentials to it: 0600.
     const mode = text === undefined ? 0o600 : (await stat(target)).mode & 0o7777
-    await writeFileAtomic(target, out, {mode}).catch((error: unknown) => {
+    await writeFileAtomic(target, out, {mode, gate: options.gate}).catch((error: unknown) => {
       throw writeError(label, target, error, 'a kubeconfig file')
     })
     return result

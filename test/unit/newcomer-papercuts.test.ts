@@ -127,3 +127,61 @@ describe('fleet on a Node older than it supports says so', () => {
     assert.equal(current.stderr, '', 'no word on a supported Node')
   })
 })
+
+describe('kubeconfig export --merge-into: Ctrl-C is decided at the rename, never after the summary', () => {
+  // Real SIGINTs at known moments (FLEET_TEST_PAUSE_AT, base/test-pause.ts): the temp file written but not renamed, and
+  // the file renamed. No cluster is contacted by an export of a kubeconfig file.
+  async function interruptedExport(step: string, extra: string[] = []) {
+    const {spawn} = await import('node:child_process')
+    const {existsSync, mkdtempSync, readFileSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const {FLEET_BIN, fleetTestEnv} = await import('../support/cli.js')
+    const dir = mkdtempSync(join(tmpdir(), 'export-sigint-'))
+    const source = join(dir, 'source')
+    writeFileSync(source, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: one, context: {cluster: c, user: u}}]\n')
+    const target = join(dir, 'kube', 'config')
+    const pause = join(dir, 'pause')
+    const child = spawn(process.execPath, [FLEET_BIN, 'kubeconfig', 'export', '--all', '--kubeconfig', source, '--merge-into', target, ...extra], {
+      cwd: dir,
+      env: fleetTestEnv({FLEET_TEST_PAUSE_AT: step, FLEET_TEST_PAUSE_FILE: pause}),
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
+    const deadline = Date.now() + 30_000
+    while (!(existsSync(pause) && readFileSync(pause, 'utf8') === step)) {
+      if (child.exitCode !== null || Date.now() > deadline) assert.fail(`fleet did not pause at ${step} (exit ${child.exitCode}): ${stderr}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    child.kill('SIGINT')
+    const code = await done
+    const {readdirSync} = await import('node:fs')
+    return {code, stdout, stderr, target, left: existsSync(join(dir, 'kube')) ? readdirSync(join(dir, 'kube')) : []}
+  }
+
+  it('SIGINT with the file not yet renamed: exit 130, no file, no temp file or lock, no summary', async () => {
+    const r = await interruptedExport('before-write')
+    assert.equal(r.code, 130, r.stderr)
+    assert.deepEqual(r.left, [])
+    assert.equal(r.stdout, '')
+    assert.doesNotMatch(r.stderr, /added|merge-into .*:/)
+    assert.match(r.stderr, /interrupted \(SIGINT\)/)
+  })
+
+  it('SIGINT with the file renamed: exit 0, the file merged, the summary and one warning that the signal came after the write', async () => {
+    const r = await interruptedExport('after-write')
+    assert.equal(r.code, 0, r.stderr)
+    assert.deepEqual(r.left, ['config'])
+    const {readFileSync} = await import('node:fs')
+    assert.match(readFileSync(r.target, 'utf8'), /fleet\.dev\/export/)
+    assert.match(r.stderr, /fleet's entries 3 added/)
+    assert.match(r.stderr, new RegExp(`warning: SIGINT arrived after ${r.target.replaceAll('/', '\\/')} was written: the export is complete and kept\n`))
+    assert.doesNotMatch(r.stderr, /error:/)
+    const json = await interruptedExport('after-write', ['-o', 'json'])
+    assert.equal(json.code, 0, json.stderr)
+    assert.match(JSON.parse(json.stdout).warnings[0], /^SIGINT arrived after .* was written/)
+  })
+})
