@@ -185,3 +185,33 @@ describe('kubeconfig export --merge-into: Ctrl-C is decided at the rename, never
     assert.match(JSON.parse(json.stdout).warnings[0], /^SIGINT arrived after .* was written/)
   })
 })
+
+describe('auth plugins takes the selection flags every other auth command takes', () => {
+  it('--all, -A, -c (full and short name) and -l select as elsewhere; --all with -c is the usual usage line', async () => {
+    const {mkdtempSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const file = join(mkdtempSync(join(tmpdir(), 'plugins-select-')), 'config')
+    writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users:
+- {name: u1, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: kubelogin, interactiveMode: Never}}}
+- {name: u2, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: Never}}}
+contexts: [{name: one, context: {cluster: c, user: u1}}, {name: two, context: {cluster: c, user: u2}}]
+current-context: one
+`)
+    const commands = async (...args: string[]) => {
+      const res = await runFleet(['auth', 'plugins', '--kubeconfig', file, '-o', 'json', ...args])
+      assert.equal(res.code, 0, res.stderr)
+      return (res.json().items as Array<{command: string}>).map((i) => i.command).sort()
+    }
+    assert.deepEqual(await commands('--all'), ['aws', 'kubelogin'])
+    assert.deepEqual(await commands('-A'), ['aws', 'kubelogin'])
+    assert.deepEqual(await commands('-c', 'two'), ['aws'])
+    assert.deepEqual(await commands('--cluster', `${file}+one`, '-c', 'two'), ['aws', 'kubelogin'])
+    assert.deepEqual(await commands('-l', 'fleet.dev/context=one'), ['kubelogin'])
+    const both = await runFleet(['auth', 'plugins', '--kubeconfig', file, '--all', '-c', 'two'])
+    assert.deepEqual([both.code, both.stderr], [2, 'error: --all and --cluster cannot be used together\n'])
+  })
+})
