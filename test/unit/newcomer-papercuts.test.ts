@@ -215,3 +215,13 @@ current-context: one
     assert.deepEqual([both.code, both.stderr], [2, 'error: --all and --cluster cannot be used together\n'])
   })
 })
+
+describe('fleet kubeconfig credential run by hand says what it is', () => {
+  it('no flags: exit 2, one line naming the missing --cluster and what the command is (the exec plugin export writes, run by kubectl)', async () => {
+    const expected = 'error: --cluster is missing: fleet kubeconfig credential is the exec credential plugin that fleet kubeconfig export writes into kubeconfig entries, run by kubectl with the arguments written there, not by hand\n'
+    for (const env of [{}, {KUBERNETES_EXEC_INFO: '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{}}'}]) {
+      const res = await runFleet(['kubeconfig', 'credential'], {env})
+      assert.deepEqual([res.code, res.stderr, res.stdout], [2, expected, ''])
+    }
+  })
+})

@@ -36,11 +36,16 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
   static examples = ['<%= config.bin %> kubeconfig credential --cluster prod --provider secrets --fleet-config /home/me/fleet.yaml']
 
   static flags = {
-    cluster: Flags.string({description: 'The cluster, as its provider names it.', required: true}),
+    // Not `required`: oclif's "Missing required flag cluster" says nothing of what this command is to someone who ran it
+    // by hand (run() says it).
+    cluster: Flags.string({description: 'The cluster, as its provider names it (required).'}),
   }
 
   async run(): Promise<void> {
     const {flags} = this
+    if (!flags.cluster) {
+      throw new UsageError('--cluster is missing: fleet kubeconfig credential is the exec credential plugin that fleet kubeconfig export writes into kubeconfig entries, run by kubectl with the arguments written there, not by hand')
+    }
     if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet kubeconfig credential prints the ExecCredential, which is JSON`)
     // No cluster info (provideClusterInfo: false, or run by hand), or a server that is not a string: refused here, exit 2,
     // before the cache or any provider is read.
