@@ -159,13 +159,14 @@ describe('kubeconfig export --merge-into: Ctrl-C is decided at the rename, never
     child.kill('SIGINT')
     const code = await done
     const {readdirSync} = await import('node:fs')
-    return {code, stdout, stderr, target, left: existsSync(join(dir, 'kube')) ? readdirSync(join(dir, 'kube')) : []}
+    return {code, stdout, stderr, target, dirExists: existsSync(join(dir, 'kube')), left: existsSync(join(dir, 'kube')) ? readdirSync(join(dir, 'kube')) : []}
   }
 
   it('SIGINT with the file not yet renamed: exit 130, no file, no temp file or lock, no summary', async () => {
     const r = await interruptedExport('before-write')
     assert.equal(r.code, 130, r.stderr)
     assert.deepEqual(r.left, [])
+    assert.equal(r.dirExists, false, 'the directory the run made is removed with nothing written')
     assert.equal(r.stdout, '')
     assert.doesNotMatch(r.stderr, /added|merge-into .*:/)
     assert.match(r.stderr, /interrupted \(SIGINT\)/)
@@ -177,7 +178,7 @@ describe('kubeconfig export --merge-into: Ctrl-C is decided at the rename, never
     assert.deepEqual(r.left, ['config'])
     const {readFileSync} = await import('node:fs')
     assert.match(readFileSync(r.target, 'utf8'), /fleet\.dev\/export/)
-    assert.match(r.stderr, /fleet's entries 3 added/)
+    assert.match(r.stderr, /created the directory .* and a new file with fleet's 3 entries/)
     assert.match(r.stderr, new RegExp(`warning: SIGINT arrived after ${r.target.replaceAll('/', '\\/')} was written: the export is complete and kept\n`))
     assert.doesNotMatch(r.stderr, /error:/)
     const json = await interruptedExport('after-write', ['-o', 'json'])
@@ -223,5 +224,35 @@ describe('fleet kubeconfig credential run by hand says what it is', () => {
       const res = await runFleet(['kubeconfig', 'credential'], {env})
       assert.deepEqual([res.code, res.stderr, res.stdout], [2, expected, ''])
     }
+  })
+})
+
+describe("kubeconfig export --merge-into: the summary tells fleet's entries from yours, and says what it created", () => {
+  it("a path whose directory does not exist (~/.kub/config): created, and said in one line; fleet's earlier exports are counted as fleet's", async () => {
+    const {mkdtempSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const dir = mkdtempSync(join(tmpdir(), 'merge-summary-'))
+    const source = join(dir, 'source')
+    writeFileSync(source, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: one, context: {cluster: c, user: u}}, {name: two, context: {cluster: c, user: u}}]\n')
+    const typo = join(dir, '.kub', 'config')
+    const merge = (cluster: string, into: string, ...extra: string[]) => runFleet(['kubeconfig', 'export', '-c', cluster, '--kubeconfig', source, '--merge-into', into, ...extra])
+    const dry = await merge('one', typo, '--dry-run')
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.equal(dry.stderr, `--merge-into ${typo}: would create the directory ${join(dir, '.kub')} and a new file with fleet's 3 entries; current-context would be set to file/one\n`)
+    const made = await merge('one', typo)
+    assert.equal(made.stderr, `--merge-into ${typo}: created the directory ${join(dir, '.kub')} and a new file with fleet's 3 entries; current-context set to file/one\n`)
+
+    // A kubeconfig with entries of its own (one cluster, user and context), then two exports of different clusters.
+    const own = join(dir, 'config')
+    writeFileSync(own, 'apiVersion: v1\nkind: Config\nclusters: [{name: mine, cluster: {server: "https://127.0.0.1:2"}}]\nusers: [{name: mine, user: {token: t}}]\ncontexts: [{name: mine, context: {cluster: mine, user: mine}}]\ncurrent-context: mine\n')
+    assert.equal((await merge('one', own)).stderr, `--merge-into ${own}: fleet's entries 3 added, 0 updated, 0 unchanged; 3 entries of your own left as they are\n`)
+    const second = await merge('two', own)
+    assert.equal(second.stderr, `--merge-into ${own}: fleet's entries 3 added, 0 updated, 0 unchanged, 3 of other exports left as they are; 3 entries of your own left as they are\n`)
+    const again = await merge('two', own, '-o', 'json')
+    const plan = again.json().merge
+    assert.deepEqual([plan.unchanged.length, plan.keptFleet.length, plan.keptOwn.length, plan.kept.length], [3, 3, 3, 6])
+    assert.deepEqual(plan.keptOwn.map((e: {kind: string; name: string}) => `${e.kind}/${e.name}`), ['cluster/mine', 'user/mine', 'context/mine'])
+    assert.equal((await merge('two', own)).stderr, `--merge-into ${own}: already up to date (3 of fleet's entries, 3 of other exports left as they are; 3 entries of your own left as they are)\n`)
   })
 })

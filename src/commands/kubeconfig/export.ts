@@ -188,10 +188,21 @@ export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportComm
   return {name, runner, out: flags.out, mergeInto: flags['merge-into'], writeKuberc: flags['write-kuberc'], dryRun: Boolean(flags['dry-run'])}
 }
 
-/** One line for what --merge-into did: counts of fleet's entries, and that nothing else changed. */
-function mergeNote(m: MergePlan): string {
+/**
+ * One line for what --merge-into did: counts of fleet's entries (this export's, and those of other exports it left as
+ * they are) apart from the user's own, and that nothing else changed.
+ */
+export function mergeNote(m: MergePlan): string {
   const would = m.dryRun ? 'would be ' : ''
-  if (!m.changed) return `${m.file}: already up to date (${m.unchanged.length} of fleet's entries)`
+  const others = m.keptFleet.length > 0 ? `, ${m.keptFleet.length} of other exports left as they are` : ''
+  const own = `${m.keptOwn.length} entr${m.keptOwn.length === 1 ? 'y' : 'ies'} of your own left as they are`
+  if (m.created) {
+    // Said apart: a path that did not exist may be a typo (~/.kub/config) of the kubeconfig the user meant.
+    const made = `${m.createdDirectory ? `the directory ${m.createdDirectory} and ` : ''}a new file`
+    const entries = `${m.added.length} entr${m.added.length === 1 ? 'y' : 'ies'}`
+    return `${m.file}: ${m.dryRun ? 'would create' : 'created'} ${made} with fleet's ${entries}${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
+  }
+  if (!m.changed) return `${m.file}: already up to date (${m.unchanged.length} of fleet's entries${others}; ${own})`
   const counts = [`${m.added.length} ${would}added`, `${m.updated.length} ${would}updated`, `${m.unchanged.length} unchanged`].join(', ')
-  return `${m.file}: fleet's entries ${counts}; ${m.kept.length} other entr${m.kept.length === 1 ? 'y' : 'ies'} left as they are${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
+  return `${m.file}: fleet's entries ${counts}${others}; ${own}${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
 }
