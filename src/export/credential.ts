@@ -192,6 +192,8 @@ async function goneError(request: CredentialRequest, error: unknown): Promise<Fl
   const gone = await exportGoneLine({fleetConfig: request.fleetConfig, kubeconfig: request.kubeconfig, context: request.context, cluster: request.cluster})
   if (gone) return new FleetError('not-found', `${request.cluster}: ${gone}`)
   if (error instanceof ClusterNotFoundError) {
+    const file = request.kubeconfig?.find((f) => request.cluster.startsWith(`${f}+`))
+    if (file) return new FleetError('not-found', `${request.cluster}: ${file} no longer has its context (removed from the file); ${EXPORT_GONE_ADVICE}`)
     const who = request.provider ? `provider "${request.provider}"` : 'its provider'
     return new FleetError('not-found', `${request.cluster}: ${who} no longer lists it (its hub Secret deleted, as fleet creds revoke does, or the cluster removed); ${EXPORT_GONE_ADVICE}`)
   }

@@ -256,3 +256,36 @@ describe("kubeconfig export --merge-into: the summary tells fleet's entries from
     assert.equal((await merge('two', own)).stderr, `--merge-into ${own}: already up to date (3 of fleet's entries, 3 of other exports left as they are; 3 entries of your own left as they are)\n`)
   })
 })
+
+describe('kubeconfig credential of an exported context whose source is gone: what is gone and what to do, once per parent', () => {
+  it('its context removed from the file, then the file removed: one line each naming it and prune/export; the same parent again: exit 1 silently', async () => {
+    const {execFile} = await import('node:child_process')
+    const {mkdtempSync, readFileSync, rmSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const yaml = (await import('js-yaml')).default
+    const {FLEET_BIN, fleetTestEnv} = await import('../support/cli.js')
+    const dir = mkdtempSync(join(tmpdir(), 'credential-gone-'))
+    const source = join(dir, 'source')
+    const text = 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: one, context: {cluster: c, user: u}}, {name: two, context: {cluster: c, user: u}}]\n'
+    writeFileSync(source, text)
+    const out = join(dir, 'exported')
+    const exp = await runFleet(['kubeconfig', 'export', '-c', 'two', '--kubeconfig', source, '--out', out, '--command', FLEET_BIN, '--credential-reader', 'none'])
+    assert.equal(exp.code, 0, exp.stderr)
+    const doc = yaml.load(readFileSync(out, 'utf8')) as any
+    const args = doc.users[0].user.exec.args as string[]
+    const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: 'https://127.0.0.1:1'}}})
+    const q = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
+    const once = [process.execPath, FLEET_BIN, ...args].map(q).join(' ')
+    const twice = () =>
+      new Promise<{stdout: string; stderr: string}>((resolve) => {
+        execFile('sh', ['-c', `${once}; echo "first $?"; ${once}; echo "second $?"`], {env: fleetTestEnv({KUBERNETES_EXEC_INFO: info, XDG_CACHE_HOME: join(dir, 'cache')})}, (_e, stdout, stderr) => resolve({stdout, stderr}))
+      })
+    const advice = 'fleet kubeconfig prune removes this context, fleet kubeconfig export makes it again'
+    writeFileSync(source, text.replace('name: two', 'name: three'))
+    assert.deepEqual(await twice(), {stdout: 'first 1\nsecond 1\n', stderr: `error: ${source}+two: ${source} no longer has its context (removed from the file); ${advice}\n`})
+    rmSync(source)
+    // Another parent process (a new sh): said again, once.
+    assert.deepEqual(await twice(), {stdout: 'first 1\nsecond 1\n', stderr: `error: ${source}+two: its kubeconfig file ${source} no longer exists (revoked by fleet creds revoke, or removed); ${advice}\n`})
+  })
+})
