@@ -12,6 +12,7 @@ export class Cancellation {
   private pending?: () => string[]
   private phase: 'working' | 'undoing' | 'delivered' = 'working'
   private kept?: string
+  private what = 'the credential was delivered'
 
   /** Aborted once interrupted; its reason is the Interrupted error. */
   get signal(): AbortSignal {
@@ -53,10 +54,19 @@ export class Cancellation {
     this.phase = 'undoing'
   }
 
-  /** The service delivered its result (`what`: where it is): nothing will be undone any more, the result is kept. */
-  delivered(what: string): void {
+  /**
+   * The service delivered its result (`where`: where it is; `what`: what happened, "the credential was delivered" unless
+   * said): nothing will be undone any more, the result is kept.
+   */
+  delivered(where: string, what = 'the credential was delivered'): void {
     this.phase = 'delivered'
-    this.kept = what
+    this.kept = where
+    this.what = what
+  }
+
+  /** Whether the result was delivered (a signal from then on changes nothing). */
+  get isDelivered(): boolean {
+    return this.phase === 'delivered'
   }
 
   /** What a forced exit now would leave: undefined when the service said nothing (it had made nothing to name). */
@@ -66,7 +76,7 @@ export class Cancellation {
 
   /** The line a second signal ends the process with: what this run made, and what becomes of it. */
   forcedExit(signalName: string): string {
-    if (this.phase === 'delivered') return `interrupted again (${signalName}) after the credential was delivered: it is kept (${this.kept})`
+    if (this.phase === 'delivered') return `interrupted again (${signalName}) after ${this.what}: it is kept (${this.kept})`
     const left = this.leftBehind()
     const when = this.phase === 'undoing' ? 'while undoing what this run made' : 'before the undo of what this run made had begun'
     if (left === undefined) return `interrupted again (${signalName}) before this run had begun undoing what it made`

@@ -2,7 +2,7 @@ import {constants, type Stats} from 'node:fs'
 import {access, open, stat} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
-import {ConfigError} from './errors.js'
+import {ConfigError, Interrupted} from './errors.js'
 import {MAX_CONFIG_FILE_BYTES, MAX_NAMED_FILE_BYTES} from './limits.js'
 
 /** A file fleet refuses to read for what it is (not a regular file, too large); its message is the problem itself. */
@@ -139,7 +139,9 @@ export async function checkWritableFile(path: string, label: string, what = 'a f
 }
 
 /** The wording of a failed write to a path a flag names (the check above came first; this covers what changed since). */
-export function writeError(label: string, path: string, error: unknown, what = 'a file'): ConfigError {
+export function writeError(label: string, path: string, error: unknown, what = 'a file'): ConfigError | Interrupted {
+  // A write an interrupt stopped before its rename (WriteGate) did not fail: it is the interrupt, as it was thrown.
+  if (error instanceof Interrupted) return error
   const e = error as NodeJS.ErrnoException
   if (e.code === 'EISDIR') return new ConfigError(`${label}: is a directory, not ${what}`, {cause: error})
   if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return new ConfigError(`${label}: directory ${dirname(path)} does not exist`, {cause: error})

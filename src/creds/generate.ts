@@ -1,5 +1,4 @@
 import {createHash} from 'node:crypto'
-import {writeFile} from 'node:fs/promises'
 import {resolve} from 'node:path'
 import type {V1ClusterRole, V1Namespace, V1ServiceAccount} from '@kubernetes/client-node'
 
@@ -10,6 +9,7 @@ import type {Cancellation} from '../base/cancel.js'
 import {ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError} from '../base/errors.js'
 import {checkWritableFile, readOptional} from '../base/files.js'
 import {MIN_TOKEN_SECONDS} from '../base/limits.js'
+import {type TestPause, pauseAt, testPauseHook} from '../base/test-pause.js'
 import {loadYamlIfValid} from '../base/yaml.js'
 import type {HubSpec} from '../config/fleet-config.js'
 import type {KubeClient} from '../kube/client.js'
@@ -236,28 +236,16 @@ function stepOf(kind: string): GenerateStep {
 }
 
 /**
- * Test hook, off unless given (documented in docs/creds.md as test-only): `FLEET_TEST_PAUSE_AT=<step>` makes a run stop
- * after that step, write the step's name to the file `FLEET_TEST_PAUSE_FILE`, and wait (at most 2 minutes) until it is
- * interrupted, so a test can send SIGINT at a known step. The command reads the variables once (generateHooks) and
- * passes them in GenerateEnv.hooks; this code never reads the environment itself.
+ * Test hook (base/test-pause.ts): `FLEET_TEST_PAUSE_AT=<step>` stops a run after that step until it is interrupted. The
+ * command reads the variables once (generateHooks) and passes them in GenerateEnv.hooks.
  */
 export interface GenerateHooks {
-  pauseAt?: {step: string; file: string}
+  pauseAt?: TestPause
 }
 
 export function generateHooks(env: Record<string, string | undefined>): GenerateHooks {
-  return env.FLEET_TEST_PAUSE_AT && env.FLEET_TEST_PAUSE_FILE ? {pauseAt: {step: env.FLEET_TEST_PAUSE_AT, file: env.FLEET_TEST_PAUSE_FILE}} : {}
-}
-
-async function pauseAt(step: GenerateStep, hooks: GenerateHooks | undefined, signal: AbortSignal | undefined): Promise<void> {
-  const pause = hooks?.pauseAt
-  if (pause?.step !== step) return
-  await writeFile(pause.file, step)
-  if (signal?.aborted) return
-  await new Promise<void>((done) => {
-    const timer = setTimeout(done, 120_000)
-    signal?.addEventListener('abort', () => (clearTimeout(timer), done()), {once: true})
-  })
+  const pause = testPauseHook(env)
+  return pause ? {pauseAt: pause} : {}
 }
 
 export async function generateCredential(r: GenerateRequest, env: GenerateEnv): Promise<GenerateOutcome> {
@@ -432,7 +420,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
   let step: GenerateStep | undefined
   const done = async (s: GenerateStep) => {
     step = s
-    await pauseAt(s, env.hooks, cancel?.signal)
+    await pauseAt(env.hooks?.pauseAt, s, cancel?.signal)
     cancel?.check()
   }
   const log = new ApplyLog<'cluster' | 'hub'>()

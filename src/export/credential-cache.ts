@@ -41,6 +41,8 @@ export const EXPIRY_MARGIN_SECONDS = 30
 /** The size bound of an entry (a token, or a certificate and key, is a few KiB); fleet-credential's is the same. */
 export const ENTRY_MAX_BYTES = 1024 * 1024
 export const ENTRY_VERSION = 2
+/** How long a failure said to one kubectl process is not said to it again (firstFailure). */
+export const FAILURE_QUIET_MS = 60_000
 
 export interface CachedCredential {
   token?: string
@@ -245,6 +247,30 @@ export class CredentialCache {
     return {credential: entry.credential, expires: entry.expires}
   }
 
+  /**
+   * Whether this failure is the first `caller` (the kubectl process) meets for this entry within FAILURE_QUIET_MS:
+   * kubectl runs the plugin again after a failure (discovery, then the request itself; k9s on every refresh), and
+   * client-go passes the plugin's stderr through each time, so the same line was printed two or more times, in k9s
+   * over its screen. The first failure says it; a repeat for the same caller exits as it did, silently. Recorded as
+   * `<entry>.failed-<caller>`, made with O_EXCL; an older record counts as none (a pid used again).
+   */
+  async firstFailure(caller: number, now = Date.now()): Promise<boolean> {
+    if (!(await this.ours())) return true
+    const file = join(dirname(this.path), `${basename(this.path, '.json')}.failed-${caller}`)
+    const create = () => open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).then((h) => h.close())
+    try {
+      await create()
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true
+    }
+    const st = await lstat(file).catch(() => undefined)
+    if (st && now - st.mtimeMs < FAILURE_QUIET_MS) return false
+    await unlink(file).catch(() => undefined)
+    await create().catch(() => undefined)
+    return true
+  }
+
   /** Whether this is the credential last dropped as probably refused (a provider that hands out the same one again). */
   async suspected(credential: CachedCredential): Promise<boolean> {
     return (await this.read())?.suspect === credentialFingerprint(credential)
@@ -267,7 +293,9 @@ export class CredentialCache {
     await this.write(entry)
     const prefix = `${basename(this.path, '.json')}.handed-`
     const own = `${prefix}${entry.id}-`
+    // A credential fetched again ends the failures recorded before it: the next one is said again.
+    const failed = `${basename(this.path, '.json')}.failed-`
     const names = await readdir(this.dir).catch(() => [] as string[])
-    await Promise.all(names.filter((n) => n.startsWith(prefix) && !n.startsWith(own)).map((n) => unlink(join(this.dir, n)).catch(() => undefined)))
+    await Promise.all(names.filter((n) => (n.startsWith(prefix) && !n.startsWith(own)) || n.startsWith(failed)).map((n) => unlink(join(this.dir, n)).catch(() => undefined)))
   }
 }

@@ -5,10 +5,12 @@ import {CORE_API_PATH} from '../kube/paths.js'
 import type {ExecCredentialRunner} from '../kube/exec-credential.js'
 import {bearerToken} from '../kubeconfig/credentials.js'
 import {exportMarkerOf} from '../kubeconfig/export-marker.js'
+import {EXPORT_GONE_ADVICE, exportGoneLine} from '../kubeconfig/export-source.js'
 import {registerSecret, registerUserSecrets} from '../kubeconfig/redact.js'
 import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
 import type {ApprovedExec} from '../kubeconfig/trust.js'
 import type {ClusterEntry, UserEntry} from '../kubeconfig/types.js'
+import {ClusterNotFoundError} from '../providers/not-found.js'
 import {fleetProvider} from '../providers/registry.js'
 import type {ClusterRef} from '../providers/types.js'
 import type {ExecCluster} from './exec-info.js'
@@ -164,13 +166,36 @@ export interface CredentialRequest {
  * for in the working directory or the user's config dir), the provider by name, its files and hub pinned.
  */
 export async function credentialFor(request: CredentialRequest, connector: Connector, exec: ExecCredentialRunner): Promise<Fetched> {
-  const provider = fleetProvider({
-    kubeconfig: request.kubeconfig,
-    context: request.context,
-    provider: request.provider,
-    fleetConfig: request.fleetConfig,
-    findFleetConfig: false,
-    connector,
-  })
-  return fetchCredential(await provider.get(request.cluster), connector, exec, request.destination)
+  let ref: ClusterRef
+  try {
+    const provider = fleetProvider({
+      kubeconfig: request.kubeconfig,
+      context: request.context,
+      provider: request.provider,
+      fleetConfig: request.fleetConfig,
+      findFleetConfig: false,
+      connector,
+    })
+    ref = await provider.get(request.cluster)
+  } catch (error) {
+    throw (await goneError(request, error)) ?? error
+  }
+  return fetchCredential(ref, connector, exec, request.destination)
+}
+
+/**
+ * The one line kubectl shows when the cluster an exported context stands for is gone (after `creds revoke`, most
+ * often): what is gone, and what to do, instead of the provider's own wording (a missing kubeconfig file, a cluster
+ * "not found"), which names neither the revocation nor the context. Undefined for any other failure.
+ */
+async function goneError(request: CredentialRequest, error: unknown): Promise<FleetError | undefined> {
+  const gone = await exportGoneLine({fleetConfig: request.fleetConfig, kubeconfig: request.kubeconfig, context: request.context, cluster: request.cluster})
+  if (gone) return new FleetError('not-found', `${request.cluster}: ${gone}`)
+  if (error instanceof ClusterNotFoundError) {
+    const file = request.kubeconfig?.find((f) => request.cluster.startsWith(`${f}+`))
+    if (file) return new FleetError('not-found', `${request.cluster}: ${file} no longer has its context (removed from the file); ${EXPORT_GONE_ADVICE}`)
+    const who = request.provider ? `provider "${request.provider}"` : 'its provider'
+    return new FleetError('not-found', `${request.cluster}: ${who} no longer lists it (its hub Secret deleted, as fleet creds revoke does, or the cluster removed); ${EXPORT_GONE_ADVICE}`)
+  }
+  return undefined
 }

@@ -1,5 +1,5 @@
-import {lstat, realpath, stat, unlink} from 'node:fs/promises'
-import {isAbsolute, resolve} from 'node:path'
+import {realpath, stat, unlink} from 'node:fs/promises'
+import {resolve} from 'node:path'
 
 import type {Cancellation} from '../base/cancel.js'
 import {mapLimit} from '../base/concurrency.js'
@@ -17,6 +17,7 @@ import {KubeconfigEdit} from '../kubeconfig/edit.js'
 import {type ResolvedContext, mergeKubeconfigs, resolveClusterPaths, resolveUserPaths} from '../kubeconfig/loading-rules.js'
 import {type KubeconfigFile, readKubeconfig} from '../kubeconfig/parse.js'
 import {exportMarkerOf} from '../kubeconfig/export-marker.js'
+import {type RecordedSource, exportSourceGone, recordedSource} from '../kubeconfig/export-source.js'
 import {isFleetWritten} from '../kubeconfig/merge.js'
 import type {ContextOrigin} from '../kubeconfig/types.js'
 import {ClusterNotFoundError} from '../providers/not-found.js'
@@ -274,40 +275,6 @@ export interface RunSource {
   kubeconfig?: string[]
 }
 
-/** The same, as an export entry's exec arguments record it (export/credential-args.ts). */
-function recordedSource(args: string[] | undefined): RunSource & {context?: string; cluster?: string} {
-  const value = (flag: string) => {
-    const i = args?.indexOf(flag) ?? -1
-    return i >= 0 ? args![i + 1] : undefined
-  }
-  return {fleetConfig: value('--fleet-config'), kubeconfig: value('--kubeconfig')?.split(':'), context: value('--context'), cluster: value('--cluster')}
-}
-
-/** Whether nothing is at `path` (lstat says ENOENT): the one absence prune counts as certain. */
-async function absent(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => false,
-    (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
-  )
-}
-
-/**
- * Why an export entry can never work again, from the files its own arguments name, looked at (lstat) and never read
- * or run: the fleet configuration it names is gone, or (a file provider's entry, `--cluster <file>+<context>`) the
- * kubeconfig file its cluster came from is gone, as `creds revoke` leaves a credential file it wrote. A file that is
- * there but unreadable, or any other error, decides nothing.
- */
-async function goneFromFiles(recorded: ReturnType<typeof recordedSource>): Promise<string | undefined> {
-  if (recorded.fleetConfig !== undefined && isAbsolute(recorded.fleetConfig) && (await absent(recorded.fleetConfig))) {
-    return `the fleet configuration it was exported with (${recorded.fleetConfig}) no longer exists`
-  }
-  // A hub's kubeconfig (--context given) going away says nothing about the cluster: the hub could not be asked.
-  if (recorded.context !== undefined || !recorded.cluster || !recorded.kubeconfig) return undefined
-  const file = recorded.kubeconfig.find((f) => isAbsolute(f) && recorded.cluster!.startsWith(`${f}+`))
-  if (file && (await absent(file))) return `its kubeconfig file ${file} no longer exists`
-  return undefined
-}
-
 /**
  * Whether an export entry was made from the configuration this run has: the same fleet configuration file, or (for a
  * kubeconfig file export without one) the same files. Only then does "this run's provider does not list it" mean the
@@ -315,7 +282,7 @@ async function goneFromFiles(recorded: ReturnType<typeof recordedSource>): Promi
  * arguments are never used to build a provider: they are data, and a fleet configuration or a hub kubeconfig they
  * named could run programs.
  */
-function sameSource(recorded: RunSource & {context?: string}, run: RunSource): boolean {
+function sameSource(recorded: RecordedSource, run: RunSource): boolean {
   if (recorded.fleetConfig !== undefined) return recorded.fleetConfig === run.fleetConfig
   if (recorded.context !== undefined || recorded.kubeconfig === undefined || run.fleetConfig !== undefined) return false
   return recorded.kubeconfig.join(':') === (run.kubeconfig ?? []).join(':')
@@ -329,7 +296,7 @@ function sameSource(recorded: RunSource & {context?: string}, run: RunSource): b
 async function goneFromProvider(marker: ReturnType<typeof exportMarkerOf>, args: string[] | undefined, inputs: PruneInputs): Promise<{gone?: string; note?: string}> {
   const provider = inputs.provider
   if (!marker) return {note: 'not checked against its provider (no export marker)'}
-  const files = await goneFromFiles(recordedSource(args))
+  const files = await exportSourceGone(recordedSource(args))
   if (files) return {gone: files}
   if (!provider || !inputs.source) return {note: 'not checked against its provider (no provider in this run)'}
   try {

@@ -12,7 +12,7 @@ import {ConfigError} from '../base/errors.js'
  * `durable: false` skips both fsyncs, for a cache: still all or nothing (the rename), but a crash may lose the write,
  * which costs only a fetch, while the two fsyncs cost milliseconds on every kubectl call (kubeconfig credential).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number; durable?: boolean} = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number; durable?: boolean; gate?: WriteGate} = {}): Promise<void> {
   const durable = options.durable ?? true
   const mode = options.mode ?? 0o600
   const dir = dirname(path)
@@ -25,6 +25,10 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     await handle.chmod(mode)
     if (durable) await handle.sync()
     await handle.close()
+    await options.gate?.ready?.()
+    // decide() and the rename's system call are issued in one turn of the event loop: a signal handler (which runs
+    // between turns) sees the file either not yet renamed, when decide() throws, or renamed, never in between.
+    options.gate?.decide()
     await rename(tmp, path)
     renamed = true
   } finally {
@@ -33,12 +37,25 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
       await unlink(tmp).catch(() => {})
     }
   }
-  if (!durable) return
+  if (!durable) return options.gate?.written?.()
   const dirHandle = await open(dir, 'r').catch(() => undefined)
   if (dirHandle) {
     await dirHandle.sync().catch(() => {})
     await dirHandle.close()
   }
+  await options.gate?.written?.()
+}
+
+/**
+ * What a command that may be interrupted holds a write to (kubeconfig export): the last moment nothing is written is
+ * the rename, so the decision whether to write is taken there. `ready` is awaited once the temp file holds the data
+ * (a test hook pauses here); `decide` is called synchronously right before the rename, in the same turn of the event
+ * loop, and throws to write nothing (the temp file is removed); `written` is awaited after the rename.
+ */
+export interface WriteGate {
+  ready?(): Promise<void>
+  decide(): void
+  written?(): Promise<void>
 }
 
 /**

@@ -7,7 +7,7 @@ import {ConfigError} from '../base/errors.js'
 import {fileProblem, readOptional} from '../base/files.js'
 import {loadYaml} from '../base/yaml.js'
 import {warnOnce} from '../base/warnings.js'
-import {withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
+import {type WriteGate, withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
 
 /**
  * The user's kuberc, read as kubectl 1.35 reads it (k8s.io/kubectl pkg/kuberc), and its credential plugin policy,
@@ -487,11 +487,11 @@ const KUBERC_LOCK_WAIT_MS = 10_000
  * Then read back: every entry it reports added must be in the file, else the run fails (it never says "added" for an
  * entry that is not there).
  */
-export async function writeKubercAllowlist(path: string, commands: string[]): Promise<KubercMerge> {
+export async function writeKubercAllowlist(path: string, commands: string[], gate?: WriteGate): Promise<KubercMerge> {
   const target = await writeTarget(path)
   const merged = await withKubeconfigLock(target, path, async () => {
     const result = await mergeKubercAllowlist(path, commands, target)
-    if (result.changed) await writeFileAtomic(target, result.text, {mode: 0o600})
+    if (result.changed) await writeFileAtomic(target, result.text, {mode: 0o600, gate})
     return result
   }, {waitMs: KUBERC_LOCK_WAIT_MS})
   if (merged.added.length > 0) checkKubercHolds((await readOptional(target, 'a kuberc file', path)) ?? '', path, merged.added)

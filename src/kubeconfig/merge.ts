@@ -1,9 +1,9 @@
-import {stat} from 'node:fs/promises'
+import {rmdir, stat} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
 import {ConfigError} from '../base/errors.js'
 import {checkWritableFile, readOptional, writeError} from '../base/files.js'
-import {withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
+import {type WriteGate, withKubeconfigLock, writeFileAtomic, writeTarget} from './atomic-write.js'
 import {FLEET_EXPORT_EXTENSION} from './export-marker.js'
 import {ENTRY_KEY, KubeconfigEdit, type NamedItem, SECTIONS, type Section, sameItem} from './edit.js'
 import type {KubeconfigDoc, NamedExtension} from './types.js'
@@ -38,6 +38,8 @@ export interface MergePlan {
   file: string
   /** The file did not exist and is created. */
   created: boolean
+  /** The directory the file is created in did not exist either, and is created (0700), as kubectl creates it. */
+  createdDirectory?: string
   /** Whether any byte of the file changes. */
   changed: boolean
   dryRun: boolean
@@ -53,6 +55,10 @@ export interface MergePlan {
   unchanged: MergeEntry[]
   /** Entries of the file the export does not name (the user's own, and fleet's from other exports): left as they are. */
   kept: MergeEntry[]
+  /** Of `kept`, those fleet wrote (other exports', or clusters this export did not select): left as they are. */
+  keptFleet: MergeEntry[]
+  /** Of `kept`, the user's own entries (no fleet.dev/export extension). */
+  keptOwn: MergeEntry[]
   /** One line each: a field of a fleet entry the user set that the merge could not keep (named, never dropped silently). */
   warnings: string[]
 }
@@ -114,7 +120,7 @@ function exportedItems(exported: KubeconfigDoc, section: Section): NamedItem[] {
  */
 export function mergeKubeconfigText(text: string | undefined, exported: KubeconfigDoc, where: string): {text: string; plan: Omit<MergePlan, 'dryRun'>} {
   const edit = new KubeconfigEdit(text ?? '', where)
-  const plan: Omit<MergePlan, 'dryRun'> = {file: where, created: text === undefined, changed: false, currentContextSet: false, added: [], updated: [], unchanged: [], kept: [], warnings: []}
+  const plan: Omit<MergePlan, 'dryRun'> = {file: where, created: text === undefined, changed: false, currentContextSet: false, added: [], updated: [], unchanged: [], kept: [], keptFleet: [], keptOwn: [], warnings: []}
   const conflicts: string[] = []
   for (const section of SECTIONS) {
     const named = new Set<string>()
@@ -140,7 +146,12 @@ export function mergeKubeconfigText(text: string | undefined, exported: Kubeconf
         }
       }
     }
-    for (const item of (edit.file.doc[section] ?? []) as NamedItem[]) if (!named.has(item.name)) plan.kept.push({kind: KIND[section], name: item.name})
+    for (const item of (edit.file.doc[section] ?? []) as NamedItem[]) {
+      if (named.has(item.name)) continue
+      const entry = {kind: KIND[section], name: item.name}
+      plan.kept.push(entry)
+      ;(isFleetWritten(item[ENTRY_KEY[section]]) ? plan.keptFleet : plan.keptOwn).push(entry)
+    }
   }
   if (conflicts.length > 0) {
     throw new ConfigError(
@@ -165,23 +176,37 @@ export function mergeKubeconfigText(text: string | undefined, exported: Kubeconf
  * Merges the export into `file` (see the module comment) and returns the plan; with `dryRun` nothing is written. A
  * file that is a symlink is written where it points, so a kubeconfig kept in a dotfiles repository stays a link.
  */
-export async function mergeIntoKubeconfigFile(file: string, exported: KubeconfigDoc, options: {dryRun?: boolean; label?: string} = {}): Promise<MergePlan> {
+export async function mergeIntoKubeconfigFile(file: string, exported: KubeconfigDoc, options: {dryRun?: boolean; label?: string; gate?: WriteGate} = {}): Promise<MergePlan> {
   const label = options.label ?? file
   const target = await writeTarget(file)
+  // A new directory is made as kubectl makes it (a newcomer has no ~/.kube), and said (a typo such as ~/.kub/config
+  // would otherwise pass unnoticed); a run that writes nothing removes it again.
+  const dir = dirname(target)
+  const dirMissing = await stat(dir).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+  )
   const run = async (): Promise<MergePlan> => {
     const text = await readOptional(target, 'a kubeconfig file', label)
     const {text: out, plan} = mergeKubeconfigText(text, exported, label)
-    const result = {...plan, dryRun: options.dryRun === true}
+    const result: MergePlan = {...plan, ...(dirMissing ? {createdDirectory: dir} : {}), dryRun: options.dryRun === true}
     if (options.dryRun || !plan.changed) return result
     // An existing file keeps its mode (someone may have chosen 0640 for a group); a new one holds fleet's entries
     // only, which hold no secret, but it is a kubeconfig and other tools will add credentials to it: 0600.
     const mode = text === undefined ? 0o600 : (await stat(target)).mode & 0o7777
-    await writeFileAtomic(target, out, {mode}).catch((error: unknown) => {
+    await writeFileAtomic(target, out, {mode, gate: options.gate}).catch((error: unknown) => {
       throw writeError(label, target, error, 'a kubeconfig file')
     })
     return result
   }
-  return options.dryRun ? run() : withKubeconfigLock(target, label, run)
+  if (options.dryRun) return run()
+  try {
+    return await withKubeconfigLock(target, label, run)
+  } catch (error) {
+    // Nothing was written (an interrupt before the rename, a conflict): the directory this run made goes too.
+    if (dirMissing) await rmdir(dir).catch(() => undefined)
+    throw error
+  }
 }
 
 /**

@@ -3,6 +3,8 @@ import {sep} from 'node:path'
 
 import {fileProblem, readNamedFile} from '../base/files.js'
 import {isoSeconds, tokenExpires} from './credentials.js'
+import {exportMarkerOf} from './export-marker.js'
+import {exportGoneLine, recordedSource} from './export-source.js'
 import type {ResolvedContext} from './loading-rules.js'
 import {registerSecret, registerUrlSecrets} from './redact.js'
 import {type ClusterEntry, EXEC_API_VERSION, type ExecConfig, type UserEntry} from './types.js'
@@ -134,6 +136,13 @@ export async function checkContext(ctx: ResolvedContext, now = Date.now()): Prom
   const problems: string[] = []
   const warnings: string[] = []
   const {cluster, user} = ctx
+  // An entry fleet exported whose cluster's source is gone (a credential file `creds revoke --file` deleted): no call
+  // through it can work, so it is not ready, and this is the reason shown, before anything its exec entry would say.
+  // Only files are looked at (lstat); a hub Secret's absence is known only by asking the hub (clusters list --live).
+  if (exportMarkerOf(user) && user.exec) {
+    const gone = await exportGoneLine(recordedSource(user.exec.args ?? undefined))
+    if (gone) problems.push(`exported by fleet: ${gone}`)
+  }
 
   if (!cluster.server) problems.push(`cluster "${ctx.clusterName}" has no server`)
   else {

@@ -347,6 +347,10 @@ describe('fleet kubeconfig export, used by kubectl', {concurrency: false}, () =>
     const second = await whoami()
     assert.notEqual(second.code, 0, second.stdout)
     assert.match(second.stderr, /member-1|not found|exec plugin|getting credentials/i)
+    // Said as what it is (issue 41): the hub no longer has the Secret, and what to do; once for this kubectl.
+    const said = second.stderr.split('\n').filter((l) => l.includes('no longer lists it'))
+    assert.equal(said.length, 1, second.stderr)
+    assert.match(said[0], /^error: .*member-1: provider "[^"]+" no longer lists it \(its hub Secret deleted, as fleet creds revoke does, or the cluster removed\); fleet kubeconfig prune removes this context, fleet kubeconfig export makes it again$/)
   })
 
   it('through fleet-credential installed beside fleet: a warm call never starts fleet, a revoked credential still ends in a refusal', async () => {

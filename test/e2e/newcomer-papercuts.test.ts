@@ -110,3 +110,57 @@ describe('creds generate: a second Ctrl-C before the undo has begun names what i
     }
   })
 })
+
+describe('after creds revoke, an exported context says so, once, and clusters list shows it not ready', () => {
+  it('kubectl through the context: one fleet line naming the revoked file and what to do; the same kubectl asking twice gets it once; READY False with the reason', async () => {
+    const {execFile} = await import('node:child_process')
+    const {dirname} = await import('node:path')
+    const m1 = cp.members[0]
+    const ns = uniqueName('revexp')
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-revoked-export-'))
+    const cred = join(dir, 'agent.kubeconfig')
+    const merged = join(dir, 'config')
+    // bin/run.js is #!/usr/bin/env node: this Node first on PATH for kubectl's child too.
+    const env = {PATH: `${dirname(process.execPath)}:${process.env.PATH}`, HOME: dir, XDG_CACHE_HOME: join(dir, 'cache')}
+    const gen = await runFleet(['creds', 'generate', '--kubeconfig', m1.kubeconfig, '--cluster', m1.context, '--service-account', `${ns}/agent`, '--role', 'view', '-n', ns, '--create-namespace', '--duration', '1h', '--out', cred], {env, timeoutMs: 120_000})
+    assert.equal(gen.code, 0, gen.stderr)
+    const token = (yaml.load(readFileSync(cred, 'utf8')) as any).users[0].user.token as string
+    const exp = await runFleet(['kubeconfig', 'export', '--all', '--kubeconfig', cred, '--merge-into', merged, '--command', FLEET_BIN, '--credential-reader', 'none'], {env})
+    assert.equal(exp.code, 0, exp.stderr)
+    const kube = (args: string[]) =>
+      new Promise<{code: number; stderr: string}>((resolve) => {
+        execFile(cp.binaries.kubectl, ['--kubeconfig', merged, ...args], {env: {...process.env, ...env, KUBECONFIG: ''}}, (error, _stdout, stderr) => resolve({code: error ? Number(error.code ?? 1) : 0, stderr}))
+      })
+    const before = await kube(['auth', 'whoami'])
+    assert.equal(before.code, 0, before.stderr)
+    const listed = async () => (await runFleet(['clusters', 'list', '--kubeconfig', merged, '-o', 'json'], {env})).json().items[0] as {ready: boolean; reason?: string}
+    assert.equal((await listed()).ready, true)
+
+    const revoked = await runFleet(['creds', 'revoke', '--kubeconfig', m1.kubeconfig, '--file', cred], {env, timeoutMs: 120_000})
+    assert.equal(revoked.code, 0, revoked.stderr)
+    const said = `its kubeconfig file ${cred} no longer exists (revoked by fleet creds revoke, or removed); fleet kubeconfig prune removes this context, fleet kubeconfig export makes it again`
+    // The cached token is refused (401), client-go runs the plugin again, and fleet finds the file gone.
+    for (const attempt of [1, 2]) {
+      const after = await kube(['auth', 'whoami'])
+      assert.notEqual(after.code, 0)
+      const fleetLines = after.stderr.split('\n').filter((l) => l.startsWith('error: ') && !l.startsWith('error: You must'))
+      assert.deepEqual(fleetLines, [`error: ${cred}+${m1.context}: ${said}`], `attempt ${attempt}: ${after.stderr}`)
+      assert.doesNotMatch(after.stderr, /no such kubeconfig file/)
+    }
+    // One parent process (kubectl 1.32 runs the plugin for discovery and again for the request): the line once.
+    const user = (yaml.load(readFileSync(merged, 'utf8')) as any).users[0].user
+    const c = (yaml.load(readFileSync(merged, 'utf8')) as any).clusters[0].cluster
+    const info = JSON.stringify({apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: {cluster: {server: c.server, 'certificate-authority-data': c['certificate-authority-data']}}})
+    const q = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
+    const once = [user.exec.command, ...user.exec.args].map(q).join(' ')
+    const twice = await new Promise<{stderr: string; stdout: string}>((resolve) => {
+      execFile('sh', ['-c', `${once}; echo "first $?"; ${once}; echo "second $?"`], {env: {...process.env, ...env, KUBECONFIG: '', KUBERNETES_EXEC_INFO: info}}, (_e, stdout, stderr) => resolve({stdout, stderr}))
+    })
+    assert.equal(twice.stdout, 'first 1\nsecond 1\n')
+    assert.equal(twice.stderr, `error: ${cred}+${m1.context}: ${said}\n`)
+
+    const item = await listed()
+    assert.deepEqual([item.ready, item.reason], [false, `exported by fleet: ${said}`])
+    for (const text of [before.stderr, twice.stderr, JSON.stringify(item)]) assert.ok(!text.includes(token))
+  })
+})

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
+import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
 import {type PluginEntry, kubercChoice, listPlugins} from '../../access/plugins.js'
 import {ConfigError, UsageError} from '../../base/errors.js'
@@ -44,10 +45,18 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
   ]
 
   static flags = {
-    selector: Flags.string({char: 'l', description: 'Only clusters whose labels match this selector (e.g. env=prod).'}),
+    // The selection flags the other auth commands take (the same definitions): -c, --all and -l. Without -c every
+    // cluster is listed (what --all says), as a listing of where plugins are written should be.
+    cluster: fleetFlags.cluster,
+    all: fleetFlags.all,
+    selector: fleetFlags.selector,
     'write-kuberc': Flags.string({description: "Add the plugins' commands to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
     command: Flags.string({description: 'With --write-kuberc: only this command (repeatable).', multiple: true}),
     'dry-run': Flags.boolean({description: 'With --write-kuberc: show what would be added, write nothing.'}),
+  }
+
+  protected flagGroups(): FlagGroups {
+    return {selection: this.flags}
   }
 
   async run(): Promise<PluginList> {
@@ -55,7 +64,9 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
     if (!out && (this.flags.command || this.flags['dry-run'])) throw new UsageError(`${this.flags.command ? '--command' : '--dry-run'} needs --write-kuberc`)
     // The file is checked before anything else is looked at: a run never does its work and then cannot keep it.
     if (out) await checkWritableFile(out, `--write-kuberc ${out}`, 'a kuberc file')
-    const refs = await selectForListing(this.fleet.provider, {selector: this.flags.selector, context: this.flags.context})
+    const refs = this.flags.cluster
+      ? await this.fleet.selected()
+      : await selectForListing(this.fleet.provider, {selector: this.flags.selector, context: this.flags.context})
     const items = listPlugins(refs)
     const kuberc = await this.fleet.trust.kuberc()
     const result: PluginList = {kind: 'PluginList', ...(kuberc ? {kuberc: kuberc.path} : {}), items}

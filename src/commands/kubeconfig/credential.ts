@@ -6,6 +6,7 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {CredentialCache, cacheEnd} from '../../export/credential-cache.js'
 import {execCredentialJson, readExecRequest} from '../../export/exec-info.js'
 import {credentialIdentity} from '../../export/credential-fast.js'
+import type {Fetched} from '../../export/credential.js'
 import {isoSeconds} from '../../kubeconfig/credentials.js'
 
 /**
@@ -35,11 +36,16 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
   static examples = ['<%= config.bin %> kubeconfig credential --cluster prod --provider secrets --fleet-config /home/me/fleet.yaml']
 
   static flags = {
-    cluster: Flags.string({description: 'The cluster, as its provider names it.', required: true}),
+    // Not `required`: oclif's "Missing required flag cluster" says nothing of what this command is to someone who ran it
+    // by hand (run() says it).
+    cluster: Flags.string({description: 'The cluster, as its provider names it (required).'}),
   }
 
   async run(): Promise<void> {
     const {flags} = this
+    if (!flags.cluster) {
+      throw new UsageError('--cluster is missing: fleet kubeconfig credential is the exec credential plugin that fleet kubeconfig export writes into kubeconfig entries, run by kubectl with the arguments written there, not by hand')
+    }
     if (flags.output && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: fleet kubeconfig credential prints the ExecCredential, which is JSON`)
     // No cluster info (provideClusterInfo: false, or run by hand), or a server that is not a string: refused here, exit 2,
     // before the cache or any provider is read.
@@ -53,17 +59,28 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
     if (cached) return this.answer(request.apiVersion, cached.credential, cached.expires)
 
     const now = Date.now()
-    // Loaded only now: the providers, the hub client and the exec runner are what a cached answer does without.
-    const {credentialFor} = await import('../../export/credential.js')
-    const {credential: fresh, refusedByServer} = await credentialFor(
-      {cluster: flags.cluster, provider: flags.provider, fleetConfig: flags['fleet-config'], kubeconfig: this.fleet.kubeconfigPaths, context: flags.context, destination: request.cluster},
-      this.fleet.connector,
-      this.fleet.execRunner,
-    )
-    // The provider still gives the credential just dropped as refused: asked at the server before it is handed out again.
-    if ((await cache.suspected(fresh)) && (await refusedByServer())) {
-      throw new FleetError('unauthorized', `${flags.cluster}: the server refuses this credential and the provider still holds the same one (revoked, or not rotated yet)`)
+    let fetched: Fetched
+    try {
+      // Loaded only now: the providers, the hub client and the exec runner are what a cached answer does without.
+      const {credentialFor} = await import('../../export/credential.js')
+      fetched = await credentialFor(
+        {cluster: flags.cluster, provider: flags.provider, fleetConfig: flags['fleet-config'], kubeconfig: this.fleet.kubeconfigPaths, context: flags.context, destination: request.cluster},
+        this.fleet.connector,
+        this.fleet.execRunner,
+      )
+      // The provider still gives the credential just dropped as refused: asked at the server before it is handed out again.
+      if ((await cache.suspected(fetched.credential)) && (await fetched.refusedByServer())) {
+        throw new FleetError('unauthorized', `${flags.cluster}: the server refuses this credential and the provider still holds the same one (revoked, or not rotated yet)`)
+      }
+    } catch (error) {
+      // A revoked credential (its source gone, or refused) is said once to each kubectl process: it runs the plugin
+      // again after a failure and shows every stderr line. A request refused as misdirected (exit 2) leaves nothing in
+      // the cache directory, so it is said each time.
+      const repeats = error instanceof FleetError && (error.kind === 'not-found' || error.kind === 'unauthorized')
+      if (repeats && !(await cache.firstFailure(caller))) this.exit(error.exitCode)
+      throw error
     }
+    const fresh = fetched.credential
     const end = cacheEnd(fresh.expirationTimestamp, now)
     await cache.store(flags.cluster, fresh, end, caller, now)
     this.answer(request.apiVersion, fresh, isoSeconds(new Date(end)))

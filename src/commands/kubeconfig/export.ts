@@ -5,6 +5,7 @@ import yaml from 'js-yaml'
 import {ConfigError, UsageError, toErrorInfo} from '../../base/errors.js'
 import {checkWritableFile, writeError} from '../../base/files.js'
 import {mapLimit} from '../../base/concurrency.js'
+import {testPauseHook} from '../../base/test-pause.js'
 import {BaseCommand, type BaseFlags, type FlagGroups} from '../../cli/base-command.js'
 import {fleetFlags} from '../../cli/flags.js'
 import type {Column} from '../../cli/table.js'
@@ -13,6 +14,7 @@ import {loadFleetConfig} from '../../config/fleet-config.js'
 import {credentialArgs} from '../../export/credential-args.js'
 import {type ExportedCluster, duplicateName, exportCluster, exportedKubeconfig} from '../../export/export.js'
 import {DEFAULT_NAME_TEMPLATE, nameTemplate} from '../../export/names.js'
+import {ExportWrites} from '../../export/write-gate.js'
 import {type CredentialRunner, READER_NAME, credentialRunner, defaultFleetCommand} from '../../export/reader.js'
 import {failureResult, placeFailures, selectionFailures} from '../../fleet/failures.js'
 import {type ClusterItem, toItem} from '../../fleet/items.js'
@@ -37,6 +39,8 @@ export interface KubeconfigExport {
   merge?: MergePlan
   /** --write-kuberc: the kuberc and the commands added to its allowlist (or that would be). */
   kuberc?: {path: string; added: string[]; dryRun: boolean}
+  /** A signal that arrived after the first file was written (the run then completed): one line, as on stderr. */
+  warnings?: string[]
 }
 
 export default class KubeconfigExportCommand extends BaseCommand<typeof KubeconfigExportCommand> {
@@ -119,8 +123,11 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
       if (this.format !== 'json') this.log(yaml.dump(doc, {noRefs: true, lineWidth: -1}).trimEnd())
       return doc
     }
+    // From here the interrupt is decided at the first file's rename (export/write-gate.ts): nothing written and exit
+    // 130, or written, with the summary and a warning.
+    const writes = new ExportWrites(cancel, testPauseHook(process.env))
     if (out && !dryRun) {
-      await writeFileAtomic(out, yaml.dump(doc, {noRefs: true, lineWidth: -1}), {mode: 0o600}).catch((error: unknown) => {
+      await writeFileAtomic(out, yaml.dump(doc, {noRefs: true, lineWidth: -1}), {mode: 0o600, gate: writes.gate(out)}).catch((error: unknown) => {
         throw writeError(`--out ${out}`, out, error)
       })
     }
@@ -130,11 +137,13 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
       dryRun,
       items: kept.map((r) => toItem(r, (v) => ({context: v!.name, provider: v!.provider, server: v!.server}))),
     }
-    if (into) result.merge = await mergeIntoKubeconfigFile(into, doc, {dryRun, label: `--merge-into ${into}`})
+    if (into) result.merge = await mergeIntoKubeconfigFile(into, doc, {dryRun, label: `--merge-into ${into}`, gate: writes.gate(into)})
     if (kuberc) {
-      const merged = dryRun ? await mergeKubercAllowlist(kuberc, [command]) : await writeKubercAllowlist(kuberc, [command])
+      const merged = dryRun ? await mergeKubercAllowlist(kuberc, [command]) : await writeKubercAllowlist(kuberc, [command], writes.gate(kuberc))
       result.kuberc = {path: kuberc, added: merged.added, dryRun}
     }
+    const late = writes.settle()
+    if (late) result.warnings = [late]
     const columns: Column<ExportItem>[] = [
       {header: 'cluster', get: (i) => i.cluster},
       {header: 'context', get: (i) => i.context ?? ''},
@@ -146,6 +155,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const notes: string[] = []
     if (out) notes.push(`${dryRun ? 'would write' : 'wrote'} ${contexts} to ${out}`)
     if (result.merge) notes.push(mergeNote(result.merge), ...result.merge.warnings)
+    if (late) notes.push(`warning: ${late}`)
     if (result.kuberc) notes.push(`${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {name: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`)
     this.render(result, {rows: result.items, columns, names: result.items.flatMap((i) => (i.context ? [i.context] : [])), failures: result.items, notes})
     return result
@@ -178,10 +188,21 @@ export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportComm
   return {name, runner, out: flags.out, mergeInto: flags['merge-into'], writeKuberc: flags['write-kuberc'], dryRun: Boolean(flags['dry-run'])}
 }
 
-/** One line for what --merge-into did: counts of fleet's entries, and that nothing else changed. */
-function mergeNote(m: MergePlan): string {
+/**
+ * One line for what --merge-into did: counts of fleet's entries (this export's, and those of other exports it left as
+ * they are) apart from the user's own, and that nothing else changed.
+ */
+export function mergeNote(m: MergePlan): string {
   const would = m.dryRun ? 'would be ' : ''
-  if (!m.changed) return `${m.file}: already up to date (${m.unchanged.length} of fleet's entries)`
+  const others = m.keptFleet.length > 0 ? `, ${m.keptFleet.length} of other exports left as they are` : ''
+  const own = `${m.keptOwn.length} entr${m.keptOwn.length === 1 ? 'y' : 'ies'} of your own left as they are`
+  if (m.created) {
+    // Said apart: a path that did not exist may be a typo (~/.kub/config) of the kubeconfig the user meant.
+    const made = `${m.createdDirectory ? `the directory ${m.createdDirectory} and ` : ''}a new file`
+    const entries = `${m.added.length} entr${m.added.length === 1 ? 'y' : 'ies'}`
+    return `${m.file}: ${m.dryRun ? 'would create' : 'created'} ${made} with fleet's ${entries}${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
+  }
+  if (!m.changed) return `${m.file}: already up to date (${m.unchanged.length} of fleet's entries${others}; ${own})`
   const counts = [`${m.added.length} ${would}added`, `${m.updated.length} ${would}updated`, `${m.unchanged.length} unchanged`].join(', ')
-  return `${m.file}: fleet's entries ${counts}; ${m.kept.length} other entr${m.kept.length === 1 ? 'y' : 'ies'} left as they are${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
+  return `${m.file}: fleet's entries ${counts}${others}; ${own}${m.currentContextSet ? `; current-context ${would}set to ${m.currentContext}` : ''}`
 }
