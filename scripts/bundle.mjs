@@ -358,8 +358,8 @@ const topicsOnly = new Set(${JSON.stringify(topicsOnly)})
 const helpShaped = () => {
   const subject = (words) => words.length <= 3 && words.every((w) => /^[a-z][a-z0-9-]*$/.test(w)) && (words.length === 0 || helpSubjects.has(words.join(':')))
   if (argv.length === 0) return true
-  if (argv[0] === 'help') return subject(argv.slice(1))
   if (HELP_FLAGS.has(argv[argv.length - 1])) return subject(argv.slice(0, -1))
+  if (argv[0] === 'help') return subject(argv.slice(1))
   return subject(argv) && topicsOnly.has(argv.join(':'))
 }
 const helpEntry = () => {
@@ -368,15 +368,20 @@ const helpEntry = () => {
   if (probe.width === undefined) return undefined
   const env = Object.keys(process.env).filter((k) => /^(FLEET_|OCLIF_)/.test(k) || ['HOME', 'XDG_CONFIG_HOME', 'DEBUG'].includes(k)).sort().map((k) => [k, process.env[k]])
   const key = JSON.stringify([${JSON.stringify(bundleHash)}, process.version, process.arch, platform(), probe.width, probe.colour, env, argv])
+  return {key, file: join(cacheDir, \`help-${bundleHash}-\${hash64(key)}.txt\`)}
+}
+// 64 bits of a fast non-cryptographic hash (two 32-bit multiplicative streams): the entry's name, and a check of its
+// text against a file cut short or changed by something other than this launcher. Not a defence against a writer:
+// the directory's rule is that (node:crypto alone would cost more than the rest of the answer).
+const hash64 = (data) => {
   let h1 = 0xdeadbeef
   let h2 = 0x41c6ce57
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i)
+  for (let i = 0; i < data.length; i++) {
+    const c = typeof data === 'string' ? data.charCodeAt(i) : data[i]
     h1 = Math.imul(h1 ^ c, 2654435761)
     h2 = Math.imul(h2 ^ c, 1597334677)
   }
-  const name = (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0')
-  return {key, file: join(cacheDir, \`help-${bundleHash}-\${name}.txt\`)}
+  return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0')
 }
 const fromHelpCache = (help) => {
   try {
@@ -385,9 +390,10 @@ const fromHelpCache = (help) => {
     if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) return false
     const bytes = fs.readFileSync(help.file)
     const nl = bytes.indexOf(10)
-    const [key, theme] = JSON.parse(bytes.subarray(0, nl).toString())
-    if (key !== help.key || typeof theme !== 'string' || existsSync(theme)) return false
-    process.stdout.write(bytes.subarray(nl + 1))
+    const [key, theme, sum] = JSON.parse(bytes.subarray(0, nl).toString())
+    const text = bytes.subarray(nl + 1)
+    if (nl < 0 || key !== help.key || typeof theme !== 'string' || sum !== hash64(text) || existsSync(theme)) return false
+    process.stdout.write(text)
     return true
   } catch {
     return false
@@ -451,7 +457,8 @@ if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
     process.once('exit', (code) => {
       const theme = module.exports.helpTheme?.()
       if (code !== 0 || spoiled || printed.length === 0 || !theme || theme.themed) return
-      saveFile(help.file, Buffer.concat([Buffer.from(JSON.stringify([help.key, theme.file]) + '\\n'), ...printed]))
+      const text = Buffer.concat(printed)
+      saveFile(help.file, Buffer.concat([Buffer.from(JSON.stringify([help.key, theme.file, hash64(text)]) + '\\n'), text]))
     })
   }
   await module.exports.main()
