@@ -3,8 +3,10 @@
 // node_modules beside it (docs/decisions.md, "One bundle").
 //   cli.cjs               the CLI in one file: esbuild's bundle of src/entry/main.ts, every command and every
 //                         dependency; each command (and so each heavy module it imports) is evaluated only when it runs
-//   fleet.mjs             the launcher: `--version` answered without the bundle; otherwise cli.cjs compiled with V8's
-//                         code cache, taken after a run (see "the launcher" below), and run
+//   fleet.mjs             the launcher: `--version` answered without the bundle, and help a run before printed through
+//                         oclif in the same setting; otherwise cli.cjs compiled with V8's code cache, taken after a
+//                         run (see "the launcher" below), and run
+//   help-fast.cjs         oclif's own code for help's width and colour, which the launcher's help cache is keyed by
 //   commands.cjs          what oclif's explicit command strategy imports: the table the launcher's cli.cjs exports
 //   cli.cjs.LEGAL.txt     the licence comments esbuild collected from the bundled packages
 //   package.json          fleet's oclif configuration (explicit strategy: no directory scan), without `plugins`: the
