@@ -198,7 +198,7 @@ describe('help without oclif', () => {
     const env = {...base(), FORCE_COLOR: '3', FLEET_CODE_CACHE: cache}
     const plain = await run(full, args, env)
     assert.deepEqual(await run(fastOnly, args, env), plain, 'the premise: stored without a theme')
-    const dir = join(env.HOME!, '.config', 'fleet')
+    const dir = join(scratch, 'home', '.config', 'fleet')
     mkdirSync(dir, {recursive: true})
     writeFileSync(join(dir, 'theme.json'), JSON.stringify({sectionHeader: 'red', flag: '#00ff00'}))
     try {
