@@ -3,8 +3,10 @@
 // node_modules beside it (docs/decisions.md, "One bundle").
 //   cli.cjs               the CLI in one file: esbuild's bundle of src/entry/main.ts, every command and every
 //                         dependency; each command (and so each heavy module it imports) is evaluated only when it runs
-//   fleet.mjs             the launcher: `--version` answered without the bundle; otherwise cli.cjs compiled with V8's
-//                         code cache, taken after a run (see "the launcher" below), and run
+//   fleet.mjs             the launcher: `--version` answered without the bundle, and help a run before printed through
+//                         oclif in the same setting; otherwise cli.cjs compiled with V8's code cache, taken after a
+//                         run (see "the launcher" below), and run
+//   help-fast.cjs         oclif's own code for help's width and colour, which the launcher's help cache is keyed by
 //   commands.cjs          what oclif's explicit command strategy imports: the table the launcher's cli.cjs exports
 //   cli.cjs.LEGAL.txt     the licence comments esbuild collected from the bundled packages
 //   package.json          fleet's oclif configuration (explicit strategy: no directory scan), without `plugins`: the
@@ -48,12 +50,12 @@ const table = Object.entries(loaders)
   .sort(([a], [b]) => a.localeCompare(b))
   .map(([id, file]) => `  ${JSON.stringify(id)}: () => import(${JSON.stringify(file)}).then(commandOf),`)
   .join('\n')
-const entry = `import {COMMANDS, COMMAND_NOT_FOUND, loadAll, run} from ${JSON.stringify(join(root, 'dist/entry/main.js'))}
+const entry = `import {COMMANDS, COMMAND_NOT_FOUND, helpTheme, loadAll, run} from ${JSON.stringify(join(root, 'dist/entry/main.js'))}
 const commandOf = (m) => m.default ?? Object.values(m).find((v) => typeof v === 'function' && typeof v.run === 'function')
 const LOADERS = {
 ${table}
 }
-export {COMMANDS, COMMAND_NOT_FOUND}
+export {COMMANDS, COMMAND_NOT_FOUND, helpTheme}
 export const main = () => run(LOADERS, import.meta.url)
 export const loadAllCommands = () => loadAll(LOADERS)
 `
@@ -205,6 +207,36 @@ await build({
   logLevel: 'warning',
 })
 
+// What decides how oclif's help looks, for the launcher's help cache (see "the launcher" below): oclif's own modules
+// that compute the width help wraps to (screen.js: OCLIF_COLUMNS, or the terminal's columns, or 80 off a terminal)
+// and whether and how it colours (ux/supports-color.js, which the theme asks, and ansis, which writes the sequences;
+// probed by what it writes for a bold and a 24-bit colour). The same files cli.cjs bundles, so the launcher's key and
+// oclif's rendering are computed by the same code from the same process state. CommonJS, so Node's built-ins come
+// through require() (no ES module facade).
+{
+  const core = join(root, 'node_modules/@oclif/core')
+  await build({
+    stdin: {
+      contents: `const {stdtermwidth} = require(${JSON.stringify(join(core, 'lib/screen.js'))})
+const {supportsColor} = require(${JSON.stringify(join(core, 'lib/ux/supports-color.js'))})
+const ansisModule = require('ansis')
+const ansis = ansisModule.default ?? ansisModule
+module.exports = {width: stdtermwidth, colour: [supportsColor(), ansis.bold('x'), ansis.hex('#123456')('x')]}
+`,
+      resolveDir: join(core, 'lib'),
+      sourcefile: 'fleet-help-probe.js',
+      loader: 'js',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    outfile: join(out, 'help-fast.cjs'),
+    minify: !process.env.FLEET_BUNDLE_NOMINIFY,
+    logLevel: 'warning',
+  })
+}
+
 // The launcher reads cli.cjs as latin1, exact only for ASCII; V8 then holds it as a one-byte string (one other character
 // makes the whole 2.5 MB string two-byte: ~4 ms more to read, and more to hash and scan). esbuild escapes non-ASCII
 // characters in strings, templates and identifiers; it leaves them in regular expression literals (U+009B, the C1
@@ -252,7 +284,7 @@ function unknownHook(h) {
 writeFileSync(join(out, 'commands.cjs'), "// Written by scripts/bundle.mjs: the command table of the cli.cjs that fleet.mjs loaded.\nmodule.exports = globalThis[Symbol.for('fleet.bundle')]\n")
 // The wrapper around cli.cjs, on its first line so that line numbers in stack traces stay those of the file.
 const WRAP = ['(function (exports, require, module, __filename, __dirname, __fleetUrl) {', '\n})']
-writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
+const writeLauncher = ({helpSubjects, topicsOnly}) => writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
 // fleet's launcher, written by scripts/bundle.mjs. \`fleet --version\` is answered without the bundle, with what oclif
 // would print (its user agent); WSL, which oclif names as a platform of its own, goes the long way. Built-ins come from
 // process.getBuiltinModule (22.3+) where there is one: an ES module import of them builds a facade, measurable against
@@ -267,9 +299,22 @@ writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
 // <tmpdir>/fleet-code-cache-<uid>; it is read only from a directory of this user's that no one else may write to, and
 // only for this very bundle (the build's hash of cli.cjs is in its name) and Node (version, architecture). V8 refuses
 // a cache taken with other flags; then, or when it cannot be read or written, fleet runs exactly as without one.
+//
+// Help (\`--help\`, \`-h\`, \`help\`, a topic alone, or no arguments) is answered from the same directory, without the
+// bundle, with the bytes oclif printed the first time it was asked the same thing in the same setting: a run that
+// renders help through oclif keeps what it wrote to stdout, and if it wrote nothing to stderr and exits 0, stores it
+// in help-<bundle hash>-<hash of the key>.txt, the whole key on the first line. The key is everything oclif's help
+// depends on: this bundle, Node's version, the platform and architecture (the root help's VERSION), the width oclif
+// wraps to and whether and how it colours (help-fast.cjs: oclif's own code for both), HOME, XDG_CONFIG_HOME, DEBUG and
+// every FLEET_ and OCLIF_ variable (where oclif looks for a theme, what it logs, what fleet reads), and argv exactly.
+// oclif's theme file is named in the entry, and a run where it exists goes to oclif (a themed run stores nothing).
+// Read only from the code cache's directory under its rules, and only a regular file of this user's; anything else
+// (another shape of argv, an unknown command, a corrupt or foreign entry) goes to oclif as before.
 const builtin = (name) => process.getBuiltinModule?.(name) ?? import(name).then((m) => m.default)
-const {existsSync, readFileSync} = await builtin('node:fs')
+const fs = await builtin('node:fs')
+const {existsSync, readFileSync} = fs
 const {arch, platform, release, tmpdir} = await builtin('node:os')
+const {join} = await builtin('node:path')
 
 const argv = process.argv.slice(2)
 // package.json's engines, said once per run on an older Node (npm only warns at install, and only if it checks): fleet
@@ -291,13 +336,79 @@ const wsl = () => {
 const fromCache = async () =>
   argv[0] === 'kubeconfig' && argv[1] === 'credential' &&
   (await import('./credential-fast.mjs')).answerFromCache(argv.slice(2), process.env, (text) => process.stdout.write(text))
+// The directory of both caches, and the rule for reading from it: ours and no one else's, a directory (not a link)
+// owned by this user that group and others cannot write to.
+const uid = process.getuid?.()
+const cacheDir = process.env.FLEET_CODE_CACHE ?? join(tmpdir(), \`fleet-code-cache-\${uid ?? 'user'}\`)
+const ownDir = () => {
+  const st = fs.lstatSync(cacheDir)
+  return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0
+}
+// Written whole under another name, then renamed: a reader sees the old file or the new one, never a part.
+const saveFile = (file, bytes) => {
+  try {
+    fs.mkdirSync(cacheDir, {recursive: true, mode: 0o700})
+    if (!ownDir()) return
+    const tmp = \`\${file}.\${process.pid}.tmp\`
+    fs.writeFileSync(tmp, bytes, {mode: 0o600, flag: 'wx'})
+    fs.renameSync(tmp, file)
+  } catch {}
+}
+const HELP_FLAGS = new Set(${JSON.stringify(['--help', ...(pjson.oclif.additionalHelpFlags ?? [])])})
+const helpSubjects = new Set(${JSON.stringify(helpSubjects)})
+const topicsOnly = new Set(${JSON.stringify(topicsOnly)})
+const helpShaped = () => {
+  const subject = (words) => words.length <= 3 && words.every((w) => /^[a-z][a-z0-9-]*$/.test(w)) && (words.length === 0 || helpSubjects.has(words.join(':')))
+  if (argv.length === 0) return true
+  if (HELP_FLAGS.has(argv[argv.length - 1])) return subject(argv.slice(0, -1))
+  if (argv[0] === 'help') return subject(argv.slice(1))
+  return subject(argv) && topicsOnly.has(argv.join(':'))
+}
+const helpEntry = () => {
+  if (!cacheDir || !helpShaped() || wsl()) return undefined
+  const probe = (process.getBuiltinModule?.('node:module') ?? {createRequire: () => () => ({})}).createRequire(import.meta.url)('./help-fast.cjs')
+  if (probe.width === undefined) return undefined
+  const env = Object.keys(process.env).filter((k) => /^(FLEET_|OCLIF_)/.test(k) || ['HOME', 'XDG_CONFIG_HOME', 'DEBUG'].includes(k)).sort().map((k) => [k, process.env[k]])
+  const key = JSON.stringify([${JSON.stringify(bundleHash)}, process.version, process.arch, platform(), probe.width, probe.colour, env, argv])
+  return {key, file: join(cacheDir, \`help-${bundleHash}-\${hash64(key)}.txt\`)}
+}
+// 64 bits of a fast non-cryptographic hash (two 32-bit multiplicative streams): the entry's name, and a check of its
+// text against a file cut short or changed by something other than this launcher. Not a defence against a writer:
+// the directory's rule is that (node:crypto alone would cost more than the rest of the answer).
+const hash64 = (data) => {
+  let h1 = 0xdeadbeef
+  let h2 = 0x41c6ce57
+  for (let i = 0; i < data.length; i++) {
+    const c = typeof data === 'string' ? data.charCodeAt(i) : data[i]
+    h1 = Math.imul(h1 ^ c, 2654435761)
+    h2 = Math.imul(h2 ^ c, 1597334677)
+  }
+  return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0')
+}
+const fromHelpCache = (help) => {
+  try {
+    if (!help || !ownDir()) return false
+    const st = fs.lstatSync(help.file)
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) return false
+    const bytes = fs.readFileSync(help.file)
+    const nl = bytes.indexOf(10)
+    const [key, theme, sum] = JSON.parse(bytes.subarray(0, nl).toString())
+    const text = bytes.subarray(nl + 1)
+    if (nl < 0 || key !== help.key || typeof theme !== 'string' || sum !== hash64(text) || existsSync(theme)) return false
+    process.stdout.write(text)
+    return true
+  } catch {
+    return false
+  }
+}
+let help
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
+} else if (fromHelpCache(help = helpEntry())) {
+  // Answered.
 } else if (await fromCache()) {
   // Answered.
 } else {
-  const fs = await builtin('node:fs')
-  const {join} = await builtin('node:path')
   const {fileURLToPath} = await builtin('node:url')
   const vm = await builtin('node:vm')
   // V8 grows the old generation by a factor it picks from the allocation rate, up to 4x at a time, so a run over
@@ -330,30 +441,37 @@ if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
   const module = {exports: {}}
   script.runInThisContext()(module.exports, (await builtin('node:module')).createRequire(filename), module, filename, join(filename, '..'), url.href)
   globalThis[Symbol.for('fleet.bundle')] = module.exports
+  if (help) {
+    // What oclif prints for this help, kept for the next run in the same setting if it is the whole answer (above).
+    const printed = []
+    let spoiled = false
+    const {stdout, stderr} = process
+    const write = stdout.write
+    const writeErr = stderr.write
+    stdout.write = function (chunk, encoding, ...rest) {
+      printed.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk))
+      return write.call(this, chunk, encoding, ...rest)
+    }
+    stderr.write = function (...args) {
+      spoiled = true
+      return writeErr.apply(this, args)
+    }
+    process.once('exit', (code) => {
+      const theme = module.exports.helpTheme?.()
+      if (code !== 0 || spoiled || printed.length === 0 || !theme || theme.themed) return
+      const text = Buffer.concat(printed)
+      saveFile(help.file, Buffer.concat([Buffer.from(JSON.stringify([help.key, theme.file, hash64(text)]) + '\\n'), text]))
+    })
+  }
   await module.exports.main()
 
   function codeCache() {
-    const uid = process.getuid?.()
-    const dir = process.env.FLEET_CODE_CACHE ?? join(tmpdir(), \`fleet-code-cache-\${uid ?? 'user'}\`)
+    const dir = cacheDir
     if (!dir) return {ids: []}
     const file = join(dir, \`cli-${bundleHash}-\${process.version}-\${process.arch}.v8\`)
-    // Ours and no one else's: a directory (not a link) owned by this user that group and others cannot write to.
-    const safe = () => {
-      const st = fs.lstatSync(dir)
-      return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0
-    }
-    const cache = {dir, ids: [], save: (data, ids) => {
-      try {
-        fs.mkdirSync(dir, {recursive: true, mode: 0o700})
-        if (!safe()) return
-        const head = Buffer.from(JSON.stringify(ids) + '\\n')
-        const tmp = \`\${file}.\${process.pid}.tmp\`
-        fs.writeFileSync(tmp, Buffer.concat([head, data]), {mode: 0o600, flag: 'wx'})
-        fs.renameSync(tmp, file)
-      } catch {}
-    }}
+    const cache = {dir, ids: [], save: (data, ids) => saveFile(file, Buffer.concat([Buffer.from(JSON.stringify(ids) + '\\n'), data]))}
     try {
-      if (!safe()) return cache
+      if (!ownDir()) return cache
       const bytes = fs.readFileSync(file)
       const nl = bytes.indexOf(10)
       cache.ids = JSON.parse(bytes.subarray(0, nl).toString())
@@ -381,5 +499,14 @@ const ids = Object.keys(plugin.manifest.commands)
 const missing = Object.keys(loaders).filter((id) => !ids.includes(id))
 if (missing.length > 0) throw new Error(`the manifest lacks ${missing.join(', ')}`)
 writeFileSync(join(out, 'oclif.manifest.json'), JSON.stringify(plugin.manifest, null, 2) + '\n')
+// The launcher, with what its help cache may answer: every command whose help is the same whenever it is asked (oclif
+// loads a command with dynamic help to compute its flags' defaults, which could read anything), and the topics.
+{
+  const commands = Object.values(plugin.manifest.commands)
+  const helpSubjects = commands.filter((c) => !c.hasDynamicHelp).map((c) => c.id)
+  const prefixes = commands.flatMap((c) => c.id.split(':').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join(':')))
+  const topicsOnly = [...new Set([...prefixes, ...Object.keys(pjson.oclif.topics ?? {})])].filter((t) => !ids.includes(t)).sort()
+  writeLauncher({helpSubjects: [...helpSubjects, ...topicsOnly].sort(), topicsOnly})
+}
 const kb = (f) => `${(statSync(join(out, f)).size / 1024).toFixed(0)} KiB`
 console.log(`dist/bundle: cli.cjs ${kb('cli.cjs')}, ${ids.length} commands`)
