@@ -256,6 +256,9 @@ export class CredentialCache {
    */
   async firstFailure(caller: number, now = Date.now()): Promise<boolean> {
     if (!(await this.ours())) return true
+    // A revoked context's entry never gets a credential again (which clears its records): records past the quiet time
+    // are swept here, or every kubectl process that ever met the failure would leave one file behind.
+    await this.sweepFailures(now)
     const file = join(dirname(this.path), `${basename(this.path, '.json')}.failed-${caller}`)
     const create = () => open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).then((h) => h.close())
     try {
@@ -269,6 +272,20 @@ export class CredentialCache {
     await unlink(file).catch(() => undefined)
     await create().catch(() => undefined)
     return true
+  }
+
+  /** Removes this entry's failure records older than FAILURE_QUIET_MS (they count as none anyway). */
+  private async sweepFailures(now: number): Promise<void> {
+    const prefix = `${basename(this.path, '.json')}.failed-`
+    const names = await readdir(this.dir).catch(() => [] as string[])
+    await Promise.all(
+      names
+        .filter((n) => n.startsWith(prefix))
+        .map(async (n) => {
+          const st = await lstat(join(this.dir, n)).catch(() => undefined)
+          if (st && now - st.mtimeMs >= FAILURE_QUIET_MS) await unlink(join(this.dir, n)).catch(() => undefined)
+        }),
+    )
   }
 
   /** Whether this is the credential last dropped as probably refused (a provider that hands out the same one again). */

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
-import {chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import {describe, it} from 'node:test'
 import yaml from 'js-yaml'
 
@@ -192,6 +192,24 @@ describe('credential cache', () => {
     assert.equal(cacheEnd('2030-01-01T01:00:00Z', now), now + 3600_000 - EXPIRY_MARGIN_SECONDS * 1000)
     // Within the margin: handed out until its own end (and not kept).
     assert.equal(cacheEnd('2030-01-01T00:00:10Z', now), now + 10_000)
+  })
+
+  it('a failure is said once per kubectl process within a minute; records past that are swept, not left one per process', async () => {
+    const d = dir()
+    const cache = new CredentialCache({cluster: 'revoked'}, d)
+    const now = Date.now()
+    assert.equal(await cache.firstFailure(100, now), true)
+    assert.equal(await cache.firstFailure(100, now + 1000), false, 'the same kubectl: silent')
+    assert.equal(await cache.firstFailure(200, now + 1000), true, 'another kubectl: said')
+    // Five kubectl processes an hour ago, as k9s leaves them over a day: swept at the next failure.
+    const base = basename(cache.path, '.json')
+    for (const pid of [1, 2, 3, 4, 5]) {
+      const f = join(d, `${base}.failed-${pid}`)
+      writeFileSync(f, '', {mode: 0o600})
+      utimesSync(f, new Date(now - 3600_000), new Date(now - 3600_000))
+    }
+    assert.equal(await cache.firstFailure(300, now + 2000), true)
+    assert.deepEqual(readdirSync(d).filter((n) => n.includes('.failed-')).sort(), [`${base}.failed-100`, `${base}.failed-200`, `${base}.failed-300`])
   })
 
   it('hands a credential to each parent once, drops it on the second ask, and remembers it as refused', async () => {
