@@ -22,7 +22,6 @@ export async function loadAll(table: Record<string, CommandLoader>): Promise<Rec
   return COMMANDS
 }
 
-/** Runs the CLI; `dir` is the bundle's own URL, whose directory holds the package.json and manifest oclif reads. */
 let loaded: Config | undefined
 
 /**
@@ -33,6 +32,7 @@ export function helpTheme(): {themed: boolean; file: string} | undefined {
   return loaded && {themed: loaded.theme !== undefined, file: resolve(loaded.configDir, 'theme.json')}
 }
 
+/** Runs the CLI; `dir` is the bundle's own URL, whose directory holds the package.json and manifest oclif reads. */
 export async function run(table: Record<string, CommandLoader>, dir: string): Promise<void> {
   const config = await Config.load(fileURLToPath(dir))
   loaded = config
