@@ -6,32 +6,32 @@
  * is not a shell.
  */
 export function splitArgs(text) {
-  const out = []
-  let cur = ''
-  let started = false
-  let quote = ''
+  const out = [];
+  let cur = '';
+  let started = false;
+  let quote = '';
   for (let i = 0; i < text.length; i++) {
-    const ch = text[i]
+    const ch = text[i];
     if (quote) {
-      if (ch === quote) quote = ''
-      else if (ch === '\\' && quote === '"' && i + 1 < text.length) cur += text[++i]
-      else cur += ch
+      if (ch === quote) quote = '';
+      else if (ch === '\\' && quote === '"' && i + 1 < text.length) cur += text[++i];
+      else cur += ch;
     } else if (ch === "'" || ch === '"') {
-      quote = ch
-      started = true
+      quote = ch;
+      started = true;
     } else if (ch === '\\' && i + 1 < text.length) {
-      cur += text[++i]
-      started = true
+      cur += text[++i];
+      started = true;
     } else if (/\s/.test(ch)) {
-      if (started) out.push(cur)
-      cur = ''
-      started = false
+      if (started) out.push(cur);
+      cur = '';
+      started = false;
     } else {
-      cur += ch
-      started = true
+      cur += ch;
+      started = true;
     }
   }
-  if (quote) throw new Error(`input args: a ${quote} quote is not closed: ${text}`)
-  if (started) out.push(cur)
-  return out
+  if (quote) throw new Error(`input args: a ${quote} quote is not closed: ${text}`);
+  if (started) out.push(cur);
+  return out;
 }

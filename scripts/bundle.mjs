@@ -14,42 +14,49 @@
 //   oclif.manifest.json   every command's flags and help, so help and lookup never load a command
 //   schemas/              the JSON schemas fleet reads at run time
 // Usage: node scripts/bundle.mjs
-import {createHash} from 'node:crypto'
-import {cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import {createRequire} from 'node:module'
-import vm from 'node:vm'
-import {dirname, join, relative} from 'node:path'
-import {fileURLToPath, pathToFileURL} from 'node:url'
-import {build} from 'esbuild'
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import vm from 'node:vm';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const out = join(root, 'dist/bundle')
-const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'dist/bundle');
+const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 // ---- the command table: fleet's commands from dist/commands, the plugins' from their manifests ----------------------
-const loaders = {}
-const commandsDir = join(root, 'dist/commands')
-const walk = (d) => readdirSync(d, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.js') ? [join(d, e.name)] : []))
+const loaders = {};
+const commandsDir = join(root, 'dist/commands');
+const walk = (d) =>
+  readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.js') ? [join(d, e.name)] : [],
+  );
 for (const file of walk(commandsDir)) {
-  const id = relative(commandsDir, file).replace(/\.js$/, '').split('/').filter((p, i, all) => !(p === 'index' && i === all.length - 1)).join(':')
-  loaders[id] = file
+  const id = relative(commandsDir, file)
+    .replace(/\.js$/, '')
+    .split('/')
+    .filter((p, i, all) => !(p === 'index' && i === all.length - 1))
+    .join(':');
+  loaders[id] = file;
 }
-const REPLACED = new Set(['autocomplete', 'autocomplete:create'])
+const REPLACED = new Set(['autocomplete', 'autocomplete:create']);
 for (const plugin of pjson.oclif.plugins ?? []) {
-  const dir = join(root, 'node_modules', plugin)
-  const manifest = JSON.parse(readFileSync(join(dir, 'oclif.manifest.json'), 'utf8'))
+  const dir = join(root, 'node_modules', plugin);
+  const manifest = JSON.parse(readFileSync(join(dir, 'oclif.manifest.json'), 'utf8'));
   for (const [id, cmd] of Object.entries(manifest.commands)) {
     // fleet's own autocomplete and autocomplete:create extend the plugin's (src/commands/autocomplete/) and take their place.
-    if (loaders[id] && REPLACED.has(id)) continue
-    if (loaders[id]) throw new Error(`${plugin} and fleet both define the command ${id}`)
-    loaders[id] = join(dir, ...cmd.relativePath)
+    if (loaders[id] && REPLACED.has(id)) continue;
+    if (loaders[id]) throw new Error(`${plugin} and fleet both define the command ${id}`);
+    loaders[id] = join(dir, ...cmd.relativePath);
   }
 }
 // Each loader takes the module's default export (fleet's commands) or its only command class (the plugins').
 const table = Object.entries(loaders)
   .sort(([a], [b]) => a.localeCompare(b))
   .map(([id, file]) => `  ${JSON.stringify(id)}: () => import(${JSON.stringify(file)}).then(commandOf),`)
-  .join('\n')
+  .join('\n');
 const entry = `import {COMMANDS, COMMAND_NOT_FOUND, helpTheme, loadAll, run} from ${JSON.stringify(join(root, 'dist/entry/main.js'))}
 const commandOf = (m) => m.default ?? Object.values(m).find((v) => typeof v === 'function' && typeof v.run === 'function')
 const LOADERS = {
@@ -58,7 +65,7 @@ ${table}
 export {COMMANDS, COMMAND_NOT_FOUND, helpTheme}
 export const main = () => run(LOADERS, import.meta.url)
 export const loadAllCommands = () => loadAll(LOADERS)
-`
+`;
 
 /**
  * Two patterns in dist/ that esbuild would otherwise leave pointing outside the bundle:
@@ -71,22 +78,22 @@ function keepLazyAndAssets() {
   return {
     name: 'fleet-lazy-require-and-assets',
     setup(b) {
-      b.onLoad({filter: /[\\/]dist[\\/].*\.js$/}, (args) => {
-        let text = readFileSync(args.path, 'utf8')
-        if (!text.includes('import.meta.url')) return undefined
-        text = text.replace(/createRequire\(import\.meta\.url\)\(('[^']+')\)/g, 'require($1)')
+      b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
+        let text = readFileSync(args.path, 'utf8');
+        if (!text.includes('import.meta.url')) return undefined;
+        text = text.replace(/createRequire\(import\.meta\.url\)\(('[^']+')\)/g, 'require($1)');
         text = text.replace(/new URL\('([^']+)', import\.meta\.url\)/g, (whole, rel) => {
-          const file = join(dirname(args.path), rel)
-          const inPackage = relative(root, file)
-          if (inPackage.startsWith('..') || inPackage.startsWith('dist/')) return whole
-          mkdirSync(dirname(join(out, inPackage)), {recursive: true})
-          cpSync(file, join(out, inPackage))
-          return `new URL(${JSON.stringify(`./${inPackage}`)}, import.meta.url)`
-        })
-        return {contents: text, loader: 'js'}
-      })
+          const file = join(dirname(args.path), rel);
+          const inPackage = relative(root, file);
+          if (inPackage.startsWith('..') || inPackage.startsWith('dist/')) return whole;
+          mkdirSync(dirname(join(out, inPackage)), { recursive: true });
+          cpSync(file, join(out, inPackage));
+          return `new URL(${JSON.stringify(`./${inPackage}`)}, import.meta.url)`;
+        });
+        return { contents: text, loader: 'js' };
+      });
     },
-  }
+  };
 }
 
 /**
@@ -110,7 +117,7 @@ function keepLazyAndAssets() {
  */
 function oclifStartupEdits() {
   const edits = [
-    {file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]index\.js$/, from: '\ncheckNodeVersion();\n', to: '\n'},
+    { file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]index\.js$/, from: '\ncheckNodeVersion();\n', to: '\n' },
     {
       file: /[\\/]@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/,
       from: '.sort((a, b) => a.id.localeCompare(b.id));',
@@ -126,7 +133,7 @@ function oclifStartupEdits() {
       from: "return (await import('wsl-utils')).isWsl ? 'wsl'",
       to: "return require('is-wsl').default ? 'wsl'",
     },
-  ]
+  ];
   // Packages oclif requires at the top of a module but uses only inside functions that fleet's common paths (help,
   // a command that succeeds) never call, or call late: finding commands by glob (tinyglobby, which brings fdir and
   // picomatch; the explicit strategy never globs), matching plugin names (minimatch), the spinner's frames, reading
@@ -135,40 +142,60 @@ function oclifStartupEdits() {
   // which util/os.js uses only to ask Windows for its shell, and whose loading (with net, dgram, streams) cost ~5 ms. Each such `require` becomes an object
   // that loads the package on its first property read (oclif reads these only as `x_1.name` or `x_1.default`,
   // checked when this was written), so a run that never uses one never evaluates it.
-  const lazy = ['node:child_process', 'node:readline', 'node:perf_hooks', 'debug', 'tinyglobby', 'minimatch', 'cli-spinners', 'lilconfig', 'ejs', 'clean-stack', 'indent-string', 'wrap-ansi', 'string-width', 'widest-line']
-  const requireOf = new RegExp(`^const (\\w+) = (__importDefault\\()?require\\("(${lazy.join('|')})"\\)\\)?;$`, 'gm')
-  const lazyHelper = '\nfunction __fleetLazy(load) { let m; return new Proxy({}, {get: (_, k) => (m ??= load())[k]}) }\n'
+  const lazy = [
+    'node:child_process',
+    'node:readline',
+    'node:perf_hooks',
+    'debug',
+    'tinyglobby',
+    'minimatch',
+    'cli-spinners',
+    'lilconfig',
+    'ejs',
+    'clean-stack',
+    'indent-string',
+    'wrap-ansi',
+    'string-width',
+    'widest-line',
+  ];
+  const requireOf = new RegExp(`^const (\\w+) = (__importDefault\\()?require\\("(${lazy.join('|')})"\\)\\)?;$`, 'gm');
+  const lazyHelper =
+    '\nfunction __fleetLazy(load) { let m; return new Proxy({}, {get: (_, k) => (m ??= load())[k]}) }\n';
   return {
     name: 'fleet-oclif-startup-edits',
     setup(b) {
-      b.onLoad({filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/}, (args) => {
-        let text = readFileSync(args.path, 'utf8')
+      b.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, (args) => {
+        let text = readFileSync(args.path, 'utf8');
         for (const edit of edits.filter((e) => e.file.test(args.path))) {
-          if (text.split(edit.from).length !== 2) throw new Error(`scripts/bundle.mjs: ${args.path} no longer holds ${JSON.stringify(edit.from)} once; check the edit`)
-          text = text.replace(edit.from, edit.to)
-          edit.applied = true
+          if (text.split(edit.from).length !== 2)
+            throw new Error(
+              `scripts/bundle.mjs: ${args.path} no longer holds ${JSON.stringify(edit.from)} once; check the edit`,
+            );
+          text = text.replace(edit.from, edit.to);
+          edit.applied = true;
         }
-        let lazied = false
+        let lazied = false;
         text = text.replace(requireOf, (whole, name, importDefault, pkg) => {
           // Only a binding read as `name.property` can be deferred; anything else keeps the eager require.
-          if (new RegExp(`\\b${name}\\b(?!\\.\\w)`).test(text.replace(whole, ''))) return whole
-          lazied = true
-          return `const ${name} = __fleetLazy(() => ${importDefault ? '__importDefault(' : ''}require("${pkg}")${importDefault ? ')' : ''});`
-        })
-        return {contents: lazied ? text + lazyHelper : text, loader: 'js'}
-      })
+          if (new RegExp(`\\b${name}\\b(?!\\.\\w)`).test(text.replace(whole, ''))) return whole;
+          lazied = true;
+          return `const ${name} = __fleetLazy(() => ${importDefault ? '__importDefault(' : ''}require("${pkg}")${importDefault ? ')' : ''});`;
+        });
+        return { contents: lazied ? text + lazyHelper : text, loader: 'js' };
+      });
       b.onEnd(() => {
-        const missed = edits.filter((e) => !e.applied).map((e) => e.file)
-        if (missed.length > 0) throw new Error(`scripts/bundle.mjs: no file matched ${missed.join(', ')}; check the oclif edits`)
-      })
+        const missed = edits.filter((e) => !e.applied).map((e) => e.file);
+        if (missed.length > 0)
+          throw new Error(`scripts/bundle.mjs: no file matched ${missed.join(', ')}; check the oclif edits`);
+      });
     },
-  }
+  };
 }
 
-rmSync(out, {recursive: true, force: true})
-mkdirSync(out, {recursive: true})
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
 const built = await build({
-  stdin: {contents: entry, resolveDir: root, sourcefile: 'fleet-bundle-entry.js', loader: 'js'},
+  stdin: { contents: entry, resolveDir: root, sourcefile: 'fleet-bundle-entry.js', loader: 'js' },
   bundle: true,
   platform: 'node',
   // One CommonJS file, run by the launcher through vm.Script so that V8's code cache can be taken after a run (an ES
@@ -180,7 +207,7 @@ const built = await build({
   target: 'node22',
   outfile: join(out, 'cli.cjs'),
   // The launcher passes the bundle's file URL in: a CommonJS module has no import.meta.
-  define: {'import.meta.url': '__fleetUrl'},
+  define: { 'import.meta.url': '__fleetUrl' },
   plugins: [keepLazyAndAssets(), oclifStartupEdits()],
   // oclif requires typescript only to read a tsconfig.json in development; dist/bundle/ has none.
   external: ['typescript'],
@@ -190,10 +217,10 @@ const built = await build({
   legalComments: 'linked',
   logLevel: 'warning',
   metafile: true,
-})
+});
 // esbuild's metafile (what each package adds: https://esbuild.github.io/analyze/), beside the bundle and not in it:
 // scripts/executable.mjs lists the bundled packages in the executable's SBOM from it. FLEET_BUNDLE_META=FILE: there.
-writeFileSync(process.env.FLEET_BUNDLE_META || join(root, 'dist/bundle.meta.json'), JSON.stringify(built.metafile))
+writeFileSync(process.env.FLEET_BUNDLE_META || join(root, 'dist/bundle.meta.json'), JSON.stringify(built.metafile));
 // `kubeconfig credential` from the cache, for the launcher to answer before the CLI loads (kubectl's hot path):
 // src/export/credential-fast.ts and the little it imports, as one ES module.
 await build({
@@ -205,7 +232,7 @@ await build({
   outfile: join(out, 'credential-fast.mjs'),
   minify: !process.env.FLEET_BUNDLE_NOMINIFY,
   logLevel: 'warning',
-})
+});
 
 // What decides how oclif's help looks, for the launcher's help cache (see "the launcher" below): oclif's own modules
 // that compute the width help wraps to (screen.js: OCLIF_COLUMNS, or the terminal's columns, or 80 off a terminal)
@@ -214,7 +241,7 @@ await build({
 // oclif's rendering are computed by the same code from the same process state. CommonJS, so Node's built-ins come
 // through require() (no ES module facade).
 {
-  const core = join(root, 'node_modules/@oclif/core')
+  const core = join(root, 'node_modules/@oclif/core');
   await build({
     stdin: {
       contents: `const {stdtermwidth} = require(${JSON.stringify(join(core, 'lib/screen.js'))})
@@ -234,7 +261,7 @@ module.exports = {width: stdtermwidth, colour: [supportsColor(), ansis.bold('x')
     outfile: join(out, 'help-fast.cjs'),
     minify: !process.env.FLEET_BUNDLE_NOMINIFY,
     logLevel: 'warning',
-  })
+  });
 }
 
 // The launcher reads cli.cjs as latin1, exact only for ASCII; V8 then holds it as a one-byte string (one other character
@@ -243,48 +270,75 @@ module.exports = {width: stdtermwidth, colour: [supportsColor(), ansis.bold('x')
 // CSI, in ansi-regex). \uXXXX means the same character in an identifier, a string, a regular expression and a
 // comment; after a backslash it would not, so that case fails the build (as does anything outside the BMP).
 {
-  const file = join(out, 'cli.cjs')
-  const text = readFileSync(file, 'utf8')
+  const file = join(out, 'cli.cjs');
+  const text = readFileSync(file, 'utf8');
   const ascii = text.replace(/[^\x00-\x7f]/g, (ch, at) => {
-    const code = ch.charCodeAt(0)
-    if (code > 0xffff || text[at - 1] === '\\') throw new Error(`scripts/bundle.mjs: cli.cjs holds U+${code.toString(16)} where \\u cannot stand for it (${JSON.stringify(text.slice(at - 40, at))}); check the bundle`)
-    return `\\u${code.toString(16).padStart(4, '0')}`
-  })
-  if (ascii !== text) writeFileSync(file, ascii)
+    const code = ch.charCodeAt(0);
+    if (code > 0xffff || text[at - 1] === '\\')
+      throw new Error(
+        `scripts/bundle.mjs: cli.cjs holds U+${code.toString(16)} where \\u cannot stand for it (${JSON.stringify(text.slice(at - 40, at))}); check the bundle`,
+      );
+    return `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+  if (ascii !== text) writeFileSync(file, ascii);
 }
 // A dynamic import() of a Node built-in left in cli.cjs goes through the launcher's importModuleDynamically, which
 // Node flags as experimental with a warning on stderr at run time (creds list printed one). Import built-ins statically.
 {
-  const left = readFileSync(join(out, 'cli.cjs'), 'latin1').match(/\bimport\((["'])node:[^"']+\1\)/g)
-  if (left) throw new Error(`scripts/bundle.mjs: cli.cjs imports ${left.join(', ')} dynamically; import Node's built-ins statically`)
+  const left = readFileSync(join(out, 'cli.cjs'), 'latin1').match(/\bimport\((["'])node:[^"']+\1\)/g);
+  if (left)
+    throw new Error(
+      `scripts/bundle.mjs: cli.cjs imports ${left.join(', ')} dynamically; import Node's built-ins statically`,
+    );
 }
-const bundleHash = createHash('sha256').update(readFileSync(join(out, 'cli.cjs'))).digest('hex').slice(0, 16)
+const bundleHash = createHash('sha256')
+  .update(readFileSync(join(out, 'cli.cjs')))
+  .digest('hex')
+  .slice(0, 16);
 
 // ---- oclif's configuration beside the bundle ---------------------------------------------------------------------
-const {plugins: _plugins, commands: _commands, hooks = {}, ...oclif} = pjson.oclif
-const target = './commands.cjs'
-writeFileSync(join(out, 'package.json'), JSON.stringify({
-  name: pjson.name,
-  version: pjson.version,
-  description: pjson.description,
-  license: pjson.license,
-  type: 'module',
-  oclif: {
-    ...oclif,
-    commands: {strategy: 'explicit', target, identifier: 'COMMANDS'},
-    hooks: Object.fromEntries(Object.keys(hooks).map((h) => [h, {target, identifier: h === 'command_not_found' ? 'COMMAND_NOT_FOUND' : unknownHook(h)}])),
-  },
-}, null, 2) + '\n')
+const { plugins: _plugins, commands: _commands, hooks = {}, ...oclif } = pjson.oclif;
+const target = './commands.cjs';
+writeFileSync(
+  join(out, 'package.json'),
+  JSON.stringify(
+    {
+      name: pjson.name,
+      version: pjson.version,
+      description: pjson.description,
+      license: pjson.license,
+      type: 'module',
+      oclif: {
+        ...oclif,
+        commands: { strategy: 'explicit', target, identifier: 'COMMANDS' },
+        hooks: Object.fromEntries(
+          Object.keys(hooks).map((h) => [
+            h,
+            { target, identifier: h === 'command_not_found' ? 'COMMAND_NOT_FOUND' : unknownHook(h) },
+          ]),
+        ),
+      },
+    },
+    null,
+    2,
+  ) + '\n',
+);
 function unknownHook(h) {
-  throw new Error(`package.json names an oclif hook "${h}" that scripts/bundle.mjs does not export from the bundle`)
+  throw new Error(`package.json names an oclif hook "${h}" that scripts/bundle.mjs does not export from the bundle`);
 }
 
 // ---- the launcher --------------------------------------------------------------------------------------------------
 // What oclif's explicit strategy imports: the bundle the launcher has already run (never a second copy of it).
-writeFileSync(join(out, 'commands.cjs'), "// Written by scripts/bundle.mjs: the command table of the cli.cjs that fleet.mjs loaded.\nmodule.exports = globalThis[Symbol.for('fleet.bundle')]\n")
+writeFileSync(
+  join(out, 'commands.cjs'),
+  "// Written by scripts/bundle.mjs: the command table of the cli.cjs that fleet.mjs loaded.\nmodule.exports = globalThis[Symbol.for('fleet.bundle')]\n",
+);
 // The wrapper around cli.cjs, on its first line so that line numbers in stack traces stay those of the file.
-const WRAP = ['(function (exports, require, module, __filename, __dirname, __fleetUrl) {', '\n})']
-const writeLauncher = ({helpSubjects, topicsOnly}) => writeFileSync(join(out, 'fleet.mjs'), `#!/usr/bin/env node
+const WRAP = ['(function (exports, require, module, __filename, __dirname, __fleetUrl) {', '\n})'];
+const writeLauncher = ({ helpSubjects, topicsOnly }) =>
+  writeFileSync(
+    join(out, 'fleet.mjs'),
+    `#!/usr/bin/env node
 // fleet's launcher, written by scripts/bundle.mjs. \`fleet --version\` is answered without the bundle, with what oclif
 // would print (its user agent); WSL, which oclif names as a platform of its own, goes the long way. Built-ins come from
 // process.getBuiltinModule (22.3+) where there is one: an ES module import of them builds a facade, measurable against
@@ -480,33 +534,50 @@ if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
     return cache
   }
 }
-`, {mode: 0o755})
+`,
+    { mode: 0o755 },
+  );
 
 // ---- the manifest: every command loaded once, here, so that no start-up has to ---------------------------------------
 // cli.cjs run the launcher's way (without a code cache), so commands.cjs finds it.
 {
-  const filename = join(out, 'cli.cjs')
-  const module = {exports: {}}
-  new vm.Script(WRAP[0] + readFileSync(filename, 'latin1') + WRAP[1], {filename, importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER})
-    .runInThisContext()(module.exports, createRequire(filename), module, filename, out, pathToFileURL(filename).href)
-  globalThis[Symbol.for('fleet.bundle')] = module.exports
-  await module.exports.loadAllCommands()
+  const filename = join(out, 'cli.cjs');
+  const module = { exports: {} };
+  new vm.Script(WRAP[0] + readFileSync(filename, 'latin1') + WRAP[1], {
+    filename,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  }).runInThisContext()(module.exports, createRequire(filename), module, filename, out, pathToFileURL(filename).href);
+  globalThis[Symbol.for('fleet.bundle')] = module.exports;
+  await module.exports.loadAllCommands();
 }
-const {Plugin} = await import('@oclif/core')
-const plugin = new Plugin({isRoot: true, root: out, ignoreManifest: true, errorOnManifestCreate: true, respectNoCacheDefault: true})
-await plugin.load()
-const ids = Object.keys(plugin.manifest.commands)
-const missing = Object.keys(loaders).filter((id) => !ids.includes(id))
-if (missing.length > 0) throw new Error(`the manifest lacks ${missing.join(', ')}`)
-writeFileSync(join(out, 'oclif.manifest.json'), JSON.stringify(plugin.manifest, null, 2) + '\n')
+const { Plugin } = await import('@oclif/core');
+const plugin = new Plugin({
+  isRoot: true,
+  root: out,
+  ignoreManifest: true,
+  errorOnManifestCreate: true,
+  respectNoCacheDefault: true,
+});
+await plugin.load();
+const ids = Object.keys(plugin.manifest.commands);
+const missing = Object.keys(loaders).filter((id) => !ids.includes(id));
+if (missing.length > 0) throw new Error(`the manifest lacks ${missing.join(', ')}`);
+writeFileSync(join(out, 'oclif.manifest.json'), JSON.stringify(plugin.manifest, null, 2) + '\n');
 // The launcher, with what its help cache may answer: every command whose help is the same whenever it is asked (oclif
 // loads a command with dynamic help to compute its flags' defaults, which could read anything), and the topics.
 {
-  const commands = Object.values(plugin.manifest.commands)
-  const helpSubjects = commands.filter((c) => !c.hasDynamicHelp).map((c) => c.id)
-  const prefixes = commands.flatMap((c) => c.id.split(':').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join(':')))
-  const topicsOnly = [...new Set([...prefixes, ...Object.keys(pjson.oclif.topics ?? {})])].filter((t) => !ids.includes(t)).sort()
-  writeLauncher({helpSubjects: [...helpSubjects, ...topicsOnly].sort(), topicsOnly})
+  const commands = Object.values(plugin.manifest.commands);
+  const helpSubjects = commands.filter((c) => !c.hasDynamicHelp).map((c) => c.id);
+  const prefixes = commands.flatMap((c) =>
+    c.id
+      .split(':')
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join(':')),
+  );
+  const topicsOnly = [...new Set([...prefixes, ...Object.keys(pjson.oclif.topics ?? {})])]
+    .filter((t) => !ids.includes(t))
+    .sort();
+  writeLauncher({ helpSubjects: [...helpSubjects, ...topicsOnly].sort(), topicsOnly });
 }
-const kb = (f) => `${(statSync(join(out, f)).size / 1024).toFixed(0)} KiB`
-console.log(`dist/bundle: cli.cjs ${kb('cli.cjs')}, ${ids.length} commands`)
+const kb = (f) => `${(statSync(join(out, f)).size / 1024).toFixed(0)} KiB`;
+console.log(`dist/bundle: cli.cjs ${kb('cli.cjs')}, ${ids.length} commands`);

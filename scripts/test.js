@@ -24,7 +24,9 @@ if (!['unit', 'e2e', 'all'].includes(mode)) {
 // fleet supports Node 22 and newer (package.json engines). npm scripts run the `node` devDependency (24); a bare
 // `node scripts/test.js` on an older node would fail in ways that look like fleet's bugs.
 if (Number(process.versions.node.split('.')[0]) < 22) {
-  console.error(`scripts/test.js: node ${process.version} is older than fleet supports (>=22); run it through npm (npm test), which puts node_modules/.bin/node first on PATH`);
+  console.error(
+    `scripts/test.js: node ${process.version} is older than fleet supports (>=22); run it through npm (npm test), which puts node_modules/.bin/node first on PATH`,
+  );
   process.exit(2);
 }
 const inCI = !!process.env.CI && process.env.CI !== 'false' && process.env.CI !== '0';
@@ -62,13 +64,22 @@ function runNodeTests(label, files, extraArgs, env) {
     const tapDir = mkdtempSync(join(tmpdir(), 'fleet-tap-'));
     const tapFile = join(tapDir, 'results.tap');
     const args = [
-      '--import', 'tsx', '--test',
-      '--test-reporter=spec', '--test-reporter-destination=stdout',
-      '--test-reporter=tap', `--test-reporter-destination=${tapFile}`,
-      ...extraArgs, ...files,
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tapFile}`,
+      ...extraArgs,
+      ...files,
     ];
     console.log(`\n=== ${label}: ${files.length} file${files.length === 1 ? '' : 's'} ===`);
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TMPDIR: runTmp, ...env } });
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, TMPDIR: runTmp, ...env },
+    });
     live.add(child);
     child.on('exit', (code, signal) => {
       live.delete(child);
@@ -98,10 +109,14 @@ function runNodeTests(label, files, extraArgs, env) {
 /** Starts the supervisor and resolves with the state.json path once the control plane is ready. */
 function startControlPlane() {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/support/supervise.ts'), '--members', '2'], {
-      cwd: root,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'test/support/supervise.ts'), '--members', '2'],
+      {
+        cwd: root,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     supervisor = child;
     let out = '';
     let errTail = '';
@@ -121,7 +136,13 @@ function startControlPlane() {
       if (supervisor === child && !child.stdin.writableEnded) supervisorLost = true;
       supervisor = undefined;
       const reason = errTail.slice(errTail.lastIndexOf('control plane did not start:')).trim();
-      reject(new Error(reason.startsWith('control plane did not start:') ? reason : `the control plane supervisor exited (${signal ?? `code ${code}`}) before the control plane was ready`));
+      reject(
+        new Error(
+          reason.startsWith('control plane did not start:')
+            ? reason
+            : `the control plane supervisor exited (${signal ?? `code ${code}`}) before the control plane was ready`,
+        ),
+      );
     });
   });
 }
@@ -132,7 +153,11 @@ function stopControlPlane() {
     if (supervisorLost && controlPlaneDir && existsSync(controlPlaneDir)) {
       // Nobody is left to stop what it started: do it here, with the same code.
       console.error('the control plane supervisor died; stopping its processes');
-      spawnSync(process.execPath, ['--import', 'tsx', join(root, 'test/support/sandbox-cli.ts'), 'down', '--dir', controlPlaneDir], { cwd: root, stdio: 'inherit' });
+      spawnSync(
+        process.execPath,
+        ['--import', 'tsx', join(root, 'test/support/sandbox-cli.ts'), 'down', '--dir', controlPlaneDir],
+        { cwd: root, stdio: 'inherit' },
+      );
       supervisorLost = false;
     }
     return Promise.resolve();
@@ -155,10 +180,16 @@ function startOtherNodeLines() {
   if (process.env.FLEET_TEST_OTHER_NODE_LINES !== '1' || mode !== 'all') return;
   const out = openSync(otherLines.log, 'w');
   // Its own process group, so an interrupt stops the node runs under bash too.
-  const child = spawn('nice', ['-n', '10', 'bash', join(root, 'scripts/node-versions.sh')], { cwd: root, stdio: ['ignore', out, out], detached: true });
+  const child = spawn('nice', ['-n', '10', 'bash', join(root, 'scripts/node-versions.sh')], {
+    cwd: root,
+    stdio: ['ignore', out, out],
+    detached: true,
+  });
   otherLines.child = child;
   otherLines.done = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  console.log(`\nthe unit suite on the other Node lines runs beside the e2e files (scripts/node-versions.sh; output after them)`);
+  console.log(
+    `\nthe unit suite on the other Node lines runs beside the e2e files (scripts/node-versions.sh; output after them)`,
+  );
 }
 async function finishOtherNodeLines() {
   if (!otherLines.done) return;
@@ -202,7 +233,9 @@ async function e2e() {
   let statePath = process.env.FLEET_TEST_CONTROL_PLANE;
   if (statePath) {
     if (!existsSync(statePath)) {
-      console.error(`FLEET_TEST_CONTROL_PLANE=${statePath} does not exist; start one with \`npm run sandbox -- up\` or unset it`);
+      console.error(
+        `FLEET_TEST_CONTROL_PLANE=${statePath} does not exist; start one with \`npm run sandbox -- up\` or unset it`,
+      );
       totals.failed++;
       failedRuns++;
       return;
@@ -215,7 +248,9 @@ async function e2e() {
       statePath = await startControlPlane();
     } catch (err) {
       if (interrupted) return;
-      console.error(`\nERROR: e2e tests need a real control plane and it could not be built or started:\n  ${err.message}`);
+      console.error(
+        `\nERROR: e2e tests need a real control plane and it could not be built or started:\n  ${err.message}`,
+      );
       console.error(`See docs/control-plane.md (troubleshooting). Outside CI, FLEET_SKIP_E2E=1 skips e2e explicitly.`);
       totals.failed++;
       failedRuns++;
@@ -225,7 +260,9 @@ async function e2e() {
   }
   if (interrupted) return;
   startOtherNodeLines();
-  await runNodeTests('e2e', files, ['--test-concurrency=1', `--test-timeout=${E2E_TEST_TIMEOUT_MS}`], { FLEET_TEST_CONTROL_PLANE: statePath });
+  await runNodeTests('e2e', files, ['--test-concurrency=1', `--test-timeout=${E2E_TEST_TIMEOUT_MS}`], {
+    FLEET_TEST_CONTROL_PLANE: statePath,
+  });
 }
 
 async function onSignal(signal) {
@@ -233,7 +270,10 @@ async function onSignal(signal) {
   interrupted = true;
   console.error(`\n${signal}: stopping tests and the control plane...`);
   for (const child of live) child.kill(signal);
-  if (otherLines.child) try { process.kill(-otherLines.child.pid, signal); } catch {}
+  if (otherLines.child)
+    try {
+      process.kill(-otherLines.child.pid, signal);
+    } catch {}
   await stopControlPlane();
   rmSync(runTmp, { recursive: true, force: true });
   process.exit(signal === 'SIGINT' ? 130 : 143);

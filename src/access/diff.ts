@@ -1,6 +1,6 @@
-import type {KubeClient} from '../kube/client.js'
-import type {ResourceRule} from './risk.js'
-import {type NonResourceRule, type RulesReview, rulesReview} from './rules.js'
+import type { KubeClient } from '../kube/client.js';
+import type { ResourceRule } from './risk.js';
+import { type NonResourceRule, type RulesReview, rulesReview } from './rules.js';
 
 /**
  * `auth diff`: the rules one identity holds on each cluster, normalised so that equivalent RBAC written differently
@@ -17,98 +17,105 @@ import {type NonResourceRule, type RulesReview, rulesReview} from './rules.js'
  * RoleBinding can live there) holds only the latter. `cluster` grants hold in every namespace (and for cluster-scoped
  * resources); `namespace` grants hold only in the namespace reviewed.
  */
-export type RuleScope = 'cluster' | 'namespace'
+export type RuleScope = 'cluster' | 'namespace';
 
 /** Not a valid namespace name (dots), so no RoleBinding can be in it: its rules review holds only cluster-wide grants. */
-export const CLUSTER_WIDE_PROBE = 'cluster-wide.fleet.invalid'
+export const CLUSTER_WIDE_PROBE = 'cluster-wide.fleet.invalid';
 
 /** One normalised resource rule: one group and resource, sorted verbs, sorted resourceNames (empty: every object). */
 export interface NormalRule {
-  scope: RuleScope
-  apiGroup: string
-  resource: string
-  resourceNames: string[]
-  verbs: string[]
+  scope: RuleScope;
+  apiGroup: string;
+  resource: string;
+  resourceNames: string[];
+  verbs: string[];
 }
 
 /** One normalised non-resource rule: one URL (or prefix ending in "*"), sorted verbs. */
 export interface NormalNonResourceRule {
-  url: string
-  verbs: string[]
+  url: string;
+  verbs: string[];
 }
 
 export interface NormalRules {
-  rules: NormalRule[]
-  nonResourceRules: NormalNonResourceRule[]
+  rules: NormalRule[];
+  nonResourceRules: NormalNonResourceRule[];
 }
 
 /** What the two rules reviews of one cluster said, normalised. */
 export interface ClusterRules extends NormalRules {
-  namespace: string
+  namespace: string;
   /** Either review was incomplete (an authorizer that cannot list its rules): a difference may be missed. */
-  incomplete: boolean
-  evaluationError?: string
+  incomplete: boolean;
+  evaluationError?: string;
 }
 
 /** One cluster's place in the comparison. */
 export interface ClusterDiff {
   /** Granted here and not by the baseline (without one: not by every other cluster that answered). */
-  extra: NormalRules
+  extra: NormalRules;
   /** Granted by the baseline (without one: by some other cluster) and not here. */
-  missing: NormalRules
+  missing: NormalRules;
 }
 
 /** One grant: a single verb on a single group/resource/object, or a single verb on a single non-resource URL. */
 interface ResourceAtom {
-  scope: RuleScope
-  group: string
-  resource: string
+  scope: RuleScope;
+  group: string;
+  resource: string;
   /** Absent: every object. */
-  name?: string
-  verb: string
+  name?: string;
+  verb: string;
 }
 interface UrlAtom {
-  url: string
-  verb: string
+  url: string;
+  verb: string;
 }
 
-const ALL = '*'
+const ALL = '*';
 
 /** Reads the rules of the identity in `namespace` and cluster-wide, and normalises them. */
 export async function clusterRules(client: KubeClient, namespace: string): Promise<ClusterRules> {
-  const [inNamespace, clusterWide] = await Promise.all([rulesReview(client, namespace), rulesReview(client, CLUSTER_WIDE_PROBE)])
-  return normaliseReviews(namespace, inNamespace, clusterWide)
+  const [inNamespace, clusterWide] = await Promise.all([
+    rulesReview(client, namespace),
+    rulesReview(client, CLUSTER_WIDE_PROBE),
+  ]);
+  return normaliseReviews(namespace, inNamespace, clusterWide);
 }
 
 /** Normalises the namespace's review against the cluster-wide one (pure, for tests). */
 export function normaliseReviews(namespace: string, inNamespace: RulesReview, clusterWide: RulesReview): ClusterRules {
-  const cluster = reduceResources(resourceAtoms(clusterWide.resourceRules, 'cluster'))
+  const cluster = reduceResources(resourceAtoms(clusterWide.resourceRules, 'cluster'));
   // A namespace grant that a cluster-wide one already covers adds nothing.
-  const wide = resourceSet(cluster)
-  const local = reduceResources(resourceAtoms(inNamespace.resourceRules, 'namespace')).filter((a) => !wide.covers(a))
+  const wide = resourceSet(cluster);
+  const local = reduceResources(resourceAtoms(inNamespace.resourceRules, 'namespace')).filter((a) => !wide.covers(a));
   // Non-resource URLs are granted only by ClusterRoles bound cluster-wide; both reviews carry them, so they are merged.
-  const urls = reduceUrls([...urlAtoms(inNamespace.nonResourceRules), ...urlAtoms(clusterWide.nonResourceRules)])
-  const evaluationError = [inNamespace.evaluationError, clusterWide.evaluationError].filter(Boolean).join('; ')
+  const urls = reduceUrls([...urlAtoms(inNamespace.nonResourceRules), ...urlAtoms(clusterWide.nonResourceRules)]);
+  const evaluationError = [inNamespace.evaluationError, clusterWide.evaluationError].filter(Boolean).join('; ');
   return {
     namespace,
     incomplete: inNamespace.incomplete || clusterWide.incomplete,
-    ...(evaluationError ? {evaluationError} : {}),
+    ...(evaluationError ? { evaluationError } : {}),
     ...groupAtoms([...cluster, ...local], urls),
-  }
+  };
 }
 
 /** The rules as atoms: every group × resource × name × verb. Empty lists grant nothing, as in RBAC. */
 function resourceAtoms(rules: ResourceRule[], scope: RuleScope): ResourceAtom[] {
-  const out: ResourceAtom[] = []
+  const out: ResourceAtom[] = [];
   for (const r of rules) {
-    const names: Array<string | undefined> = r.resourceNames.length > 0 ? r.resourceNames : [undefined]
-    for (const group of r.apiGroups) for (const resource of r.resources) for (const name of names) for (const verb of r.verbs) out.push({scope, group, resource, ...(name === undefined ? {} : {name}), verb})
+    const names: Array<string | undefined> = r.resourceNames.length > 0 ? r.resourceNames : [undefined];
+    for (const group of r.apiGroups)
+      for (const resource of r.resources)
+        for (const name of names)
+          for (const verb of r.verbs)
+            out.push({ scope, group, resource, ...(name === undefined ? {} : { name }), verb });
   }
-  return out
+  return out;
 }
 
 function urlAtoms(rules: NonResourceRule[]): UrlAtom[] {
-  return rules.flatMap((r) => r.nonResourceURLs.flatMap((url) => r.verbs.map((verb) => ({url, verb}))))
+  return rules.flatMap((r) => r.nonResourceURLs.flatMap((url) => r.verbs.map((verb) => ({ url, verb }))));
 }
 
 /**
@@ -117,132 +124,173 @@ function urlAtoms(rules: NonResourceRule[]): UrlAtom[] {
  * resource, a grant without resourceNames every object. A finite list, so coverage is a set lookup, not a scan.
  */
 function coveringKeys(a: ResourceAtom): string[] {
-  const slash = a.resource.indexOf('/')
-  const scopes: RuleScope[] = a.scope === 'namespace' ? ['namespace', 'cluster'] : ['cluster']
-  const groups = a.group === ALL ? [ALL] : [a.group, ALL]
-  const resources = new Set([a.resource, ALL, ...(slash === -1 ? [] : [`${ALL}/${a.resource.slice(slash + 1)}`])])
-  const names = a.name === undefined ? [undefined] : [a.name, undefined]
-  const verbs = a.verb === ALL ? [ALL] : [a.verb, ALL]
-  const out: string[] = []
-  for (const scope of scopes) for (const group of groups) for (const resource of resources) for (const name of names) for (const verb of verbs) {
-    out.push(resourceKey({scope, group, resource, ...(name === undefined ? {} : {name}), verb}))
-  }
-  return out
+  const slash = a.resource.indexOf('/');
+  const scopes: RuleScope[] = a.scope === 'namespace' ? ['namespace', 'cluster'] : ['cluster'];
+  const groups = a.group === ALL ? [ALL] : [a.group, ALL];
+  const resources = new Set([a.resource, ALL, ...(slash === -1 ? [] : [`${ALL}/${a.resource.slice(slash + 1)}`])]);
+  const names = a.name === undefined ? [undefined] : [a.name, undefined];
+  const verbs = a.verb === ALL ? [ALL] : [a.verb, ALL];
+  const out: string[] = [];
+  for (const scope of scopes)
+    for (const group of groups)
+      for (const resource of resources)
+        for (const name of names)
+          for (const verb of verbs) {
+            out.push(resourceKey({ scope, group, resource, ...(name === undefined ? {} : { name }), verb }));
+          }
+  return out;
 }
 
 /** RBAC's non-resource matching: "*", the URL itself, or a prefix ending in "*". */
 function coveringUrlKeys(a: UrlAtom): string[] {
-  const urls = new Set([a.url, ALL])
-  for (let i = 0; i < a.url.length; i++) urls.add(`${a.url.slice(0, i)}${ALL}`)
-  const verbs = a.verb === ALL ? [ALL] : [a.verb, ALL]
-  return [...urls].flatMap((url) => verbs.map((verb) => urlKey({url, verb})))
+  const urls = new Set([a.url, ALL]);
+  for (let i = 0; i < a.url.length; i++) urls.add(`${a.url.slice(0, i)}${ALL}`);
+  const verbs = a.verb === ALL ? [ALL] : [a.verb, ALL];
+  return [...urls].flatMap((url) => verbs.map((verb) => urlKey({ url, verb })));
 }
 
-const resourceKey = (a: ResourceAtom) => `${a.scope}\u0000${a.group}\u0000${a.resource}\u0000${a.name === undefined ? '*all' : `=${a.name}`}\u0000${a.verb}`
-const urlKey = (a: UrlAtom) => `${a.url}\u0000${a.verb}`
+const resourceKey = (a: ResourceAtom) =>
+  `${a.scope}\u0000${a.group}\u0000${a.resource}\u0000${a.name === undefined ? '*all' : `=${a.name}`}\u0000${a.verb}`;
+const urlKey = (a: UrlAtom) => `${a.url}\u0000${a.verb}`;
 
 /** A set of atoms that answers "is this one covered?" by looking up the finite list of grants that would cover it. */
 class AtomSet<A> {
-  readonly keys: Set<string>
+  readonly keys: Set<string>;
   constructor(
     readonly atoms: A[],
     private readonly key: (a: A) => string,
     private readonly covering: (a: A) => string[],
   ) {
-    this.keys = new Set(atoms.map(key))
+    this.keys = new Set(atoms.map(key));
   }
 
   /** Whether some atom of the set covers `a` (itself included when `self` is true). */
   covers(a: A, self = true): boolean {
-    const own = this.key(a)
-    for (const k of this.covering(a)) if ((self || k !== own) && this.keys.has(k)) return true
-    return false
+    const own = this.key(a);
+    for (const k of this.covering(a)) if ((self || k !== own) && this.keys.has(k)) return true;
+    return false;
   }
 }
 
-const resourceSet = (atoms: ResourceAtom[]) => new AtomSet(atoms, resourceKey, coveringKeys)
-const urlSet = (atoms: UrlAtom[]) => new AtomSet(atoms, urlKey, coveringUrlKeys)
+const resourceSet = (atoms: ResourceAtom[]) => new AtomSet(atoms, resourceKey, coveringKeys);
+const urlSet = (atoms: UrlAtom[]) => new AtomSet(atoms, urlKey, coveringUrlKeys);
 
 /**
  * Drops duplicates and every atom a wider one covers, so `get,list` next to `*` on the same resource, or a named object
  * next to all objects, count once. (Two different atoms never cover each other, so nothing is dropped twice.)
  */
 function reduce<A>(set: AtomSet<A>, key: (a: A) => string): A[] {
-  const unique = [...new Map(set.atoms.map((a) => [key(a), a])).values()]
-  return unique.filter((a) => !set.covers(a, false))
+  const unique = [...new Map(set.atoms.map((a) => [key(a), a])).values()];
+  return unique.filter((a) => !set.covers(a, false));
 }
 
-const reduceResources = (atoms: ResourceAtom[]) => reduce(resourceSet(atoms), resourceKey)
-const reduceUrls = (atoms: UrlAtom[]) => reduce(urlSet(atoms), urlKey)
+const reduceResources = (atoms: ResourceAtom[]) => reduce(resourceSet(atoms), resourceKey);
+const reduceUrls = (atoms: UrlAtom[]) => reduce(urlSet(atoms), urlKey);
 
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Atoms back into rules, the same way for every cluster: one rule per scope, group, resource and object names with its
  * verbs sorted; named objects with the same verbs share a rule. Sorted by scope, group, resource, names.
  */
 function groupAtoms(resources: ResourceAtom[], urls: UrlAtom[]): NormalRules {
-  const perObject = new Map<string, {scope: RuleScope; apiGroup: string; resource: string; name?: string; verbs: Set<string>}>()
+  const perObject = new Map<
+    string,
+    { scope: RuleScope; apiGroup: string; resource: string; name?: string; verbs: Set<string> }
+  >();
   for (const a of resources) {
-    const k = [a.scope, a.group, a.resource, a.name === undefined ? '*all' : `=${a.name}`].join('\u0000')
-    let entry = perObject.get(k)
-    if (!entry) perObject.set(k, (entry = {scope: a.scope, apiGroup: a.group, resource: a.resource, ...(a.name === undefined ? {} : {name: a.name}), verbs: new Set()}))
-    entry.verbs.add(a.verb)
+    const k = [a.scope, a.group, a.resource, a.name === undefined ? '*all' : `=${a.name}`].join('\u0000');
+    let entry = perObject.get(k);
+    if (!entry)
+      perObject.set(
+        k,
+        (entry = {
+          scope: a.scope,
+          apiGroup: a.group,
+          resource: a.resource,
+          ...(a.name === undefined ? {} : { name: a.name }),
+          verbs: new Set(),
+        }),
+      );
+    entry.verbs.add(a.verb);
   }
-  const rules = new Map<string, NormalRule>()
+  const rules = new Map<string, NormalRule>();
   for (const e of perObject.values()) {
-    const verbs = [...e.verbs].sort(byText)
-    const k = [e.scope, e.apiGroup, e.resource, e.name === undefined ? 'all' : 'named', verbs.join(',')].join('\u0000')
-    const rule = rules.get(k)
-    if (rule && e.name !== undefined) rule.resourceNames.push(e.name)
-    else rules.set(k, {scope: e.scope, apiGroup: e.apiGroup, resource: e.resource, resourceNames: e.name === undefined ? [] : [e.name], verbs})
+    const verbs = [...e.verbs].sort(byText);
+    const k = [e.scope, e.apiGroup, e.resource, e.name === undefined ? 'all' : 'named', verbs.join(',')].join('\u0000');
+    const rule = rules.get(k);
+    if (rule && e.name !== undefined) rule.resourceNames.push(e.name);
+    else
+      rules.set(k, {
+        scope: e.scope,
+        apiGroup: e.apiGroup,
+        resource: e.resource,
+        resourceNames: e.name === undefined ? [] : [e.name],
+        verbs,
+      });
   }
-  const sorted = [...rules.values()].map((r) => ({...r, resourceNames: r.resourceNames.sort(byText)}))
-  const ruleKey = (r: NormalRule) => [r.scope, r.apiGroup, r.resource, r.resourceNames.join(','), r.verbs.join(',')].join('\u0000')
-  sorted.sort((a, b) => byText(ruleKey(a), ruleKey(b)))
+  const sorted = [...rules.values()].map((r) => ({ ...r, resourceNames: r.resourceNames.sort(byText) }));
+  const ruleKey = (r: NormalRule) =>
+    [r.scope, r.apiGroup, r.resource, r.resourceNames.join(','), r.verbs.join(',')].join('\u0000');
+  sorted.sort((a, b) => byText(ruleKey(a), ruleKey(b)));
 
-  const perUrl = new Map<string, Set<string>>()
+  const perUrl = new Map<string, Set<string>>();
   for (const a of urls) {
-    let verbs = perUrl.get(a.url)
-    if (!verbs) perUrl.set(a.url, (verbs = new Set()))
-    verbs.add(a.verb)
+    let verbs = perUrl.get(a.url);
+    if (!verbs) perUrl.set(a.url, (verbs = new Set()));
+    verbs.add(a.verb);
   }
-  const nonResourceRules = [...perUrl.entries()].sort(([a], [b]) => byText(a, b)).map(([url, verbs]) => ({url, verbs: [...verbs].sort(byText)}))
-  return {rules: sorted, nonResourceRules}
+  const nonResourceRules = [...perUrl.entries()]
+    .sort(([a], [b]) => byText(a, b))
+    .map(([url, verbs]) => ({ url, verbs: [...verbs].sort(byText) }));
+  return { rules: sorted, nonResourceRules };
 }
 
 interface Atoms {
-  resources: ResourceAtom[]
-  urls: UrlAtom[]
-  resourceSet: AtomSet<ResourceAtom>
-  urlSet: AtomSet<UrlAtom>
+  resources: ResourceAtom[];
+  urls: UrlAtom[];
+  resourceSet: AtomSet<ResourceAtom>;
+  urlSet: AtomSet<UrlAtom>;
 }
 
 /** Differences back into rules; `coverR`/`coverU` are the comparison's cached covering keys. */
-function grouped(resources: ResourceAtom[], urls: UrlAtom[], coverR: (a: ResourceAtom) => string[], coverU: (a: UrlAtom) => string[]): NormalRules {
-  return groupAtoms(reduce(new AtomSet(resources, resourceKey, coverR), resourceKey), reduce(new AtomSet(urls, urlKey, coverU), urlKey))
+function grouped(
+  resources: ResourceAtom[],
+  urls: UrlAtom[],
+  coverR: (a: ResourceAtom) => string[],
+  coverU: (a: UrlAtom) => string[],
+): NormalRules {
+  return groupAtoms(
+    reduce(new AtomSet(resources, resourceKey, coverR), resourceKey),
+    reduce(new AtomSet(urls, urlKey, coverU), urlKey),
+  );
 }
 
 function atomsOf(n: NormalRules): Atoms {
-  const resources = n.rules.flatMap((r) => resourceAtoms([{verbs: r.verbs, apiGroups: [r.apiGroup], resources: [r.resource], resourceNames: r.resourceNames}], r.scope))
-  const urls = urlAtoms(n.nonResourceRules.map((r) => ({verbs: r.verbs, nonResourceURLs: [r.url]})))
-  return {resources, urls, resourceSet: resourceSet(resources), urlSet: urlSet(urls)}
+  const resources = n.rules.flatMap((r) =>
+    resourceAtoms(
+      [{ verbs: r.verbs, apiGroups: [r.apiGroup], resources: [r.resource], resourceNames: r.resourceNames }],
+      r.scope,
+    ),
+  );
+  const urls = urlAtoms(n.nonResourceRules.map((r) => ({ verbs: r.verbs, nonResourceURLs: [r.url] })));
+  return { resources, urls, resourceSet: resourceSet(resources), urlSet: urlSet(urls) };
 }
 
 /** The covering keys of each distinct atom, computed once per comparison: clusters share most of their grants. */
 function coverCache<A>(key: (a: A) => string, covering: (a: A) => string[]): (a: A) => string[] {
-  const cache = new Map<string, string[]>()
+  const cache = new Map<string, string[]>();
   return (a) => {
-    const k = key(a)
-    let keys = cache.get(k)
-    if (!keys) cache.set(k, (keys = covering(a)))
-    return keys
-  }
+    const k = key(a);
+    let keys = cache.get(k);
+    if (!keys) cache.set(k, (keys = covering(a)));
+    return keys;
+  };
 }
 
 function coveredIn(keys: Set<string>, covering: string[]): boolean {
-  for (const k of covering) if (keys.has(k)) return true
-  return false
+  for (const k of covering) if (keys.has(k)) return true;
+  return false;
 }
 
 /**
@@ -257,61 +305,75 @@ function coveredIn(keys: Set<string>, covering: string[]): boolean {
  * not a comparison of every pair.
  */
 export function diffRules(clusters: Map<string, NormalRules>, baseline?: string): Map<string, ClusterDiff> {
-  const atoms = new Map([...clusters].map(([name, rules]) => [name, atomsOf(rules)]))
-  const coverR = coverCache(resourceKey, coveringKeys)
-  const coverU = coverCache(urlKey, coveringUrlKeys)
-  const out = new Map<string, ClusterDiff>()
+  const atoms = new Map([...clusters].map(([name, rules]) => [name, atomsOf(rules)]));
+  const coverR = coverCache(resourceKey, coveringKeys);
+  const coverU = coverCache(urlKey, coveringUrlKeys);
+  const out = new Map<string, ClusterDiff>();
   if (baseline !== undefined) {
-    const base = atoms.get(baseline)!
+    const base = atoms.get(baseline)!;
     for (const [name, mine] of atoms) {
       const notIn = (a: Atoms) => ({
         resources: (x: ResourceAtom) => !coveredIn(a.resourceSet.keys, coverR(x)),
         urls: (x: UrlAtom) => !coveredIn(a.urlSet.keys, coverU(x)),
-      })
-      const extra = name === baseline ? {resources: [], urls: []} : {resources: mine.resources.filter(notIn(base).resources), urls: mine.urls.filter(notIn(base).urls)}
-      const missing = name === baseline ? {resources: [], urls: []} : {resources: base.resources.filter(notIn(mine).resources), urls: base.urls.filter(notIn(mine).urls)}
-      out.set(name, {extra: grouped(extra.resources, extra.urls, coverR, coverU), missing: grouped(missing.resources, missing.urls, coverR, coverU)})
+      });
+      const extra =
+        name === baseline
+          ? { resources: [], urls: [] }
+          : { resources: mine.resources.filter(notIn(base).resources), urls: mine.urls.filter(notIn(base).urls) };
+      const missing =
+        name === baseline
+          ? { resources: [], urls: [] }
+          : { resources: base.resources.filter(notIn(mine).resources), urls: base.urls.filter(notIn(mine).urls) };
+      out.set(name, {
+        extra: grouped(extra.resources, extra.urls, coverR, coverU),
+        missing: grouped(missing.resources, missing.urls, coverR, coverU),
+      });
     }
-    return out
+    return out;
   }
-  const unionR = new Map<string, ResourceAtom>()
-  const unionU = new Map<string, UrlAtom>()
+  const unionR = new Map<string, ResourceAtom>();
+  const unionU = new Map<string, UrlAtom>();
   for (const a of atoms.values()) {
-    for (const x of a.resources) unionR.set(resourceKey(x), x)
-    for (const x of a.urls) unionU.set(urlKey(x), x)
+    for (const x of a.resources) unionR.set(resourceKey(x), x);
+    for (const x of a.urls) unionU.set(urlKey(x), x);
   }
   // For each cluster, the grants of the union it covers; for each grant, how many clusters cover it.
-  const grantsR = [...unionR].map(([k, x]) => ({k: `r${k}`, covering: coverR(x)}))
-  const grantsU = [...unionU].map(([k, x]) => ({k: `u${k}`, covering: coverU(x)}))
-  const coveredBy = new Map<string, Set<string>>()
-  const count = new Map<string, number>()
+  const grantsR = [...unionR].map(([k, x]) => ({ k: `r${k}`, covering: coverR(x) }));
+  const grantsU = [...unionU].map(([k, x]) => ({ k: `u${k}`, covering: coverU(x) }));
+  const coveredBy = new Map<string, Set<string>>();
+  const count = new Map<string, number>();
   for (const [name, a] of atoms) {
-    const covered = new Set<string>()
-    for (const g of grantsR) if (coveredIn(a.resourceSet.keys, g.covering)) covered.add(g.k)
-    for (const g of grantsU) if (coveredIn(a.urlSet.keys, g.covering)) covered.add(g.k)
-    for (const k of covered) count.set(k, (count.get(k) ?? 0) + 1)
-    coveredBy.set(name, covered)
+    const covered = new Set<string>();
+    for (const g of grantsR) if (coveredIn(a.resourceSet.keys, g.covering)) covered.add(g.k);
+    for (const g of grantsU) if (coveredIn(a.urlSet.keys, g.covering)) covered.add(g.k);
+    for (const k of covered) count.set(k, (count.get(k) ?? 0) + 1);
+    coveredBy.set(name, covered);
   }
-  const n = atoms.size
+  const n = atoms.size;
   // At most half cover it: an exception (or, at exactly half, no norm), reported by those that have it.
-  const exception = (k: string) => 2 * count.get(k)! <= n
+  const exception = (k: string) => 2 * count.get(k)! <= n;
   // At least half cover it: the norm (or, at exactly half, no norm), reported by those that lack it.
-  const norm = (k: string) => 2 * count.get(k)! >= n
+  const norm = (k: string) => 2 * count.get(k)! >= n;
   for (const [name, a] of atoms) {
-    const covered = coveredBy.get(name)!
+    const covered = coveredBy.get(name)!;
     out.set(name, {
-      extra: grouped(a.resources.filter((x) => exception(`r${resourceKey(x)}`)), a.urls.filter((x) => exception(`u${urlKey(x)}`)), coverR, coverU),
+      extra: grouped(
+        a.resources.filter((x) => exception(`r${resourceKey(x)}`)),
+        a.urls.filter((x) => exception(`u${urlKey(x)}`)),
+        coverR,
+        coverU,
+      ),
       missing: grouped(
         [...unionR].filter(([k]) => !covered.has(`r${k}`) && norm(`r${k}`)).map(([, x]) => x),
         [...unionU].filter(([k]) => !covered.has(`u${k}`) && norm(`u${k}`)).map(([, x]) => x),
         coverR,
         coverU,
       ),
-    })
+    });
   }
-  return out
+  return out;
 }
 
 export function isEmpty(n: NormalRules): boolean {
-  return n.rules.length === 0 && n.nonResourceRules.length === 0
+  return n.rules.length === 0 && n.nonResourceRules.length === 0;
 }

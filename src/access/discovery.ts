@@ -1,5 +1,5 @@
-import type {KubeClient} from '../kube/client.js'
-import {API_GROUPS_PATH, CORE_API_PATH, groupVersionPath} from '../kube/paths.js'
+import type { KubeClient } from '../kube/client.js';
+import { API_GROUPS_PATH, CORE_API_PATH, groupVersionPath } from '../kube/paths.js';
 
 /**
  * What a cluster calls its resources, enough to turn what a person types (`deploy`, `deployment`, `Deployment`,
@@ -8,55 +8,64 @@ import {API_GROUPS_PATH, CORE_API_PATH, groupVersionPath} from '../kube/paths.js
  * legacy way (one request per group).
  */
 export interface DiscoveredResource {
-  group: string
-  resource: string
-  singular: string
-  kind: string
-  shortNames: string[]
-  namespaced: boolean
+  group: string;
+  resource: string;
+  singular: string;
+  kind: string;
+  shortNames: string[];
+  namespaced: boolean;
   /** The versions that serve it (legacy discovery knows only the preferred one). */
-  versions: string[]
+  versions: string[];
 }
 
 const AGGREGATED = [
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
   'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList',
   'application/json',
-].join(',')
+].join(',');
 
 interface AggregatedResource {
-  resource: string
-  singularResource?: string
-  responseKind?: {kind?: string}
-  scope?: string
-  shortNames?: string[]
+  resource: string;
+  singularResource?: string;
+  responseKind?: { kind?: string };
+  scope?: string;
+  shortNames?: string[];
 }
 
 interface AggregatedList {
-  kind?: string
-  items?: Array<{metadata?: {name?: string}; versions?: Array<{version?: string; resources?: AggregatedResource[]}>}>
+  kind?: string;
+  items?: Array<{
+    metadata?: { name?: string };
+    versions?: Array<{ version?: string; resources?: AggregatedResource[] }>;
+  }>;
 }
 
 interface LegacyResourceList {
-  resources?: Array<{name: string; singularName?: string; kind?: string; shortNames?: string[]; namespaced?: boolean}>
+  resources?: Array<{
+    name: string;
+    singularName?: string;
+    kind?: string;
+    shortNames?: string[];
+    namespaced?: boolean;
+  }>;
 }
 
 async function getJson<T>(client: KubeClient, path: string, accept?: string): Promise<T> {
-  return client.json<T>('GET', path, undefined, `GET ${path}`, accept ? {accept} : {})
+  return client.json<T>('GET', path, undefined, `GET ${path}`, accept ? { accept } : {});
 }
 
 function fromAggregated(list: AggregatedList): DiscoveredResource[] {
-  const out: DiscoveredResource[] = []
+  const out: DiscoveredResource[] = [];
   for (const item of list.items ?? []) {
-    const group = item.metadata?.name ?? ''
+    const group = item.metadata?.name ?? '';
     // Versions come in preference order; a resource served by several versions is the same resource.
-    const seen = new Map<string, DiscoveredResource>()
+    const seen = new Map<string, DiscoveredResource>();
     for (const version of item.versions ?? []) {
       for (const r of version.resources ?? []) {
-        const known = seen.get(r.resource)
+        const known = seen.get(r.resource);
         if (known) {
-          if (version.version) known.versions.push(version.version)
-          continue
+          if (version.version) known.versions.push(version.version);
+          continue;
         }
         const entry: DiscoveredResource = {
           group,
@@ -66,13 +75,13 @@ function fromAggregated(list: AggregatedList): DiscoveredResource[] {
           shortNames: r.shortNames ?? [],
           namespaced: r.scope !== 'Cluster',
           versions: version.version ? [version.version] : [],
-        }
-        seen.set(r.resource, entry)
-        out.push(entry)
+        };
+        seen.set(r.resource, entry);
+        out.push(entry);
       }
     }
   }
-  return out
+  return out;
 }
 
 function fromLegacy(group: string, version: string, list: LegacyResourceList): DiscoveredResource[] {
@@ -86,7 +95,7 @@ function fromLegacy(group: string, version: string, list: LegacyResourceList): D
       shortNames: r.shortNames ?? [],
       namespaced: r.namespaced !== false,
       versions: [version],
-    }))
+    }));
 }
 
 /**
@@ -95,26 +104,30 @@ function fromLegacy(group: string, version: string, list: LegacyResourceList): D
  * client lives for one command, so the answer cannot go stale in a way that matters; a failed discovery is forgotten
  * so that the next question tries again.
  */
-const discovered = new WeakMap<KubeClient, Promise<DiscoveredResource[]>>()
+const discovered = new WeakMap<KubeClient, Promise<DiscoveredResource[]>>();
 
 /** Every resource the cluster serves, core group first, then groups in the server's priority order. */
 export function discoverResources(client: KubeClient): Promise<DiscoveredResource[]> {
-  let found = discovered.get(client)
+  let found = discovered.get(client);
   if (!found) {
-    found = fetchResources(client)
-    discovered.set(client, found)
-    found.catch(() => discovered.delete(client))
+    found = fetchResources(client);
+    discovered.set(client, found);
+    found.catch(() => discovered.delete(client));
   }
-  return found
+  return found;
 }
 
 async function fetchResources(client: KubeClient): Promise<DiscoveredResource[]> {
   const [core, groups] = await Promise.all([
-    getJson<AggregatedList & LegacyResourceList & {versions?: string[]}>(client, CORE_API_PATH, AGGREGATED),
-    getJson<AggregatedList & {groups?: Array<{name: string; preferredVersion?: {groupVersion?: string}}>}>(client, API_GROUPS_PATH, AGGREGATED),
-  ])
+    getJson<AggregatedList & LegacyResourceList & { versions?: string[] }>(client, CORE_API_PATH, AGGREGATED),
+    getJson<AggregatedList & { groups?: Array<{ name: string; preferredVersion?: { groupVersion?: string } }> }>(
+      client,
+      API_GROUPS_PATH,
+      AGGREGATED,
+    ),
+  ]);
   if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') {
-    return [...fromAggregated(core), ...fromAggregated(groups)]
+    return [...fromAggregated(core), ...fromAggregated(groups)];
   }
   const legacy = await Promise.all([
     getJson<LegacyResourceList>(client, groupVersionPath('v1')).then((l) => fromLegacy('', 'v1', l)),
@@ -126,41 +139,50 @@ async function fetchResources(client: KubeClient): Promise<DiscoveredResource[]>
             .catch(() => [] as DiscoveredResource[])
         : Promise.resolve([] as DiscoveredResource[]),
     ),
-  ])
-  return legacy.flat()
+  ]);
+  return legacy.flat();
 }
 
 /**
  * What `RESOURCE.REST` means, as kubectl reads it: with two dots or more, first `resource.version.group`
  * (deployments.v1.apps), then `resource.group` with the whole rest as the group (a group may contain dots).
  */
-export function matchTyped(resources: DiscoveredResource[], typed: string, rest: string | undefined): DiscoveredResource | undefined {
+export function matchTyped(
+  resources: DiscoveredResource[],
+  typed: string,
+  rest: string | undefined,
+): DiscoveredResource | undefined {
   if (rest !== undefined && rest.includes('.')) {
-    const dot = rest.indexOf('.')
-    const exact = matchResource(resources, typed, rest.slice(dot + 1), rest.slice(0, dot))
-    if (exact) return exact
+    const dot = rest.indexOf('.');
+    const exact = matchResource(resources, typed, rest.slice(dot + 1), rest.slice(0, dot));
+    if (exact) return exact;
   }
-  return matchResource(resources, typed, rest)
+  return matchResource(resources, typed, rest);
 }
 
 /**
  * Finds what a typed name means, like kubectl's REST mapper: plural, singular, short name or kind, case-insensitive;
  * restricted to `group` when one was typed; the first match in priority order (core first) wins.
  */
-export function matchResource(resources: DiscoveredResource[], typed: string, group?: string, version?: string): DiscoveredResource | undefined {
-  const name = typed.toLowerCase()
+export function matchResource(
+  resources: DiscoveredResource[],
+  typed: string,
+  group?: string,
+  version?: string,
+): DiscoveredResource | undefined {
+  const name = typed.toLowerCase();
   const candidates = (group === undefined ? resources : resources.filter((r) => r.group === group)).filter(
     (r) => version === undefined || r.versions.includes(version),
-  )
+  );
   const tests: Array<(r: DiscoveredResource) => boolean> = [
     (r) => r.resource === name,
     (r) => r.singular === name,
     (r) => r.shortNames.includes(name),
     (r) => r.kind.toLowerCase() === name,
-  ]
+  ];
   for (const test of tests) {
-    const hit = candidates.find(test)
-    if (hit) return hit
+    const hit = candidates.find(test);
+    if (hit) return hit;
   }
-  return undefined
+  return undefined;
 }

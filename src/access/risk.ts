@@ -4,10 +4,10 @@
  * "*\/sub" matches that subresource of any resource, and "pods" does not cover "pods/exec".
  */
 export interface ResourceRule {
-  verbs: string[]
-  apiGroups: string[]
-  resources: string[]
-  resourceNames: string[]
+  verbs: string[];
+  apiGroups: string[];
+  resources: string[];
+  resourceNames: string[];
 }
 
 export type RiskCode =
@@ -22,56 +22,56 @@ export type RiskCode =
   | 'create-token'
   | 'pods-exec'
   | 'nodes-proxy'
-  | 'csr-approval'
+  | 'csr-approval';
 
-export type Severity = 'critical' | 'high' | 'medium'
+export type Severity = 'critical' | 'high' | 'medium';
 
 export interface RiskFinding {
-  code: RiskCode
-  severity: Severity
-  message: string
+  code: RiskCode;
+  severity: Severity;
+  message: string;
   /** Index of the rule in the review's resourceRules. */
-  rule: number
+  rule: number;
   /** Set when the rule is limited to these object names: narrower, but still the same power over them. */
-  resourceNames?: string[]
+  resourceNames?: string[];
 }
 
-const ALL = '*'
-const RBAC = 'rbac.authorization.k8s.io'
-const CERTS = 'certificates.k8s.io'
-const AUTHN = 'authentication.k8s.io'
+const ALL = '*';
+const RBAC = 'rbac.authorization.k8s.io';
+const CERTS = 'certificates.k8s.io';
+const AUTHN = 'authentication.k8s.io';
 
 /** Which of `verbs` the rule grants (all of them when it grants "*"). */
 export function grantedVerbs(rule: ResourceRule, verbs: string[]): string[] {
-  if (rule.verbs.includes(ALL)) return verbs
-  return verbs.filter((v) => rule.verbs.includes(v))
+  if (rule.verbs.includes(ALL)) return verbs;
+  return verbs.filter((v) => rule.verbs.includes(v));
 }
 
 export function coversGroup(rule: ResourceRule, group: string): boolean {
-  return rule.apiGroups.includes(ALL) || rule.apiGroups.includes(group)
+  return rule.apiGroups.includes(ALL) || rule.apiGroups.includes(group);
 }
 
 /** Whether the rule covers `resource` ("name" or "name/subresource"). */
 export function coversResource(rule: ResourceRule, resource: string): boolean {
-  const slash = resource.indexOf('/')
-  const sub = slash === -1 ? '' : resource.slice(slash + 1)
-  return rule.resources.some((r) => r === ALL || r === resource || (sub !== '' && r === `${ALL}/${sub}`))
+  const slash = resource.indexOf('/');
+  const sub = slash === -1 ? '' : resource.slice(slash + 1);
+  return rule.resources.some((r) => r === ALL || r === resource || (sub !== '' && r === `${ALL}/${sub}`));
 }
 
 /** The verbs of `verbs` the rule grants on group/resource (empty when none). */
 export function grants(rule: ResourceRule, verbs: string[], group: string, resource: string): string[] {
-  if (!coversGroup(rule, group) || !coversResource(rule, resource)) return []
-  return grantedVerbs(rule, verbs)
+  if (!coversGroup(rule, group) || !coversResource(rule, resource)) return [];
+  return grantedVerbs(rule, verbs);
 }
 
 interface Check {
-  code: RiskCode
-  severity: Severity
+  code: RiskCode;
+  severity: Severity;
   /** A message when the rule matches, undefined otherwise. */
-  test(rule: ResourceRule): string | undefined
+  test(rule: ResourceRule): string | undefined;
 }
 
-const list = (xs: string[]) => xs.join(', ')
+const list = (xs: string[]) => xs.join(', ');
 
 const CHECKS: Check[] = [
   {
@@ -82,107 +82,130 @@ const CHECKS: Check[] = [
         ? 'every verb on every resource in every API group'
         : undefined,
   },
-  {code: 'wildcard-verbs', severity: 'medium', test: (r) => (r.verbs.includes(ALL) ? 'verbs include "*" (today\'s and future verbs)' : undefined)},
+  {
+    code: 'wildcard-verbs',
+    severity: 'medium',
+    test: (r) => (r.verbs.includes(ALL) ? 'verbs include "*" (today\'s and future verbs)' : undefined),
+  },
   {
     code: 'wildcard-resources',
     severity: 'medium',
-    test: (r) => (r.resources.includes(ALL) ? 'resources include "*" (every resource and subresource, including ones added later)' : undefined),
+    test: (r) =>
+      r.resources.includes(ALL)
+        ? 'resources include "*" (every resource and subresource, including ones added later)'
+        : undefined,
   },
-  {code: 'wildcard-groups', severity: 'medium', test: (r) => (r.apiGroups.includes(ALL) ? 'apiGroups include "*" (every API group, including CRDs added later)' : undefined)},
+  {
+    code: 'wildcard-groups',
+    severity: 'medium',
+    test: (r) =>
+      r.apiGroups.includes(ALL) ? 'apiGroups include "*" (every API group, including CRDs added later)' : undefined,
+  },
   {
     code: 'read-secrets',
     severity: 'high',
     test: (r) => {
-      const v = grants(r, ['get', 'list', 'watch'], '', 'secrets')
-      return v.length > 0 ? `may read Secrets (${list(v)})` : undefined
+      const v = grants(r, ['get', 'list', 'watch'], '', 'secrets');
+      return v.length > 0 ? `may read Secrets (${list(v)})` : undefined;
     },
   },
   {
     code: 'escalate',
     severity: 'high',
     test: (r) => {
-      const on = ['roles', 'clusterroles'].filter((res) => grants(r, ['escalate'], RBAC, res).length > 0)
-      return on.length > 0 ? `may grant permissions it does not hold (escalate on ${list(on)})` : undefined
+      const on = ['roles', 'clusterroles'].filter((res) => grants(r, ['escalate'], RBAC, res).length > 0);
+      return on.length > 0 ? `may grant permissions it does not hold (escalate on ${list(on)})` : undefined;
     },
   },
   {
     code: 'bind',
     severity: 'high',
     test: (r) => {
-      const on = ['roles', 'clusterroles'].filter((res) => grants(r, ['bind'], RBAC, res).length > 0)
-      return on.length > 0 ? `may bind roles it does not hold (bind on ${list(on)})` : undefined
+      const on = ['roles', 'clusterroles'].filter((res) => grants(r, ['bind'], RBAC, res).length > 0);
+      return on.length > 0 ? `may bind roles it does not hold (bind on ${list(on)})` : undefined;
     },
   },
   {
     code: 'impersonate',
     severity: 'high',
     test: (r) => {
-      const on = ['users', 'groups', 'serviceaccounts'].filter((res) => grants(r, ['impersonate'], '', res).length > 0)
-      if (grants(r, ['impersonate'], AUTHN, 'uids').length > 0) on.push('uids')
+      const on = ['users', 'groups', 'serviceaccounts'].filter((res) => grants(r, ['impersonate'], '', res).length > 0);
+      if (grants(r, ['impersonate'], AUTHN, 'uids').length > 0) on.push('uids');
       // Extra fields are impersonated per key, as userextras/<key>.
-      const extras = coversGroup(r, AUTHN) && r.resources.some((x) => x === ALL || x === 'userextras' || x.startsWith('userextras/'))
-      if (extras && grantedVerbs(r, ['impersonate']).length > 0) on.push('userextras')
-      return on.length > 0 ? `may act as other identities (impersonate ${list(on)})` : undefined
+      const extras =
+        coversGroup(r, AUTHN) &&
+        r.resources.some((x) => x === ALL || x === 'userextras' || x.startsWith('userextras/'));
+      if (extras && grantedVerbs(r, ['impersonate']).length > 0) on.push('userextras');
+      return on.length > 0 ? `may act as other identities (impersonate ${list(on)})` : undefined;
     },
   },
   {
     code: 'create-token',
     severity: 'high',
-    test: (r) => (grants(r, ['create'], '', 'serviceaccounts/token').length > 0 ? 'may mint ServiceAccount tokens (create serviceaccounts/token)' : undefined),
+    test: (r) =>
+      grants(r, ['create'], '', 'serviceaccounts/token').length > 0
+        ? 'may mint ServiceAccount tokens (create serviceaccounts/token)'
+        : undefined,
   },
   {
     code: 'pods-exec',
     severity: 'high',
     test: (r) => {
       // GET is enough for exec over WebSockets, so it counts as much as CREATE.
-      const v = grants(r, ['create', 'get'], '', 'pods/exec')
-      return v.length > 0 ? `may run commands in containers (${list(v)} pods/exec)` : undefined
+      const v = grants(r, ['create', 'get'], '', 'pods/exec');
+      return v.length > 0 ? `may run commands in containers (${list(v)} pods/exec)` : undefined;
     },
   },
   {
     code: 'nodes-proxy',
     severity: 'high',
     test: (r) => {
-      const v = grants(r, ['get', 'create', 'update', 'patch', 'delete'], '', 'nodes/proxy')
-      return v.length > 0 ? `may reach the kubelet API directly, bypassing admission and audit of pod operations (${list(v)} nodes/proxy)` : undefined
+      const v = grants(r, ['get', 'create', 'update', 'patch', 'delete'], '', 'nodes/proxy');
+      return v.length > 0
+        ? `may reach the kubelet API directly, bypassing admission and audit of pod operations (${list(v)} nodes/proxy)`
+        : undefined;
     },
   },
   {
     code: 'csr-approval',
     severity: 'high',
     test: (r) => {
-      const parts: string[] = []
-      const approval = grants(r, ['update', 'patch'], CERTS, 'certificatesigningrequests/approval')
-      if (approval.length > 0) parts.push(`${list(approval)} certificatesigningrequests/approval`)
-      if (grants(r, ['approve'], CERTS, 'signers').length > 0) parts.push('approve on signers')
-      return parts.length > 0 ? `may approve certificate requests, e.g. client certificates for any user (${parts.join('; ')})` : undefined
+      const parts: string[] = [];
+      const approval = grants(r, ['update', 'patch'], CERTS, 'certificatesigningrequests/approval');
+      if (approval.length > 0) parts.push(`${list(approval)} certificatesigningrequests/approval`);
+      if (grants(r, ['approve'], CERTS, 'signers').length > 0) parts.push('approve on signers');
+      return parts.length > 0
+        ? `may approve certificate requests, e.g. client certificates for any user (${parts.join('; ')})`
+        : undefined;
     },
   },
-]
+];
 
-export const RISK_CODES: RiskCode[] = CHECKS.map((c) => c.code)
+export const RISK_CODES: RiskCode[] = CHECKS.map((c) => c.code);
 
 /** Every risk the rules carry, in rule order, then in the order of RISK_CODES. */
 export function assessRules(rules: ResourceRule[]): RiskFinding[] {
-  const findings: RiskFinding[] = []
+  const findings: RiskFinding[] = [];
   rules.forEach((rule, index) => {
     for (const check of CHECKS) {
-      const message = check.test(rule)
-      if (message === undefined) continue
-      const finding: RiskFinding = {code: check.code, severity: check.severity, message, rule: index}
-      if (rule.resourceNames.length > 0) finding.resourceNames = [...rule.resourceNames]
-      findings.push(finding)
+      const message = check.test(rule);
+      if (message === undefined) continue;
+      const finding: RiskFinding = { code: check.code, severity: check.severity, message, rule: index };
+      if (rule.resourceNames.length > 0) finding.resourceNames = [...rule.resourceNames];
+      findings.push(finding);
     }
-  })
-  return findings
+  });
+  return findings;
 }
 
 /** The distinct codes of a list of findings, most severe first; "cluster-admin" stands for everything it implies. */
 export function summarizeRisks(findings: RiskFinding[]): RiskCode[] {
-  const codes = new Set(findings.map((f) => f.code))
-  if (codes.has('cluster-admin')) return ['cluster-admin']
-  const order: Severity[] = ['critical', 'high', 'medium']
+  const codes = new Set(findings.map((f) => f.code));
+  if (codes.has('cluster-admin')) return ['cluster-admin'];
+  const order: Severity[] = ['critical', 'high', 'medium'];
   return RISK_CODES.filter((c) => codes.has(c)).sort(
-    (a, b) => order.indexOf(CHECKS.find((c) => c.code === a)!.severity) - order.indexOf(CHECKS.find((c) => c.code === b)!.severity),
-  )
+    (a, b) =>
+      order.indexOf(CHECKS.find((c) => c.code === a)!.severity) -
+      order.indexOf(CHECKS.find((c) => c.code === b)!.severity),
+  );
 }

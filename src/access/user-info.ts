@@ -3,8 +3,8 @@
  * (which asks) and front-proxy.ts (which explains what a proxy dropped) need it, and they must not import each other.
  */
 export interface UserInfo {
-  username: string
-  uid: string
-  groups: string[]
-  extra: Record<string, string[]>
+  username: string;
+  uid: string;
+  groups: string[];
+  extra: Record<string, string[]>;
 }

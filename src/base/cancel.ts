@@ -1,4 +1,4 @@
-import {type InterruptSignal, Interrupted} from './errors.js'
+import { type InterruptSignal, Interrupted } from './errors.js';
 
 /**
  * How a command tells a service that the user interrupted it (SIGINT, SIGTERM), and how the service tells the command
@@ -8,35 +8,35 @@ import {type InterruptSignal, Interrupted} from './errors.js'
  * the process at once, and then the command names what `leftBehind` still lists.
  */
 export class Cancellation {
-  private readonly controller = new AbortController()
-  private pending?: () => string[]
-  private phase: 'working' | 'undoing' | 'delivered' = 'working'
-  private kept?: string
-  private what = 'the credential was delivered'
+  private readonly controller = new AbortController();
+  private pending?: () => string[];
+  private phase: 'working' | 'undoing' | 'delivered' = 'working';
+  private kept?: string;
+  private what = 'the credential was delivered';
 
   /** Aborted once interrupted; its reason is the Interrupted error. */
   get signal(): AbortSignal {
-    return this.controller.signal
+    return this.controller.signal;
   }
 
   get interrupted(): Interrupted | undefined {
-    return this.controller.signal.aborted ? (this.controller.signal.reason as Interrupted) : undefined
+    return this.controller.signal.aborted ? (this.controller.signal.reason as Interrupted) : undefined;
   }
 
   cancel(signalName: InterruptSignal): void {
-    if (!this.controller.signal.aborted) this.controller.abort(new Interrupted(signalName))
+    if (!this.controller.signal.aborted) this.controller.abort(new Interrupted(signalName));
   }
 
   /** Between two steps: throws the Interrupted error when the command was interrupted. */
   check(): void {
-    const i = this.interrupted
-    if (i) throw i
+    const i = this.interrupted;
+    if (i) throw i;
   }
 
   /** The Interrupted error with a message that says what became of the run's work. */
   error(message: string): Interrupted {
-    const i = this.interrupted
-    return new Interrupted(i?.signalName ?? 'SIGINT', `interrupted (${i?.signalName ?? 'SIGINT'}) ${message}`)
+    const i = this.interrupted;
+    return new Interrupted(i?.signalName ?? 'SIGINT', `interrupted (${i?.signalName ?? 'SIGINT'}) ${message}`);
   }
 
   /**
@@ -45,13 +45,13 @@ export class Cancellation {
    * flight) still names what is on the clusters.
    */
   making(made: () => string[]): void {
-    this.pending = made
+    this.pending = made;
   }
 
   /** The service, while it undoes its work: what is not undone yet (for the message of a forced exit). */
   undoing(pending: () => string[]): void {
-    this.pending = pending
-    this.phase = 'undoing'
+    this.pending = pending;
+    this.phase = 'undoing';
   }
 
   /**
@@ -59,27 +59,29 @@ export class Cancellation {
    * said): nothing will be undone any more, the result is kept.
    */
   delivered(where: string, what = 'the credential was delivered'): void {
-    this.phase = 'delivered'
-    this.kept = where
-    this.what = what
+    this.phase = 'delivered';
+    this.kept = where;
+    this.what = what;
   }
 
   /** Whether the result was delivered (a signal from then on changes nothing). */
   get isDelivered(): boolean {
-    return this.phase === 'delivered'
+    return this.phase === 'delivered';
   }
 
   /** What a forced exit now would leave: undefined when the service said nothing (it had made nothing to name). */
   leftBehind(): string[] | undefined {
-    return this.pending?.()
+    return this.pending?.();
   }
 
   /** The line a second signal ends the process with: what this run made, and what becomes of it. */
   forcedExit(signalName: string): string {
-    if (this.phase === 'delivered') return `interrupted again (${signalName}) after ${this.what}: it is kept (${this.kept})`
-    const left = this.leftBehind()
-    const when = this.phase === 'undoing' ? 'while undoing what this run made' : 'before the undo of what this run made had begun'
-    if (left === undefined) return `interrupted again (${signalName}) before this run had begun undoing what it made`
-    return `interrupted again (${signalName}) ${when}; ${left.length === 0 ? 'nothing was left' : `left behind: ${left.join('; ')}`}`
+    if (this.phase === 'delivered')
+      return `interrupted again (${signalName}) after ${this.what}: it is kept (${this.kept})`;
+    const left = this.leftBehind();
+    const when =
+      this.phase === 'undoing' ? 'while undoing what this run made' : 'before the undo of what this run made had begun';
+    if (left === undefined) return `interrupted again (${signalName}) before this run had begun undoing what it made`;
+    return `interrupted again (${signalName}) ${when}; ${left.length === 0 ? 'nothing was left' : `left behind: ${left.join('; ')}`}`;
   }
 }

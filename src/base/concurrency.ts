@@ -1,13 +1,13 @@
 /** Runs `fn` over items with at most `limit` at once, keeping order. */
 export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length)
-  let next = 0
+  const out: R[] = new Array(items.length);
+  let next = 0;
   const worker = async () => {
     while (next < items.length) {
-      const i = next++
-      out[i] = await fn(items[i])
+      const i = next++;
+      out[i] = await fn(items[i]);
     }
-  }
-  await Promise.all(Array.from({length: Math.min(limit, items.length)}, worker))
-  return out
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }

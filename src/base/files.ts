@@ -1,20 +1,20 @@
-import {constants, type Stats} from 'node:fs'
-import {access, open, stat} from 'node:fs/promises'
-import {dirname} from 'node:path'
+import { constants, type Stats } from 'node:fs';
+import { access, open, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
-import {ConfigError, Interrupted} from './errors.js'
-import {MAX_CONFIG_FILE_BYTES, MAX_NAMED_FILE_BYTES} from './limits.js'
+import { ConfigError, Interrupted } from './errors.js';
+import { MAX_CONFIG_FILE_BYTES, MAX_NAMED_FILE_BYTES } from './limits.js';
 
 /** A file fleet refuses to read for what it is (not a regular file, too large); its message is the problem itself. */
 class RefusedFile extends Error {}
 
-const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`
-const tooLarge = (limit: number) => new RefusedFile(`larger than ${mebibytes(limit)}`)
-const isDirectory = () => Object.assign(new Error('is a directory'), {code: 'EISDIR'})
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
+const tooLarge = (limit: number) => new RefusedFile(`larger than ${mebibytes(limit)}`);
+const isDirectory = () => Object.assign(new Error('is a directory'), { code: 'EISDIR' });
 
 function refuseKind(info: Stats): void {
-  if (info.isDirectory()) throw isDirectory()
-  if (!info.isFile()) throw new RefusedFile('not a regular file')
+  if (info.isDirectory()) throw isDirectory();
+  if (!info.isFile()) throw new RefusedFile('not a regular file');
 }
 
 /**
@@ -26,30 +26,30 @@ function refuseKind(info: Stats): void {
  * kubeconfig, which people pass as `<(cmd)`) a pipe is read as it comes, up to the limit.
  */
 async function readBounded(path: string, limit: number, regularOnly: boolean): Promise<Buffer> {
-  if (regularOnly) refuseKind(await stat(path))
-  const handle = await open(path, regularOnly ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_RDONLY)
+  if (regularOnly) refuseKind(await stat(path));
+  const handle = await open(path, regularOnly ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_RDONLY);
   try {
-    const info = await handle.stat()
-    if (regularOnly) refuseKind(info)
-    else if (info.isDirectory()) throw isDirectory()
-    if (info.isFile() && info.size > limit) throw tooLarge(limit)
+    const info = await handle.stat();
+    if (regularOnly) refuseKind(info);
+    else if (info.isDirectory()) throw isDirectory();
+    if (info.isFile() && info.size > limit) throw tooLarge(limit);
     // One byte past the limit tells a file that grew since the fstat (or a pipe that goes on) from one that fits.
-    const chunk = info.isFile() ? Math.min(info.size, limit) + 1 : 64 * 1024
-    const chunks: Buffer[] = []
-    let total = 0
+    const chunk = info.isFile() ? Math.min(info.size, limit) + 1 : 64 * 1024;
+    const chunks: Buffer[] = [];
+    let total = 0;
     for (;;) {
-      const buffer = Buffer.allocUnsafe(Math.min(chunk, limit + 1 - total))
-      const {bytesRead} = await handle.read(buffer, 0, buffer.length, null)
-      if (bytesRead === 0) break
-      chunks.push(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
-      total += bytesRead
-      if (total > limit) throw tooLarge(limit)
+      const buffer = Buffer.allocUnsafe(Math.min(chunk, limit + 1 - total));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > limit) throw tooLarge(limit);
       // A short read of a regular file is its end: no second read to be told so (one call less per CA file).
-      if (info.isFile() && bytesRead < buffer.length) break
+      if (info.isFile() && bytesRead < buffer.length) break;
     }
-    return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)
+    return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
   } finally {
-    await handle.close()
+    await handle.close();
   }
 }
 
@@ -60,15 +60,15 @@ async function readBounded(path: string, limit: number, regularOnly: boolean): P
  * collect problems (readiness, describeCredentials) and those that stop (`requireNamedFile`) agree.
  */
 export function readNamedFile(path: string): Promise<Buffer> {
-  return readBounded(path, MAX_NAMED_FILE_BYTES, true)
+  return readBounded(path, MAX_NAMED_FILE_BYTES, true);
 }
 
 /** `readNamedFile`, or a ConfigError `<label>: <problem>` (`certificate-authority /dev/zero: not a regular file`). */
 export async function requireNamedFile(path: string, label: string): Promise<Buffer> {
   try {
-    return await readNamedFile(path)
+    return await readNamedFile(path);
   } catch (error) {
-    throw fileError(label, error)
+    throw fileError(label, error);
   }
 }
 
@@ -78,17 +78,17 @@ export async function requireNamedFile(path: string, label: string): Promise<Buf
  * the messages agree wherever the path came from (a kubeconfig, a fleet configuration, a flag).
  */
 export function fileProblem(error: unknown, what?: string): string {
-  if (error instanceof RefusedFile) return error.message
-  const e = error as NodeJS.ErrnoException
-  if (e.code === 'ENOENT') return 'file not found'
-  if (e.code === 'EACCES') return 'permission denied'
-  if (e.code === 'EISDIR') return what ? `is a directory, not ${what}` : 'is a directory'
-  return `cannot read: ${e.message}`
+  if (error instanceof RefusedFile) return error.message;
+  const e = error as NodeJS.ErrnoException;
+  if (e.code === 'ENOENT') return 'file not found';
+  if (e.code === 'EACCES') return 'permission denied';
+  if (e.code === 'EISDIR') return what ? `is a directory, not ${what}` : 'is a directory';
+  return `cannot read: ${e.message}`;
 }
 
 /** `certificate-authority /x: file not found`: the label names the field (or the kind of file) and the path. */
 export function fileError(label: string, error: unknown, what?: string): ConfigError {
-  return new ConfigError(`${label}: ${fileProblem(error, what)}`, {cause: error})
+  return new ConfigError(`${label}: ${fileProblem(error, what)}`, { cause: error });
 }
 
 /**
@@ -97,9 +97,9 @@ export function fileError(label: string, error: unknown, what?: string): ConfigE
  */
 export async function readRequired(path: string, label: string = path, what?: string): Promise<Buffer> {
   try {
-    return await readBounded(path, MAX_CONFIG_FILE_BYTES, false)
+    return await readBounded(path, MAX_CONFIG_FILE_BYTES, false);
   } catch (error) {
-    throw fileError(label, error, what)
+    throw fileError(label, error, what);
   }
 }
 
@@ -107,16 +107,21 @@ export async function readRequired(path: string, label: string = path, what?: st
  * A file a flag names that fleet will read later: checked now, before any cluster is touched, with the wording of
  * `fileError` (missing, a directory, unreadable). `label` is the flag and the path: `--file ./a.kubeconfig`.
  */
-export async function checkReadableFile(path: string, label: string, what?: string, options: {missingOk?: boolean} = {}): Promise<void> {
+export async function checkReadableFile(
+  path: string,
+  label: string,
+  what?: string,
+  options: { missingOk?: boolean } = {},
+): Promise<void> {
   const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (options.missingOk && error.code === 'ENOENT') return undefined
-    throw fileError(label, error, what)
-  })
-  if (!info) return
-  if (info.isDirectory()) throw fileError(label, Object.assign(new Error('is a directory'), {code: 'EISDIR'}), what)
+    if (options.missingOk && error.code === 'ENOENT') return undefined;
+    throw fileError(label, error, what);
+  });
+  if (!info) return;
+  if (info.isDirectory()) throw fileError(label, Object.assign(new Error('is a directory'), { code: 'EISDIR' }), what);
   await access(path, constants.R_OK).catch((error: unknown) => {
-    throw fileError(label, error, what)
-  })
+    throw fileError(label, error, what);
+  });
 }
 
 /**
@@ -125,28 +130,31 @@ export async function checkReadableFile(path: string, label: string, what?: stri
  * writable, and the path is not itself a directory. One line naming the flag and the path.
  */
 export async function checkWritableFile(path: string, label: string, what = 'a file'): Promise<void> {
-  const dir = dirname(path)
+  const dir = dirname(path);
   const parent = await stat(dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw new ConfigError(`${label}: directory ${dir} does not exist`, {cause: error})
-    throw fileError(label, error)
-  })
-  if (!parent.isDirectory()) throw new ConfigError(`${label}: ${dir} is not a directory`)
-  const target = await stat(path).catch(() => undefined)
-  if (target?.isDirectory()) throw new ConfigError(`${label}: is a directory, not ${what}`)
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR')
+      throw new ConfigError(`${label}: directory ${dir} does not exist`, { cause: error });
+    throw fileError(label, error);
+  });
+  if (!parent.isDirectory()) throw new ConfigError(`${label}: ${dir} is not a directory`);
+  const target = await stat(path).catch(() => undefined);
+  if (target?.isDirectory()) throw new ConfigError(`${label}: is a directory, not ${what}`);
   await access(dir, constants.W_OK | constants.X_OK).catch((error: unknown) => {
-    throw new ConfigError(`${label}: directory ${dir} is not writable (${fileProblem(error)})`, {cause: error})
-  })
+    throw new ConfigError(`${label}: directory ${dir} is not writable (${fileProblem(error)})`, { cause: error });
+  });
 }
 
 /** The wording of a failed write to a path a flag names (the check above came first; this covers what changed since). */
 export function writeError(label: string, path: string, error: unknown, what = 'a file'): ConfigError | Interrupted {
   // A write an interrupt stopped before its rename (WriteGate) did not fail: it is the interrupt, as it was thrown.
-  if (error instanceof Interrupted) return error
-  const e = error as NodeJS.ErrnoException
-  if (e.code === 'EISDIR') return new ConfigError(`${label}: is a directory, not ${what}`, {cause: error})
-  if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return new ConfigError(`${label}: directory ${dirname(path)} does not exist`, {cause: error})
-  if (e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS') return new ConfigError(`${label}: permission denied`, {cause: error})
-  return new ConfigError(`${label}: cannot write: ${e.message}`, {cause: error})
+  if (error instanceof Interrupted) return error;
+  const e = error as NodeJS.ErrnoException;
+  if (e.code === 'EISDIR') return new ConfigError(`${label}: is a directory, not ${what}`, { cause: error });
+  if (e.code === 'ENOENT' || e.code === 'ENOTDIR')
+    return new ConfigError(`${label}: directory ${dirname(path)} does not exist`, { cause: error });
+  if (e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS')
+    return new ConfigError(`${label}: permission denied`, { cause: error });
+  return new ConfigError(`${label}: cannot write: ${e.message}`, { cause: error });
 }
 
 /**
@@ -157,9 +165,9 @@ export function writeError(label: string, path: string, error: unknown, what = '
  */
 export async function readOptional(path: string, what: string, label: string = path): Promise<string | undefined> {
   try {
-    return (await readBounded(path, MAX_CONFIG_FILE_BYTES, false)).toString('utf8')
+    return (await readBounded(path, MAX_CONFIG_FILE_BYTES, false)).toString('utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw fileError(label, error, what)
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(label, error, what);
   }
 }

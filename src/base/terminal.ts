@@ -21,19 +21,20 @@
 
 // One character class for the test (is there anything to do?) and one with /g for the work; most strings have nothing
 // to escape, and for them the cost is one regular-expression test with no allocation.
-const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/
-const UNSAFE_ALL = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g
+const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+const UNSAFE_ALL = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 // The same without LF, for text whose line breaks are fleet's own layout (see escapeTerminal's `keepNewlines`).
-const UNSAFE_IN_LINES = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/
-const UNSAFE_IN_LINES_ALL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g
+const UNSAFE_IN_LINES = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+const UNSAFE_IN_LINES_ALL =
+  /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
-const NAMED: Record<string, string> = {'\t': '\\t', '\n': '\\n', '\r': '\\r'}
+const NAMED: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 function visible(ch: string): string {
-  const named = NAMED[ch]
-  if (named) return named
-  const code = ch.charCodeAt(0)
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+  const named = NAMED[ch];
+  if (named) return named;
+  const code = ch.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 /**
@@ -41,12 +42,12 @@ function visible(ch: string): string {
  * stays a line break: for text whose lines are fleet's own layout (a YAML document fleet wrote, a stack trace), where
  * data's own line breaks were already escaped or belong to the document; everything else is escaped, CR included.
  */
-export function escapeTerminal(text: string, options?: {keepNewlines?: boolean}): string {
-  if (options?.keepNewlines) return UNSAFE_IN_LINES.test(text) ? text.replace(UNSAFE_IN_LINES_ALL, visible) : text
-  return UNSAFE.test(text) ? text.replace(UNSAFE_ALL, visible) : text
+export function escapeTerminal(text: string, options?: { keepNewlines?: boolean }): string {
+  if (options?.keepNewlines) return UNSAFE_IN_LINES.test(text) ? text.replace(UNSAFE_IN_LINES_ALL, visible) : text;
+  return UNSAFE.test(text) ? text.replace(UNSAFE_ALL, visible) : text;
 }
 
 /** Whether escapeTerminal would change `text` (every character of it kept otherwise). */
 export function needsEscape(text: string): boolean {
-  return UNSAFE.test(text)
+  return UNSAFE.test(text);
 }

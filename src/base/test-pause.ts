@@ -1,4 +1,4 @@
-import {writeFile} from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises';
 
 /**
  * Test hook, off unless given (documented as test-only in docs/creds.md and docs/kubeconfig.md): a run told
@@ -7,21 +7,27 @@ import {writeFile} from 'node:fs/promises'
  * Commands read the variables once (`testPauseHook`) and hand the result down; services never read the environment.
  */
 export interface TestPause {
-  step: string
-  file: string
+  step: string;
+  file: string;
 }
 
 export function testPauseHook(env: Record<string, string | undefined>): TestPause | undefined {
-  return env.FLEET_TEST_PAUSE_AT && env.FLEET_TEST_PAUSE_FILE ? {step: env.FLEET_TEST_PAUSE_AT, file: env.FLEET_TEST_PAUSE_FILE} : undefined
+  return env.FLEET_TEST_PAUSE_AT && env.FLEET_TEST_PAUSE_FILE
+    ? { step: env.FLEET_TEST_PAUSE_AT, file: env.FLEET_TEST_PAUSE_FILE }
+    : undefined;
 }
 
 /** Pauses when `pause` names `step` (see above) until `signal` aborts; returns at once otherwise. */
-export async function pauseAt(pause: TestPause | undefined, step: string, signal: AbortSignal | undefined): Promise<void> {
-  if (pause?.step !== step) return
-  await writeFile(pause.file, step)
-  if (signal?.aborted) return
+export async function pauseAt(
+  pause: TestPause | undefined,
+  step: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (pause?.step !== step) return;
+  await writeFile(pause.file, step);
+  if (signal?.aborted) return;
   await new Promise<void>((done) => {
-    const timer = setTimeout(done, 120_000)
-    signal?.addEventListener('abort', () => (clearTimeout(timer), done()), {once: true})
-  })
+    const timer = setTimeout(done, 120_000);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
+  });
 }

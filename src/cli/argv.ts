@@ -1,4 +1,4 @@
-import {UsageError} from '../base/errors.js'
+import { UsageError } from '../base/errors.js';
 
 /**
  * Spellings oclif's parser does not take, rewritten before it sees them (everything after `--` is left alone):
@@ -10,46 +10,49 @@ import {UsageError} from '../base/errors.js'
  *   numeric argument after a bare -v, put -v last or the argument after `--`.
  */
 export function normalizeArgv(argv: string[]): string[] {
-  const out: string[] = []
+  const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
+    const a = argv[i];
     if (a === '--') {
-      out.push(...argv.slice(i))
-      break
+      out.push(...argv.slice(i));
+      break;
     }
-    const color = /^--colou?r=(.*)$/.exec(a)
+    const color = /^--colou?r=(.*)$/.exec(a);
     if (color) {
-      const mode = colorMode(color[1])
-      if (mode !== undefined) out.push(mode ? '--color' : '--no-color')
-      continue
+      const mode = colorMode(color[1]);
+      if (mode !== undefined) out.push(mode ? '--color' : '--no-color');
+      continue;
     }
-    const level = /^(?:-v=?|--v=)(\d+)$/.exec(a)
+    const level = /^(?:-v=?|--v=)(\d+)$/.exec(a);
     if (level) {
-      out.push('--verbose', `--verbosity=${level[1]}`)
-      continue
+      out.push('--verbose', `--verbosity=${level[1]}`);
+      continue;
     }
     if ((a === '-v' || a === '--v') && /^\d+$/.test(argv[i + 1] ?? '')) {
-      out.push('--verbose', `--verbosity=${argv[++i]}`)
-      continue
+      out.push('--verbose', `--verbosity=${argv[++i]}`);
+      continue;
     }
-    out.push(a === '--v' ? '--verbose' : a)
+    out.push(a === '--v' ? '--verbose' : a);
   }
-  return out
+  return out;
 }
 
 function colorMode(value: string): boolean | undefined {
-  const v = value.toLowerCase()
-  if (['true', 'always', 'yes', '1', 'on'].includes(v)) return true
-  if (['false', 'never', 'no', '0', 'off'].includes(v)) return false
-  if (v === 'auto') return undefined
-  throw new UsageError(`--color: "${value}" is not true or false (also: always, never, auto)`)
+  const v = value.toLowerCase();
+  if (['true', 'always', 'yes', '1', 'on'].includes(v)) return true;
+  if (['false', 'never', 'no', '0', 'off'].includes(v)) return false;
+  if (v === 'auto') return undefined;
+  throw new UsageError(`--color: "${value}" is not true or false (also: always, never, auto)`);
 }
 
 /** Whether the command line asked for detail: -v in any spelling, or --verbose. Read from argv so it works when parsing failed. */
 export function verboseInArgv(argv: string[]): boolean {
-  const end = argv.indexOf('--')
-  const args = end === -1 ? argv : argv.slice(0, end)
-  return args.some((a) => a === '-v' || a === '--verbose' || a === '--v' || /^(?:-v=?|--v=)\d+$/.test(a) || a.startsWith('--verbosity'))
+  const end = argv.indexOf('--');
+  const args = end === -1 ? argv : argv.slice(0, end);
+  return args.some(
+    (a) =>
+      a === '-v' || a === '--verbose' || a === '--v' || /^(?:-v=?|--v=)\d+$/.test(a) || a.startsWith('--verbosity'),
+  );
 }
 
 /**
@@ -58,19 +61,19 @@ export function verboseInArgv(argv: string[]): boolean {
  */
 export function plainParseMessage(message: string): string {
   // Two flags that exclude each other are reported by oclif once from each side: one sentence says it.
-  const pairs = new Set<string>()
+  const pairs = new Set<string>();
   return message
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => !/^The following errors? occurred:?$/.test(l))
     .flatMap((l) => {
-      const both = /^--([\w-]+)(?:=\S*)? cannot also be provided when using --([\w-]+)$/.exec(l)
-      if (!both) return [l]
-      const [, a, b] = both
-      const pair = [a, b].sort().join('\u0000')
-      if (pairs.has(pair)) return []
-      pairs.add(pair)
-      return [`--${b} and --${a} cannot be used together; use one of them`]
+      const both = /^--([\w-]+)(?:=\S*)? cannot also be provided when using --([\w-]+)$/.exec(l);
+      if (!both) return [l];
+      const [, a, b] = both;
+      const pair = [a, b].sort().join('\u0000');
+      if (pairs.has(pair)) return [];
+      pairs.add(pair);
+      return [`--${b} and --${a} cannot be used together; use one of them`];
     })
-    .join('\n')
+    .join('\n');
 }

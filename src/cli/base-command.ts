@@ -1,32 +1,42 @@
-import {Command, Interfaces} from '@oclif/core'
-import type {ChalkInstance} from 'chalk'
+import { Command, Interfaces } from '@oclif/core';
+import type { ChalkInstance } from 'chalk';
 
-import {colorEnabled, makeChalk} from './color.js'
-import {setWarningSink} from '../base/warnings.js'
-import {EXIT_FAILED, EXIT_INTERRUPTED, UsageError} from '../base/errors.js'
-import {canInteract} from './tty.js'
-import {cancellation, watchInterrupts} from './interrupt.js'
-import type {Cancellation} from '../base/cancel.js'
-import {normalizeArgv, verboseInArgv} from './argv.js'
-import type {Impersonation} from '../kube/client.js'
-import {failureResult, placeFailures, selectionFailures} from '../fleet/failures.js'
-import {type ClusterResult, type ClusterTask, runOverClusters} from '../fleet/runner.js'
-import {type ImpersonationFlags, type SelectionFlags, declaresGroup, fleetFlags, globalFlags, impersonationFlags, impersonationValue} from './flags.js'
-import {Fleet} from './fleet-run.js'
-import type {ClusterRef} from '../providers/types.js'
-import type {HubChoice} from '../creds/hubs.js'
-import {type HubFlagValues, commandHubs} from './hubs.js'
-import {type OutputFormat, isMachineFormat, outputFormat} from './parse.js'
-import {Renderer, type View} from './render.js'
-import {clusterRunExitCode, errorOutcome, raiseExitCode, writeErrorLines} from './exit-policy.js'
+import { colorEnabled, makeChalk } from './color.js';
+import { setWarningSink } from '../base/warnings.js';
+import { EXIT_FAILED, EXIT_INTERRUPTED, UsageError } from '../base/errors.js';
+import { canInteract } from './tty.js';
+import { cancellation, watchInterrupts } from './interrupt.js';
+import type { Cancellation } from '../base/cancel.js';
+import { normalizeArgv, verboseInArgv } from './argv.js';
+import type { Impersonation } from '../kube/client.js';
+import { failureResult, placeFailures, selectionFailures } from '../fleet/failures.js';
+import { type ClusterResult, type ClusterTask, runOverClusters } from '../fleet/runner.js';
+import {
+  type ImpersonationFlags,
+  type SelectionFlags,
+  declaresGroup,
+  fleetFlags,
+  globalFlags,
+  impersonationFlags,
+  impersonationValue,
+} from './flags.js';
+import { Fleet } from './fleet-run.js';
+import type { ClusterRef } from '../providers/types.js';
+import type { HubChoice } from '../creds/hubs.js';
+import { type HubFlagValues, commandHubs } from './hubs.js';
+import { type OutputFormat, isMachineFormat, outputFormat } from './parse.js';
+import { Renderer, type View } from './render.js';
+import { clusterRunExitCode, errorOutcome, raiseExitCode, writeErrorLines } from './exit-policy.js';
 
 // The parts of the base command live beside it (parse.ts, render.ts, exit-policy.ts, hubs.ts); commands import these
 // names from here as before.
-export {OUTPUT_FORMATS, type OutputFormat, oneLine} from './parse.js'
-export type {Failure, View} from './render.js'
+export { OUTPUT_FORMATS, type OutputFormat, oneLine } from './parse.js';
+export type { Failure, View } from './render.js';
 
-export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
-export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>;
+export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 /**
  * The flag groups a command declares, handed to the base command as the command's own typed flags
@@ -35,9 +45,9 @@ export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args
  */
 export interface FlagGroups {
   /** fleetFlags (or fleetFlagsUnsharded): --cluster, --all, --selector, --cluster-timeout, --shard, --shard-count. */
-  selection?: SelectionFlags
+  selection?: SelectionFlags;
   /** impersonationFlags: --as, --as-group, --as-uid. */
-  impersonation?: ImpersonationFlags
+  impersonation?: ImpersonationFlags;
 }
 
 /**
@@ -45,31 +55,31 @@ export interface FlagGroups {
  * (one line on stderr, exit 2 for usage/config, 1 for failed checks, a stack trace only with --verbose).
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
-  static enableJsonFlag = true
+  static enableJsonFlag = true;
 
   /** Whether the command prints metrics with -o prometheus (its View carries them); the others refuse that format. */
-  static metrics = false
+  static metrics = false;
 
   /**
    * Whether the command shows skipped TLS verification in its own output (clusters inspect's TLS row, clusters
    * verify's tls-verified check); the others get a warning when a credential is sent to such a cluster.
    */
-  static reportsSkippedTls = false
+  static reportsSkippedTls = false;
 
   /** The global flags, in every command's help under GLOBAL (src/cli/flags.ts). */
-  static baseFlags = globalFlags
+  static baseFlags = globalFlags;
 
   /**
    * Whether a kubeconfig context that names a missing cluster or user is a failed check of the command's own (clusters
    * verify's provider-ready, exit 1) rather than a configuration error (exit 2) of the run (src/cli/exit-policy.ts).
    */
-  static brokenEntryIsCheck = false
+  static brokenEntryIsCheck = false;
 
-  protected flags!: BaseFlags<T>
-  protected args!: BaseArgs<T>
+  protected flags!: BaseFlags<T>;
+  protected args!: BaseArgs<T>;
   /** Every positional argument, for a command with variadic arguments (strict = false): oclif's args keep the first only. */
-  protected positionals!: string[]
-  protected chalk!: ChalkInstance
+  protected positionals!: string[];
+  protected chalk!: ChalkInstance;
 
   /**
    * The flag groups this command declares, as its own typed flags (see FlagGroups). A command that declares fleetFlags
@@ -77,40 +87,46 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * found by the unit test over every command) instead of silently selecting the current context.
    */
   protected flagGroups(): FlagGroups {
-    return {}
+    return {};
   }
 
   public async init(): Promise<void> {
-    await super.init()
+    await super.init();
     // Warnings found below the command layer (a plain-http server) reach stderr the one way, scrubbed.
-    setWarningSink((line) => this.logStderr(line))
+    setWarningSink((line) => this.logStderr(line));
     // SIGINT/SIGTERM kill the plugins this command started and end it with 130/143 (src/cli/interrupt.ts).
-    watchInterrupts((line) => this.logStderr(line))
-    this.argv = normalizeArgv(this.argv)
-    const {args, argv, flags} = await this.parse({
+    watchInterrupts((line) => this.logStderr(line));
+    this.argv = normalizeArgv(this.argv);
+    const { args, argv, flags } = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
       enableJsonFlag: this.ctor.enableJsonFlag,
       args: this.ctor.args,
       strict: this.ctor.strict,
-    })
-    this.flags = flags as BaseFlags<T>
+    });
+    this.flags = flags as BaseFlags<T>;
     // The one reading of the format for the rest of the run (render, jsonEnabled, the error path, streaming).
-    this.resolvedFormat = outputFormat(this.argv, this.flags)
-    this.args = args as BaseArgs<T>
-    this.positionals = argv.map(String)
-    this.chalk = makeChalk(colorEnabled({flag: this.flags.color}))
-    const ctor = this.ctor as unknown as typeof BaseCommand
+    this.resolvedFormat = outputFormat(this.argv, this.flags);
+    this.args = args as BaseArgs<T>;
+    this.positionals = argv.map(String);
+    this.chalk = makeChalk(colorEnabled({ flag: this.flags.color }));
+    const ctor = this.ctor as unknown as typeof BaseCommand;
     // Refused before anything is read or contacted: metrics exist only where a command defines them.
     if (this.format === 'prometheus' && !ctor.metrics) {
-      throw new UsageError(`-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list, creds rotate and clusters verify have); use -o table, wide, json, yaml or name`)
+      throw new UsageError(
+        `-o prometheus: "${this.id?.replaceAll(':', ' ') ?? 'this command'}" has no metrics (creds list, creds rotate and clusters verify have); use -o table, wide, json, yaml or name`,
+      );
     }
-    const groups = this.flagGroups()
-    for (const [name, group, given] of [['fleetFlags', fleetFlags, groups.selection], ['impersonationFlags', impersonationFlags, groups.impersonation]] as const) {
-      if (given === undefined && declaresGroup(this.ctor.flags, group)) throw new Error(`${this.id}: declares ${name} but does not hand them to the base command (flagGroups)`)
+    const groups = this.flagGroups();
+    for (const [name, group, given] of [
+      ['fleetFlags', fleetFlags, groups.selection],
+      ['impersonationFlags', impersonationFlags, groups.impersonation],
+    ] as const) {
+      if (given === undefined && declaresGroup(this.ctor.flags, group))
+        throw new Error(`${this.id}: declares ${name} but does not hand them to the base command (flagGroups)`);
     }
     // --as and friends are checked here, before any provider or cluster is touched.
-    this.impersonation = groups.impersonation && impersonationValue(groups.impersonation)
+    this.impersonation = groups.impersonation && impersonationValue(groups.impersonation);
     this.fleet = new Fleet({
       flags: this.flags,
       machineOutput: this.machineOutput,
@@ -120,68 +136,72 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       reportsSkippedTls: ctor.reportsSkippedTls,
       // Read when the selection is first needed: a command may hand its values over in run (wi test and wi doctor).
       selection: () => this.flagGroups().selection,
-    })
+    });
   }
 
   /**
    * What the command works over, composed once here: the providers, the connector, the selection and the runner's
    * options (src/cli/fleet-run.ts). Commands read it instead of getters of their own.
    */
-  protected fleet!: Fleet
+  protected fleet!: Fleet;
 
   /**
    * The identity named by --as/--as-group/--as-uid (commands that declare impersonationFlags), or undefined. runOptions()
    * hands it to every cluster's client, the one place the headers are set (src/kube/client.ts).
    */
-  protected impersonation?: Impersonation
+  protected impersonation?: Impersonation;
 
   /** The output format (src/cli/parse.ts outputFormat); before init (a parse that failed) argv alone says it. */
   protected get format(): OutputFormat {
-    return this.resolvedFormat ?? outputFormat(this.argv ?? [], this.flags)
+    return this.resolvedFormat ?? outputFormat(this.argv ?? [], this.flags);
   }
 
-  private resolvedFormat?: OutputFormat
+  private resolvedFormat?: OutputFormat;
 
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
-    return isMachineFormat(this.format)
+    return isMachineFormat(this.format);
   }
 
   /** Printing, every format and every stderr line (src/cli/render.ts). */
-  private readonly out = new Renderer({format: () => this.format, chalk: () => this.chalk, stdoutLine: (text) => super.log(text)})
+  private readonly out = new Renderer({
+    format: () => this.format,
+    chalk: () => this.chalk,
+    stdoutLine: (text) => super.log(text),
+  });
 
   /** The hubs of the one hub rule for this command's --hub-kubeconfig/--hub-context (src/cli/hubs.ts). */
   protected async credsHubs(f: HubFlagValues): Promise<HubChoice[]> {
-    return commandHubs(this.fleet, this.flags, f)
+    return commandHubs(this.fleet, this.flags, f);
   }
 
   // JSON is on for --json and for -o json, so oclif prints the returned result and suppresses this.log.
   public jsonEnabled(): boolean {
-    if (!this.ctor?.enableJsonFlag) return false
-    return this.format === 'json'
+    if (!this.ctor?.enableJsonFlag) return false;
+    return this.format === 'json';
   }
 
   public logJson(json: unknown): void {
-    this.out.json(json)
+    this.out.json(json);
   }
 
   /** Text a command composed itself on stdout: scrubbed, every control character but LF escaped (Renderer.composed). */
   public log(message = '', ...args: unknown[]): void {
-    super.log(this.out.composed(String(message)), ...args)
+    super.log(this.out.composed(String(message)), ...args);
   }
 
   /** Prints a result in the chosen format, then its failures (Renderer.render). */
   protected render<Row>(result: unknown, view: View<Row>): void {
-    this.out.render(result, view)
+    this.out.render(result, view);
   }
 
   /** One line on stderr, scrubbed, then escaped for the terminal: the only way a command writes there. */
   protected logStderr(line: string): void {
-    this.out.stderr(line)
+    this.out.stderr(line);
   }
 
   protected get interactive(): boolean {
-    return canInteract({machineOutput: this.machineOutput})
+    return canInteract({ machineOutput: this.machineOutput });
   }
 
   /**
@@ -189,24 +209,34 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * provider that could not list is one failed result in its place when the selection walked the list (--all, -l).
    * Marks the run failed if any cluster failed (src/cli/exit-policy.ts clusterRunExitCode).
    */
-  protected async overClusters<R>(work: (task: ClusterTask) => Promise<R>, item?: (result: ClusterResult<R>) => unknown, clusters?: ClusterRef[]): Promise<ClusterResult<R>[]> {
-    const provider = this.fleet.provider
-    const refs = clusters ?? (await this.fleet.selected())
-    const failures = await selectionFailures(provider, this.fleet.selection)
-    const options = this.fleet.runOptions()
+  protected async overClusters<R>(
+    work: (task: ClusterTask) => Promise<R>,
+    item?: (result: ClusterResult<R>) => unknown,
+    clusters?: ClusterRef[],
+  ): Promise<ClusterResult<R>[]> {
+    const provider = this.fleet.provider;
+    const refs = clusters ?? (await this.fleet.selected());
+    const failures = await selectionFailures(provider, this.fleet.selection);
+    const options = this.fleet.runOptions();
     // -o jsonl with a command that can say what one result's item is: each line goes out as that cluster answers, so
     // a reader of a 10,000-cluster run starts before the last cluster does (in the order they finish; providers that
     // could not list come first).
     if (this.format === 'jsonl' && item) {
-      this.out.streamed = true
-      for (const f of failures) this.out.jsonLine(item(failureResult<R>(f)))
-      options.onResult = (r) => this.out.jsonLine(item(r as ClusterResult<R>))
+      this.out.streamed = true;
+      for (const f of failures) this.out.jsonLine(item(failureResult<R>(f)));
+      options.onResult = (r) => this.out.jsonLine(item(r as ClusterResult<R>));
     }
-    const ran = await runOverClusters(refs, work, options)
-    const results = failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran
-    const code = clusterRunExitCode(refs, ran, results, (this.ctor as unknown as typeof BaseCommand).brokenEntryIsCheck)
-    if (code !== 0) this.markFailed(code)
-    return results
+    const ran = await runOverClusters(refs, work, options);
+    const results =
+      failures.length > 0 ? placeFailures(await provider.list(), refs, ran, failures, (f) => failureResult<R>(f)) : ran;
+    const code = clusterRunExitCode(
+      refs,
+      ran,
+      results,
+      (this.ctor as unknown as typeof BaseCommand).brokenEntryIsCheck,
+    );
+    if (code !== 0) this.markFailed(code);
+    return results;
   }
 
   /**
@@ -214,7 +244,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * Interrupted, exit 130/143) instead of ending the process at once.
    */
   protected cancellation(): Cancellation {
-    return cancellation()
+    return cancellation();
   }
 
   /**
@@ -222,21 +252,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * (src/cli/exit-policy.ts raiseExitCode). The only way a command sets its exit code.
    */
   protected markFailed(code = EXIT_FAILED): void {
-    raiseExitCode(code)
+    raiseExitCode(code);
   }
 
-  protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version flow through untouched.
-    if (err.constructor?.name === 'ExitError') throw err
+    if (err.constructor?.name === 'ExitError') throw err;
     // Ctrl-C at a prompt (the wizard): the terminal is in raw mode, so it arrives as the prompt's error, not as SIGINT.
     // Nothing was made yet and the person pressed it on purpose: exit 130, as a shell reports a Ctrl-C, and print
     // nothing (the prompt's own "User force closed the prompt" message included).
-    if (err.name === 'ExitPromptError') this.exit(EXIT_INTERRUPTED)
-    const visibleFlags = Object.entries({...(this.ctor as typeof BaseCommand).baseFlags, ...this.ctor.flags}).filter(([, f]) => !f.hidden).map(([name]) => name)
-    const outcome = errorOutcome(err, visibleFlags)
-    this.out.errorDocument({kind: outcome.kind, message: outcome.message}, this.jsonEnabled())
-    writeErrorLines(err, outcome, verboseInArgv(this.argv))
-    this.exit(outcome.code)
-    return undefined
+    if (err.name === 'ExitPromptError') this.exit(EXIT_INTERRUPTED);
+    const visibleFlags = Object.entries({ ...(this.ctor as typeof BaseCommand).baseFlags, ...this.ctor.flags })
+      .filter(([, f]) => !f.hidden)
+      .map(([name]) => name);
+    const outcome = errorOutcome(err, visibleFlags);
+    this.out.errorDocument({ kind: outcome.kind, message: outcome.message }, this.jsonEnabled());
+    writeErrorLines(err, outcome, verboseInArgv(this.argv));
+    this.exit(outcome.code);
+    return undefined;
   }
 }

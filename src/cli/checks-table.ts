@@ -1,46 +1,44 @@
-import type {Check, CheckStatus} from '../base/checks.js'
-import type {Column} from './table.js'
+import type { Check, CheckStatus } from '../base/checks.js';
+import type { Column } from './table.js';
 
 /**
  * Tables of checks, for commands that judge several subjects (clusters verify; later wi doctor): one row per subject,
  * one column per check holding its outcome, and one detail line per failed or warning check for below the table.
  */
 export interface CheckRow {
-  subject: string
-  checks?: Check[]
+  subject: string;
+  checks?: Check[];
 }
 
-const WORD: Record<CheckStatus, string> = {pass: 'pass', fail: 'FAIL', warn: 'warn', skip: '-'}
+const WORD: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: '-' };
 
 export function checkColumns<Row extends CheckRow>(rows: Row[], first: string): Column<Row>[] {
-  const names = rows.find((r) => r.checks && r.checks.length > 0)?.checks?.map((c) => c.name) ?? []
+  const names = rows.find((r) => r.checks && r.checks.length > 0)?.checks?.map((c) => c.name) ?? [];
   return [
-    {header: first, get: (r) => r.subject},
-    ...names.map(
-      (name): Column<Row> => ({
-        header: name,
-        get: (r) => {
-          const c = r.checks?.find((x) => x.name === name)
-          return c ? WORD[c.status] : ''
-        },
-        color: (r, k) => {
-          const status = r.checks?.find((x) => x.name === name)?.status
-          return status === 'fail' ? k.red : status === 'warn' ? k.yellow : status === 'pass' ? k.green : undefined
-        },
-      }),
-    ),
-  ]
+    { header: first, get: (r) => r.subject },
+    ...names.map((name): Column<Row> => ({
+      header: name,
+      get: (r) => {
+        const c = r.checks?.find((x) => x.name === name);
+        return c ? WORD[c.status] : '';
+      },
+      color: (r, k) => {
+        const status = r.checks?.find((x) => x.name === name)?.status;
+        return status === 'fail' ? k.red : status === 'warn' ? k.yellow : status === 'pass' ? k.green : undefined;
+      },
+    })),
+  ];
 }
 
 /** `subject: check (fail): message; fix: ...` for every failed and warning check. */
-export function checkDetails(rows: CheckRow[], options: {strict?: boolean} = {}): string[] {
-  const out: string[] = []
+export function checkDetails(rows: CheckRow[], options: { strict?: boolean } = {}): string[] {
+  const out: string[] = [];
   for (const row of rows) {
     for (const c of row.checks ?? []) {
-      if (c.status !== 'fail' && c.status !== 'warn') continue
-      const label = c.status === 'warn' && options.strict ? 'warn, failing with --strict' : c.status
-      out.push(`${row.subject}: ${c.name} (${label}): ${c.message}${c.fix ? `; fix: ${c.fix}` : ''}`)
+      if (c.status !== 'fail' && c.status !== 'warn') continue;
+      const label = c.status === 'warn' && options.strict ? 'warn, failing with --strict' : c.status;
+      out.push(`${row.subject}: ${c.name} (${label}): ${c.message}${c.fix ? `; fix: ${c.fix}` : ''}`);
     }
   }
-  return out
+  return out;
 }

@@ -1,5 +1,5 @@
-import {readFile, writeFile} from 'node:fs/promises'
-import {join} from 'node:path'
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /**
  * Shell completion beyond what @oclif/plugin-autocomplete writes (src/commands/autocomplete/create.ts runs the plugin,
@@ -10,30 +10,41 @@ import {join} from 'node:path'
  * would see.
  */
 export interface CompletionCommand {
-  id: string
-  flags: Record<string, {name: string; char?: string; type: 'boolean' | 'option'; options?: readonly string[]; hidden?: boolean}>
+  id: string;
+  flags: Record<
+    string,
+    { name: string; char?: string; type: 'boolean' | 'option'; options?: readonly string[]; hidden?: boolean }
+  >;
 }
 
 /** Flags whose value is a cluster name fleet resolves, and flags whose value is a kubeconfig context. */
-export const CLUSTER_FLAGS = ['cluster', 'hub', 'target']
-export const CONTEXT_FLAGS = ['context', 'hub-context']
+export const CLUSTER_FLAGS = ['cluster', 'hub', 'target'];
+export const CONTEXT_FLAGS = ['context', 'hub-context'];
 /** The flags that choose which clusters exist, passed on when values are listed. */
-const SCOPE_FLAGS = ['--kubeconfig', '--context', '--fleet-config', '--provider']
+const SCOPE_FLAGS = ['--kubeconfig', '--context', '--fleet-config', '--provider'];
 
-const word = (s: string) => s.replace(/[^\w:.,/+=@-]/g, '')
+const word = (s: string) => s.replace(/[^\w:.,/+=@-]/g, '');
 
 export function bashCompletion(bin: string, commands: CompletionCommand[]): string {
-  const fn = `_${word(bin).replace(/-/g, '_')}_autocomplete`
-  const visible = commands.map((c) => ({...c, flags: Object.values(c.flags).filter((f) => !f.hidden)}))
-  const spell = (f: {name: string; char?: string}) => [`--${f.name}`, ...(f.char ? [`-${f.char}`] : [])]
+  const fn = `_${word(bin).replace(/-/g, '_')}_autocomplete`;
+  const visible = commands.map((c) => ({ ...c, flags: Object.values(c.flags).filter((f) => !f.hidden) }));
+  const spell = (f: { name: string; char?: string }) => [`--${f.name}`, ...(f.char ? [`-${f.char}`] : [])];
   const cases = (pick: (c: (typeof visible)[number]) => string[]) =>
-    visible.map((c) => `    ${word(c.id)}) echo "${pick(c).map(word).join(' ')}" ;;`).join('\n')
+    visible.map((c) => `    ${word(c.id)}) echo "${pick(c).map(word).join(' ')}" ;;`).join('\n');
   const optionCases = visible
-    .flatMap((c) => c.flags.filter((f) => f.options?.length).flatMap((f) => spell(f).map((s) => `    ${word(c.id)}\\ ${word(s)}) echo "${f.options!.map(word).join(' ')}" ;;`)))
-    .join('\n')
+    .flatMap((c) =>
+      c.flags
+        .filter((f) => f.options?.length)
+        .flatMap((f) =>
+          spell(f).map((s) => `    ${word(c.id)}\\ ${word(s)}) echo "${f.options!.map(word).join(' ')}" ;;`),
+        ),
+    )
+    .join('\n');
   const kind = (names: string[]) =>
-    visible.flatMap((c) => c.flags.filter((f) => names.includes(f.name)).flatMap((f) => spell(f).map((s) => `${word(c.id)}\\ ${word(s)}`)))
-  const uniq = (xs: string[]) => [...new Set(xs)]
+    visible.flatMap((c) =>
+      c.flags.filter((f) => names.includes(f.name)).flatMap((f) => spell(f).map((s) => `${word(c.id)}\\ ${word(s)}`)),
+    );
+  const uniq = (xs: string[]) => [...new Set(xs)];
   return `#!/usr/bin/env bash
 # fleet's bash completion (written by \`${bin} autocomplete\`; see src/cli/completion.ts).
 
@@ -119,19 +130,22 @@ ${fn}() {
 }
 
 complete -F ${fn} ${word(bin)}
-`
+`;
 }
 
 /** The plugin's zsh script with cluster and context flags completed from fleet instead of as file names. */
 export function zshCompletion(bin: string, pluginScript: string): string {
-  const b = word(bin).replace(/-/g, '_')
-  let script = pluginScript
+  const b = word(bin).replace(/-/g, '_');
+  let script = pluginScript;
   // Not `_<bin>_clusters`: the plugin names its function for the clusters topic so.
-  for (const [names, fn] of [[CLUSTER_FLAGS, `__${b}_complete_clusters`], [CONTEXT_FLAGS, `__${b}_complete_contexts`]] as const) {
+  for (const [names, fn] of [
+    [CLUSTER_FLAGS, `__${b}_complete_clusters`],
+    [CONTEXT_FLAGS, `__${b}_complete_contexts`],
+  ] as const) {
     for (const name of names) {
       // One flag spec per line: `--context"[...]:file:_files" \\` or `"*"{-c,--cluster}"[...]:file:_files" \\`.
-      const spec = new RegExp(`^(.*(?:--${name}\\}?|,--${name}\\})"\\[.*\\]):file:_files"`, 'gm')
-      script = script.replace(spec, `$1:${name}:${fn}"`)
+      const spec = new RegExp(`^(.*(?:--${name}\\}?|,--${name}\\})"\\[.*\\]):file:_files"`, 'gm');
+      script = script.replace(spec, `$1:${name}:${fn}"`);
     }
   }
   const values = (what: string) => `__${b}_complete_${what}() {
@@ -146,19 +160,23 @@ export function zshCompletion(bin: string, pluginScript: string): string {
   values=(\${(f)"$(${word(bin)} autocomplete values ${what} \${scope[@]} 2>/dev/null)"})
   compadd -a values
 }
-`
+`;
   // The functions go before the script's last lines (its own entry point), so they exist when it first runs.
-  return script.replace(/^#compdef .*\n/, (first) => `${first}\n${values('clusters')}\n${values('contexts')}\n`)
+  return script.replace(/^#compdef .*\n/, (first) => `${first}\n${values('clusters')}\n${values('contexts')}\n`);
 }
 
 /** What `fleet autocomplete` leaves in `<cacheDir>/autocomplete` once the plugin has written its files: fleet's bash, zsh with values. */
-export async function rewriteCompletionFiles(autocompleteDir: string, bin: string, all: Array<{id: string; hidden?: boolean; flags: object}>): Promise<void> {
+export async function rewriteCompletionFiles(
+  autocompleteDir: string,
+  bin: string,
+  all: Array<{ id: string; hidden?: boolean; flags: object }>,
+): Promise<void> {
   const commands: CompletionCommand[] = all
     .filter((c) => !c.hidden)
-    .map((c) => ({id: c.id, flags: c.flags as CompletionCommand['flags']}))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  const functions = join(autocompleteDir, 'functions')
-  await writeFile(join(functions, 'bash', `${bin}.bash`), bashCompletion(bin, commands))
-  const zshFile = join(functions, 'zsh', `_${bin}`)
-  await writeFile(zshFile, zshCompletion(bin, await readFile(zshFile, 'utf8')))
+    .map((c) => ({ id: c.id, flags: c.flags as CompletionCommand['flags'] }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const functions = join(autocompleteDir, 'functions');
+  await writeFile(join(functions, 'bash', `${bin}.bash`), bashCompletion(bin, commands));
+  const zshFile = join(functions, 'zsh', `_${bin}`);
+  await writeFile(zshFile, zshCompletion(bin, await readFile(zshFile, 'utf8')));
 }

@@ -1,10 +1,10 @@
-import {EXIT_FAILED, EXIT_USAGE, FleetError, toErrorInfo} from '../base/errors.js'
-import {escapeTerminal} from '../base/terminal.js'
-import {editDistance} from '../base/text.js'
-import {scrub} from '../kubeconfig/redact.js'
-import type {ClusterResult} from '../fleet/runner.js'
-import type {ClusterRef} from '../providers/types.js'
-import {oneLine} from './parse.js'
+import { EXIT_FAILED, EXIT_USAGE, FleetError, toErrorInfo } from '../base/errors.js';
+import { escapeTerminal } from '../base/terminal.js';
+import { editDistance } from '../base/text.js';
+import { scrub } from '../kubeconfig/redact.js';
+import type { ClusterResult } from '../fleet/runner.js';
+import type { ClusterRef } from '../providers/types.js';
+import { oneLine } from './parse.js';
 
 /**
  * The error and exit policy of every command, one place: 0 success, 1 a failed check or cluster, 2 usage or
@@ -17,8 +17,8 @@ import {oneLine} from './parse.js'
  * configuration error (2) is not hidden by a failed check found after it, and an interrupt (130/143) by neither.
  */
 export function raiseExitCode(code = EXIT_FAILED): void {
-  const current = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0)
-  if (!(current > code)) process.exitCode = code
+  const current = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
+  if (!(current > code)) process.exitCode = code;
 }
 
 /**
@@ -29,52 +29,61 @@ export function raiseExitCode(code = EXIT_FAILED): void {
  * inventory (a Secret without its key) is that cluster's failure, and a provider that could not list is reported
  * beside the clusters: both stay exit 1.
  */
-export function clusterRunExitCode<R>(refs: ClusterRef[], ran: ClusterResult<R>[], results: ClusterResult<R>[], brokenEntryIsCheck: boolean): number {
+export function clusterRunExitCode<R>(
+  refs: ClusterRef[],
+  ran: ClusterResult<R>[],
+  results: ClusterResult<R>[],
+  brokenEntryIsCheck: boolean,
+): number {
   if (!brokenEntryIsCheck) {
-    const kubeconfigContexts = new Set(refs.filter((r) => r.source.kind === 'kubeconfig-file').map((r) => r.name))
-    if (ran.some((r) => (r.error?.kind === 'config' || r.error?.kind === 'usage') && kubeconfigContexts.has(r.cluster))) return EXIT_USAGE
+    const kubeconfigContexts = new Set(refs.filter((r) => r.source.kind === 'kubeconfig-file').map((r) => r.name));
+    if (ran.some((r) => (r.error?.kind === 'config' || r.error?.kind === 'usage') && kubeconfigContexts.has(r.cluster)))
+      return EXIT_USAGE;
   }
-  return results.some((r) => !r.ok) ? EXIT_FAILED : 0
+  return results.some((r) => !r.ok) ? EXIT_FAILED : 0;
 }
 
 /** How a command's error ends the run: its exit code, its one line and the kind its JSON/YAML document names. */
 export interface ErrorOutcome {
-  code: number
-  kind: string
+  code: number;
+  kind: string;
   /** One line, scrubbed; escaped for the terminal where it is printed. */
-  message: string
+  message: string;
   /** Whether "(run with --verbose for details)" helps: an unexpected error (not fleet's, not oclif's parse). */
-  hint: boolean
+  hint: boolean;
 }
 
 /**
  * The outcome of an error thrown by a command: a FleetError keeps its code and its first line; oclif's parse errors
  * are exit 2, folded into one line; anything else is an internal error, exit 1.
  */
-export function errorOutcome(err: Error & {exitCode?: number; oclif?: {exit?: number}; flags?: unknown}, knownFlags: string[] = []): ErrorOutcome {
-  const isFleet = err instanceof FleetError
-  const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1)
-  const info = isFleet ? toErrorInfo(err) : {kind: code === 2 ? 'usage' : 'internal', message: err.message}
-  const message = isFleet ? info.message.split('\n')[0] : oneLine(err) + flagSuggestion(err, knownFlags)
-  return {code, kind: info.kind, message: scrub(message), hint: !isFleet && !err.oclif}
+export function errorOutcome(
+  err: Error & { exitCode?: number; oclif?: { exit?: number }; flags?: unknown },
+  knownFlags: string[] = [],
+): ErrorOutcome {
+  const isFleet = err instanceof FleetError;
+  const code = isFleet ? err.exitCode : (err.oclif?.exit ?? 1);
+  const info = isFleet ? toErrorInfo(err) : { kind: code === 2 ? 'usage' : 'internal', message: err.message };
+  const message = isFleet ? info.message.split('\n')[0] : oneLine(err) + flagSuggestion(err, knownFlags);
+  return { code, kind: info.kind, message: scrub(message), hint: !isFleet && !err.oclif };
 }
 
 /**
  * `; did you mean --output?` after oclif's "Nonexistent flag: --ouput", as an unknown command gets its closest command
  * (hooks/command-not-found.ts): the closest long flag of the command, by the same distance and the same bound.
  */
-export function flagSuggestion(err: {flags?: unknown; oclif?: unknown}, knownFlags: string[]): string {
-  if (!err.oclif || !Array.isArray(err.flags) || knownFlags.length === 0) return ''
-  const hints: string[] = []
+export function flagSuggestion(err: { flags?: unknown; oclif?: unknown }, knownFlags: string[]): string {
+  if (!err.oclif || !Array.isArray(err.flags) || knownFlags.length === 0) return '';
+  const hints: string[] = [];
   for (const typed of err.flags) {
-    if (typeof typed !== 'string' || !typed.startsWith('--')) continue
-    const name = typed.slice(2).split('=')[0]
+    if (typeof typed !== 'string' || !typed.startsWith('--')) continue;
+    const name = typed.slice(2).split('=')[0];
     const best = knownFlags
-      .map((flag) => ({flag, d: editDistance(name, flag)}))
-      .sort((a, b) => a.d - b.d || a.flag.localeCompare(b.flag))[0]
-    if (best && best.d > 0 && best.d <= Math.max(2, Math.floor(name.length / 3))) hints.push(`--${best.flag}`)
+      .map((flag) => ({ flag, d: editDistance(name, flag) }))
+      .sort((a, b) => a.d - b.d || a.flag.localeCompare(b.flag))[0];
+    if (best && best.d > 0 && best.d <= Math.max(2, Math.floor(name.length / 3))) hints.push(`--${best.flag}`);
   }
-  return hints.length === 0 ? '' : `; did you mean ${hints.join(', ')}?`
+  return hints.length === 0 ? '' : `; did you mean ${hints.join(', ')}?`;
 }
 
 /**
@@ -82,7 +91,7 @@ export function flagSuggestion(err: {flags?: unknown; oclif?: unknown}, knownFla
  * --verbose the stack (lines by nature, its frames; the message at its top is data and may hold anything else).
  */
 export function writeErrorLines(err: Error, outcome: ErrorOutcome, verbose: boolean): void {
-  process.stderr.write(`error: ${escapeTerminal(outcome.message)}\n`)
-  if (verbose && err.stack) process.stderr.write(escapeTerminal(scrub(err.stack), {keepNewlines: true}) + '\n')
-  if (outcome.hint && !verbose) process.stderr.write('(run with --verbose for details)\n')
+  process.stderr.write(`error: ${escapeTerminal(outcome.message)}\n`);
+  if (verbose && err.stack) process.stderr.write(escapeTerminal(scrub(err.stack), { keepNewlines: true }) + '\n');
+  if (outcome.hint && !verbose) process.stderr.write('(run with --verbose for details)\n');
 }

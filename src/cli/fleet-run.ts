@@ -1,47 +1,47 @@
-import {parseTimeLimit} from '../base/duration.js'
-import {UsageError} from '../base/errors.js'
-import type {Impersonation} from '../kube/client.js'
-import {Connector} from '../kube/connector.js'
-import {ExecCredentialRunner} from '../kube/exec-credential.js'
-import {TrustPolicy} from '../kubeconfig/trust.js'
-import type {RequestLog} from '../kube/request-log.js'
-import type {RunOptions} from '../fleet/runner.js'
-import {type Selection, selectClusters, takeShard} from '../fleet/select.js'
-import {resolveShard, shardName} from '../fleet/shard.js'
-import {type DeferredProvider, fleetProvider} from '../providers/registry.js'
-import type {ClusterRef} from '../providers/types.js'
-import type {SelectionFlags} from './flags.js'
-import {progressLine} from './progress.js'
+import { parseTimeLimit } from '../base/duration.js';
+import { UsageError } from '../base/errors.js';
+import type { Impersonation } from '../kube/client.js';
+import { Connector } from '../kube/connector.js';
+import { ExecCredentialRunner } from '../kube/exec-credential.js';
+import { TrustPolicy } from '../kubeconfig/trust.js';
+import type { RequestLog } from '../kube/request-log.js';
+import type { RunOptions } from '../fleet/runner.js';
+import { type Selection, selectClusters, takeShard } from '../fleet/select.js';
+import { resolveShard, shardName } from '../fleet/shard.js';
+import { type DeferredProvider, fleetProvider } from '../providers/registry.js';
+import type { ClusterRef } from '../providers/types.js';
+import type { SelectionFlags } from './flags.js';
+import { progressLine } from './progress.js';
 
 /** What a Fleet is made of: the command's parsed flags and the facts the base command decided at init. */
 export interface FleetInputs {
   /** The global flags (BaseCommand.baseFlags). */
   flags: {
-    kubeconfig?: string
-    context?: string
-    provider?: string
-    kuberc?: string
-    'fleet-config'?: string
-    'request-timeout': string
-    concurrency: number
-    verbose?: boolean
-    verbosity?: number
-  }
+    kubeconfig?: string;
+    context?: string;
+    provider?: string;
+    kuberc?: string;
+    'fleet-config'?: string;
+    'request-timeout': string;
+    concurrency: number;
+    verbose?: boolean;
+    verbosity?: number;
+  };
   /** JSON, YAML, name, prometheus (or a quiet command): no progress line, no plugin talking to the user. */
-  machineOutput: boolean
+  machineOutput: boolean;
   /** Whether an exec plugin may talk to the user (asked when the first plugin runs). */
-  interactive: () => boolean
+  interactive: () => boolean;
   /** --as/--as-group/--as-uid, for the clusters of a run (never a hub). */
-  impersonation?: Impersonation
+  impersonation?: Impersonation;
   /** One line on stderr, the command's scrubbed way. */
-  say: (line: string) => void
+  say: (line: string) => void;
   /** The command shows skipped TLS verification in its own output (BaseCommand.reportsSkippedTls): no warning then. */
-  reportsSkippedTls?: boolean
+  reportsSkippedTls?: boolean;
   /**
    * The command's selection flags (fleetFlags or a part of them), typed by the command that declares them
    * (BaseCommand.selectionFlags); undefined for a command that selects no clusters. Read on first use.
    */
-  selection?: () => SelectionFlags | undefined
+  selection?: () => SelectionFlags | undefined;
 }
 
 /**
@@ -52,34 +52,34 @@ export interface FleetInputs {
 export class Fleet {
   constructor(private readonly inputs: FleetInputs) {}
 
-  private connectorMade?: Connector
-  private execRunnerMade?: ExecCredentialRunner
-  private providerMade?: DeferredProvider
-  private selectionMade?: Selection
-  private selectedMade?: Promise<ClusterRef[]>
+  private connectorMade?: Connector;
+  private execRunnerMade?: ExecCredentialRunner;
+  private providerMade?: DeferredProvider;
+  private selectionMade?: Selection;
+  private selectedMade?: Promise<ClusterRef[]>;
 
   private get flags(): FleetInputs['flags'] {
-    return this.inputs.flags
+    return this.inputs.flags;
   }
 
   /** `--kubeconfig` split like KUBECONFIG (path or list). */
   get kubeconfigPaths(): string[] | undefined {
-    const value = this.flags.kubeconfig
-    if (value === undefined) return undefined
-    const paths = value.split(':').filter((p) => p !== '')
-    if (paths.length === 0) throw new UsageError('--kubeconfig: no path given')
-    return paths
+    const value = this.flags.kubeconfig;
+    if (value === undefined) return undefined;
+    const paths = value.split(':').filter((p) => p !== '');
+    if (paths.length === 0) throw new UsageError('--kubeconfig: no path given');
+    return paths;
   }
 
   get requestTimeoutMs(): number {
-    return parseTimeLimit(this.flags['request-timeout'])
+    return parseTimeLimit(this.flags['request-timeout']);
   }
 
   /** kubectl-style request logging on stderr at -v 6 and up (undefined below: nothing is logged). */
   get requestLog(): RequestLog | undefined {
-    const level = this.flags.verbosity ?? 0
-    if (level < 6) return undefined
-    return {level, write: this.inputs.say}
+    const level = this.flags.verbosity ?? 0;
+    if (level < 6) return undefined;
+    return { level, write: this.inputs.say };
   }
 
   /**
@@ -87,21 +87,27 @@ export class Fleet {
    * one-run-per-credential rule, and a plugin may talk to the user only when fleet may.
    */
   get execRunner(): ExecCredentialRunner {
-    this.execRunnerMade ??= new ExecCredentialRunner({interactiveAvailable: this.inputs.interactive()})
-    return this.execRunnerMade
+    this.execRunnerMade ??= new ExecCredentialRunner({ interactiveAvailable: this.inputs.interactive() });
+    return this.execRunnerMade;
   }
 
   /** How the command connects to clusters and hubs: one time limit, one exec runner, one request log (without --as). */
   get connector(): Connector {
-    this.connectorMade ??= new Connector({timeoutMs: this.requestTimeoutMs, exec: this.execRunner, log: this.requestLog, trust: this.trust, reportsSkippedTls: this.inputs.reportsSkippedTls})
-    return this.connectorMade
+    this.connectorMade ??= new Connector({
+      timeoutMs: this.requestTimeoutMs,
+      exec: this.execRunner,
+      log: this.requestLog,
+      trust: this.trust,
+      reportsSkippedTls: this.inputs.reportsSkippedTls,
+    });
+    return this.connectorMade;
   }
 
-  private trustMade?: TrustPolicy
+  private trustMade?: TrustPolicy;
   /** Which plugins may run (the kuberc) and what hub data may use (the fleet configuration, added when it is read). */
   get trust(): TrustPolicy {
-    this.trustMade ??= new TrustPolicy({kuberc: this.flags.kuberc})
-    return this.trustMade
+    this.trustMade ??= new TrustPolicy({ kuberc: this.flags.kuberc });
+    return this.trustMade;
   }
 
   /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
@@ -113,17 +119,23 @@ export class Fleet {
       fleetConfig: this.flags['fleet-config'],
       connector: this.connector,
       note: this.flags.verbose ? (message) => this.inputs.say(`note: ${message}`) : undefined,
-    })
-    return this.providerMade
+    });
+    return this.providerMade;
   }
 
   /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
   get selection(): Selection {
-    if (this.selectionMade) return this.selectionMade
-    const f = this.inputs.selection?.() ?? {}
+    if (this.selectionMade) return this.selectionMade;
+    const f = this.inputs.selection?.() ?? {};
     // The shard is resolved here once for the run (the runner, the provider failures and the stderr line share it).
-    this.selectionMade = {clusters: f.cluster, all: f.all, selector: f.selector, context: this.flags.context, shard: resolveShard({shard: f.shard, count: f['shard-count'], env: process.env})}
-    return this.selectionMade
+    this.selectionMade = {
+      clusters: f.cluster,
+      all: f.all,
+      selector: f.selector,
+      context: this.flags.context,
+      shard: resolveShard({ shard: f.shard, count: f['shard-count'], env: process.env }),
+    };
+    return this.selectionMade;
   }
 
   /**
@@ -133,14 +145,16 @@ export class Fleet {
    */
   selected(): Promise<ClusterRef[]> {
     this.selectedMade ??= (async () => {
-      const selection = this.selection
-      const all = await selectClusters(this.provider, selection)
-      if (!selection.shard) return all
-      const part = takeShard(all, selection.shard)
-      this.inputs.say(`${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`)
-      return part
-    })()
-    return this.selectedMade
+      const selection = this.selection;
+      const all = await selectClusters(this.provider, selection);
+      if (!selection.shard) return all;
+      const part = takeShard(all, selection.shard);
+      this.inputs.say(
+        `${shardName(selection.shard)}: ${part.length} of the ${all.length} selected cluster${all.length === 1 ? '' : 's'}${part.length === 0 ? ': nothing to do in this shard' : ''}`,
+      );
+      return part;
+    })();
+    return this.selectedMade;
   }
 
   /**
@@ -148,12 +162,12 @@ export class Fleet {
    * --as). Services that run over clusters themselves (clusters list --live) get these, so nothing makes a second runner.
    */
   runOptions(clusterTimeout = this.inputs.selection?.()?.['cluster-timeout'] ?? '0'): RunOptions {
-    const as = this.inputs.impersonation
+    const as = this.inputs.impersonation;
     return {
       concurrency: this.flags.concurrency,
       clusterTimeoutMs: parseTimeLimit(clusterTimeout, '--cluster-timeout'),
       onProgress: this.inputs.machineOutput ? undefined : progressLine(),
-      connector: as ? this.connector.with({impersonate: as}) : this.connector,
-    }
+      connector: as ? this.connector.with({ impersonate: as }) : this.connector,
+    };
   }
 }

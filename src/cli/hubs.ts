@@ -1,11 +1,12 @@
-import {Flags} from '@oclif/core'
+import { Flags } from '@oclif/core';
 
-import {checkReadableFile} from '../base/files.js'
-import {type HubChoice, credsHubs} from '../creds/hubs.js'
-import type {Fleet} from './fleet-run.js'
+import { checkReadableFile } from '../base/files.js';
+import { type HubChoice, credsHubs } from '../creds/hubs.js';
+import type { Fleet } from './fleet-run.js';
 
 /** Where the one hub rule (creds/hubs.ts) looks when neither flag is given, for the flags' help. */
-const ONE_HUB = 'the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster'
+const ONE_HUB =
+  'the fleet configuration hub, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster';
 
 /**
  * --hub-kubeconfig and --hub-context, defined once for every command that reaches a hub by the one hub rule. `purpose`
@@ -13,26 +14,29 @@ const ONE_HUB = 'the fleet configuration hub, else the current context of --kube
  * description where the command reads more than one hub (creds list); `exclusive` names flags that pick the hub another
  * way (wi setup's --hub).
  */
-export function hubFlags(o: {purpose?: string; defaultHub?: string; exclusive?: string[]} = {}) {
-  const purpose = o.purpose ?? ''
-  const exclusive = o.exclusive ? {exclusive: o.exclusive} : {}
+export function hubFlags(o: { purpose?: string; defaultHub?: string; exclusive?: string[] } = {}) {
+  const purpose = o.purpose ?? '';
+  const exclusive = o.exclusive ? { exclusive: o.exclusive } : {};
   return {
-    'hub-kubeconfig': Flags.string({description: `Hub kubeconfig${purpose} (default: ${o.defaultHub ?? ONE_HUB}).`, ...exclusive}),
-    'hub-context': Flags.string({description: `Hub context${purpose}.`, ...exclusive}),
-  }
+    'hub-kubeconfig': Flags.string({
+      description: `Hub kubeconfig${purpose} (default: ${o.defaultHub ?? ONE_HUB}).`,
+      ...exclusive,
+    }),
+    'hub-context': Flags.string({ description: `Hub context${purpose}.`, ...exclusive }),
+  };
 }
 
 /** The values of hubFlags, as every command that declares them has them. */
 export interface HubFlagValues {
-  'hub-kubeconfig'?: string
-  'hub-context'?: string
+  'hub-kubeconfig'?: string;
+  'hub-context'?: string;
 }
 
 /** The global flags the one hub rule reads besides the hub flags (the loading rules of its last step). */
 export interface HubGlobals {
-  context?: string
-  provider?: string
-  'fleet-config'?: string
+  context?: string;
+  provider?: string;
+  'fleet-config'?: string;
 }
 
 /**
@@ -41,7 +45,7 @@ export interface HubGlobals {
  */
 export async function commandHubs(fleet: Fleet, globals: HubGlobals, f: HubFlagValues): Promise<HubChoice[]> {
   for (const file of f['hub-kubeconfig']?.split(':').filter(Boolean) ?? []) {
-    await checkReadableFile(file, `--hub-kubeconfig ${file}`, 'a kubeconfig file')
+    await checkReadableFile(file, `--hub-kubeconfig ${file}`, 'a kubeconfig file');
   }
   return credsHubs({
     hubKubeconfig: f['hub-kubeconfig'],
@@ -51,5 +55,5 @@ export async function commandHubs(fleet: Fleet, globals: HubGlobals, f: HubFlagV
     provider: globals.provider,
     fleetConfig: globals['fleet-config'],
     trust: fleet.trust,
-  })
+  });
 }

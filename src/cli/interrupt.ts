@@ -1,6 +1,6 @@
-import {Cancellation} from '../base/cancel.js'
-import {EXIT_INTERRUPTED, EXIT_TERMINATED, type InterruptSignal} from '../base/errors.js'
-import {killChildren} from '../base/subprocess.js'
+import { Cancellation } from '../base/cancel.js';
+import { EXIT_INTERRUPTED, EXIT_TERMINATED, type InterruptSignal } from '../base/errors.js';
+import { killChildren } from '../base/subprocess.js';
 
 /**
  * SIGINT and SIGTERM for every command, installed once per process. Whatever the command, the programs it started (exec
@@ -10,41 +10,41 @@ import {killChildren} from '../base/subprocess.js'
  *   a second signal while it undoes ends the process at once, naming what was not undone yet;
  * - any other command only reads, and ends at once with one line and the same exit code.
  */
-let installed = false
-let active: Cancellation | undefined
-let received = 0
-let write: (line: string) => void = (line) => process.stderr.write(line + '\n')
+let installed = false;
+let active: Cancellation | undefined;
+let received = 0;
+let write: (line: string) => void = (line) => process.stderr.write(line + '\n');
 
-const codeOf = (signal: InterruptSignal) => (signal === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED)
+const codeOf = (signal: InterruptSignal) => (signal === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED);
 
 function onSignal(signal: InterruptSignal): void {
   // Already ending (waiting for the thread pool): a second signal ends it at once.
-  if (ending) return end(signal)
-  received++
-  killChildren()
+  if (ending) return end(signal);
+  received++;
+  killChildren();
   if (active && received === 1) {
-    active.cancel(signal)
-    return
+    active.cancel(signal);
+    return;
   }
   if (active) {
-    write(`error: ${active.forcedExit(signal)}`)
+    write(`error: ${active.forcedExit(signal)}`);
   } else {
-    write(`error: interrupted (${signal})`)
+    write(`error: interrupted (${signal})`);
   }
-  end(signal)
+  end(signal);
 }
 
 /**
  * Work that runs on libuv's thread pool: file system calls, DNS lookups (getaddrinfo), crypto and zlib jobs, as
  * process.getActiveResourcesInfo() names them.
  */
-const POOL_WORK = /^(FSReq|GetAddrInfoReqWrap|GetNameInfoReqWrap|Zlib)|Job$/
-const poolBusy = () => process.getActiveResourcesInfo().some((r) => POOL_WORK.test(r))
+const POOL_WORK = /^(FSReq|GetAddrInfoReqWrap|GetNameInfoReqWrap|Zlib)|Job$/;
+const poolBusy = () => process.getActiveResourcesInfo().some((r) => POOL_WORK.test(r));
 
 /** How long the end waits for work on the thread pool to finish before the process dies of the signal instead. */
-const END_GRACE_MS = 200
+const END_GRACE_MS = 200;
 
-let ending = false
+let ending = false;
 
 /**
  * Ends the process, whatever it is waiting for. process.exit joins the thread pool's threads at teardown, so a thread
@@ -55,42 +55,42 @@ let ending = false
  * meanwhile does that at once.
  */
 function end(signal: InterruptSignal): void {
-  const code = codeOf(signal)
+  const code = codeOf(signal);
   const die = () => {
-    killChildren()
-    process.removeAllListeners(signal)
-    process.kill(process.pid, signal)
+    killChildren();
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
     // Reached only if the signal went to another thread: it ends the process a moment later.
-    process.exit(code)
-  }
-  if (ending) die()
-  ending = true
-  process.exitCode = code
+    process.exit(code);
+  };
+  if (ending) die();
+  ending = true;
+  process.exitCode = code;
   // What the command still does in the grace period (a result arriving, a table) is not printed after the line.
-  for (const stream of [process.stdout, process.stderr]) stream.write = (() => true) as typeof stream.write
-  const deadline = Date.now() + END_GRACE_MS
+  for (const stream of [process.stdout, process.stderr]) stream.write = (() => true) as typeof stream.write;
+  const deadline = Date.now() + END_GRACE_MS;
   const attempt = () => {
     if (!poolBusy()) {
-      killChildren()
-      process.exit(code)
+      killChildren();
+      process.exit(code);
     }
-    if (Date.now() >= deadline) die()
-  }
-  attempt()
-  setInterval(attempt, 5)
+    if (Date.now() >= deadline) die();
+  };
+  attempt();
+  setInterval(attempt, 5);
 }
 
 /** Installs the handlers (once); `sink` writes one line on stderr the command's way (scrubbed). */
 export function watchInterrupts(sink?: (line: string) => void): void {
-  if (sink) write = sink
-  if (installed) return
-  installed = true
-  process.on('SIGINT', () => onSignal('SIGINT'))
-  process.on('SIGTERM', () => onSignal('SIGTERM'))
+  if (sink) write = sink;
+  if (installed) return;
+  installed = true;
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
 }
 
 /** The command will unwind itself on an interrupt: the first signal cancels this instead of ending the process. */
 export function cancellation(): Cancellation {
-  active ??= new Cancellation()
-  return active
+  active ??= new Cancellation();
+  return active;
 }

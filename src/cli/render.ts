@@ -1,19 +1,19 @@
-import type {ChalkInstance} from 'chalk'
-import yaml from 'js-yaml'
+import type { ChalkInstance } from 'chalk';
+import yaml from 'js-yaml';
 
-import {escapeTerminal} from '../base/terminal.js'
-import type {ErrorInfo} from '../base/errors.js'
-import {scrub, scrubValue} from '../kubeconfig/redact.js'
-import type {OutputFormat} from './parse.js'
-import {type MetricFamily, formatMetrics} from './prometheus.js'
-import {type Column, renderTable} from './table.js'
-import {forTerminal} from './terminal.js'
+import { escapeTerminal } from '../base/terminal.js';
+import type { ErrorInfo } from '../base/errors.js';
+import { scrub, scrubValue } from '../kubeconfig/redact.js';
+import type { OutputFormat } from './parse.js';
+import { type MetricFamily, formatMetrics } from './prometheus.js';
+import { type Column, renderTable } from './table.js';
+import { forTerminal } from './terminal.js';
 
 /** A per-cluster outcome as render() reports it: any item with `cluster` and `error` (a ClusterItem) will do. */
 export interface Failure {
   /** The cluster it is about; absent when the message names its subject itself (a provider that could not list). */
-  cluster?: string
-  error?: ErrorInfo
+  cluster?: string;
+  error?: ErrorInfo;
 }
 
 /**
@@ -21,31 +21,31 @@ export interface Failure {
  * render() prints everything, stdout and stderr, through the scrubber, the same way for every command.
  */
 export interface View<Row> {
-  rows: Row[]
-  columns: Column<Row>[]
+  rows: Row[];
+  columns: Column<Row>[];
   /** -o name: the name of a row (default: its first column), one line per row. */
-  name?: (row: Row) => string
+  name?: (row: Row) => string;
   /**
    * -o name: exactly these lines instead of one per row, for commands whose rows are not clusters (inspect's fields)
    * or that name a subset (the clusters that said yes).
    */
-  names?: string[]
+  names?: string[];
   /** Lines printed on stderr after the table (human output only), e.g. warnings. */
-  notes?: string[]
+  notes?: string[];
   /**
    * Per-cluster failures: one `error: <cluster>: <message>` line each on stderr, in every format (JSON and YAML keep
    * them in the document too). Items without an error are skipped, so a command passes its items as they are.
    */
-  failures?: Failure[]
+  failures?: Failure[];
   /** -o prometheus: the metrics, for the commands that declare `static metrics = true`. */
-  metrics?: MetricFamily[]
+  metrics?: MetricFamily[];
 }
 
 /** What the renderer needs from its command: the chosen format, the colours, and oclif's stdout line (quiet in JSON mode). */
 export interface RenderTarget {
-  format: () => OutputFormat
-  chalk: () => ChalkInstance
-  stdoutLine: (text: string) => void
+  format: () => OutputFormat;
+  chalk: () => ChalkInstance;
+  stdoutLine: (text: string) => void;
 }
 
 /**
@@ -63,16 +63,16 @@ export class Renderer {
   constructor(private readonly target: RenderTarget) {}
 
   /** Whether the items already went out one by one as the clusters answered (-o jsonl over a fleet run). */
-  streamed = false
+  streamed = false;
 
   /** JSON (-o json): the whole document, scrubbed. */
   json(value: unknown): void {
-    process.stdout.write(JSON.stringify(scrubValue(value), null, 2) + '\n')
+    process.stdout.write(JSON.stringify(scrubValue(value), null, 2) + '\n');
   }
 
   /** -o jsonl: one item as one line of JSON, scrubbed. */
   jsonLine(item: unknown): void {
-    process.stdout.write(JSON.stringify(scrubValue(item)) + '\n')
+    process.stdout.write(JSON.stringify(scrubValue(item)) + '\n');
   }
 
   /**
@@ -82,12 +82,12 @@ export class Renderer {
    * the document's own lines), because here a line break of the data cannot be told from the command's.
    */
   composed(message: string): string {
-    return escapeTerminal(scrub(message), {keepNewlines: true})
+    return escapeTerminal(scrub(message), { keepNewlines: true });
   }
 
   /** stdout text whose data was escaped where it entered (a table's cells, -o name's lines): scrubbed only. */
   private print(text: string): void {
-    this.target.stdoutLine(scrub(text))
+    this.target.stdoutLine(scrub(text));
   }
 
   /**
@@ -97,45 +97,51 @@ export class Renderer {
    * the terminal as an escape sequence, in any output format.
    */
   stderr(line: string): void {
-    process.stderr.write(escapeTerminal(scrub(line)) + '\n')
+    process.stderr.write(escapeTerminal(scrub(line)) + '\n');
   }
 
   /** Prints a result in the chosen format (JSON is printed by oclif from the return value of run), then its failures. */
   render<Row>(result: unknown, view: View<Row>): void {
-    const format = this.target.format()
+    const format = this.target.format();
     switch (format) {
       case 'json':
-        break
+        break;
       case 'jsonl':
         // Streamed by overClusters as each cluster answered; otherwise each item now (or the whole result, if it has none).
-        if (!this.streamed) for (const item of (result as {items?: unknown[]}).items ?? [result]) this.jsonLine(item)
-        break
+        if (!this.streamed) for (const item of (result as { items?: unknown[] }).items ?? [result]) this.jsonLine(item);
+        break;
       case 'yaml':
-        process.stdout.write(yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), {noRefs: true, lineWidth: -1}))
-        break
+        process.stdout.write(
+          yaml.dump(scrubValue(JSON.parse(JSON.stringify(result))), { noRefs: true, lineWidth: -1 }),
+        );
+        break;
       case 'prometheus':
-        process.stdout.write(scrub(formatMetrics(view.metrics ?? [])))
-        break
+        process.stdout.write(scrub(formatMetrics(view.metrics ?? [])));
+        break;
       case 'name':
         // One line per name: a CR or LF inside a name is escaped, so it cannot make a second name.
-        for (const line of view.names ?? view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row))))) this.print(forTerminal(line))
-        break
+        for (const line of view.names ??
+          view.rows.map((row) => (view.name ? view.name(row) : String(view.columns[0].get(row)))))
+          this.print(forTerminal(line));
+        break;
       default: {
-        if (view.rows.length > 0) this.print(renderTable(view.rows, view.columns, {wide: format === 'wide', chalk: this.target.chalk()}))
-        for (const note of view.notes ?? []) this.stderr(note)
+        if (view.rows.length > 0)
+          this.print(renderTable(view.rows, view.columns, { wide: format === 'wide', chalk: this.target.chalk() }));
+        for (const note of view.notes ?? []) this.stderr(note);
       }
     }
-    for (const f of view.failures ?? []) if (f.error) this.stderr(`error: ${f.cluster === undefined ? '' : `${f.cluster}: `}${f.error.message}`)
+    for (const f of view.failures ?? [])
+      if (f.error) this.stderr(`error: ${f.cluster === undefined ? '' : `${f.cluster}: `}${f.error.message}`);
   }
 
   /**
    * The command's error as the machine formats carry it on stdout ({error: {kind, message}}), so a reader of JSON, JSONL
    * or YAML gets a document either way; the human formats have only the stderr line.
    */
-  errorDocument(error: {kind: string; message: string}, jsonEnabled: boolean): void {
-    const format = this.target.format()
-    if (jsonEnabled) this.json({error})
-    else if (format === 'jsonl') process.stdout.write(JSON.stringify({error}) + '\n')
-    else if (format === 'yaml') process.stdout.write(yaml.dump({error}))
+  errorDocument(error: { kind: string; message: string }, jsonEnabled: boolean): void {
+    const format = this.target.format();
+    if (jsonEnabled) this.json({ error });
+    else if (format === 'jsonl') process.stdout.write(JSON.stringify({ error }) + '\n');
+    else if (format === 'yaml') process.stdout.write(yaml.dump({ error }));
   }
 }

@@ -1,20 +1,20 @@
-import {createRequire} from 'node:module'
-import type {ChalkInstance} from 'chalk'
+import { createRequire } from 'node:module';
+import type { ChalkInstance } from 'chalk';
 
-import {forTerminal} from './terminal.js'
+import { forTerminal } from './terminal.js';
 
 /** A column of a kubectl-style table. `wide` columns appear only with `-o wide`. */
 export interface Column<Row> {
-  header: string
-  get: (row: Row) => string | undefined
-  wide?: boolean
+  header: string;
+  get: (row: Row) => string | undefined;
+  wide?: boolean;
   /** Colour for a cell, applied only when colour is on. */
-  color?: (row: Row, chalk: ChalkInstance) => ((s: string) => string) | undefined
+  color?: (row: Row, chalk: ChalkInstance) => ((s: string) => string) | undefined;
 }
 
-const GAP = 3
+const GAP = 3;
 // Printable ASCII only: one character is one terminal column, so the width is the length.
-const PLAIN = /^[\x20-\x7e]*$/
+const PLAIN = /^[\x20-\x7e]*$/;
 
 /**
  * Borderless, left-aligned, three spaces between columns, upper-case headers: what kubectl users read every day.
@@ -29,68 +29,89 @@ const PLAIN = /^[\x20-\x7e]*$/
  * and chalk's own sequences, added after, are the only ones in the output. The line breaks between rows are the
  * table's layout and are the only line breaks in it.
  */
-export function renderTable<Row>(rows: Row[], columns: Column<Row>[], options: {wide: boolean; chalk: ChalkInstance}): string {
-  const cols = columns.filter((c) => options.wide || !c.wide)
-  const head = cols.map((c) => forTerminal(c.header.toUpperCase()))
-  const colour = options.chalk.level > 0
-  const texts: string[][] = []
-  const paints: Array<Array<((s: string) => string) | undefined>> = []
-  let plain = head.every((h) => PLAIN.test(h))
+export function renderTable<Row>(
+  rows: Row[],
+  columns: Column<Row>[],
+  options: { wide: boolean; chalk: ChalkInstance },
+): string {
+  const cols = columns.filter((c) => options.wide || !c.wide);
+  const head = cols.map((c) => forTerminal(c.header.toUpperCase()));
+  const colour = options.chalk.level > 0;
+  const texts: string[][] = [];
+  const paints: Array<Array<((s: string) => string) | undefined>> = [];
+  let plain = head.every((h) => PLAIN.test(h));
   for (const row of rows) {
-    const cells: string[] = []
+    const cells: string[] = [];
     for (const c of cols) {
-      const text = c.get(row) ?? ''
+      const text = c.get(row) ?? '';
       // Printable ASCII has nothing to escape: the one test every cell needs for the layout also spares it the escaping
       // check, so a table of ordinary names costs what it did before escaping existed.
-      if (PLAIN.test(text)) cells.push(text)
+      if (PLAIN.test(text)) cells.push(text);
       else {
-        const shown = forTerminal(text)
-        if (plain && !PLAIN.test(shown)) plain = false
-        cells.push(shown)
+        const shown = forTerminal(text);
+        if (plain && !PLAIN.test(shown)) plain = false;
+        cells.push(shown);
       }
     }
-    texts.push(cells)
-    paints.push(colour ? cols.map((c) => c.color?.(row, options.chalk)) : [])
+    texts.push(cells);
+    paints.push(colour ? cols.map((c) => c.color?.(row, options.chalk)) : []);
   }
-  if (!plain || cols.length === 0) return withCliTable3(head, texts, paints)
-  const widths = head.map((h) => h.length)
-  for (const cells of texts) for (let k = 0; k < cells.length; k++) if (cells[k].length > widths[k]) widths[k] = cells[k].length
+  if (!plain || cols.length === 0) return withCliTable3(head, texts, paints);
+  const widths = head.map((h) => h.length);
+  for (const cells of texts)
+    for (let k = 0; k < cells.length; k++) if (cells[k].length > widths[k]) widths[k] = cells[k].length;
   const line = (cells: string[], paint?: Array<((s: string) => string) | undefined>) => {
-    let out = ''
+    let out = '';
     for (let k = 0; k < cells.length; k++) {
-      const text = cells[k]
-      const p = paint?.[k]
-      out += (p ? p(text) : text) + ' '.repeat(widths[k] + GAP - text.length)
+      const text = cells[k];
+      const p = paint?.[k];
+      out += (p ? p(text) : text) + ' '.repeat(widths[k] + GAP - text.length);
     }
-    return out.trimEnd()
-  }
-  const lines = [line(head)]
-  for (let i = 0; i < texts.length; i++) lines.push(line(texts[i], paints[i]))
-  return lines.join('\n')
+    return out.trimEnd();
+  };
+  const lines = [line(head)];
+  for (let i = 0; i < texts.length; i++) lines.push(line(texts[i], paints[i]));
+  return lines.join('\n');
 }
 
 const BLANK = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '',
-}
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '',
+};
 
-type CliTable = new (options: object) => {push: (row: string[]) => void; toString: () => string}
+type CliTable = new (options: object) => { push: (row: string[]) => void; toString: () => string };
 
 /** The same table laid out by cli-table3 (loaded only when needed: most tables never are). */
-export function withCliTable3(head: string[], texts: string[][], paints: Array<Array<((s: string) => string) | undefined>>): string {
-  const Table = createRequire(import.meta.url)('cli-table3') as CliTable
+export function withCliTable3(
+  head: string[],
+  texts: string[][],
+  paints: Array<Array<((s: string) => string) | undefined>>,
+): string {
+  const Table = createRequire(import.meta.url)('cli-table3') as CliTable;
   const table = new Table({
     head,
     chars: BLANK,
     // cli-table3 colours headers and borders even when piped unless told not to.
-    style: {head: [], border: [], 'padding-left': 0, 'padding-right': GAP, compact: true},
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': GAP, compact: true },
     wordWrap: false,
-  })
-  texts.forEach((cells, i) => table.push(cells.map((t, k) => (paints[i]?.[k] ? paints[i][k]!(t) : t))))
+  });
+  texts.forEach((cells, i) => table.push(cells.map((t, k) => (paints[i]?.[k] ? paints[i][k]!(t) : t))));
   return table
     .toString()
     .split('\n')
     .map((l) => l.trimEnd())
-    .join('\n')
+    .join('\n');
 }

@@ -1,5 +1,5 @@
-import {escapeTerminal, needsEscape} from '../base/terminal.js'
-import {scrub} from '../kubeconfig/redact.js'
+import { escapeTerminal, needsEscape } from '../base/terminal.js';
+import { scrub } from '../kubeconfig/redact.js';
 
 /**
  * One string from a server or from data as a line of human output shows it: secrets scrubbed, then control characters
@@ -12,5 +12,5 @@ import {scrub} from '../kubeconfig/redact.js'
  * the common case costs one regular-expression test and nothing is scrubbed twice.
  */
 export function forTerminal(text: string): string {
-  return needsEscape(text) ? escapeTerminal(scrub(text)) : text
+  return needsEscape(text) ? escapeTerminal(scrub(text)) : text;
 }

@@ -1,41 +1,41 @@
-import {type CaKind, type CredentialDescription, caKind, describeCredentials} from '../kubeconfig/credentials.js'
-import {checkContext} from '../kubeconfig/readiness.js'
-import {maskUrlCredentials} from '../kubeconfig/redact.js'
-import type {ClusterRef, ClusterSource} from '../providers/types.js'
+import { type CaKind, type CredentialDescription, caKind, describeCredentials } from '../kubeconfig/credentials.js';
+import { checkContext } from '../kubeconfig/readiness.js';
+import { maskUrlCredentials } from '../kubeconfig/redact.js';
+import type { ClusterRef, ClusterSource } from '../providers/types.js';
 
 /** The source of the row `clusters list` shows for a provider that could not list its clusters. */
 export interface FailedProviderSource extends Omit<ClusterSource, 'kind'> {
-  kind: 'provider'
+  kind: 'provider';
 }
 
 /** The stable JSON shape of one cluster in `clusters list` (documented in README "Output shapes"). */
 export interface ClusterSummary {
-  name: string
-  provider: string
-  context?: string
+  name: string;
+  provider: string;
+  context?: string;
   /** The context's namespace (kubectl's NAMESPACE column). */
-  namespace?: string
-  current: boolean
-  server?: string
-  auth: string
-  ca?: CaKind
-  expires?: string
-  ready: boolean
-  reason?: string
-  clusterId?: string
+  namespace?: string;
+  current: boolean;
+  server?: string;
+  auth: string;
+  ca?: CaKind;
+  expires?: string;
+  ready: boolean;
+  reason?: string;
+  clusterId?: string;
   /** `ClusterProfile` (its status.properties), `Workspace` (kcp: spec.cluster, the logical cluster), or with --live
    * `ClusterProperty` / `kube-system` (namespace UID). */
-  clusterIdSource?: string
-  labels: Record<string, string>
-  source: ClusterSource | FailedProviderSource
+  clusterIdSource?: string;
+  labels: Record<string, string>;
+  source: ClusterSource | FailedProviderSource;
 }
 
 export interface ClusterDetails extends ClusterSummary {
-  credentials?: Omit<CredentialDescription, 'auth' | 'ca' | 'expires'>
+  credentials?: Omit<CredentialDescription, 'auth' | 'ca' | 'expires'>;
 }
 
 /** Everything known without the network, credentials described (never included). */
-export async function describeRef(ref: ClusterRef, options: {credentials?: boolean} = {}): Promise<ClusterDetails> {
+export async function describeRef(ref: ClusterRef, options: { credentials?: boolean } = {}): Promise<ClusterDetails> {
   const out: ClusterDetails = {
     name: ref.name,
     provider: ref.provider,
@@ -50,54 +50,60 @@ export async function describeRef(ref: ClusterRef, options: {credentials?: boole
     clusterIdSource: ref.clusterIdSource,
     labels: ref.labels,
     source: ref.source,
-  }
-  if (!ref.ready && !ref.server) return out
+  };
+  if (!ref.ready && !ref.server) return out;
   try {
-    const ctx = await ref.resolve()
-    out.namespace = ctx.namespace
+    const ctx = await ref.resolve();
+    out.namespace = ctx.namespace;
     // credentials: false (a list) spares describing what is not shown, such as each token's fingerprint.
-    const {auth, ca, expires, ...rest} = await describeCredentials(ctx.cluster, ctx.user, {tokens: options.credentials !== false})
-    out.auth = auth
-    out.ca = ca ?? caKind(ctx.cluster)
-    out.expires = expires
-    if (options.credentials !== false) out.credentials = rest
+    const { auth, ca, expires, ...rest } = await describeCredentials(ctx.cluster, ctx.user, {
+      tokens: options.credentials !== false,
+    });
+    out.auth = auth;
+    out.ca = ca ?? caKind(ctx.cluster);
+    out.expires = expires;
+    if (options.credentials !== false) out.credentials = rest;
     // READY means usable: what kubectl would refuse before sending a request makes the cluster not ready, with why.
-    const {problems} = await checkContext(ctx)
+    const { problems } = await checkContext(ctx);
     if (problems.length > 0 && out.ready) {
-      out.ready = false
-      out.reason = problems[0]
+      out.ready = false;
+      out.reason = problems[0];
     }
   } catch (error) {
-    out.ready = false
-    out.reason ??= (error as Error).message
+    out.ready = false;
+    out.reason ??= (error as Error).message;
   }
-  return out
+  return out;
 }
 
 /** Where a cluster comes from, in a few words: a file path, or the kind and name of the object on a hub. */
 export function sourceText(source: ClusterSource | FailedProviderSource): string {
-  const object = [source.namespace, source.name].filter(Boolean).join('/')
+  const object = [source.namespace, source.name].filter(Boolean).join('/');
   switch (source.kind) {
     case 'kubeconfig-file':
-      return source.path ?? ''
+      return source.path ?? '';
     case 'secret':
-      return `Secret ${object}`
+      return `Secret ${object}`;
     case 'cluster-api':
-      return `Cluster ${object}${source.secret ? ` (Secret ${source.secret})` : ''}`
+      return `Cluster ${object}${source.secret ? ` (Secret ${source.secret})` : ''}`;
     case 'cluster-profile':
-      return `ClusterProfile ${object}${source.accessProvider ? ` (access provider ${source.accessProvider})` : source.secret ? ` (Secret ${source.secret})` : ''}`
+      return `ClusterProfile ${object}${source.accessProvider ? ` (access provider ${source.accessProvider})` : source.secret ? ` (Secret ${source.secret})` : ''}`;
     case 'namespace':
-      return `Namespace ${object}`
+      return `Namespace ${object}`;
     case 'kind':
-      return `kind cluster ${object}`
+      return `kind cluster ${object}`;
     case 'kcp-workspace': {
       const details = [
         source.logicalCluster && `logical cluster ${source.logicalCluster}`,
-        source.frontProxy === true ? 'through the front proxy' : source.frontProxy === false ? 'on its shard' : undefined,
-      ].filter(Boolean)
-      return `kcp workspace ${source.workspace ?? ''}${details.length ? ` (${details.join(', ')})` : ''}`
+        source.frontProxy === true
+          ? 'through the front proxy'
+          : source.frontProxy === false
+            ? 'on its shard'
+            : undefined,
+      ].filter(Boolean);
+      return `kcp workspace ${source.workspace ?? ''}${details.length ? ` (${details.join(', ')})` : ''}`;
     }
     case 'provider':
-      return `provider ${object}`
+      return `provider ${object}`;
   }
 }

@@ -1,18 +1,22 @@
-import {KeyObject, webcrypto} from 'node:crypto'
-import * as x509 from '@peculiar/x509'
+import { KeyObject, webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
 
 /**
  * An ECDSA P-256 key pair made in this process and a PKCS#10 request for it (CN = user, O = each group), built with
  * @peculiar/x509 because Node has no CSR builder. The private key is returned as PKCS#8 PEM for the kubeconfig only.
  */
-const ALGORITHM = {name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256'}
+const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
-export async function makeClientKeyAndCsr(user: string, groups: string[]): Promise<{keyPem: string; csrPem: string}> {
-  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0])
-  const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
+export async function makeClientKeyAndCsr(user: string, groups: string[]): Promise<{ keyPem: string; csrPem: string }> {
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+  const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   // Built as a structured name, so a "," or "=" in a user name cannot add attributes.
-  const name = new x509.Name([{CN: [user]}, ...groups.map((g) => ({O: [g]}))])
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({name, keys: keys as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'], signingAlgorithm: ALGORITHM})
-  const keyPem = KeyObject.from(keys.privateKey).export({type: 'pkcs8', format: 'pem'}) as string
-  return {keyPem, csrPem: csr.toString('pem')}
+  const name = new x509.Name([{ CN: [user] }, ...groups.map((g) => ({ O: [g] }))]);
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name,
+    keys: keys as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'],
+    signingAlgorithm: ALGORITHM,
+  });
+  const keyPem = KeyObject.from(keys.privateKey).export({ type: 'pkcs8', format: 'pem' }) as string;
+  return { keyPem, csrPem: csr.toString('pem') };
 }

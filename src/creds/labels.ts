@@ -2,14 +2,14 @@
  * How fleet marks what it makes: the standard managed-by label (so `kubectl get -l` finds everything), and annotations
  * that describe a credential without containing it. Shared by generate (writes them) and list (reads them).
  */
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by'
-export const MANAGED_BY = 'fleet'
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'fleet';
 /** The label every object fleet makes carries (spread it: a caller adds its own labels to a copy). */
-export const MANAGED_BY_LABELS: Readonly<Record<string, string>> = {[MANAGED_BY_LABEL]: MANAGED_BY}
+export const MANAGED_BY_LABELS: Readonly<Record<string, string>> = { [MANAGED_BY_LABEL]: MANAGED_BY };
 /** The label selector of everything fleet made, and the words messages use for that mark. */
-export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`
+export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 
-const PREFIX = 'fleet.dev/'
+const PREFIX = 'fleet.dev/';
 export const ANNOTATIONS = {
   method: `${PREFIX}credential-method`,
   identity: `${PREFIX}credential-identity`,
@@ -28,14 +28,14 @@ export const ANNOTATIONS = {
   clusterContext: `${PREFIX}cluster-context`,
   /** The lifetime asked for, in seconds (generate's --duration): what every rotation asks for again. */
   lifetime: `${PREFIX}credential-lifetime`,
-} as const
+} as const;
 
 /** The same facts in a kubeconfig file's fleet.dev/credential extension: the annotation names without the prefix. */
-export const factKey = (annotation: string) => annotation.slice(PREFIX.length)
+export const factKey = (annotation: string) => annotation.slice(PREFIX.length);
 
 /** The label that says which credential an RBAC object or anchor belongs to (a short hash, labels are 63 chars). */
-export const CREDENTIAL_LABEL = `${PREFIX}credential`
+export const CREDENTIAL_LABEL = `${PREFIX}credential`;
 
 export function isFleetManaged(labels: Record<string, string> | undefined): boolean {
-  return labels?.[MANAGED_BY_LABEL] === MANAGED_BY
+  return labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
 }

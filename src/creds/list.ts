@@ -1,275 +1,384 @@
-import {whoami} from '../access/whoami.js'
-import {mapLimit} from '../base/concurrency.js'
-import {readOptional} from '../base/files.js'
-import {fleetCommand} from '../base/self.js'
-import {type ErrorInfo, FleetError, toErrorInfo} from '../base/errors.js'
-import type {HubSpec} from '../config/fleet-config.js'
-import type {Connector} from '../kube/connector.js'
-import {CLUSTER_PROFILE, SECRET} from '../kube/resources.js'
-import {bearerToken, clientCertificatePem, describeCertificate, isoSeconds, jwtClaims} from '../kubeconfig/credentials.js'
-import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
-import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import type {TrustPolicy} from '../kubeconfig/trust.js'
-import {registerSecret} from '../kubeconfig/redact.js'
-import {type ClusterEntry, EXEC_API_VERSION, EXEC_CLUSTER_CONFIG_EXTENSION, type UserEntry} from '../kubeconfig/types.js'
-import {Hub} from '../providers/hub/client.js'
-import {type Secret, secretText} from '../providers/hub/objects.js'
-import type {ClusterRef} from '../providers/types.js'
-import {fluxKey, fluxSecretRefs} from './flux-refs.js'
-import {CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat} from './codecs/index.js'
-import {KUBECONFIG_EXTENSION} from './kubeconfig-out.js'
-import {ANNOTATIONS, MANAGED_BY_SELECTOR, isFleetManaged} from './labels.js'
-import {ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec} from '../kubeconfig/wi-token-exec.js'
+import { whoami } from '../access/whoami.js';
+import { mapLimit } from '../base/concurrency.js';
+import { readOptional } from '../base/files.js';
+import { fleetCommand } from '../base/self.js';
+import { type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
+import type { HubSpec } from '../config/fleet-config.js';
+import type { Connector } from '../kube/connector.js';
+import { CLUSTER_PROFILE, SECRET } from '../kube/resources.js';
+import {
+  bearerToken,
+  clientCertificatePem,
+  describeCertificate,
+  isoSeconds,
+  jwtClaims,
+} from '../kubeconfig/credentials.js';
+import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
+import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
+import type { TrustPolicy } from '../kubeconfig/trust.js';
+import { registerSecret } from '../kubeconfig/redact.js';
+import {
+  type ClusterEntry,
+  EXEC_API_VERSION,
+  EXEC_CLUSTER_CONFIG_EXTENSION,
+  type UserEntry,
+} from '../kubeconfig/types.js';
+import { Hub } from '../providers/hub/client.js';
+import { type Secret, secretText } from '../providers/hub/objects.js';
+import type { ClusterRef } from '../providers/types.js';
+import { fluxKey, fluxSecretRefs } from './flux-refs.js';
+import { CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat } from './codecs/index.js';
+import { KUBECONFIG_EXTENSION } from './kubeconfig-out.js';
+import { ANNOTATIONS, MANAGED_BY_SELECTOR, isFleetManaged } from './labels.js';
+import { ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec } from '../kubeconfig/wi-token-exec.js';
 
 /**
  * Every credential fleet can see: the users of kubeconfig files, and the consumer Secrets of each known format on the
  * hubs. Each is described (method, identity, issued, expires) from the credential itself, offline: JWT claims
  * `iat`/`exp`, a certificate's NotBefore/NotAfter. Nothing secret is returned.
  */
-export type CredentialMethod = 'bound-token' | 'token' | 'legacy-token' | 'static-token' | 'client-cert' | 'exec' | 'workload-identity' | 'auth-provider' | 'basic' | 'none'
+export type CredentialMethod =
+  | 'bound-token'
+  | 'token'
+  | 'legacy-token'
+  | 'static-token'
+  | 'client-cert'
+  | 'exec'
+  | 'workload-identity'
+  | 'auth-provider'
+  | 'basic'
+  | 'none';
 
 export interface CredentialItem {
   /** Where it is: `<file>` (context, user) or `secret <hub>:<namespace>/<name>`. */
-  location: string
+  location: string;
   source:
-    | {kind: 'kubeconfig'; path: string; context: string; user?: string}
-    | {kind: 'secret'; hub: string; namespace: string; name: string; key?: string}
+    | { kind: 'kubeconfig'; path: string; context: string; user?: string }
+    | { kind: 'secret'; hub: string; namespace: string; name: string; key?: string }
     /** A ClusterProfile access provider that runs fleet wi token: no Secret, the profile is the record. */
-    | {kind: 'cluster-profile'; hub: string; namespace: string; name: string; accessProvider: string}
-  format: 'kubeconfig' | SecretFormat | 'unknown'
-  cluster?: string
-  server?: string
-  method: CredentialMethod
-  identity?: string
-  issued?: string
+    | { kind: 'cluster-profile'; hub: string; namespace: string; name: string; accessProvider: string };
+  format: 'kubeconfig' | SecretFormat | 'unknown';
+  cluster?: string;
+  server?: string;
+  method: CredentialMethod;
+  identity?: string;
+  issued?: string;
   /** Seconds since `issued`, when known. */
-  ageSeconds?: number
-  expires?: string
-  managedByFleet: boolean
+  ageSeconds?: number;
+  expires?: string;
+  managedByFleet: boolean;
   /** For a Secret found through the objects that use it (Flux Kustomizations and HelmReleases): those objects. */
-  referencedBy?: string[]
+  referencedBy?: string[];
   /** Whether it expires within --expiring-within (or has expired). */
-  expiring?: boolean
-  live?: {ok: boolean; username?: string; error?: ErrorInfo}
-  problems: string[]
+  expiring?: boolean;
+  live?: { ok: boolean; username?: string; error?: ErrorInfo };
+  problems: string[];
 }
 
 export interface CredentialList {
-  kind: 'CredentialList'
-  items: CredentialItem[]
+  kind: 'CredentialList';
+  items: CredentialItem[];
   /** Hubs that could not be read (the listing is incomplete). */
-  errors: Array<{hub: string; error: ErrorInfo}>
+  errors: Array<{ hub: string; error: ErrorInfo }>;
   /** The current context taken as the hub (nothing configured) refused to list Secrets: said, not counted as a failure. */
-  warnings?: string[]
-  expiringWithin?: string
+  warnings?: string[];
+  expiringWithin?: string;
 }
 
-const iso = (seconds: unknown) => (typeof seconds === 'number' ? isoSeconds(new Date(seconds * 1000)) : undefined)
+const iso = (seconds: unknown) => (typeof seconds === 'number' ? isoSeconds(new Date(seconds * 1000)) : undefined);
 
 /** Method, identity and validity of one kubeconfig user, from the credential itself. */
-export async function describeUser(user: UserEntry): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
-  const problems: string[] = []
+export async function describeUser(
+  user: UserEntry,
+): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
+  const problems: string[] = [];
   // fleet wi token: a hub ServiceAccount token minted at each use; nothing stored, so no expiry and nothing to rotate.
-  const wi = wiTokenExec(user.exec)
-  if (wi) return {method: 'workload-identity', identity: wi.serviceAccount ? `hub ServiceAccount ${wi.serviceAccount}` : undefined, problems}
-  if (user.exec) return {method: 'exec', identity: user.exec.command, problems}
-  if (user['auth-provider']) return {method: 'auth-provider', identity: user['auth-provider'].name, problems}
+  const wi = wiTokenExec(user.exec);
+  if (wi)
+    return {
+      method: 'workload-identity',
+      identity: wi.serviceAccount ? `hub ServiceAccount ${wi.serviceAccount}` : undefined,
+      problems,
+    };
+  if (user.exec) return { method: 'exec', identity: user.exec.command, problems };
+  if (user['auth-provider']) return { method: 'auth-provider', identity: user['auth-provider'].name, problems };
   if (user['client-certificate'] || user['client-certificate-data']) {
     try {
-      const pem = await clientCertificatePem(user)
-      registerSecret(user['client-key-data'])
-      const c = describeCertificate(pem!)
-      const groups = c.organizations.length ? ` (groups ${c.organizations.join(',')})` : ''
-      return {method: 'client-cert', identity: `${c.commonName ?? c.subject}${groups}`, issued: c.notBefore, expires: c.notAfter, problems}
+      const pem = await clientCertificatePem(user);
+      registerSecret(user['client-key-data']);
+      const c = describeCertificate(pem!);
+      const groups = c.organizations.length ? ` (groups ${c.organizations.join(',')})` : '';
+      return {
+        method: 'client-cert',
+        identity: `${c.commonName ?? c.subject}${groups}`,
+        issued: c.notBefore,
+        expires: c.notAfter,
+        problems,
+      };
     } catch (error) {
-      problems.push(`client certificate: ${(error as Error).message}`)
-      return {method: 'client-cert', problems}
+      problems.push(`client certificate: ${(error as Error).message}`);
+      return { method: 'client-cert', problems };
     }
   }
   if (user.token || user.tokenFile) {
-    let token: string | undefined
+    let token: string | undefined;
     try {
-      token = await bearerToken(user)
+      token = await bearerToken(user);
     } catch (error) {
-      problems.push(`tokenFile ${user.tokenFile}: ${(error as Error).message}`)
+      problems.push(`tokenFile ${user.tokenFile}: ${(error as Error).message}`);
     }
-    const c = token ? jwtClaims(token) : undefined
-    if (!c) return {method: 'static-token', problems}
-    const k8s = c['kubernetes.io'] as {secret?: unknown; pod?: unknown; node?: unknown} | undefined
-    const legacy = c.iss === 'kubernetes/serviceaccount'
-    const method: CredentialMethod = legacy ? 'legacy-token' : k8s?.secret || k8s?.pod || k8s?.node ? 'bound-token' : 'token'
-    const sub = typeof c.sub === 'string' ? c.sub : (c['kubernetes.io/serviceaccount/service-account.name'] as string | undefined)
-    const identity = legacy && !c.sub ? `system:serviceaccount:${c['kubernetes.io/serviceaccount/namespace']}:${sub}` : sub
-    return {method, identity, issued: iso(c.iat), expires: iso(c.exp), problems}
+    const c = token ? jwtClaims(token) : undefined;
+    if (!c) return { method: 'static-token', problems };
+    const k8s = c['kubernetes.io'] as { secret?: unknown; pod?: unknown; node?: unknown } | undefined;
+    const legacy = c.iss === 'kubernetes/serviceaccount';
+    const method: CredentialMethod = legacy
+      ? 'legacy-token'
+      : k8s?.secret || k8s?.pod || k8s?.node
+        ? 'bound-token'
+        : 'token';
+    const sub =
+      typeof c.sub === 'string'
+        ? c.sub
+        : (c['kubernetes.io/serviceaccount/service-account.name'] as string | undefined);
+    const identity =
+      legacy && !c.sub ? `system:serviceaccount:${c['kubernetes.io/serviceaccount/namespace']}:${sub}` : sub;
+    return { method, identity, issued: iso(c.iat), expires: iso(c.exp), problems };
   }
-  if (user.username || user.password) return {method: 'basic', identity: user.username, problems}
-  return {method: 'none', problems}
+  if (user.username || user.password) return { method: 'basic', identity: user.username, problems };
+  return { method: 'none', problems };
 }
 
 /** The context each credential connects with, kept out of the item so it never reaches output. */
-const contexts = new WeakMap<CredentialItem, ResolvedContext>()
+const contexts = new WeakMap<CredentialItem, ResolvedContext>();
 
 function remember(item: CredentialItem, ctx: ResolvedContext | undefined): CredentialItem {
-  if (ctx) contexts.set(item, ctx)
-  return item
+  if (ctx) contexts.set(item, ctx);
+  return item;
 }
 
 function fleetMadeKubeconfig(text: string | undefined): boolean {
-  return Boolean(text && text.includes(KUBECONFIG_EXTENSION))
+  return Boolean(text && text.includes(KUBECONFIG_EXTENSION));
 }
 
 /** Kubeconfig users reachable through the file-backed providers (one row per context). */
 export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<CredentialItem[]> {
-  const items: CredentialItem[] = []
-  const seen = new Set<string>()
+  const items: CredentialItem[] = [];
+  const seen = new Set<string>();
   for (const ref of refs) {
-    if (ref.source.kind !== 'kubeconfig-file' && ref.source.kind !== 'kind') continue
-    let ctx: ResolvedContext
+    if (ref.source.kind !== 'kubeconfig-file' && ref.source.kind !== 'kind') continue;
+    let ctx: ResolvedContext;
     try {
-      ctx = await ref.resolve()
+      ctx = await ref.resolve();
     } catch (error) {
       items.push({
         location: ref.name,
-        source: {kind: 'kubeconfig', path: ref.source.path ?? '', context: ref.source.context ?? ''},
+        source: { kind: 'kubeconfig', path: ref.source.path ?? '', context: ref.source.context ?? '' },
         format: 'kubeconfig',
         cluster: ref.name,
         method: 'none',
         managedByFleet: false,
         problems: [toErrorInfo(error).message],
-      })
-      continue
+      });
+      continue;
     }
-    const key = `${ctx.userFile ?? ''}\u0000${ctx.userName ?? ''}\u0000${ctx.cluster.server}`
-    if (seen.has(key)) continue
-    seen.add(key)
-    const path = ref.source.path ?? ctx.contextFile ?? ''
+    const key = `${ctx.userFile ?? ''}\u0000${ctx.userName ?? ''}\u0000${ctx.cluster.server}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const path = ref.source.path ?? ctx.contextFile ?? '';
     // Only to tell whether fleet wrote it: a file that cannot be read is simply not known to be fleet's.
-    const text = await readOptional(ctx.userFile ?? path, 'a kubeconfig file').catch(() => undefined)
-    items.push(remember({
-      location: `${path} (context ${ctx.contextName}${ctx.userName ? `, user ${ctx.userName}` : ''})`,
-      source: {kind: 'kubeconfig', path, context: ctx.contextName, user: ctx.userName},
-      format: 'kubeconfig',
-      cluster: ref.name,
-      server: ctx.cluster.server,
-      ...(await describeUser(ctx.user)),
-      managedByFleet: fleetMadeKubeconfig(text),
-    }, ctx))
+    const text = await readOptional(ctx.userFile ?? path, 'a kubeconfig file').catch(() => undefined);
+    items.push(
+      remember(
+        {
+          location: `${path} (context ${ctx.contextName}${ctx.userName ? `, user ${ctx.userName}` : ''})`,
+          source: { kind: 'kubeconfig', path, context: ctx.contextName, user: ctx.userName },
+          format: 'kubeconfig',
+          cluster: ref.name,
+          server: ctx.cluster.server,
+          ...(await describeUser(ctx.user)),
+          managedByFleet: fleetMadeKubeconfig(text),
+        },
+        ctx,
+      ),
+    );
   }
-  return items
+  return items;
 }
 
 /**
  * A credential held in hub data, described without running or reading anything the trust policy refuses: such an item
  * says why in its problems, and --live does not connect with it (the connector refuses it too).
  */
-async function describeHeld(ctx: ResolvedContext, trust: TrustPolicy): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
-  const refused = await trust.problem(ctx)
-  if (!refused) return describeUser(ctx.user)
+async function describeHeld(
+  ctx: ResolvedContext,
+  trust: TrustPolicy,
+): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
+  const refused = await trust.problem(ctx);
+  if (!refused) return describeUser(ctx.user);
   // A refused plugin can still be described: describing an exec user reads its command, runs nothing.
   if (refused.kind === 'plugin') {
-    const described = await describeUser(ctx.user)
-    return {...described, problems: [...described.problems, refused.message]}
+    const described = await describeUser(ctx.user);
+    return { ...described, problems: [...described.problems, refused.message] };
   }
   // A refused file is never read, so the credential behind it cannot be described.
-  const user = ctx.user
-  const method: CredentialMethod = user.exec ? 'exec' : user['client-certificate'] ? 'client-cert' : user.tokenFile ? 'token' : 'none'
-  return {method, identity: user.exec?.command, problems: [refused.message]}
+  const user = ctx.user;
+  const method: CredentialMethod = user.exec
+    ? 'exec'
+    : user['client-certificate']
+      ? 'client-cert'
+      : user.tokenFile
+        ? 'token'
+        : 'none';
+  return { method, identity: user.exec?.command, problems: [refused.message] };
 }
 
-async function describeSecret(s: Secret, hub: string, trust: TrustPolicy, referenced?: {format: SecretFormat; key: string}): Promise<CredentialItem> {
-  const {namespace = '', name} = s.metadata
-  const detected = referenced ?? detectFormat(s) ?? {format: 'unknown' as const, reason: 'no consumer format label, type or annotation'}
-  const annotations = s.metadata.annotations ?? {}
+async function describeSecret(
+  s: Secret,
+  hub: string,
+  trust: TrustPolicy,
+  referenced?: { format: SecretFormat; key: string },
+): Promise<CredentialItem> {
+  const { namespace = '', name } = s.metadata;
+  const detected = referenced ??
+    detectFormat(s) ?? { format: 'unknown' as const, reason: 'no consumer format label, type or annotation' };
+  const annotations = s.metadata.annotations ?? {};
   const base = {
     location: `secret ${hub}:${namespace}/${name}`,
     format: detected.format,
     managedByFleet: isFleetManaged(s.metadata.labels),
     cluster: annotations[ANNOTATIONS.cluster],
-  }
-  if (detected.format === 'unknown') return {...base, source: {kind: 'secret', hub, namespace, name}, method: 'none', problems: ['reason' in detected ? detected.reason : 'format not recognised']}
-  const codec = CODECS[detected.format]
+  };
+  if (detected.format === 'unknown')
+    return {
+      ...base,
+      source: { kind: 'secret', hub, namespace, name },
+      method: 'none',
+      problems: ['reason' in detected ? detected.reason : 'format not recognised'],
+    };
+  const codec = CODECS[detected.format];
   if (!codec.kubeconfigInKey) {
     // A format with a shape of its own (Argo CD's config JSON): its codec turns it into kubeconfig entries.
-    const server = secretText(s, 'server')
+    const server = secretText(s, 'server');
     // fleet's name for a Secret fleet wrote (its `name` is a display name, docs/creds.md); Argo CD's name for one it did not.
-    const cluster = base.cluster ?? secretText(s, 'name')
-    const source = {kind: 'secret' as const, hub, namespace, name, key: codec.key}
+    const cluster = base.cluster ?? secretText(s, 'name');
+    const source = { kind: 'secret' as const, hub, namespace, name, key: codec.key };
     try {
-      const held = codec.decode(s)!
-      const file = `secret ${namespace}/${name}`
+      const held = codec.decode(s)!;
+      const file = `secret ${namespace}/${name}`;
       const ctx = {
-        contextName: name, clusterName: name, userName: name, cluster: held.cluster, user: held.user,
-        contextFile: file, clusterFile: file, userFile: file, origin: {object: `Secret ${namespace}/${name} key ${codec.key}`},
-      } as ResolvedContext
-      return remember({...base, cluster, server, source, ...(await describeHeld(ctx, trust))}, ctx)
+        contextName: name,
+        clusterName: name,
+        userName: name,
+        cluster: held.cluster,
+        user: held.user,
+        contextFile: file,
+        clusterFile: file,
+        userFile: file,
+        origin: { object: `Secret ${namespace}/${name} key ${codec.key}` },
+      } as ResolvedContext;
+      return remember({ ...base, cluster, server, source, ...(await describeHeld(ctx, trust)) }, ctx);
     } catch (error) {
-      return {...base, cluster, server, source, method: 'none', problems: [`${codec.key}: ${(error as Error).message}`]}
+      return {
+        ...base,
+        cluster,
+        server,
+        source,
+        method: 'none',
+        problems: [`${codec.key}: ${(error as Error).message}`],
+      };
     }
   }
-  const key = referenced?.key ?? codec.key
-  const text = secretText(s, key)
-  const source = {kind: 'secret' as const, hub, namespace, name, key}
-  if (!text) return {...base, source, method: 'none', problems: [`no data key "${key}"`]}
+  const key = referenced?.key ?? codec.key;
+  const text = secretText(s, key);
+  const source = { kind: 'secret' as const, hub, namespace, name, key };
+  if (!text) return { ...base, source, method: 'none', problems: [`no data key "${key}"`] };
   try {
-    const ctx = contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {object: `Secret ${namespace}/${name} key ${key}`})
-    return remember({...base, source, server: ctx.cluster.server, ...(await describeHeld(ctx, trust)), managedByFleet: base.managedByFleet || fleetMadeKubeconfig(text)}, ctx)
+    const ctx = contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {
+      object: `Secret ${namespace}/${name} key ${key}`,
+    });
+    return remember(
+      {
+        ...base,
+        source,
+        server: ctx.cluster.server,
+        ...(await describeHeld(ctx, trust)),
+        managedByFleet: base.managedByFleet || fleetMadeKubeconfig(text),
+      },
+      ctx,
+    );
   } catch (error) {
-    return {...base, source, method: 'none', problems: [toErrorInfo(error).message]}
+    return { ...base, source, method: 'none', problems: [toErrorInfo(error).message] };
   }
 }
 
 /** Consumer Secrets of every known format on one hub (each found once). */
-export async function hubCredentials(spec: HubSpec, o: {connector: Connector; env?: NodeJS.ProcessEnv}): Promise<CredentialItem[]> {
-  const hub = new Hub(spec, {connector: o.connector, env: o.env}, 'hub')
-  const name = await hub.name()
-  const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, {labelSelector: MANAGED_BY_SELECTOR}]
-  const found = new Map<string, Secret>()
+export async function hubCredentials(
+  spec: HubSpec,
+  o: { connector: Connector; env?: NodeJS.ProcessEnv },
+): Promise<CredentialItem[]> {
+  const hub = new Hub(spec, { connector: o.connector, env: o.env }, 'hub');
+  const name = await hub.name();
+  const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, { labelSelector: MANAGED_BY_SELECTOR }];
+  const found = new Map<string, Secret>();
   for (const q of queries) {
-    for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', q)) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s)
+    for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', q))
+      found.set(`${s.metadata.namespace}/${s.metadata.name}`, s);
   }
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig (no format);
   // a Secret whose annotation names a format fleet does not know is listed, with that problem.
-  const consumers = [...found.values()].filter((s) => detectFormat(s) !== undefined)
-  const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)))
-  const profiles = await listProfiles(hub)
+  const consumers = [...found.values()].filter((s) => detectFormat(s) !== undefined);
+  const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)));
+  const profiles = await listProfiles(hub);
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
   for (const ref of secretreaderRefs(profiles)) {
-    const id = `${ref.namespace}/${ref.name}`
-    if (found.has(id) && detectFormat(found.get(id)!) !== undefined) continue
-    const secret = await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`)
-    if (secret) items.push(await describeSecret(secret, name, o.connector.trust, {format: 'kubeconfig-secretreader', key: ref.key}))
+    const id = `${ref.namespace}/${ref.name}`;
+    if (found.has(id) && detectFormat(found.get(id)!) !== undefined) continue;
+    const secret = await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`);
+    if (secret)
+      items.push(
+        await describeSecret(secret, name, o.connector.trust, { format: 'kubeconfig-secretreader', key: ref.key }),
+      );
   }
   // Flux Secrets carry no label either: the Kustomizations and HelmReleases that deploy with them name them.
   for (const ref of await fluxSecretRefs(hub)) {
-    const id = `${ref.namespace}/${ref.name}`
-    const known = items.find((i) => i.source.kind === 'secret' && i.source.namespace === ref.namespace && i.source.name === ref.name)
+    const id = `${ref.namespace}/${ref.name}`;
+    const known = items.find(
+      (i) => i.source.kind === 'secret' && i.source.namespace === ref.namespace && i.source.name === ref.name,
+    );
     if (known) {
-      known.referencedBy = [...(known.referencedBy ?? []), ...ref.referencedBy]
-      continue
+      known.referencedBy = [...(known.referencedBy ?? []), ...ref.referencedBy];
+      continue;
     }
-    const secret = found.get(id) ?? (await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`))
-    if (!secret) continue
+    const secret = found.get(id) ?? (await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`));
+    if (!secret) continue;
     // The same object, not a copy: --live finds the credential's context by the item.
-    const item = await describeSecret(secret, name, o.connector.trust, {format: 'flux', key: fluxKey(ref, secret)})
-    item.referencedBy = ref.referencedBy
-    items.push(item)
+    const item = await describeSecret(secret, name, o.connector.trust, { format: 'flux', key: fluxKey(ref, secret) });
+    item.referencedBy = ref.referencedBy;
+    items.push(item);
   }
-  items.push(...wiProfileItems(profiles, name, spec))
-  return items.sort((a, b) => a.location.localeCompare(b.location))
+  items.push(...wiProfileItems(profiles, name, spec));
+  return items.sort((a, b) => a.location.localeCompare(b.location));
 }
 
 interface ProfileList {
-  metadata: {namespace?: string; name?: string}
-  status?: {accessProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>; credentialProviders?: Array<{cluster?: {extensions?: Array<{name?: string; extension?: unknown}>}}>}
+  metadata: { namespace?: string; name?: string };
+  status?: {
+    accessProviders?: Array<{ cluster?: { extensions?: Array<{ name?: string; extension?: unknown }> } }>;
+    credentialProviders?: Array<{ cluster?: { extensions?: Array<{ name?: string; extension?: unknown }> } }>;
+  };
 }
 
 async function listProfiles(hub: Hub): Promise<ProfileList[]> {
   try {
-    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles')
+    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles');
   } catch (error) {
     // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
-    if (error instanceof FleetError && (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')) return []
-    throw error
+    if (
+      error instanceof FleetError &&
+      (error.kind === 'api-missing' || error.kind === 'forbidden' || error.kind === 'not-found')
+    )
+      return [];
+    throw error;
   }
 }
 
@@ -279,89 +388,116 @@ async function listProfiles(hub: Hub): Promise<ProfileList[]> {
  * run by this fleet against this hub, which is what the consumer does with its own hub identity.
  */
 function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): CredentialItem[] {
-  const items: CredentialItem[] = []
+  const items: CredentialItem[] = [];
   for (const p of profiles) {
-    const namespace = p.metadata.namespace ?? ''
-    const name = p.metadata.name ?? ''
-    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])] as Array<{name?: string; cluster?: ClusterEntry}>) {
-      const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as {serviceAccount?: unknown} | undefined
-      if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue
-      const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`
-      const hubArgs = spec.kubeconfig?.length ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])] : []
-      const self = fleetCommand()
-      const exec = {apiVersion: EXEC_API_VERSION, command: self.command, args: [...self.args, ...PLUGIN_ARGS, ...hubArgs], provideClusterInfo: true, interactiveMode: 'Never' as const}
-      items.push(remember({
-        location,
-        source: {kind: 'cluster-profile', hub, namespace, name, accessProvider: a.name},
-        format: 'cluster-inventory',
-        cluster: `${namespace}/${name}`,
-        server: a.cluster.server,
-        method: 'workload-identity',
-        identity: `hub ServiceAccount ${ext.serviceAccount}`,
-        managedByFleet: a.name === ACCESS_PROVIDER_NAME,
-        problems: [],
-      }, {contextName: `${namespace}/${name}`, clusterName: a.name, userName: a.name, cluster: a.cluster, user: {exec}, contextFile: location, clusterFile: location, userFile: location,
-        // fleet's own command; the profile's cluster entry is hub data.
-        origin: {object: location, commandFromUser: true}}))
+    const namespace = p.metadata.namespace ?? '';
+    const name = p.metadata.name ?? '';
+    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])] as Array<{
+      name?: string;
+      cluster?: ClusterEntry;
+    }>) {
+      const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as
+        { serviceAccount?: unknown } | undefined;
+      if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue;
+      const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`;
+      const hubArgs = spec.kubeconfig?.length
+        ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])]
+        : [];
+      const self = fleetCommand();
+      const exec = {
+        apiVersion: EXEC_API_VERSION,
+        command: self.command,
+        args: [...self.args, ...PLUGIN_ARGS, ...hubArgs],
+        provideClusterInfo: true,
+        interactiveMode: 'Never' as const,
+      };
+      items.push(
+        remember(
+          {
+            location,
+            source: { kind: 'cluster-profile', hub, namespace, name, accessProvider: a.name },
+            format: 'cluster-inventory',
+            cluster: `${namespace}/${name}`,
+            server: a.cluster.server,
+            method: 'workload-identity',
+            identity: `hub ServiceAccount ${ext.serviceAccount}`,
+            managedByFleet: a.name === ACCESS_PROVIDER_NAME,
+            problems: [],
+          },
+          {
+            contextName: `${namespace}/${name}`,
+            clusterName: a.name,
+            userName: a.name,
+            cluster: a.cluster,
+            user: { exec },
+            contextFile: location,
+            clusterFile: location,
+            userFile: location,
+            // fleet's own command; the profile's cluster entry is hub data.
+            origin: { object: location, commandFromUser: true },
+          },
+        ),
+      );
     }
   }
-  return items
+  return items;
 }
 
 /** Secrets that ClusterProfiles' access providers hand to kubeconfig-secretreader (`{name, key, namespace?}` in the exec extension). */
-function secretreaderRefs(profiles: ProfileList[]): Array<{namespace: string; name: string; key: string}> {
-  const refs = new Map<string, {namespace: string; name: string; key: string}>()
+function secretreaderRefs(profiles: ProfileList[]): Array<{ namespace: string; name: string; key: string }> {
+  const refs = new Map<string, { namespace: string; name: string; key: string }>();
   for (const p of profiles) {
     for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {
       for (const e of a.cluster?.extensions ?? []) {
-        const c = e.extension as {name?: unknown; key?: unknown; namespace?: unknown} | undefined
-        if (e.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string') continue
-        const namespace = typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default')
-        refs.set(`${namespace}/${c.name}/${c.key}`, {namespace, name: c.name, key: c.key})
+        const c = e.extension as { name?: unknown; key?: unknown; namespace?: unknown } | undefined;
+        if (e.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string')
+          continue;
+        const namespace =
+          typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default');
+        refs.set(`${namespace}/${c.name}/${c.key}`, { namespace, name: c.name, key: c.key });
       }
     }
   }
-  return [...refs.values()]
+  return [...refs.values()];
 }
 
 export function markExpiring(items: CredentialItem[], withinMs: number, now = Date.now()): number {
-  let n = 0
+  let n = 0;
   for (const item of items) {
-    item.expiring = item.expires !== undefined && Date.parse(item.expires) - now <= withinMs
-    if (item.expiring) n++
+    item.expiring = item.expires !== undefined && Date.parse(item.expires) - now <= withinMs;
+    if (item.expiring) n++;
   }
-  return n
+  return n;
 }
 
 /** --live: each credential asked who it is, with its own kubeconfig. */
 export async function checkLive(
   items: CredentialItem[],
-  o: {connector: Connector; concurrency: number},
+  o: { connector: Connector; concurrency: number },
 ): Promise<void> {
   await mapLimit(items, o.concurrency, async (item) => {
-    const ctx = contexts.get(item)
+    const ctx = contexts.get(item);
     if (!ctx) {
-      item.live = {ok: false, error: {kind: 'config', message: 'no usable credential to check'}}
-      return
+      item.live = { ok: false, error: { kind: 'config', message: 'no usable credential to check' } };
+      return;
     }
     try {
-      const client = await o.connector.context(ctx, item.location)
-      item.live = {ok: true, username: (await whoami(client)).user.username}
+      const client = await o.connector.context(ctx, item.location);
+      item.live = { ok: true, username: (await whoami(client)).user.username };
     } catch (error) {
-      item.live = {ok: false, error: toErrorInfo(error)}
+      item.live = { ok: false, error: toErrorInfo(error) };
     }
-  })
+  });
 }
-
 
 export interface ListOptions {
   /** The command's connector: hubs and --live clusters. */
-  connector: Connector
-  env?: NodeJS.ProcessEnv
+  connector: Connector;
+  env?: NodeJS.ProcessEnv;
   /** ms; mark (and count) credentials expiring within it. */
-  expiringWithinMs?: number
-  live?: boolean
-  concurrency: number
+  expiringWithinMs?: number;
+  live?: boolean;
+  concurrency: number;
 }
 
 /**
@@ -369,25 +505,29 @@ export interface ListOptions {
  * context whose credential may not read Secrets there is then a warning (it may be no hub at all), any other failure
  * (nothing found, unreachable) still an error.
  */
-export type ListHub = HubSpec & {guessed?: boolean}
+export type ListHub = HubSpec & { guessed?: boolean };
 
 export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: ListOptions): Promise<CredentialList> {
-  const items = await kubeconfigCredentials(refs)
-  const errors: CredentialList['errors'] = []
-  const warnings: string[] = []
-  for (const {guessed, ...spec} of hubs) {
+  const items = await kubeconfigCredentials(refs);
+  const errors: CredentialList['errors'] = [];
+  const warnings: string[] = [];
+  for (const { guessed, ...spec } of hubs) {
     try {
-      items.push(...(await hubCredentials(spec, o)))
+      items.push(...(await hubCredentials(spec, o)));
     } catch (error) {
-      const info = toErrorInfo(error)
-      const hub = spec.context ?? spec.kubeconfig?.join(':') ?? 'current context'
-      if (guessed && (info.kind === 'forbidden' || info.kind === 'unauthorized')) warnings.push(`hub ${hub} (the current context, no hub configured): its Secrets were not listed: ${info.message}`)
-      else errors.push({hub, error: info})
+      const info = toErrorInfo(error);
+      const hub = spec.context ?? spec.kubeconfig?.join(':') ?? 'current context';
+      if (guessed && (info.kind === 'forbidden' || info.kind === 'unauthorized'))
+        warnings.push(
+          `hub ${hub} (the current context, no hub configured): its Secrets were not listed: ${info.message}`,
+        );
+      else errors.push({ hub, error: info });
     }
   }
-  const now = Date.now()
-  for (const item of items) if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000))
-  if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs)
-  if (o.live) await checkLive(items, o)
-  return {kind: 'CredentialList', items, errors, ...(warnings.length > 0 ? {warnings} : {})}
+  const now = Date.now();
+  for (const item of items)
+    if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000));
+  if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs);
+  if (o.live) await checkLive(items, o);
+  return { kind: 'CredentialList', items, errors, ...(warnings.length > 0 ? { warnings } : {}) };
 }

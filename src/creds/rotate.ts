@@ -1,18 +1,18 @@
-import {resolve} from 'node:path'
+import { resolve } from 'node:path';
 
-import {FleetError, toErrorInfo} from '../base/errors.js'
-import type {KubeClient} from '../kube/client.js'
-import {SECRET} from '../kube/resources.js'
-import {listObjects} from '../kube/typed.js'
-import {type Shard, inShard} from '../fleet/shard.js'
-import {contextFromKubeconfigText} from '../kubeconfig/from-text.js'
-import type {Secret} from '../providers/hub/objects.js'
-import {identityFacts} from './cluster-identity.js'
-import {UnknownFormatError} from './codecs/index.js'
-import {kubeconfigSha256} from './kubeconfig-out.js'
-import {ANNOTATIONS, MANAGED_BY_SELECTOR} from './labels.js'
-import {type LeaseSweep, sweepLeases} from './lease.js'
-import {newRunId} from './rotation-state.js'
+import { FleetError, toErrorInfo } from '../base/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { SECRET } from '../kube/resources.js';
+import { listObjects } from '../kube/typed.js';
+import { type Shard, inShard } from '../fleet/shard.js';
+import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
+import type { Secret } from '../providers/hub/objects.js';
+import { identityFacts } from './cluster-identity.js';
+import { UnknownFormatError } from './codecs/index.js';
+import { kubeconfigSha256 } from './kubeconfig-out.js';
+import { ANNOTATIONS, MANAGED_BY_SELECTOR } from './labels.js';
+import { type LeaseSweep, sweepLeases } from './lease.js';
+import { newRunId } from './rotation-state.js';
 import {
   type RotateEnv,
   type RotateRequest,
@@ -38,10 +38,10 @@ import {
   unfinished,
   verified,
   verify,
-} from './rotation-steps.js'
-import {FileStore, NotFleetsError, type RotationStore, SecretStore} from './rotation-store.js'
+} from './rotation-steps.js';
+import { FileStore, NotFleetsError, type RotationStore, SecretStore } from './rotation-store.js';
 
-export type {RotateEnv, RotateRequest, RotatedCredential, StepRecord, Unfinished} from './rotation-steps.js'
+export type { RotateEnv, RotateRequest, RotatedCredential, StepRecord, Unfinished } from './rotation-steps.js';
 
 /**
  * `fleet creds rotate`: replaces the credential in a fleet-managed hub Secret, or a kubeconfig file creds generate wrote,
@@ -53,82 +53,94 @@ export type {RotateEnv, RotateRequest, RotatedCredential, StepRecord, Unfinished
  * how each store reads and writes.
  */
 export interface RotationReport {
-  kind: 'CredentialRotation'
-  dryRun: boolean
-  hub: string
+  kind: 'CredentialRotation';
+  dryRun: boolean;
+  hub: string;
   /** A sharded --all run: its part, and how many Secrets --all found in all (the items are this part's). */
-  shard?: Shard & {selected: number}
-  items: RotatedCredential[]
+  shard?: Shard & { selected: number };
+  items: RotatedCredential[];
   /** Leases on the hub that stopped runs left behind over this run's selection, removed after the rotations. */
-  leases?: LeaseSweep
+  leases?: LeaseSweep;
 }
 
 /** Secrets `--all` considers: every hub Secret fleet manages that holds a consumer credential (it has a format). */
 async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
-  const items = await listObjects<Secret>(hub, SECRET, {labelSelector: MANAGED_BY_SELECTOR, what: 'list Secrets'})
-  const a = (s: Secret) => (s.metadata as {annotations?: Record<string, string>}).annotations ?? {}
-  return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method])
+  const items = await listObjects<Secret>(hub, SECRET, { labelSelector: MANAGED_BY_SELECTOR, what: 'list Secrets' });
+  const a = (s: Secret) => (s.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+  return items.filter((s) => a(s)[ANNOTATIONS.format] && a(s)[ANNOTATIONS.method]);
 }
 
 export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promise<RotationReport> {
-  const run = newRunId()
-  const files = (r.files ?? []).map((path) => new FileStore(resolve(path)))
-  const hub = r.all || r.names.length > 0 ? await env.connector.hub(r.hub, env.env) : undefined
-  const named = hub ? r.names.map((t) => new SecretStore(hub, t)) : []
+  const run = newRunId();
+  const files = (r.files ?? []).map((path) => new FileStore(resolve(path)));
+  const hub = r.all || r.names.length > 0 ? await env.connector.hub(r.hub, env.env) : undefined;
+  const named = hub ? r.names.map((t) => new SecretStore(hub, t)) : [];
   // A named Secret or file fleet did not write, or one in a format it does not know, refuses the whole run before
   // anything is rotated (exit 2, one line), as creds revoke does; any other problem reading one stays that credential's
   // failure, found again under its lock.
   for (const store of [...files, ...named]) {
     await store.read().catch((error: unknown) => {
-      if (error instanceof NotFleetsError || error instanceof UnknownFormatError) throw error
-    })
+      if (error instanceof NotFleetsError || error instanceof UnknownFormatError) throw error;
+    });
   }
   // What is rotated is known before the first rotation, so a progress line counts all of it (files, then Secrets).
-  let targets: Array<{namespace: string; name: string}> = r.names
-  let shard: RotationReport['shard']
-  let all: Array<{namespace: string; name: string}> | undefined
+  let targets: Array<{ namespace: string; name: string }> = r.names;
+  let shard: RotationReport['shard'];
+  let all: Array<{ namespace: string; name: string }> | undefined;
   if (hub && r.all) {
-    targets = all = (await fleetSecrets(hub)).map((s) => ({namespace: s.metadata.namespace ?? 'default', name: s.metadata.name}))
+    targets = all = (await fleetSecrets(hub)).map((s) => ({
+      namespace: s.metadata.namespace ?? 'default',
+      name: s.metadata.name,
+    }));
     if (r.shard) {
-      shard = {...r.shard, selected: targets.length}
-      targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard))
+      shard = { ...r.shard, selected: targets.length };
+      targets = targets.filter((t) => inShard(`${t.namespace}/${t.name}`, r.shard));
     }
   }
-  const stores = hub && r.all ? targets.map((t) => new SecretStore(hub, t)) : named
-  const progress = {done: 0, total: files.length + stores.length, failed: 0}
+  const stores = hub && r.all ? targets.map((t) => new SecretStore(hub, t)) : named;
+  const progress = { done: 0, total: files.length + stores.length, failed: 0 };
   const counted = (item: RotatedCredential) => {
-    progress.done++
-    if (item.status === 'failed') progress.failed++
-    env.onProgress?.({...progress})
-    return item
-  }
-  env.onProgress?.({...progress})
-  const fileItems: RotatedCredential[] = []
-  for (const store of files) fileItems.push(counted(await rotateOne(store, {file: {path: store.where}}, r, env, run)))
-  if (!hub) return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems}
-  const hubName = hub.context.contextName
-  const gate = slots(Math.max(1, r.concurrency))
+    progress.done++;
+    if (item.status === 'failed') progress.failed++;
+    env.onProgress?.({ ...progress });
+    return item;
+  };
+  env.onProgress?.({ ...progress });
+  const fileItems: RotatedCredential[] = [];
+  for (const store of files)
+    fileItems.push(counted(await rotateOne(store, { file: { path: store.where } }, r, env, run)));
+  if (!hub) return { kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: '', items: fileItems };
+  const hubName = hub.context.contextName;
+  const gate = slots(Math.max(1, r.concurrency));
   const items = await Promise.all(
     stores.map(async (store) => {
-      await gate.take()
-      let held = true
+      await gate.take();
+      let held = true;
       const give = () => {
-        if (held) gate.give()
-        held = false
-      }
+        if (held) gate.give();
+        held = false;
+      };
       try {
-        return counted(await rotateOne(store, {secret: {hub: hubName, ...store.self}}, r, env, run, give))
+        return counted(await rotateOne(store, { secret: { hub: hubName, ...store.self } }, r, env, run, give));
       } finally {
-        give()
+        give();
       }
     }),
-  )
+  );
   // After the rotations (a killed run's Leases have expired by then): over the whole selection, skipped Secrets included;
   // with --all, also the Leases of Secrets that are gone (by one shard only, the first, so two shards never race for them).
-  const leases = r.dryRun || env.cancel?.interrupted
-    ? undefined
-    : await sweepLeases(hub, targets, run, {orphansOf: all && (!r.shard || r.shard.index === 0) ? all : undefined})
-  return {kind: 'CredentialRotation', dryRun: Boolean(r.dryRun), hub: hubName, ...(shard ? {shard} : {}), items: [...fileItems, ...items], ...(leases ? {leases} : {})}
+  const leases =
+    r.dryRun || env.cancel?.interrupted
+      ? undefined
+      : await sweepLeases(hub, targets, run, { orphansOf: all && (!r.shard || r.shard.index === 0) ? all : undefined });
+  return {
+    kind: 'CredentialRotation',
+    dryRun: Boolean(r.dryRun),
+    hub: hubName,
+    ...(shard ? { shard } : {}),
+    items: [...fileItems, ...items],
+    ...(leases ? { leases } : {}),
+  };
 }
 
 /**
@@ -136,55 +148,66 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
  * its old token to be refused (confirm-revoked: the API server's token cache keeps a token it authenticated for up to
  * 10 s after its anchor is deleted) gives its place to the next, so those waits overlap instead of adding up.
  */
-function slots(limit: number): {take: () => Promise<void>; give: () => void} {
-  let free = limit
-  const waiting: Array<() => void> = []
+function slots(limit: number): { take: () => Promise<void>; give: () => void } {
+  let free = limit;
+  const waiting: Array<() => void> = [];
   return {
     take: () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((r) => waiting.push(r))),
     give: () => {
-      const next = waiting.shift()
-      if (next) next()
-      else free++
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
     },
-  }
+  };
 }
 
 /** One credential, whichever store keeps it: locked, rotated, and on an interrupt put back or left for the next run. */
-async function rotateOne(store: RotationStore, at: Pick<RotatedCredential, 'secret' | 'file'>, r: RotateRequest, env: RotateEnv, run: string, giveSlot?: () => void): Promise<RotatedCredential> {
-  const started = Date.now()
-  const item: RotatedCredential = {...at, status: 'failed', old: {}, verification: [], steps: [], durationMs: 0}
-  const rot = newRotation(store, r, env, run, giveSlot)
-  let lock: {exclusive: boolean; release: () => Promise<void>} | undefined
+async function rotateOne(
+  store: RotationStore,
+  at: Pick<RotatedCredential, 'secret' | 'file'>,
+  r: RotateRequest,
+  env: RotateEnv,
+  run: string,
+  giveSlot?: () => void,
+): Promise<RotatedCredential> {
+  const started = Date.now();
+  const item: RotatedCredential = { ...at, status: 'failed', old: {}, verification: [], steps: [], durationMs: 0 };
+  const rot = newRotation(store, r, env, run, giveSlot);
+  let lock: { exclusive: boolean; release: () => Promise<void> } | undefined;
   try {
-    if (!r.dryRun) lock = await store.lock(run, {lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000})
-    rot.exclusive = Boolean(lock?.exclusive)
-    Object.assign(item, await rotateLocked(rot, item))
+    if (!r.dryRun) lock = await store.lock(run, { lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000 });
+    rot.exclusive = Boolean(lock?.exclusive);
+    Object.assign(item, await rotateLocked(rot, item));
   } catch (error) {
-    item.status = 'failed'
-    if (error instanceof ReplaceConflict && error.revoked) item.revoked = error.revoked
+    item.status = 'failed';
+    if (error instanceof ReplaceConflict && error.revoked) item.revoked = error.revoked;
     if (env.cancel?.interrupted) {
-      const what = await afterInterrupt(rot).catch((e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`)
-      error = env.cancel.error(what)
+      const what = await afterInterrupt(rot).catch(
+        (e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`,
+      );
+      error = env.cancel.error(what);
     }
-    item.error = toErrorInfo(error)
-    item.reason ??= item.error.message
+    item.error = toErrorInfo(error);
+    item.reason ??= item.error.message;
     // A Secret (or its namespace) that is not there was never rotated and has nothing for a next run to finish: saying
     // "the old credential is in place; the next run rotates it" would promise a credential that does not exist.
     if (absent(error, rot.at.step)) {
-      item.reason = rot.at.step === 'read' ? `${item.error.message}: nothing to rotate` : `${store.where} does not exist (${item.error.message}): nothing to rotate`
-    }
-    else if (!r.dryRun && !rotationFinished(rot)) item.unfinished = unfinished(rot, item, error)
+      item.reason =
+        rot.at.step === 'read'
+          ? `${item.error.message}: nothing to rotate`
+          : `${store.where} does not exist (${item.error.message}): nothing to rotate`;
+    } else if (!r.dryRun && !rotationFinished(rot)) item.unfinished = unfinished(rot, item, error);
   } finally {
-    item.steps = rot.steps
-    await lock?.release().catch(() => undefined)
-    item.durationMs = Date.now() - started
+    item.steps = rot.steps;
+    await lock?.release().catch(() => undefined);
+    item.durationMs = Date.now() - started;
   }
-  return item
+  return item;
 }
 
 /** The credential's store is not there: its Secret, or the namespace a Lease beside it would go to (404 at lease or read). */
 function absent(error: unknown, step: string): boolean {
-  return error instanceof FleetError && error.kind === 'not-found' && (step === 'lease' || step === 'read')
+  return error instanceof FleetError && error.kind === 'not-found' && (step === 'lease' || step === 'read');
 }
 
 /**
@@ -193,67 +216,77 @@ function absent(error: unknown, step: string): boolean {
  * credential's verification); what the run ends with is returned.
  */
 async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Partial<RotatedCredential>> {
-  const {store, request: r, env} = rot
-  const where = store.where
-  const s = await readStored(rot)
-  if (item.secret) item.secret.format = s.format
-  Object.assign(item, {cluster: s.clusterName, method: s.method, identity: s.identity, old: s.old})
+  const { store, request: r, env } = rot;
+  const where = store.where;
+  const s = await readStored(rot);
+  if (item.secret) item.secret.format = s.format;
+  Object.assign(item, { cluster: s.clusterName, method: s.method, identity: s.identity, old: s.old });
   const toTarget = async () => {
-    const found = await findTarget(rot, s)
-    item.target = {cluster: found.ref.name, by: found.by}
-    return found
-  }
+    const found = await findTarget(rot, s);
+    item.target = { cluster: found.ref.name, by: found.by };
+    return found;
+  };
 
-  const decision = decide(r, s, where)
+  const decision = decide(r, s, where);
   if (decision.status !== 'rotate') {
     // --dry-run says where it would mint; a skipped credential is not looked for.
-    if (decision.needsTarget) await toTarget()
-    return {status: decision.status, reason: decision.reason}
+    if (decision.needsTarget) await toTarget();
+    return { status: decision.status, reason: decision.reason };
   }
 
   // The cluster is found before the claim: a resolution failure leaves the store as it was (no claim behind).
-  const needsTarget = !s.state || s.state.phase === 'claimed' || Boolean(s.state.oldAnchor)
-  const reached = needsTarget ? await toTarget() : undefined
-  let state = s.state ? takeOver(rot, s.state) : await claim(rot, s)
+  const needsTarget = !s.state || s.state.phase === 'claimed' || Boolean(s.state.oldAnchor);
+  const reached = needsTarget ? await toTarget() : undefined;
+  let state = s.state ? takeOver(rot, s.state) : await claim(rot, s);
   if (s.state) {
-    item.resumed = s.state.phase
-    if (s.state.phase === 'replaced') item.old = {anchor: refText(s.state.oldAnchor)}
+    item.resumed = s.state.phase;
+    if (s.state.phase === 'replaced') item.old = { anchor: refText(s.state.oldAnchor) };
   }
 
-  const target = state.phase === 'claimed' || state.oldAnchor ? reached?.client : undefined
-  const cluster = item.target?.cluster ?? item.cluster ?? where
-  let oldClient: KubeClient | undefined
+  const target = state.phase === 'claimed' || state.oldAnchor ? reached?.client : undefined;
+  const cluster = item.target?.cluster ?? item.cluster ?? where;
+  let oldClient: KubeClient | undefined;
   if (state.phase === 'claimed') {
     // The old credential is still the store's: kept to prove later that it stopped working.
-    oldClient = await env.connector.context(contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store)), cluster)
-    const grant = await store.grant(target!)
-    const claimed = state
-    const minted = await mint(rot, s, claimed, target!)
-    if (minted.lifetime) item.lifetime = minted.lifetime
-    item.verification = await verify(rot, s, minted, grant, cluster)
-    item.new = {fingerprint: fp(kubeconfigSha256(minted.kubeconfig)), expires: minted.issued.expires, anchor: refText(claimed.newAnchor)}
-    if (!verified(item.verification)) await abandon(rot, claimed, target!, item.verification)
+    oldClient = await env.connector.context(
+      contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store)),
+      cluster,
+    );
+    const grant = await store.grant(target!);
+    const claimed = state;
+    const minted = await mint(rot, s, claimed, target!);
+    if (minted.lifetime) item.lifetime = minted.lifetime;
+    item.verification = await verify(rot, s, minted, grant, cluster);
+    item.new = {
+      fingerprint: fp(kubeconfigSha256(minted.kubeconfig)),
+      expires: minted.issued.expires,
+      anchor: refText(claimed.newAnchor),
+    };
+    if (!verified(item.verification)) await abandon(rot, claimed, target!, item.verification);
     // A record written before the cluster's identity was kept gets it now, from the cluster it was found on.
-    const identity = s.recorded.legacy && reached ? await identityFacts(await reached.ref.resolve(), reached.client, reached.ref) : undefined
-    state = await replace(rot, claimed, minted, target!, identity)
+    const identity =
+      s.recorded.legacy && reached
+        ? await identityFacts(await reached.ref.resolve(), reached.client, reached.ref)
+        : undefined;
+    state = await replace(rot, claimed, minted, target!, identity);
   }
 
-  const revoked = await revokeOld(rot, s, {state, target, oldClient, oldExpires: item.old.expires})
-  item.revoked = revoked
-  await finish(rot)
+  const revoked = await revokeOld(rot, s, { state, target, oldClient, oldExpires: item.old.expires });
+  item.revoked = revoked;
+  await finish(rot);
   // A certificate that cannot be revoked is the method's nature, said in `revoked`; a token that survived its anchor is a failure.
-  const rotated = revoked.done || s.method === 'client-cert'
+  const rotated = revoked.done || s.method === 'client-cert';
   // What the store holds now (a file's bytes change at finish; a resumed run minted nothing itself).
-  const now = store.kind === 'file' || !item.new ? await store.current() : undefined
+  const now = store.kind === 'file' || !item.new ? await store.current() : undefined;
   return {
     status: rotated ? 'rotated' : 'failed',
-    ...(rotated ? {} : {reason: revoked.reason}),
+    ...(rotated ? {} : { reason: revoked.reason }),
     new: {
       fingerprint: store.kind === 'file' ? now?.fingerprint : (item.new?.fingerprint ?? now?.fingerprint),
       expires: item.new?.expires ?? now?.expires,
       anchor: item.new?.anchor ?? now?.anchor,
     },
-  }
+  };
 }
 
 /**
@@ -262,15 +295,29 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
  */
 export function rotationFailureNote(failed: RotatedCredential[]): string {
   // Interrupted after the last step: rotated after all, the signal only ended the run.
-  const finished = failed.filter((i) => rotationFinished(i)).length
+  const finished = failed.filter((i) => rotationFinished(i)).length;
   // Replaced by this run (its steps), or by an interrupted one this run was finishing, and not finished.
-  const replaced = failed.filter((i) => !rotationFinished(i) && (i.resumed === 'replaced' || i.steps.some((s) => s.step === 'replace'))).length
-  const missing = failed.filter((i) => i.error?.kind === 'not-found' && !i.unfinished).length
-  const kept = failed.length - replaced - missing - finished
-  const parts: string[] = []
-  if (missing > 0) parts.push(`${missing === failed.length ? (missing > 1 ? 'they do' : 'it does') : `${missing} do${missing > 1 ? '' : 'es'}`} not exist`)
-  if (kept > 0) parts.push(`${kept === failed.length ? (kept > 1 ? 'their' : 'its') : kept} old credential${kept > 1 ? 's are' : ' is'} still in place`)
-  if (finished > 0) parts.push(`${finished === failed.length ? (finished > 1 ? 'they' : 'it') : finished} finished before the signal (the new credential is in place; nothing is left to do)`)
-  if (replaced > 0) parts.push(`${replaced === failed.length ? (replaced > 1 ? 'they' : 'it') : replaced} already ${replaced > 1 ? 'hold' : 'holds'} the new one and the next run finishes ${replaced > 1 ? 'them' : 'it'}`)
-  return `${failed.length} rotation${failed.length > 1 ? 's' : ''} failed: ${parts.join('; ')}`
+  const replaced = failed.filter(
+    (i) => !rotationFinished(i) && (i.resumed === 'replaced' || i.steps.some((s) => s.step === 'replace')),
+  ).length;
+  const missing = failed.filter((i) => i.error?.kind === 'not-found' && !i.unfinished).length;
+  const kept = failed.length - replaced - missing - finished;
+  const parts: string[] = [];
+  if (missing > 0)
+    parts.push(
+      `${missing === failed.length ? (missing > 1 ? 'they do' : 'it does') : `${missing} do${missing > 1 ? '' : 'es'}`} not exist`,
+    );
+  if (kept > 0)
+    parts.push(
+      `${kept === failed.length ? (kept > 1 ? 'their' : 'its') : kept} old credential${kept > 1 ? 's are' : ' is'} still in place`,
+    );
+  if (finished > 0)
+    parts.push(
+      `${finished === failed.length ? (finished > 1 ? 'they' : 'it') : finished} finished before the signal (the new credential is in place; nothing is left to do)`,
+    );
+  if (replaced > 0)
+    parts.push(
+      `${replaced === failed.length ? (replaced > 1 ? 'they' : 'it') : replaced} already ${replaced > 1 ? 'hold' : 'holds'} the new one and the next run finishes ${replaced > 1 ? 'them' : 'it'}`,
+    );
+  return `${failed.length} rotation${failed.length > 1 ? 's' : ''} failed: ${parts.join('; ')}`;
 }

@@ -1,29 +1,34 @@
-import {createHash} from 'node:crypto'
-import {open, readFile, unlink} from 'node:fs/promises'
-import type {V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding} from '@kubernetes/client-node'
-import yaml from 'js-yaml'
+import { createHash } from 'node:crypto';
+import { open, readFile, unlink } from 'node:fs/promises';
+import type { V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding } from '@kubernetes/client-node';
+import yaml from 'js-yaml';
 
-import {ConfigError, FleetError} from '../base/errors.js'
-import type {KubeClient} from '../kube/client.js'
-import {statusOf} from '../kube/errors.js'
-import type {ObjectMeta, Wire} from '../kube/objects.js'
-import {CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, SECRET} from '../kube/resources.js'
-import {getObject, listObjects, updateObject} from '../kube/typed.js'
-import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
-import {registerSecret} from '../kubeconfig/redact.js'
-import type {KubeconfigDoc, UserEntry} from '../kubeconfig/types.js'
-import {type Secret, secretText} from '../providers/hub/objects.js'
-import {type ClusterIdentityFacts, type RecordedCluster, identityRecord, recordedCluster} from './cluster-identity.js'
-import {type Held, type SecretFormat, codecOf, destinationSecret} from './codecs/index.js'
-import {identityOf} from './credential-record.js'
-import {KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts} from './kubeconfig-out.js'
-import {ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged} from './labels.js'
-import {acquireLease, leaseName} from './lease.js'
-import {METHODS, type Method, anchorName, legacySecretName} from './methods.js'
-import {findPreset} from './presets.js'
-import {type Identity, credentialId, roleBaseName} from './rbac.js'
-import type {PolicyRule} from './rules-file.js'
-import {ROTATION, type RotationState, readState, stateAnnotations, withoutState} from './rotation-state.js'
+import { ConfigError, FleetError } from '../base/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { statusOf } from '../kube/errors.js';
+import type { ObjectMeta, Wire } from '../kube/objects.js';
+import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, SECRET } from '../kube/resources.js';
+import { getObject, listObjects, updateObject } from '../kube/typed.js';
+import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
+import { registerSecret } from '../kubeconfig/redact.js';
+import type { KubeconfigDoc, UserEntry } from '../kubeconfig/types.js';
+import { type Secret, secretText } from '../providers/hub/objects.js';
+import {
+  type ClusterIdentityFacts,
+  type RecordedCluster,
+  identityRecord,
+  recordedCluster,
+} from './cluster-identity.js';
+import { type Held, type SecretFormat, codecOf, destinationSecret } from './codecs/index.js';
+import { identityOf } from './credential-record.js';
+import { KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts } from './kubeconfig-out.js';
+import { ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged } from './labels.js';
+import { acquireLease, leaseName } from './lease.js';
+import { METHODS, type Method, anchorName, legacySecretName } from './methods.js';
+import { findPreset } from './presets.js';
+import { type Identity, credentialId, roleBaseName } from './rbac.js';
+import type { PolicyRule } from './rules-file.js';
+import { ROTATION, type RotationState, readState, stateAnnotations, withoutState } from './rotation-state.js';
 
 /**
  * Where a credential fleet made is kept, as rotation sees it: a hub Secret (annotations, resourceVersion preconditions,
@@ -32,104 +37,134 @@ import {ROTATION, type RotationState, readState, stateAnnotations, withoutState}
  * reads, records progress, writes the new credential and keeps other runs out.
  */
 export interface RotationStore {
-  readonly kind: 'secret' | 'file'
+  readonly kind: 'secret' | 'file';
   /** The name users see in messages and tables: `Secret NS/NAME` or the file's path. */
-  readonly where: string
+  readonly where: string;
   /** Excluded from the clusters a rotation may mint on: the consumer Secret being rotated is not a cluster to use. */
-  readonly self?: {namespace: string; name: string}
+  readonly self?: { namespace: string; name: string };
   /** Keeps other runs out while held: the per-Secret Lease, or the file's lock file. `exclusive` false: not taken. */
-  lock(run: string, o: {lease: boolean; waitMs: number}): Promise<{exclusive: boolean; release: () => Promise<void>}>
+  lock(
+    run: string,
+    o: { lease: boolean; waitMs: number },
+  ): Promise<{ exclusive: boolean; release: () => Promise<void> }>;
   /** Reads the credential and its record (refusing what fleet did not write). */
-  read(): Promise<Stored>
+  read(): Promise<Stored>;
   /** Records the claim, only if the store is still as read (a Conflict otherwise). */
-  claim(state: RotationState): Promise<void>
+  claim(state: RotationState): Promise<void>;
   /** The grant to verify a new credential against: rules, and namespaces (empty: cluster-wide). */
-  grant(target: KubeClient): Promise<{rules: PolicyRule[]; namespaces: string[]}>
+  grant(target: KubeClient): Promise<{ rules: PolicyRule[]; namespaces: string[] }>;
   /** Annotations for a new anchor or token Secret on the cluster (what generate put on the first one). */
-  anchorAnnotations(): Record<string, string>
+  anchorAnnotations(): Record<string, string>;
   /** Writes the new credential, phase `replaced`, only if the store is still as claimed (a Conflict otherwise). */
-  replace(n: NewCredential, state: RotationState): Promise<void>
+  replace(n: NewCredential, state: RotationState): Promise<void>;
   /** What the store records now: its rotation state and the credential's anchor (re-read, for conflicts and interrupts). */
-  current(): Promise<{state?: RotationState; anchor?: string; expires?: string; fingerprint?: string} | undefined>
+  current(): Promise<{ state?: RotationState; anchor?: string; expires?: string; fingerprint?: string } | undefined>;
   /** Lifts this run's claim (only the same claim), the credential untouched. */
-  release(claimed: RotationState): Promise<void>
+  release(claimed: RotationState): Promise<void>;
   /** Clears the rotation state; the credential stays. */
-  finish(): Promise<void>
+  finish(): Promise<void>;
 }
 
 /** A credential as its store describes it. */
 export interface Stored {
-  method: Method
+  method: Method;
   /** The identity as recorded (`system:serviceaccount:NS:NAME`, or a certificate's user). */
-  identity: string
-  id: Identity
+  identity: string;
+  id: Identity;
   /** The cluster's name as generate was given it (a hint; the recorded identity finds the cluster). */
-  clusterName?: string
-  recorded: RecordedCluster
-  held: Held
-  old: {fingerprint?: string; expires?: string; anchor?: string}
+  clusterName?: string;
+  recorded: RecordedCluster;
+  held: Held;
+  old: { fingerprint?: string; expires?: string; anchor?: string };
   /** The lifetime generate was asked for, in seconds (as recorded), if it was. */
-  lifetime?: string
-  state?: RotationState
+  lifetime?: string;
+  state?: RotationState;
   /** The start of the names of this credential's new anchors (a hash of where it is kept). */
-  anchorKey: string
+  anchorKey: string;
   /** A Secret's consumer format. */
-  format?: SecretFormat
+  format?: SecretFormat;
 }
 
 export interface NewCredential {
   /** The new one-context kubeconfig (the Secret's key; a file replaces its user with `user`). */
-  kubeconfig: string
-  user: UserEntry
-  expires?: string
-  anchor?: string
+  kubeconfig: string;
+  user: UserEntry;
+  expires?: string;
+  anchor?: string;
   /** Recorded for the next rotations (absent for a legacy token, which has no lifetime). */
-  lifetimeSeconds?: number
+  lifetimeSeconds?: number;
   /** The cluster's identity, for a record written before it was kept (recorded on the first rotation). */
-  identity?: ClusterIdentityFacts
+  identity?: ClusterIdentityFacts;
 }
 
 /** The store changed since it was read: re-read, never overwrite. */
 export class Conflict extends Error {}
 
-const CONFLICT = 409
-const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
-const fp = (hex: string | undefined) => (hex ? `sha256:${hex}` : undefined)
+const CONFLICT = 409;
+const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
+const fp = (hex: string | undefined) => (hex ? `sha256:${hex}` : undefined);
 
 /** The method, identity and old anchor every store checks the same way; the anchor of a legacy token is derived. */
-function describe(where: string, methodText: string | undefined, identity: string | undefined, user: UserEntry, anchor: string | undefined, legacyKey: string) {
-  const method = methodText as Method
-  if (!METHODS.includes(method)) throw new FleetError('config', `${where}: unknown credential method "${methodText}"`)
-  registerSecret(user.token)
-  registerSecret(user['client-key-data'])
-  const id = identityOf(method, identity, user)
-  if (!id || !identity) throw new FleetError('config', `${where}: identity "${identity ?? ''}" does not fit method ${method}`)
+function describe(
+  where: string,
+  methodText: string | undefined,
+  identity: string | undefined,
+  user: UserEntry,
+  anchor: string | undefined,
+  legacyKey: string,
+) {
+  const method = methodText as Method;
+  if (!METHODS.includes(method)) throw new FleetError('config', `${where}: unknown credential method "${methodText}"`);
+  registerSecret(user.token);
+  registerSecret(user['client-key-data']);
+  const id = identityOf(method, identity, user);
+  if (!id || !identity)
+    throw new FleetError('config', `${where}: identity "${identity ?? ''}" does not fit method ${method}`);
   // generate records no anchor for a legacy token: its Secret's name is derived from the destination, the same way here.
-  const derived = id.kind === 'ServiceAccount' && method !== 'client-cert' ? `${id.namespace}/${method === 'token' ? anchorName(id.name, legacyKey) : legacySecretName(id.name, legacyKey)}` : undefined
-  return {method, id, identity, anchor: anchor ?? derived}
+  const derived =
+    id.kind === 'ServiceAccount' && method !== 'client-cert'
+      ? `${id.namespace}/${method === 'token' ? anchorName(id.name, legacyKey) : legacySecretName(id.name, legacyKey)}`
+      : undefined;
+  return { method, id, identity, anchor: anchor ?? derived };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
 // A hub Secret
 
-const annotationsOf = (s: Secret) => ((s.metadata as {annotations?: Record<string, string>}).annotations ?? {})
-const withAnnotations = (s: Secret, annotations: Record<string, string>): Secret => ({...s, metadata: {...s.metadata, annotations} as Secret['metadata']})
+const annotationsOf = (s: Secret) => (s.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+const withAnnotations = (s: Secret, annotations: Record<string, string>): Secret => ({
+  ...s,
+  metadata: { ...s.metadata, annotations } as Secret['metadata'],
+});
 
 function parseScope(text: string | undefined): string[] {
-  if (!text || text === 'cluster-wide') return []
-  return text.replace(/^namespaces /, '').split(',').filter(Boolean)
+  if (!text || text === 'cluster-wide') return [];
+  return text
+    .replace(/^namespaces /, '')
+    .split(',')
+    .filter(Boolean);
 }
 
 /** The rules granted, for verification: the preset, the bound ClusterRole, or the Role/ClusterRole generate applied. */
-async function grantedRules(target: KubeClient, access: string | undefined, id: Identity, namespaces: string[]): Promise<PolicyRule[]> {
-  const a = access ?? ''
-  if (a.startsWith('preset ')) return findPreset(a.slice('preset '.length)).rules
-  const roleName = a.startsWith('ClusterRole ') ? a.slice('ClusterRole '.length) : roleBaseName(id)
-  const role = a.startsWith('ClusterRole ') || namespaces.length === 0
-    ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, roleName)
-    : await getObject<Wire<V1Role>>(target, ROLE, roleName, {namespace: namespaces[0]})
-  if (!role) throw new FleetError('config', `the grant (${a || 'unknown access'}) is not on the cluster any more: nothing to verify a new credential against`)
-  return role.rules ?? []
+async function grantedRules(
+  target: KubeClient,
+  access: string | undefined,
+  id: Identity,
+  namespaces: string[],
+): Promise<PolicyRule[]> {
+  const a = access ?? '';
+  if (a.startsWith('preset ')) return findPreset(a.slice('preset '.length)).rules;
+  const roleName = a.startsWith('ClusterRole ') ? a.slice('ClusterRole '.length) : roleBaseName(id);
+  const role =
+    a.startsWith('ClusterRole ') || namespaces.length === 0
+      ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, roleName)
+      : await getObject<Wire<V1Role>>(target, ROLE, roleName, { namespace: namespaces[0] });
+  if (!role)
+    throw new FleetError(
+      'config',
+      `the grant (${a || 'unknown access'}) is not on the cluster any more: nothing to verify a new credential against`,
+    );
+  return role.rules ?? [];
 }
 
 /**
@@ -138,301 +173,371 @@ async function grantedRules(target: KubeClient, access: string | undefined, id: 
  */
 export class NotFleetsError extends ConfigError {
   constructor(what: string) {
-    super(`${what}: fleet rotates only what it made; nothing was rotated`)
-    this.name = 'NotFleetsError'
+    super(`${what}: fleet rotates only what it made; nothing was rotated`);
+    this.name = 'NotFleetsError';
   }
 }
 
 export class SecretStore implements RotationStore {
-  readonly kind = 'secret'
-  readonly where: string
-  readonly self: {namespace: string; name: string}
-  private secret?: Secret
-  private stored?: Stored
+  readonly kind = 'secret';
+  readonly where: string;
+  readonly self: { namespace: string; name: string };
+  private secret?: Secret;
+  private stored?: Stored;
 
   constructor(
     private readonly hub: KubeClient,
-    t: {namespace: string; name: string},
+    t: { namespace: string; name: string },
   ) {
-    this.self = t
-    this.where = `Secret ${t.namespace}/${t.name}`
+    this.self = t;
+    this.where = `Secret ${t.namespace}/${t.name}`;
   }
 
-  async lock(run: string, o: {lease: boolean; waitMs: number}) {
-    if (!o.lease) return {exclusive: false, release: async () => undefined}
-    const lease = await acquireLease(this.hub, this.self.namespace, leaseName(this.self.name), run, {seconds: 15, waitMs: o.waitMs})
-    return {exclusive: true, release: () => lease.release()}
+  async lock(run: string, o: { lease: boolean; waitMs: number }) {
+    if (!o.lease) return { exclusive: false, release: async () => undefined };
+    const lease = await acquireLease(this.hub, this.self.namespace, leaseName(this.self.name), run, {
+      seconds: 15,
+      waitMs: o.waitMs,
+    });
+    return { exclusive: true, release: () => lease.release() };
   }
 
   private async get(): Promise<Secret | undefined> {
-    return getObject<Secret>(this.hub, SECRET, this.self.name, {namespace: this.self.namespace})
+    return getObject<Secret>(this.hub, SECRET, this.self.name, { namespace: this.self.namespace });
   }
 
   async read(): Promise<Stored> {
-    const secret = await this.get()
-    if (!secret) throw new FleetError('not-found', `hub ${this.hub.context.contextName}: Secret ${this.self.namespace}/${this.self.name} not found`)
-    this.secret = secret
-    const ann = annotationsOf(secret)
-    const format = ann[ANNOTATIONS.format]
+    const secret = await this.get();
+    if (!secret)
+      throw new FleetError(
+        'not-found',
+        `hub ${this.hub.context.contextName}: Secret ${this.self.namespace}/${this.self.name} not found`,
+      );
+    this.secret = secret;
+    const ann = annotationsOf(secret);
+    const format = ann[ANNOTATIONS.format];
     if (!isFleetManaged(secret.metadata.labels) || !format || !ann[ANNOTATIONS.cluster]) {
-      throw new NotFleetsError(`hub ${this.hub.context.contextName}: ${this.where} was not written by fleet creds generate (no managed-by label or credential annotations)`)
+      throw new NotFleetsError(
+        `hub ${this.hub.context.contextName}: ${this.where} was not written by fleet creds generate (no managed-by label or credential annotations)`,
+      );
     }
-    const codec = codecOf(format, `hub ${this.hub.context.contextName}: ${this.where}`)
-    const held = codec.decode(secret)
-    if (!held) throw new FleetError('config', `${this.where}: no kubeconfig in the ${format} keys`)
-    const d = describe(this.where, ann[ANNOTATIONS.method], ann[ANNOTATIONS.identity], held.user, ann[ANNOTATIONS.anchor], short(`secret:${this.self.namespace}/${this.self.name}:${format}`))
+    const codec = codecOf(format, `hub ${this.hub.context.contextName}: ${this.where}`);
+    const held = codec.decode(secret);
+    if (!held) throw new FleetError('config', `${this.where}: no kubeconfig in the ${format} keys`);
+    const d = describe(
+      this.where,
+      ann[ANNOTATIONS.method],
+      ann[ANNOTATIONS.identity],
+      held.user,
+      ann[ANNOTATIONS.anchor],
+      short(`secret:${this.self.namespace}/${this.self.name}:${format}`),
+    );
     this.stored = {
       ...d,
       format: codec.format,
       clusterName: ann[ANNOTATIONS.cluster],
       recorded: recordedCluster(ann, 'secret', held.cluster),
       held,
-      old: {fingerprint: fp(ann[ANNOTATIONS.fingerprint]), expires: ann[ANNOTATIONS.expires], anchor: d.anchor},
+      old: { fingerprint: fp(ann[ANNOTATIONS.fingerprint]), expires: ann[ANNOTATIONS.expires], anchor: d.anchor },
       lifetime: ann[ANNOTATIONS.lifetime],
       state: readState(ann),
       anchorKey: short(`${this.self.namespace}/${this.self.name}`),
-    }
-    return this.stored
+    };
+    return this.stored;
   }
 
   /** PUT with the resourceVersion the object was read at: 409 means someone else wrote it since. */
   private async put(s: Secret): Promise<void> {
     try {
-      this.secret = await updateObject<Secret>(this.hub, {...s, apiVersion: 'v1', kind: 'Secret'}, {what: `replace ${this.where}`})
+      this.secret = await updateObject<Secret>(
+        this.hub,
+        { ...s, apiVersion: 'v1', kind: 'Secret' },
+        { what: `replace ${this.where}` },
+      );
     } catch (error) {
-      if (statusOf(error) === CONFLICT) throw new Conflict(`${this.where} changed since it was read`)
-      throw error
+      if (statusOf(error) === CONFLICT) throw new Conflict(`${this.where} changed since it was read`);
+      throw error;
     }
   }
 
   async claim(state: RotationState): Promise<void> {
-    await this.put(withAnnotations(this.secret!, {...annotationsOf(this.secret!), ...stateAnnotations(state)}))
+    await this.put(withAnnotations(this.secret!, { ...annotationsOf(this.secret!), ...stateAnnotations(state) }));
   }
 
   async grant(target: KubeClient) {
-    const ann = annotationsOf(this.secret!)
-    const namespaces = parseScope(ann[ANNOTATIONS.scope])
-    return {rules: await grantedRules(target, ann[ANNOTATIONS.access], this.stored!.id, namespaces), namespaces}
+    const ann = annotationsOf(this.secret!);
+    const namespaces = parseScope(ann[ANNOTATIONS.scope]);
+    return { rules: await grantedRules(target, ann[ANNOTATIONS.access], this.stored!.id, namespaces), namespaces };
   }
 
   anchorAnnotations(): Record<string, string> {
-    const ann = annotationsOf(this.secret!)
+    const ann = annotationsOf(this.secret!);
     return {
       [ANNOTATIONS.method]: this.stored!.method,
       [ANNOTATIONS.identity]: this.stored!.identity,
       [ANNOTATIONS.scope]: ann[ANNOTATIONS.scope] ?? '',
       [ANNOTATIONS.access]: ann[ANNOTATIONS.access] ?? '',
-    }
+    };
   }
 
   async replace(n: NewCredential, state: RotationState): Promise<void> {
-    const s = this.secret!
-    const st = this.stored!
+    const s = this.secret!;
+    const st = this.stored!;
     // The display name (Argo CD's `name`) is kept as it is: generate's choice, or a person's since.
-    const rebuilt = destinationSecret(codecOf(st.format!, this.where).destination(s), {kubeconfig: n.kubeconfig, cluster: st.held.cluster, user: n.user, clusterName: st.clusterName!, displayName: secretText(s, 'name'), annotations: {}})
+    const rebuilt = destinationSecret(codecOf(st.format!, this.where).destination(s), {
+      kubeconfig: n.kubeconfig,
+      cluster: st.held.cluster,
+      user: n.user,
+      clusterName: st.clusterName!,
+      displayName: secretText(s, 'name'),
+      annotations: {},
+    });
     const annotations = {
       ...annotationsOf(s),
-      ...(n.anchor ? {[ANNOTATIONS.anchor]: n.anchor} : {}),
+      ...(n.anchor ? { [ANNOTATIONS.anchor]: n.anchor } : {}),
       [ANNOTATIONS.expires]: n.expires ?? 'never',
       [ANNOTATIONS.fingerprint]: kubeconfigSha256(n.kubeconfig),
       ...(n.identity ? identityRecord(n.identity, 'secret') : {}),
-      ...(n.lifetimeSeconds ? {[ANNOTATIONS.lifetime]: String(n.lifetimeSeconds)} : {}),
+      ...(n.lifetimeSeconds ? { [ANNOTATIONS.lifetime]: String(n.lifetimeSeconds) } : {}),
       ...stateAnnotations(state),
-    }
-    await this.put({...withAnnotations(s, annotations), data: {...(s.data ?? {}), ...(rebuilt.data as Record<string, string>)}})
+    };
+    await this.put({
+      ...withAnnotations(s, annotations),
+      data: { ...(s.data ?? {}), ...(rebuilt.data as Record<string, string>) },
+    });
   }
 
   async current() {
-    const s = await this.get()
-    if (!s) return undefined
-    this.secret = s
-    const a = annotationsOf(s)
-    return {state: readState(a), anchor: a[ANNOTATIONS.anchor], expires: a[ANNOTATIONS.expires], fingerprint: fp(a[ANNOTATIONS.fingerprint])}
+    const s = await this.get();
+    if (!s) return undefined;
+    this.secret = s;
+    const a = annotationsOf(s);
+    return {
+      state: readState(a),
+      anchor: a[ANNOTATIONS.anchor],
+      expires: a[ANNOTATIONS.expires],
+      fingerprint: fp(a[ANNOTATIONS.fingerprint]),
+    };
   }
 
   async release(claimed: RotationState): Promise<void> {
-    const now = await this.current()
-    const st = now?.state
-    if (!st || st.phase !== 'claimed' || st.run !== claimed.run || ref(st.newAnchor) !== ref(claimed.newAnchor)) return
-    await this.put(withAnnotations(this.secret!, withoutState(annotationsOf(this.secret!))))
+    const now = await this.current();
+    const st = now?.state;
+    if (!st || st.phase !== 'claimed' || st.run !== claimed.run || ref(st.newAnchor) !== ref(claimed.newAnchor)) return;
+    await this.put(withAnnotations(this.secret!, withoutState(annotationsOf(this.secret!))));
   }
 
   /** Clears the rotation annotations, re-reading on conflict (the data is never touched here). */
   async finish(): Promise<void> {
     for (let i = 0; i < 5; i++) {
-      const now = await this.current()
-      if (!now?.state) return
+      const now = await this.current();
+      if (!now?.state) return;
       try {
-        await this.put(withAnnotations(this.secret!, withoutState(annotationsOf(this.secret!))))
-        return
+        await this.put(withAnnotations(this.secret!, withoutState(annotationsOf(this.secret!))));
+        return;
       } catch (error) {
-        if (!(error instanceof Conflict)) throw error
+        if (!(error instanceof Conflict)) throw error;
       }
     }
-    throw new FleetError('server', `${this.where}: could not clear the rotation annotations (kept changing)`)
+    throw new FleetError('server', `${this.where}: could not clear the rotation annotations (kept changing)`);
   }
 }
 
-const ref = (r: {namespace: string; name: string} | undefined) => (r ? `${r.namespace}/${r.name}` : undefined)
+const ref = (r: { namespace: string; name: string } | undefined) => (r ? `${r.namespace}/${r.name}` : undefined);
 
 // ---------------------------------------------------------------------------------------------------------------------
 // A kubeconfig file creds generate --out wrote
 
-type Facts = Record<string, string>
+type Facts = Record<string, string>;
 
 /** A file keeps the rotation state under the annotation names without their prefix (`rotation-phase`, ...). */
-const fileState = (f: Facts) => readState(Object.fromEntries(Object.values(ROTATION).map((k) => [k, f[factKey(k)]]).filter(([, v]) => v !== undefined)))
-const stateFacts = (s: RotationState): Facts => Object.fromEntries(Object.entries(stateAnnotations(s)).map(([k, v]) => [factKey(k), v]))
+const fileState = (f: Facts) =>
+  readState(
+    Object.fromEntries(
+      Object.values(ROTATION)
+        .map((k) => [k, f[factKey(k)]])
+        .filter(([, v]) => v !== undefined),
+    ),
+  );
+const stateFacts = (s: RotationState): Facts =>
+  Object.fromEntries(Object.entries(stateAnnotations(s)).map(([k, v]) => [factKey(k), v]));
 function clearedFacts(f: Facts): Facts {
-  const out = {...f}
-  for (const k of Object.values(ROTATION)) delete out[factKey(k)]
-  return out
+  const out = { ...f };
+  for (const k of Object.values(ROTATION)) delete out[factKey(k)];
+  return out;
 }
 
 function currentOf(doc: KubeconfigDoc) {
-  const name = doc['current-context']
-  const ctx = doc.contexts?.find((c) => c.name === name)?.context
-  const user = doc.users?.find((x) => x.name === ctx?.user)
-  const cluster = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster
-  return {name, ctx, user, cluster}
+  const name = doc['current-context'];
+  const ctx = doc.contexts?.find((c) => c.name === name)?.context;
+  const user = doc.users?.find((x) => x.name === ctx?.user);
+  const cluster = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster;
+  return { name, ctx, user, cluster };
 }
 
 /** The grant fleet applied for this identity, found by its label: rules, and namespaces (empty: cluster-wide). */
-async function grantOnCluster(target: KubeClient, id: Identity): Promise<{rules: PolicyRule[]; namespaces: string[]}> {
-  const labelSelector = `${CREDENTIAL_LABEL}=${credentialId(id)}`
-  type Binding = Wire<V1ClusterRoleBinding | V1RoleBinding> & {metadata: ObjectMeta}
-  const crbs = await listObjects<Binding>(target, CLUSTER_ROLE_BINDING, {labelSelector})
-  const rbs = await listObjects<Binding>(target, ROLE_BINDING, {labelSelector})
-  const b = crbs[0] ?? rbs[0]
-  if (!b) throw new FleetError('config', `no RBAC binding labelled for ${credentialId(id)} on the cluster: nothing to verify a new credential against`)
-  const role = b.roleRef.kind === 'ClusterRole'
-    ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, b.roleRef.name)
-    : await getObject<Wire<V1Role>>(target, ROLE, b.roleRef.name, {namespace: b.metadata.namespace})
-  return {rules: role?.rules ?? [], namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))]}
+async function grantOnCluster(
+  target: KubeClient,
+  id: Identity,
+): Promise<{ rules: PolicyRule[]; namespaces: string[] }> {
+  const labelSelector = `${CREDENTIAL_LABEL}=${credentialId(id)}`;
+  type Binding = Wire<V1ClusterRoleBinding | V1RoleBinding> & { metadata: ObjectMeta };
+  const crbs = await listObjects<Binding>(target, CLUSTER_ROLE_BINDING, { labelSelector });
+  const rbs = await listObjects<Binding>(target, ROLE_BINDING, { labelSelector });
+  const b = crbs[0] ?? rbs[0];
+  if (!b)
+    throw new FleetError(
+      'config',
+      `no RBAC binding labelled for ${credentialId(id)} on the cluster: nothing to verify a new credential against`,
+    );
+  const role =
+    b.roleRef.kind === 'ClusterRole'
+      ? await getObject<Wire<V1ClusterRole>>(target, CLUSTER_ROLE, b.roleRef.name)
+      : await getObject<Wire<V1Role>>(target, ROLE, b.roleRef.name, { namespace: b.metadata.namespace });
+  return {
+    rules: role?.rules ?? [],
+    namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))],
+  };
 }
 
 /** An exclusive lock file beside the kubeconfig (O_EXCL, the holder's pid); a dead holder's lock is taken over. */
 async function lockFile(path: string): Promise<() => Promise<void>> {
-  const lockPath = `${path}.fleet-rotate.lock`
+  const lockPath = `${path}.fleet-rotate.lock`;
   for (let i = 0; i < 2; i++) {
     try {
-      const h = await open(lockPath, 'wx', 0o600)
-      await h.writeFile(String(process.pid))
-      await h.close()
-      return () => unlink(lockPath).catch(() => undefined)
+      const h = await open(lockPath, 'wx', 0o600);
+      await h.writeFile(String(process.pid));
+      await h.close();
+      return () => unlink(lockPath).catch(() => undefined);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const pid = Number(await readFile(lockPath, 'utf8').catch(() => ''))
-      let alive = false
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number(await readFile(lockPath, 'utf8').catch(() => ''));
+      let alive = false;
       try {
-        if (pid) process.kill(pid, 0)
-        alive = Boolean(pid)
+        if (pid) process.kill(pid, 0);
+        alive = Boolean(pid);
       } catch {
-        alive = false
+        alive = false;
       }
-      if (alive) throw new FleetError('server', `${path}: another fleet run (pid ${pid}) is rotating this file`)
+      if (alive) throw new FleetError('server', `${path}: another fleet run (pid ${pid}) is rotating this file`);
       // The holder died (a crash): its lock is stale; the file's recorded phase says what is left to do.
-      await unlink(lockPath).catch(() => undefined)
+      await unlink(lockPath).catch(() => undefined);
     }
   }
-  throw new FleetError('server', `${path}: could not take the rotation lock ${lockPath}`)
+  throw new FleetError('server', `${path}: could not take the rotation lock ${lockPath}`);
 }
 
 export class FileStore implements RotationStore {
-  readonly kind = 'file'
-  private doc?: KubeconfigDoc
-  private facts?: Facts
-  private stored?: Stored
+  readonly kind = 'file';
+  private doc?: KubeconfigDoc;
+  private facts?: Facts;
+  private stored?: Stored;
 
   /** `where` is the absolute path. */
   constructor(readonly where: string) {}
 
   async lock() {
     // A file on this machine has no Lease: the lock file is always taken (and makes every claim this run's to finish).
-    return {exclusive: true, release: await lockFile(this.where)}
+    return { exclusive: true, release: await lockFile(this.where) };
   }
 
-  private async load(): Promise<{text: string; doc: KubeconfigDoc; facts?: Facts}> {
-    let text: string
+  private async load(): Promise<{ text: string; doc: KubeconfigDoc; facts?: Facts }> {
+    let text: string;
     try {
-      text = await readFile(this.where, 'utf8')
+      text = await readFile(this.where, 'utf8');
     } catch (error) {
-      throw new FleetError('config', `${this.where}: ${(error as Error).message}`)
+      throw new FleetError('config', `${this.where}: ${(error as Error).message}`);
     }
-    const doc = yaml.load(text) as KubeconfigDoc
-    return {text, doc, facts: fileFacts(doc)}
+    const doc = yaml.load(text) as KubeconfigDoc;
+    return { text, doc, facts: fileFacts(doc) };
   }
 
   async read(): Promise<Stored> {
-    const {text, doc, facts} = await this.load()
-    if (!facts) throw new NotFleetsError(`--file ${this.where} was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`)
-    const cur = currentOf(doc)
-    if (!cur.user || !cur.cluster) throw new FleetError('config', `${this.where}: the current context has no user`)
-    this.doc = doc
-    this.facts = facts
-    const fileKey = short(`file:${this.where}`)
-    const d = describe(this.where, facts.method, facts.identity, cur.user.user, facts.anchor, fileKey)
+    const { text, doc, facts } = await this.load();
+    if (!facts)
+      throw new NotFleetsError(
+        `--file ${this.where} was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`,
+      );
+    const cur = currentOf(doc);
+    if (!cur.user || !cur.cluster) throw new FleetError('config', `${this.where}: the current context has no user`);
+    this.doc = doc;
+    this.facts = facts;
+    const fileKey = short(`file:${this.where}`);
+    const d = describe(this.where, facts.method, facts.identity, cur.user.user, facts.anchor, fileKey);
     this.stored = {
       ...d,
       clusterName: facts.cluster,
       recorded: recordedCluster(facts, 'file', cur.cluster),
-      held: {kubeconfig: text, cluster: cur.cluster, user: cur.user.user, names: {cluster: cur.name ?? 'cluster', user: cur.user.name, namespace: cur.ctx?.namespace}},
-      old: {fingerprint: `sha256:${kubeconfigSha256(text)}`, expires: facts.expires, anchor: d.anchor},
+      held: {
+        kubeconfig: text,
+        cluster: cur.cluster,
+        user: cur.user.user,
+        names: { cluster: cur.name ?? 'cluster', user: cur.user.name, namespace: cur.ctx?.namespace },
+      },
+      old: { fingerprint: `sha256:${kubeconfigSha256(text)}`, expires: facts.expires, anchor: d.anchor },
       lifetime: facts.lifetime,
       state: fileState(facts),
       anchorKey: fileKey,
-    }
-    return this.stored
+    };
+    return this.stored;
   }
 
   private async write(doc: KubeconfigDoc, facts: Facts): Promise<void> {
-    await writeFileAtomic(this.where, withFileFacts(doc, facts), {mode: 0o600})
-    this.doc = doc
-    this.facts = facts
+    await writeFileAtomic(this.where, withFileFacts(doc, facts), { mode: 0o600 });
+    this.doc = doc;
+    this.facts = facts;
   }
 
   async claim(state: RotationState): Promise<void> {
-    await this.write(this.doc!, {...this.facts!, ...stateFacts(state)})
+    await this.write(this.doc!, { ...this.facts!, ...stateFacts(state) });
   }
 
   grant(target: KubeClient) {
-    return grantOnCluster(target, this.stored!.id)
+    return grantOnCluster(target, this.stored!.id);
   }
 
   anchorAnnotations(): Record<string, string> {
-    return {[ANNOTATIONS.method]: this.stored!.method, [ANNOTATIONS.identity]: this.stored!.identity}
+    return { [ANNOTATIONS.method]: this.stored!.method, [ANNOTATIONS.identity]: this.stored!.identity };
   }
 
   async replace(n: NewCredential, state: RotationState): Promise<void> {
-    const userName = this.stored!.held.names.user
-    const users = (this.doc!.users ?? []).map((u) => (u.name === userName ? {name: u.name, user: n.user} : u))
-    await this.write({...this.doc!, users}, {
-      ...this.facts!,
-      ...(n.identity ? identityRecord(n.identity, 'file') : {}),
-      ...stateFacts(state),
-      expires: n.expires ?? 'never',
-      ...(n.lifetimeSeconds ? {lifetime: String(n.lifetimeSeconds)} : {}),
-      ...(n.anchor ? {anchor: n.anchor} : {}),
-    })
+    const userName = this.stored!.held.names.user;
+    const users = (this.doc!.users ?? []).map((u) => (u.name === userName ? { name: u.name, user: n.user } : u));
+    await this.write(
+      { ...this.doc!, users },
+      {
+        ...this.facts!,
+        ...(n.identity ? identityRecord(n.identity, 'file') : {}),
+        ...stateFacts(state),
+        expires: n.expires ?? 'never',
+        ...(n.lifetimeSeconds ? { lifetime: String(n.lifetimeSeconds) } : {}),
+        ...(n.anchor ? { anchor: n.anchor } : {}),
+      },
+    );
   }
 
   async current() {
-    const {text, doc, facts} = await this.load()
-    if (!facts) return undefined
-    this.doc = doc
-    this.facts = facts
-    return {state: fileState(facts), anchor: facts.anchor, expires: facts.expires, fingerprint: `sha256:${kubeconfigSha256(text)}`}
+    const { text, doc, facts } = await this.load();
+    if (!facts) return undefined;
+    this.doc = doc;
+    this.facts = facts;
+    return {
+      state: fileState(facts),
+      anchor: facts.anchor,
+      expires: facts.expires,
+      fingerprint: `sha256:${kubeconfigSha256(text)}`,
+    };
   }
 
   async release(claimed: RotationState): Promise<void> {
-    const now = await this.current()
-    const st = now?.state
-    if (!st || st.phase !== 'claimed' || st.run !== claimed.run) return
-    await this.write(this.doc!, clearedFacts(this.facts!))
+    const now = await this.current();
+    const st = now?.state;
+    if (!st || st.phase !== 'claimed' || st.run !== claimed.run) return;
+    await this.write(this.doc!, clearedFacts(this.facts!));
   }
 
   async finish(): Promise<void> {
-    const now = await this.current()
-    if (now?.state) await this.write(this.doc!, clearedFacts(this.facts!))
+    const now = await this.current();
+    if (now?.state) await this.write(this.doc!, clearedFacts(this.facts!));
   }
 }

@@ -1,11 +1,11 @@
-import {constants} from 'node:fs'
-import {createHash, randomBytes} from 'node:crypto'
-import {lstat, mkdir, open, readdir, unlink} from 'node:fs/promises'
-import {basename, dirname, isAbsolute, join} from 'node:path'
+import { constants } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 
-import {homeDir} from '../base/paths.js'
-import {writeFileAtomic} from '../kubeconfig/atomic-write.js'
-import {isoSeconds} from '../kubeconfig/credentials.js'
+import { homeDir } from '../base/paths.js';
+import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
+import { isoSeconds } from '../kubeconfig/credentials.js';
 
 /**
  * The credential cache of `fleet kubeconfig credential`, one 0600 file per cluster under the user's cache directory,
@@ -36,73 +36,74 @@ import {isoSeconds} from '../kubeconfig/credentials.js'
  *   that both records the handover and tells whether this parent had it before, so concurrent readers (fleet and
  *   fleet-credential alike) lose none. A fresh entry gets a new random id, so the old handovers no longer count.
  */
-export const STATIC_CREDENTIAL_SECONDS = 60
-export const EXPIRY_MARGIN_SECONDS = 30
+export const STATIC_CREDENTIAL_SECONDS = 60;
+export const EXPIRY_MARGIN_SECONDS = 30;
 /** The size bound of an entry (a token, or a certificate and key, is a few KiB); fleet-credential's is the same. */
-export const ENTRY_MAX_BYTES = 1024 * 1024
-export const ENTRY_VERSION = 2
+export const ENTRY_MAX_BYTES = 1024 * 1024;
+export const ENTRY_VERSION = 2;
 /** How long a failure said to one kubectl process is not said to it again (firstFailure). */
-export const FAILURE_QUIET_MS = 60_000
+export const FAILURE_QUIET_MS = 60_000;
 
 export interface CachedCredential {
-  token?: string
-  clientCertificateData?: string
-  clientKeyData?: string
+  token?: string;
+  clientCertificateData?: string;
+  clientKeyData?: string;
 }
 
 export interface Entry {
-  v: number
-  cluster: string
+  v: number;
+  cluster: string;
   /** When the entry ends (RFC 3339, whole seconds): the expirationTimestamp printed. */
-  expires: string
+  expires: string;
   /** Random, per stored credential: its handovers are the files `<entry>.handed-<id>-<pid>`. */
-  id: string
-  credential?: CachedCredential
+  id: string;
+  credential?: CachedCredential;
   /** The fingerprint (never the credential) of the one dropped because its parent asked again: probably refused. */
-  suspect?: string
+  suspect?: string;
 }
 
 /** $XDG_CACHE_HOME/fleet/credentials, else ~/.cache/fleet/credentials (a relative XDG_CACHE_HOME is ignored, per the spec). */
 export function credentialCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homeDir(env), '.cache')
-  return join(base, 'fleet', 'credentials')
+  const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homeDir(env), '.cache');
+  return join(base, 'fleet', 'credentials');
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** A credential's fingerprint: enough to know it again, nothing to use it with. */
 export function credentialFingerprint(c: CachedCredential): string {
-  return sha256(JSON.stringify([c.token ?? '', c.clientCertificateData ?? '', c.clientKeyData ?? '']))
+  return sha256(JSON.stringify([c.token ?? '', c.clientCertificateData ?? '', c.clientKeyData ?? '']));
 }
 
 /** When a fresh credential's entry ends (ms, whole seconds), by the policy above. */
 export function cacheEnd(expirationTimestamp: string | undefined, now: number): number {
-  const own = expirationTimestamp ? Date.parse(expirationTimestamp) : undefined
-  const end = own === undefined ? now + STATIC_CREDENTIAL_SECONDS * 1000 : own - EXPIRY_MARGIN_SECONDS * 1000
+  const own = expirationTimestamp ? Date.parse(expirationTimestamp) : undefined;
+  const end = own === undefined ? now + STATIC_CREDENTIAL_SECONDS * 1000 : own - EXPIRY_MARGIN_SECONDS * 1000;
   // A plugin's credential that ends within the margin is handed out until its own end, and not kept.
-  return Math.floor((end > now ? end : (own ?? now)) / 1000) * 1000
+  return Math.floor((end > now ? end : (own ?? now)) / 1000) * 1000;
 }
 
-const CREDENTIAL_KEYS = ['token', 'clientCertificateData', 'clientKeyData'] as const
-const HEX32 = /^[0-9a-f]{32}$/
-const HEX64 = /^[0-9a-f]{64}$/
+const CREDENTIAL_KEYS = ['token', 'clientCertificateData', 'clientKeyData'] as const;
+const HEX32 = /^[0-9a-f]{32}$/;
+const HEX64 = /^[0-9a-f]{64}$/;
 /** No lone surrogate (with the u flag a pair is one code point, so only a lone half is in \p{Cs}): such a string has no UTF-8. */
-const wellFormed = (s: string) => !/\p{Cs}/u.test(s)
-const SECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/
+const wellFormed = (s: string) => !/\p{Cs}/u.test(s);
+const SECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
 /** An RFC 3339 time in whole seconds, UTC, that names a real instant (no Feb 30, no 24:00, no leap second). */
-const validExpires = (s: string) => SECONDS.test(s) && !Number.isNaN(Date.parse(s)) && new Date(Date.parse(s)).toISOString() === `${s.slice(0, -1)}.000Z`
+const validExpires = (s: string) =>
+  SECONDS.test(s) && !Number.isNaN(Date.parse(s)) && new Date(Date.parse(s)).toISOString() === `${s.slice(0, -1)}.000Z`;
 
 /** The only credential an entry holds: of the three fields at least one, each a non-empty string without lone surrogates. */
 function credentialOf(c: CachedCredential): CachedCredential | undefined {
-  const out: CachedCredential = {}
+  const out: CachedCredential = {};
   for (const key of CREDENTIAL_KEYS) {
-    const value = c[key]
-    if (value === undefined) continue
-    if (typeof value !== 'string' || value === '' || !wellFormed(value)) return undefined
-    out[key] = value
+    const value = c[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value === '' || !wellFormed(value)) return undefined;
+    out[key] = value;
   }
-  return Object.keys(out).length > 0 ? out : undefined
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The text of an entry: the one spelling either reader accepts. */
@@ -112,31 +113,39 @@ export function canonicalEntry(e: Entry): string {
     cluster: e.cluster,
     expires: e.expires,
     id: e.id,
-    ...(e.credential ? {credential: credentialOf(e.credential)} : {}),
-    ...(e.suspect === undefined ? {} : {suspect: e.suspect}),
-  })
+    ...(e.credential ? { credential: credentialOf(e.credential) } : {}),
+    ...(e.suspect === undefined ? {} : { suspect: e.suspect }),
+  });
 }
 
 /** An entry's bytes by the reader rule (above), or undefined. */
 export function decodeEntry(bytes: Uint8Array): Entry | undefined {
-  let value: unknown
-  let text: string
+  let value: unknown;
+  let text: string;
   try {
     // fatal: invalid UTF-8 is no entry; ignoreBOM: a BOM is kept, and then not JSON.
-    text = new TextDecoder('utf-8', {fatal: true, ignoreBOM: true}).decode(bytes)
-    value = JSON.parse(text)
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+    value = JSON.parse(text);
   } catch {
-    return undefined
+    return undefined;
   }
-  const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-  if (!object(value)) return undefined
-  const {v, cluster, expires, id, credential, suspect} = value
-  if (v !== ENTRY_VERSION || typeof cluster !== 'string' || !wellFormed(cluster)) return undefined
-  if (typeof expires !== 'string' || !validExpires(expires) || typeof id !== 'string' || !HEX32.test(id)) return undefined
-  if (suspect !== undefined && (typeof suspect !== 'string' || !HEX64.test(suspect))) return undefined
-  if (credential !== undefined && (!object(credential) || !credentialOf(credential))) return undefined
-  const entry: Entry = {v, cluster, expires, id, ...(credential ? {credential: credential as CachedCredential} : {}), ...(suspect === undefined ? {} : {suspect})}
-  return canonicalEntry(entry) === text ? entry : undefined
+  const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!object(value)) return undefined;
+  const { v, cluster, expires, id, credential, suspect } = value;
+  if (v !== ENTRY_VERSION || typeof cluster !== 'string' || !wellFormed(cluster)) return undefined;
+  if (typeof expires !== 'string' || !validExpires(expires) || typeof id !== 'string' || !HEX32.test(id))
+    return undefined;
+  if (suspect !== undefined && (typeof suspect !== 'string' || !HEX64.test(suspect))) return undefined;
+  if (credential !== undefined && (!object(credential) || !credentialOf(credential))) return undefined;
+  const entry: Entry = {
+    v,
+    cluster,
+    expires,
+    id,
+    ...(credential ? { credential: credential as CachedCredential } : {}),
+    ...(suspect === undefined ? {} : { suspect }),
+  };
+  return canonicalEntry(entry) === text ? entry : undefined;
 }
 
 /**
@@ -144,34 +153,34 @@ export function decodeEntry(bytes: Uint8Array): Entry | undefined {
  * ENTRY_MAX_BYTES read. Undefined for anything that is not such an entry (missing included).
  */
 export async function readEntryFile(path: string): Promise<Entry | undefined> {
-  let handle
+  let handle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return undefined
+    return undefined;
   }
   try {
-    const st = await handle.stat()
-    if (!st.isFile() || st.size > ENTRY_MAX_BYTES) return undefined
+    const st = await handle.stat();
+    if (!st.isFile() || st.size > ENTRY_MAX_BYTES) return undefined;
     // Not zero-filled: only the bytes read are looked at.
-    const buffer = Buffer.allocUnsafe(ENTRY_MAX_BYTES + 1)
-    let length = 0
+    const buffer = Buffer.allocUnsafe(ENTRY_MAX_BYTES + 1);
+    let length = 0;
     for (;;) {
-      const {bytesRead} = await handle.read(buffer, length, buffer.length - length, null)
-      if (bytesRead === 0) break
-      length += bytesRead
-      if (length > ENTRY_MAX_BYTES) return undefined
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > ENTRY_MAX_BYTES) return undefined;
     }
-    return decodeEntry(buffer.subarray(0, length))
+    return decodeEntry(buffer.subarray(0, length));
   } catch {
-    return undefined
+    return undefined;
   } finally {
-    await handle.close().catch(() => undefined)
+    await handle.close().catch(() => undefined);
   }
 }
 
 export class CredentialCache {
-  readonly path: string
+  readonly path: string;
 
   /**
    * `identity`: everything that tells two clusters apart (the pinned provider arguments, which include the fleet
@@ -182,34 +191,37 @@ export class CredentialCache {
     identity: unknown,
     private readonly dir = credentialCacheDir(),
   ) {
-    this.path = join(dir, `${sha256(JSON.stringify(identity))}.json`)
+    this.path = join(dir, `${sha256(JSON.stringify(identity))}.json`);
   }
 
   /** The file that records the handover of entry `id` to `caller`. */
   private handed(id: string, caller: number): string {
-    return join(dirname(this.path), `${basename(this.path, '.json')}.handed-${id}-${caller}`)
+    return join(dirname(this.path), `${basename(this.path, '.json')}.handed-${id}-${caller}`);
   }
 
   /**
    * The directory is ours and no one else's: a directory (not a link) of this user that group and others cannot write
    * to. Otherwise the cache is not used at all (every call fetches), since another user could plant an entry there.
    */
-  private safe?: Promise<boolean>
+  private safe?: Promise<boolean>;
   private ours(): Promise<boolean> {
-    this.safe ??= mkdir(this.dir, {recursive: true, mode: 0o700})
+    this.safe ??= mkdir(this.dir, { recursive: true, mode: 0o700 })
       .then(() => lstat(this.dir))
-      .then((st) => st.isDirectory() && (process.getuid === undefined || st.uid === process.getuid()) && (st.mode & 0o022) === 0)
-      .catch(() => false)
-    return this.safe
+      .then(
+        (st) =>
+          st.isDirectory() && (process.getuid === undefined || st.uid === process.getuid()) && (st.mode & 0o022) === 0,
+      )
+      .catch(() => false);
+    return this.safe;
   }
 
   private async read(): Promise<Entry | undefined> {
-    return (await this.ours()) ? readEntryFile(this.path) : undefined
+    return (await this.ours()) ? readEntryFile(this.path) : undefined;
   }
 
   private async write(entry: Entry): Promise<void> {
-    if (!(await this.ours())) return
-    await writeFileAtomic(this.path, canonicalEntry(entry), {mode: 0o600, durable: false})
+    if (!(await this.ours())) return;
+    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false });
   }
 
   /**
@@ -218,11 +230,17 @@ export class CredentialCache {
    */
   private async record(id: string, caller: number): Promise<boolean> {
     try {
-      await (await open(this.handed(id, caller), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)).close()
-      return true
+      await (
+        await open(
+          this.handed(id, caller),
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+          0o600,
+        )
+      ).close();
+      return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-      throw error
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
     }
   }
 
@@ -231,20 +249,30 @@ export class CredentialCache {
    * it ended, or it was already handed to this caller, which means the server probably refused it (then it is dropped,
    * its fingerprint kept as the suspect). Handed out only once the handover is recorded.
    */
-  async take(cluster: string, caller: number, now = Date.now()): Promise<{credential: CachedCredential; expires: string} | undefined> {
-    const entry = await this.read()
-    if (!entry?.credential || entry.cluster !== cluster || Date.parse(entry.expires) <= now) return undefined
-    let first: boolean
+  async take(
+    cluster: string,
+    caller: number,
+    now = Date.now(),
+  ): Promise<{ credential: CachedCredential; expires: string } | undefined> {
+    const entry = await this.read();
+    if (!entry?.credential || entry.cluster !== cluster || Date.parse(entry.expires) <= now) return undefined;
+    let first: boolean;
     try {
-      first = await this.record(entry.id, caller)
+      first = await this.record(entry.id, caller);
     } catch {
-      return undefined
+      return undefined;
     }
     if (!first) {
-      await this.write({v: entry.v, cluster: entry.cluster, expires: entry.expires, id: entry.id, suspect: credentialFingerprint(entry.credential)})
-      return undefined
+      await this.write({
+        v: entry.v,
+        cluster: entry.cluster,
+        expires: entry.expires,
+        id: entry.id,
+        suspect: credentialFingerprint(entry.credential),
+      });
+      return undefined;
     }
-    return {credential: entry.credential, expires: entry.expires}
+    return { credential: entry.credential, expires: entry.expires };
   }
 
   /**
@@ -255,64 +283,89 @@ export class CredentialCache {
    * `<entry>.failed-<caller>`, made with O_EXCL; an older record counts as none (a pid used again).
    */
   async firstFailure(caller: number, now = Date.now()): Promise<boolean> {
-    if (!(await this.ours())) return true
+    if (!(await this.ours())) return true;
     // A revoked context's entry never gets a credential again (which clears its records): records past the quiet time
     // are swept here, or every kubectl process that ever met the failure would leave one file behind.
-    await this.sweepFailures(now)
-    const file = join(dirname(this.path), `${basename(this.path, '.json')}.failed-${caller}`)
-    const create = () => open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).then((h) => h.close())
+    await this.sweepFailures(now);
+    const file = join(dirname(this.path), `${basename(this.path, '.json')}.failed-${caller}`);
+    const create = () =>
+      open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).then((h) =>
+        h.close(),
+      );
     try {
-      await create()
-      return true
+      await create();
+      return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true;
     }
-    const st = await lstat(file).catch(() => undefined)
-    if (st && now - st.mtimeMs < FAILURE_QUIET_MS) return false
-    await unlink(file).catch(() => undefined)
-    await create().catch(() => undefined)
-    return true
+    const st = await lstat(file).catch(() => undefined);
+    if (st && now - st.mtimeMs < FAILURE_QUIET_MS) return false;
+    await unlink(file).catch(() => undefined);
+    await create().catch(() => undefined);
+    return true;
   }
 
   /** Removes this entry's failure records older than FAILURE_QUIET_MS (they count as none anyway). */
   private async sweepFailures(now: number): Promise<void> {
-    const prefix = `${basename(this.path, '.json')}.failed-`
-    const names = await readdir(this.dir).catch(() => [] as string[])
+    const prefix = `${basename(this.path, '.json')}.failed-`;
+    const names = await readdir(this.dir).catch(() => [] as string[]);
     await Promise.all(
       names
         .filter((n) => n.startsWith(prefix))
         .map(async (n) => {
-          const st = await lstat(join(this.dir, n)).catch(() => undefined)
-          if (st && now - st.mtimeMs >= FAILURE_QUIET_MS) await unlink(join(this.dir, n)).catch(() => undefined)
+          const st = await lstat(join(this.dir, n)).catch(() => undefined);
+          if (st && now - st.mtimeMs >= FAILURE_QUIET_MS) await unlink(join(this.dir, n)).catch(() => undefined);
         }),
-    )
+    );
   }
 
   /** Whether this is the credential last dropped as probably refused (a provider that hands out the same one again). */
   async suspected(credential: CachedCredential): Promise<boolean> {
-    return (await this.read())?.suspect === credentialFingerprint(credential)
+    return (await this.read())?.suspect === credentialFingerprint(credential);
   }
 
   /**
    * Keeps a fresh credential until `expires` (nothing is kept when that is now or past, or it is not one an entry can
    * hold), handed to `caller`; the handovers of the entry it replaces are removed.
    */
-  async store(cluster: string, credential: CachedCredential, expires: number, caller: number, now = Date.now()): Promise<void> {
-    const held = credentialOf(credential)
-    const entry: Entry = {v: ENTRY_VERSION, cluster, expires: isoSeconds(new Date(expires)), id: randomBytes(16).toString('hex'), credential: held}
-    if (expires <= now || !held || !wellFormed(cluster) || !validExpires(entry.expires) || Buffer.byteLength(canonicalEntry(entry)) > ENTRY_MAX_BYTES) {
-      return void (await unlink(this.path).catch(() => undefined))
+  async store(
+    cluster: string,
+    credential: CachedCredential,
+    expires: number,
+    caller: number,
+    now = Date.now(),
+  ): Promise<void> {
+    const held = credentialOf(credential);
+    const entry: Entry = {
+      v: ENTRY_VERSION,
+      cluster,
+      expires: isoSeconds(new Date(expires)),
+      id: randomBytes(16).toString('hex'),
+      credential: held,
+    };
+    if (
+      expires <= now ||
+      !held ||
+      !wellFormed(cluster) ||
+      !validExpires(entry.expires) ||
+      Buffer.byteLength(canonicalEntry(entry)) > ENTRY_MAX_BYTES
+    ) {
+      return void (await unlink(this.path).catch(() => undefined));
     }
-    if (!(await this.ours())) return
+    if (!(await this.ours())) return;
     // Recorded before the entry is in place: a reader that finds the new entry also finds its first handover. Not
     // recorded, not kept (the credential is still handed out, uncached).
-    if (!(await this.record(entry.id, caller).catch(() => false))) return
-    await this.write(entry)
-    const prefix = `${basename(this.path, '.json')}.handed-`
-    const own = `${prefix}${entry.id}-`
+    if (!(await this.record(entry.id, caller).catch(() => false))) return;
+    await this.write(entry);
+    const prefix = `${basename(this.path, '.json')}.handed-`;
+    const own = `${prefix}${entry.id}-`;
     // A credential fetched again ends the failures recorded before it: the next one is said again.
-    const failed = `${basename(this.path, '.json')}.failed-`
-    const names = await readdir(this.dir).catch(() => [] as string[])
-    await Promise.all(names.filter((n) => (n.startsWith(prefix) && !n.startsWith(own)) || n.startsWith(failed)).map((n) => unlink(join(this.dir, n)).catch(() => undefined)))
+    const failed = `${basename(this.path, '.json')}.failed-`;
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    await Promise.all(
+      names
+        .filter((n) => (n.startsWith(prefix) && !n.startsWith(own)) || n.startsWith(failed))
+        .map((n) => unlink(join(this.dir, n)).catch(() => undefined)),
+    );
   }
 }

@@ -1,6 +1,6 @@
-import type {Cancellation} from '../base/cancel.js'
-import {type TestPause, pauseAt} from '../base/test-pause.js'
-import type {WriteGate} from '../kubeconfig/atomic-write.js'
+import type { Cancellation } from '../base/cancel.js';
+import { type TestPause, pauseAt } from '../base/test-pause.js';
+import type { WriteGate } from '../kubeconfig/atomic-write.js';
 
 /**
  * How `kubeconfig export` decides, once, whether an interrupt stops it (docs/kubeconfig.md, "Ctrl-C"). The decision is
@@ -13,7 +13,7 @@ import type {WriteGate} from '../kubeconfig/atomic-write.js'
  */
 export class ExportWrites {
   /** The first file this run wrote, once written. */
-  committed?: string
+  committed?: string;
 
   constructor(
     private readonly cancel: Cancellation,
@@ -22,22 +22,22 @@ export class ExportWrites {
 
   /** The gate of one file's write. */
   gate(file: string): WriteGate {
-    const first = () => this.committed === undefined
+    const first = () => this.committed === undefined;
     return {
       ready: async () => {
-        if (first()) await pauseAt(this.pause, 'before-write', this.cancel.signal)
+        if (first()) await pauseAt(this.pause, 'before-write', this.cancel.signal);
       },
       decide: () => {
-        if (!first()) return
-        this.cancel.check()
-        this.committed = file
+        if (!first()) return;
+        this.cancel.check();
+        this.committed = file;
         // A second signal from here on ends the process at once, saying the file is kept.
-        this.cancel.delivered(file, 'the file was written')
+        this.cancel.delivered(file, 'the file was written');
       },
       written: async () => {
-        if (this.committed === file) await pauseAt(this.pause, 'after-write', this.cancel.signal)
+        if (this.committed === file) await pauseAt(this.pause, 'after-write', this.cancel.signal);
       },
-    }
+    };
   }
 
   /**
@@ -45,9 +45,9 @@ export class ExportWrites {
    * wrote returns the warning for a signal that came after the write (undefined when none came).
    */
   settle(): string | undefined {
-    const signal = this.cancel.interrupted
-    if (!signal) return undefined
-    if (this.committed === undefined) throw signal
-    return `${signal.signalName} arrived after ${this.committed} was written: the export is complete and kept`
+    const signal = this.cancel.interrupted;
+    if (!signal) return undefined;
+    if (this.committed === undefined) throw signal;
+    return `${signal.signalName} arrived after ${this.committed} was written: the export is complete and kept`;
   }
 }

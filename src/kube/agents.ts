@@ -1,4 +1,4 @@
-import https from 'node:https'
+import https from 'node:https';
 
 /**
  * One keep-alive HTTPS agent per API server (scheme, host and port), shared by every cluster entry that points at it: a
@@ -8,30 +8,30 @@ import https from 'node:https'
  * bearer tokens travel in headers and may (as in client-go, one transport per TLS configuration). Idle sockets are
  * unreferenced by the agent, so they never keep the process alive.
  */
-const agents = new Map<string, https.Agent>()
-const opened = new Map<string, number>()
+const agents = new Map<string, https.Agent>();
+const opened = new Map<string, number>();
 
 export function agentFor(server: URL): https.Agent {
-  const key = server.origin
-  let agent = agents.get(key)
+  const key = server.origin;
+  let agent = agents.get(key);
   if (!agent) {
-    agent = new https.Agent({keepAlive: true, maxCachedSessions: 100})
-    const create = agent.createConnection.bind(agent)
+    agent = new https.Agent({ keepAlive: true, maxCachedSessions: 100 });
+    const create = agent.createConnection.bind(agent);
     agent.createConnection = ((...args: Parameters<typeof create>) => {
-      countConnection(server)
-      return create(...args)
-    }) as typeof agent.createConnection
-    agents.set(key, agent)
+      countConnection(server);
+      return create(...args);
+    }) as typeof agent.createConnection;
+    agents.set(key, agent);
   }
-  return agent
+  return agent;
 }
 
 /** Counts a connection opened to a server (HTTP/1.1 through the agent, or an HTTP/2 session in h2.ts). */
 export function countConnection(server: URL): void {
-  opened.set(server.origin, (opened.get(server.origin) ?? 0) + 1)
+  opened.set(server.origin, (opened.get(server.origin) ?? 0) + 1);
 }
 
 /** How many connections were opened to a server by this process (what the sharing saves is visible in tests). */
 export function connectionsOpened(server: URL): number {
-  return opened.get(server.origin) ?? 0
+  return opened.get(server.origin) ?? 0;
 }

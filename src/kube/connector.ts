@@ -1,31 +1,31 @@
-import {ConfigError, FleetError} from '../base/errors.js'
-import type {HubSpec} from '../config/fleet-config.js'
-import {inClusterAvailable, inClusterContext, useInCluster} from '../kubeconfig/in-cluster.js'
-import {type ResolvedContext, loadMerged, precedence, resolveContext} from '../kubeconfig/loading-rules.js'
-import {TrustPolicy} from '../kubeconfig/trust.js'
-import type {Impersonation, KubeClient} from './client.js'
-import type {ExecCredentialRunner} from './exec-credential.js'
-import type {RequestLog} from './request-log.js'
+import { ConfigError, FleetError } from '../base/errors.js';
+import type { HubSpec } from '../config/fleet-config.js';
+import { inClusterAvailable, inClusterContext, useInCluster } from '../kubeconfig/in-cluster.js';
+import { type ResolvedContext, loadMerged, precedence, resolveContext } from '../kubeconfig/loading-rules.js';
+import { TrustPolicy } from '../kubeconfig/trust.js';
+import type { Impersonation, KubeClient } from './client.js';
+import type { ExecCredentialRunner } from './exec-credential.js';
+import type { RequestLog } from './request-log.js';
 
 /** What every connection of one command shares; the base command builds it once (src/cli/base-command.ts). */
 export interface ConnectorOptions {
   /** --request-timeout: the time limit of each request. */
-  timeoutMs: number
+  timeoutMs: number;
   /** The command's one exec credential runner (its cache and its one-run-per-credential rule are per command). */
-  exec: ExecCredentialRunner
+  exec: ExecCredentialRunner;
   /** kubectl-style request logging (-v 6 and up); nothing is logged without it. */
-  log?: RequestLog
+  log?: RequestLog;
   /** Ends every request of the clients it makes (a cluster's --cluster-timeout). */
-  signal?: AbortSignal
+  signal?: AbortSignal;
   /** --as: every cluster's requests act as this identity; never a hub's (the hub lists clusters as the caller). */
-  impersonate?: Impersonation
+  impersonate?: Impersonation;
   /**
    * Which plugins may run and which files hub data may name (the kuberc, the fleet configuration's allowlists). Without
    * one, the strictest: no kuberc, nothing allowed to hub data.
    */
-  trust?: TrustPolicy
+  trust?: TrustPolicy;
   /** The command reports skipped TLS verification itself (see ClientOptions.reportsSkippedTls). */
-  reportsSkippedTls?: boolean
+  reportsSkippedTls?: boolean;
 }
 
 /**
@@ -33,8 +33,8 @@ export interface ConnectorOptions {
  * sits below providers/ (ClusterRef satisfies it).
  */
 export interface NamedContext {
-  name: string
-  resolve(): Promise<ResolvedContext>
+  name: string;
+  resolve(): Promise<ResolvedContext>;
 }
 
 /**
@@ -44,35 +44,44 @@ export interface NamedContext {
  */
 export class Connector {
   constructor(private readonly options: ConnectorOptions) {
-    this.trust = options.trust ?? TrustPolicy.strict()
+    this.trust = options.trust ?? TrustPolicy.strict();
   }
 
   /** The command's one trust policy: providers judge their clusters with it, and every connection passes it first. */
-  readonly trust: TrustPolicy
+  readonly trust: TrustPolicy;
 
   /** The same connector with another abort signal or identity (a cluster's time limit, --as). */
   with(changes: Pick<ConnectorOptions, 'signal' | 'impersonate'>): Connector {
-    return new Connector({...this.options, trust: this.trust, ...changes})
+    return new Connector({ ...this.options, trust: this.trust, ...changes });
   }
 
   /** A client for a context; `name` names the cluster in errors. */
   async context(context: ResolvedContext, name: string): Promise<KubeClient> {
     // The last gate before anything is read or run for a context: whatever path led here (a provider, a credential read
     // from a hub by creds or wi), a plugin or a file the policy refuses is never used.
-    const approval = await this.trust.approve(context)
+    const approval = await this.trust.approve(context);
     // Exit 1, not 2: one cluster's data (or one plugin) refused, while the others go on.
-    if (approval.refusal) throw new FleetError(approval.refusal.kind, approval.refusal.message, {exitCode: 1})
+    if (approval.refusal) throw new FleetError(approval.refusal.kind, approval.refusal.message, { exitCode: 1 });
     // Loaded on the first connection, not with this module: commands that only list clusters never load the HTTP
     // client (node:https, node:tls) at start-up (docs/decisions.md, "What is left at start-up").
-    const {KubeClient} = await import('./client.js')
-    const {timeoutMs, exec, log, signal, impersonate, reportsSkippedTls} = this.options
+    const { KubeClient } = await import('./client.js');
+    const { timeoutMs, exec, log, signal, impersonate, reportsSkippedTls } = this.options;
     // The approved context (files as resolved) and plugin (the exact invocation) are what the client uses.
-    return KubeClient.connect(approval.context, {timeoutMs, clusterName: name, exec, plugin: approval.plugin, log, signal, impersonate, reportsSkippedTls})
+    return KubeClient.connect(approval.context, {
+      timeoutMs,
+      clusterName: name,
+      exec,
+      plugin: approval.plugin,
+      log,
+      signal,
+      impersonate,
+      reportsSkippedTls,
+    });
   }
 
   /** A client for a provider's cluster (a ClusterRef). */
   async cluster(ref: NamedContext): Promise<KubeClient> {
-    return this.context(await ref.resolve(), ref.name)
+    return this.context(await ref.resolve(), ref.name);
   }
 
   /**
@@ -80,7 +89,7 @@ export class Connector {
    * hub is where fleet reads and writes as the caller (docs/decisions.md, "Access as another identity").
    */
   async hub(spec: HubSpec | undefined, env: NodeJS.ProcessEnv = process.env): Promise<KubeClient> {
-    return this.hubClient(await resolveHubContext(spec ?? {}, env))
+    return this.hubClient(await resolveHubContext(spec ?? {}, env));
   }
 
   /**
@@ -88,8 +97,9 @@ export class Connector {
    * connects); `server` rewrites the context's server (kcp: the server's base, paths then name the workspace).
    */
   hubClient(ctx: ResolvedContext, server?: (server: string) => string): Promise<KubeClient> {
-    const context = server && ctx.cluster.server ? {...ctx, cluster: {...ctx.cluster, server: server(ctx.cluster.server)}} : ctx
-    return this.with({impersonate: undefined}).context(context, `hub ${ctx.contextName}`)
+    const context =
+      server && ctx.cluster.server ? { ...ctx, cluster: { ...ctx.cluster, server: server(ctx.cluster.server) } } : ctx;
+    return this.with({ impersonate: undefined }).context(context, `hub ${ctx.contextName}`);
   }
 }
 
@@ -99,25 +109,35 @@ export class Connector {
  * else ~/.kube/config) and their current context, or else, when those find nothing at all, the in-cluster
  * configuration of a Pod (client-go's order). With nothing found the message says what was looked for.
  */
-export async function resolveHubContext(spec: HubSpec = {}, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedContext> {
+export async function resolveHubContext(
+  spec: HubSpec = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ResolvedContext> {
   if (spec.kubeconfig?.length) {
-    const merged = await loadMerged(spec.kubeconfig, {explicit: true})
-    const name = spec.context ?? merged.currentContext
-    if (!name) throw new ConfigError(`no hub context: ${spec.kubeconfig.join(':')} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`)
-    return resolveContext(merged, name)
+    const merged = await loadMerged(spec.kubeconfig, { explicit: true });
+    const name = spec.context ?? merged.currentContext;
+    if (!name)
+      throw new ConfigError(
+        `no hub context: ${spec.kubeconfig.join(':')} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`,
+      );
+    return resolveContext(merged, name);
   }
-  const {paths} = precedence(env)
-  const merged = await loadMerged(paths)
-  if (!spec.context && (await useInCluster(env))) return inClusterContext(env)
+  const { paths } = precedence(env);
+  const merged = await loadMerged(paths);
+  if (!spec.context && (await useInCluster(env))) return inClusterContext(env);
   if (merged.files.length === 0) {
-    const looked = env.KUBECONFIG ? `none of the files in KUBECONFIG=${env.KUBECONFIG} exists` : `KUBECONFIG is unset and ${paths[0]} does not exist`
-    const pod = inClusterAvailable(env) ? '' : ', and this is not a Pod (KUBERNETES_SERVICE_HOST is unset)'
-    throw new ConfigError(`no kubeconfig found: ${looked}${pod}; pass --kubeconfig or --hub-kubeconfig`)
+    const looked = env.KUBECONFIG
+      ? `none of the files in KUBECONFIG=${env.KUBECONFIG} exists`
+      : `KUBECONFIG is unset and ${paths[0]} does not exist`;
+    const pod = inClusterAvailable(env) ? '' : ', and this is not a Pod (KUBERNETES_SERVICE_HOST is unset)';
+    throw new ConfigError(`no kubeconfig found: ${looked}${pod}; pass --kubeconfig or --hub-kubeconfig`);
   }
-  const name = spec.context ?? merged.currentContext
+  const name = spec.context ?? merged.currentContext;
   if (!name) {
-    const where = merged.files.map((f) => f.path).join(':')
-    throw new ConfigError(`no hub context: ${where} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`)
+    const where = merged.files.map((f) => f.path).join(':');
+    throw new ConfigError(
+      `no hub context: ${where} sets no current-context; name one with --hub-context (or --context), or hub.context in the fleet configuration`,
+    );
   }
-  return resolveContext(merged, name)
+  return resolveContext(merged, name);
 }

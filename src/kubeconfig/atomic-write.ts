@@ -1,9 +1,9 @@
-import {randomBytes} from 'node:crypto'
-import {mkdir, open, readlink, realpath, rename, unlink} from 'node:fs/promises'
-import {basename, dirname, join, resolve} from 'node:path'
-import {setTimeout as sleep} from 'node:timers/promises'
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readlink, realpath, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-import {ConfigError} from '../base/errors.js'
+import { ConfigError } from '../base/errors.js';
 
 /**
  * Writes a file so that readers see either the old content or the new, never a part: a temp file beside the target
@@ -12,38 +12,42 @@ import {ConfigError} from '../base/errors.js'
  * `durable: false` skips both fsyncs, for a cache: still all or nothing (the rename), but a crash may lose the write,
  * which costs only a fetch, while the two fsyncs cost milliseconds on every kubectl call (kubeconfig credential).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: {mode?: number; durable?: boolean; gate?: WriteGate} = {}): Promise<void> {
-  const durable = options.durable ?? true
-  const mode = options.mode ?? 0o600
-  const dir = dirname(path)
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
-  const handle = await open(tmp, 'wx', mode)
-  let renamed = false
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: { mode?: number; durable?: boolean; gate?: WriteGate } = {},
+): Promise<void> {
+  const durable = options.durable ?? true;
+  const mode = options.mode ?? 0o600;
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await open(tmp, 'wx', mode);
+  let renamed = false;
   try {
-    await handle.writeFile(data)
+    await handle.writeFile(data);
     // The mode argument of open is filtered by the umask; set it explicitly.
-    await handle.chmod(mode)
-    if (durable) await handle.sync()
-    await handle.close()
-    await options.gate?.ready?.()
+    await handle.chmod(mode);
+    if (durable) await handle.sync();
+    await handle.close();
+    await options.gate?.ready?.();
     // decide() and the rename's system call are issued in one turn of the event loop: a signal handler (which runs
     // between turns) sees the file either not yet renamed, when decide() throws, or renamed, never in between.
-    options.gate?.decide()
-    await rename(tmp, path)
-    renamed = true
+    options.gate?.decide();
+    await rename(tmp, path);
+    renamed = true;
   } finally {
     if (!renamed) {
-      await handle.close().catch(() => {})
-      await unlink(tmp).catch(() => {})
+      await handle.close().catch(() => {});
+      await unlink(tmp).catch(() => {});
     }
   }
-  if (!durable) return options.gate?.written?.()
-  const dirHandle = await open(dir, 'r').catch(() => undefined)
+  if (!durable) return options.gate?.written?.();
+  const dirHandle = await open(dir, 'r').catch(() => undefined);
   if (dirHandle) {
-    await dirHandle.sync().catch(() => {})
-    await dirHandle.close()
+    await dirHandle.sync().catch(() => {});
+    await dirHandle.close();
   }
-  await options.gate?.written?.()
+  await options.gate?.written?.();
 }
 
 /**
@@ -53,9 +57,9 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
  * loop, and throws to write nothing (the temp file is removed); `written` is awaited after the rename.
  */
 export interface WriteGate {
-  ready?(): Promise<void>
-  decide(): void
-  written?(): Promise<void>
+  ready?(): Promise<void>;
+  decide(): void;
+  written?(): Promise<void>;
 }
 
 /**
@@ -65,16 +69,16 @@ export interface WriteGate {
  * through the link would). A path that is no link is itself.
  */
 export async function writeTarget(path: string): Promise<string> {
-  const real = await realpath(path).catch(() => undefined)
-  if (real !== undefined) return real
-  let at = path
+  const real = await realpath(path).catch(() => undefined);
+  if (real !== undefined) return real;
+  let at = path;
   // The kernel's own bound on a chain of links (ELOOP).
   for (let hops = 0; hops < 40; hops++) {
-    const next = await readlink(at).catch(() => undefined)
-    if (next === undefined) return at
-    at = resolve(dirname(at), next)
+    const next = await readlink(at).catch(() => undefined);
+    if (next === undefined) return at;
+    at = resolve(dirname(at), next);
   }
-  throw new ConfigError(`${path}: too many levels of symbolic links`)
+  throw new ConfigError(`${path}: too many levels of symbolic links`);
 }
 
 /**
@@ -86,26 +90,38 @@ export async function writeTarget(path: string): Promise<string> {
  * The file's directory is made first, as client-go makes it (a newcomer has no ~/.kube), but 0700: it will hold
  * credentials.
  */
-export async function withKubeconfigLock<T>(path: string, label: string, work: () => Promise<T>, options: {waitMs?: number} = {}): Promise<T> {
-  await mkdir(dirname(path), {recursive: true, mode: 0o700}).catch(() => {})
-  const lock = `${path}.lock`
-  const deadline = Date.now() + (options.waitMs ?? 0)
+export async function withKubeconfigLock<T>(
+  path: string,
+  label: string,
+  work: () => Promise<T>,
+  options: { waitMs?: number } = {},
+): Promise<T> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 }).catch(() => {});
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + (options.waitMs ?? 0);
   for (;;) {
     const handle = await open(lock, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'EEXIST' && Date.now() < deadline) return undefined
-      if (error.code === 'EEXIST') throw new ConfigError(`${label}: ${lock} exists: another program is writing the file (remove the lock if none is)`, {cause: error})
-      throw new ConfigError(`${label}: cannot lock ${lock}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`, {cause: error})
-    })
+      if (error.code === 'EEXIST' && Date.now() < deadline) return undefined;
+      if (error.code === 'EEXIST')
+        throw new ConfigError(
+          `${label}: ${lock} exists: another program is writing the file (remove the lock if none is)`,
+          { cause: error },
+        );
+      throw new ConfigError(
+        `${label}: cannot lock ${lock}: ${error.code === 'EACCES' ? 'permission denied' : error.message}`,
+        { cause: error },
+      );
+    });
     if (handle) {
-      await handle.close()
-      break
+      await handle.close();
+      break;
     }
     // Jittered, so that waiting writers do not retry in step.
-    await sleep(5 + Math.random() * 20)
+    await sleep(5 + Math.random() * 20);
   }
   try {
-    return await work()
+    return await work();
   } finally {
-    await unlink(lock).catch(() => {})
+    await unlink(lock).catch(() => {});
   }
 }

@@ -1,21 +1,21 @@
-import {realpath} from 'node:fs/promises'
-import {isAbsolute, normalize, sep} from 'node:path'
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, normalize, sep } from 'node:path';
 
-import {type Invocation, approveInvocation} from '../base/invocation.js'
-import {type Kuberc, type Resolved, goClean, loadKuberc, pluginAllowed, resolveProgram} from './kuberc.js'
-import type {ResolvedContext} from './loading-rules.js'
-import type {ContextOrigin, ExecConfig, UserEntry} from './types.js'
+import { type Invocation, approveInvocation } from '../base/invocation.js';
+import { type Kuberc, type Resolved, goClean, loadKuberc, pluginAllowed, resolveProgram } from './kuberc.js';
+import type { ResolvedContext } from './loading-rules.js';
+import type { ContextOrigin, ExecConfig, UserEntry } from './types.js';
 
-export type {ContextOrigin} from './types.js'
+export type { ContextOrigin } from './types.js';
 
 /** What the operator allows hub data to use, from the fleet configuration (one list for the file, one per provider). */
 export interface DataAllowances {
   /** Exec commands, matched as kubectl matches its credentialPluginAllowlist (a bare name through PATH, or a path). */
-  credentialPluginAllowlist: string[]
+  credentialPluginAllowlist: string[];
   /** Absolute paths of files, or directories (ending in /) whose files, hub data may name. */
-  localFileAllowlist: string[]
+  localFileAllowlist: string[];
   /** Where the lists are written, for messages: `/etc/fleet.yaml: providers[1]`. */
-  where: string
+  where: string;
 }
 
 /**
@@ -24,14 +24,23 @@ export interface DataAllowances {
  * than a name are out by their shape), and must not be one of the variables below, which choose what a program or a
  * shell runs rather than hand it a value. Matched without regard to case (no loader or shell needs another spelling).
  */
-const DATA_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const DATA_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RUNS_WHAT: ReadonlyArray<[RegExp, string]> = [
-  [/^(LD_|DYLD_|_RLD)\w*$|^(LIBPATH|SHLIB_PATH|GLIBC_TUNABLES|GCONV_PATH|LOCPATH|NLSPATH|MALLOC_\w*)$/, 'the dynamic loader or C library'],
+  [
+    /^(LD_|DYLD_|_RLD)\w*$|^(LIBPATH|SHLIB_PATH|GLIBC_TUNABLES|GCONV_PATH|LOCPATH|NLSPATH|MALLOC_\w*)$/,
+    'the dynamic loader or C library',
+  ],
   [/^(PATH|SHELL|EDITOR|VISUAL|PAGER|BROWSER)$/, 'which program a name runs'],
-  [/^(BASH_ENV|ENV|BASH_FUNC_\w*|SHELLOPTS|BASHOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|EXECIGNORE|BASH_XTRACEFD|BASH_LOADABLES_PATH|BASH_COMPAT|POSIXLY_CORRECT|INPUTRC|ZDOTDIR|FPATH)$/, "a shell's start-up, functions, options or prompt expansion"],
-  [/^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|PYTHON\w*|PERL5\w*|PERLLIB|PERL_\w*|RUBY\w*|GEM_\w*|BUNDLE_\w*|LUA_\w*|TCLLIBPATH|PHPRC|PHP_INI_SCAN_DIR|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|OPENSSL_CONF|OPENSSL_ENGINES|OPENSSL_MODULES|GIT_\w*|GODEBUG)$/, "an interpreter's or library's start-up code"],
+  [
+    /^(BASH_ENV|ENV|BASH_FUNC_\w*|SHELLOPTS|BASHOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|EXECIGNORE|BASH_XTRACEFD|BASH_LOADABLES_PATH|BASH_COMPAT|POSIXLY_CORRECT|INPUTRC|ZDOTDIR|FPATH)$/,
+    "a shell's start-up, functions, options or prompt expansion",
+  ],
+  [
+    /^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|PYTHON\w*|PERL5\w*|PERLLIB|PERL_\w*|RUBY\w*|GEM_\w*|BUNDLE_\w*|LUA_\w*|TCLLIBPATH|PHPRC|PHP_INI_SCAN_DIR|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|OPENSSL_CONF|OPENSSL_ENGINES|OPENSSL_MODULES|GIT_\w*|GODEBUG)$/,
+    "an interpreter's or library's start-up code",
+  ],
   [/^KUBERNETES_EXEC_INFO$/, 'what client-go itself hands the plugin'],
-]
+];
 
 /**
  * Why hub data may not set this variable for a plugin (one phrase), or undefined when it may: the one rule for exec.env
@@ -39,49 +48,51 @@ const RUNS_WHAT: ReadonlyArray<[RegExp, string]> = [
  * plugins` and the docs test).
  */
 export function dataEnvProblem(name: string): string | undefined {
-  if (!DATA_ENV_NAME.test(name)) return 'is not a portable variable name, [A-Za-z_][A-Za-z0-9_]*'
-  const upper = name.toUpperCase()
-  const hit = RUNS_WHAT.find(([re]) => re.test(upper))
+  if (!DATA_ENV_NAME.test(name)) return 'is not a portable variable name, [A-Za-z_][A-Za-z0-9_]*';
+  const upper = name.toUpperCase();
+  const hit = RUNS_WHAT.find(([re]) => re.test(upper));
   // The line says only that: which start-up hook it is stays in the list above (and in docs/security.md).
-  return hit ? 'chooses what runs' : undefined
+  return hit ? 'chooses what runs' : undefined;
 }
 
 /** The fields of a kubeconfig entry that name a local file (an exec command is a program: the plugin rules decide). */
-function namedFiles(ctx: ResolvedContext): Array<{field: string; path: string}> {
-  const out: Array<{field: string; path: string}> = []
+function namedFiles(ctx: ResolvedContext): Array<{ field: string; path: string }> {
+  const out: Array<{ field: string; path: string }> = [];
   const add = (field: string, value: unknown) => {
-    if (typeof value === 'string' && value !== '') out.push({field, path: value})
-  }
-  add('certificate-authority', ctx.cluster['certificate-authority'])
-  add('client-certificate', ctx.user['client-certificate'])
-  add('client-key', ctx.user['client-key'])
-  add('tokenFile', ctx.user.tokenFile)
-  return out
+    if (typeof value === 'string' && value !== '') out.push({ field, path: value });
+  };
+  add('certificate-authority', ctx.cluster['certificate-authority']);
+  add('client-certificate', ctx.user['client-certificate']);
+  add('client-key', ctx.user['client-key']);
+  add('tokenFile', ctx.user.tokenFile);
+  return out;
 }
 
 /** Why a context may not be used: a plugin refused (kind `plugin`) or a file or variable hub data may not name (`config`). */
 export interface Refusal {
-  kind: 'plugin' | 'config'
-  message: string
+  kind: 'plugin' | 'config';
+  message: string;
 }
 
 /** A context's exec plugin as approved: the Invocation that runs, or why it cannot be found (said when it is asked for). */
 export interface ApprovedExec {
-  exec: ExecConfig
-  invocation?: Invocation
-  unresolved?: string
+  exec: ExecConfig;
+  invocation?: Invocation;
+  unresolved?: string;
 }
 
 /** TrustPolicy.approve's answer: a refusal, or the context to use and its approved plugin (if it has one). */
-export type Approval = {refusal: Refusal; context?: undefined; plugin?: undefined} | {refusal?: undefined; context: ResolvedContext; plugin?: ApprovedExec}
+export type Approval =
+  | { refusal: Refusal; context?: undefined; plugin?: undefined }
+  | { refusal?: undefined; context: ResolvedContext; plugin?: ApprovedExec };
 
 /** How a plugin's use is judged, for `fleet auth plugins` and for messages. */
 export interface PluginVerdict {
-  allowed: boolean
+  allowed: boolean;
   /** Why it is refused (one line), or what allowed it when the policy had to be consulted. */
-  reason?: string
+  reason?: string;
   /** The line the operator would add to allow it (data-sourced commands only). */
-  allowWith?: string
+  allowWith?: string;
 }
 
 /**
@@ -90,98 +101,117 @@ export interface PluginVerdict {
  * file it refused). Made once per command; the kuberc is read on first use.
  */
 export class TrustPolicy {
-  private kurcPromise?: Promise<Kuberc | undefined>
-  private global?: DataAllowances
-  private readonly perProvider = new Map<string, DataAllowances>()
+  private kurcPromise?: Promise<Kuberc | undefined>;
+  private global?: DataAllowances;
+  private readonly perProvider = new Map<string, DataAllowances>();
   // pluginAllowed looks commands up on PATH: once per command and list, not per cluster.
-  private readonly verdicts = new Map<string, {allowed: boolean; reason?: string}>()
+  private readonly verdicts = new Map<string, { allowed: boolean; reason?: string }>();
 
-  constructor(private readonly options: {kuberc?: string; env?: NodeJS.ProcessEnv; loadKuberc?: () => Promise<Kuberc | undefined>} = {}) {}
+  constructor(
+    private readonly options: {
+      kuberc?: string;
+      env?: NodeJS.ProcessEnv;
+      loadKuberc?: () => Promise<Kuberc | undefined>;
+    } = {},
+  ) {}
 
   /** A policy that reads no kuberc: for code that connects outside a command (tests, the bench's reference checks). */
   static strict(): TrustPolicy {
-    return new TrustPolicy({loadKuberc: async () => undefined})
+    return new TrustPolicy({ loadKuberc: async () => undefined });
   }
 
   private get env(): NodeJS.ProcessEnv {
-    return this.options.env ?? process.env
+    return this.options.env ?? process.env;
   }
 
   /** The user's kuberc (kubectl's rules: --kuberc, KUBERC, ~/.kube/kuberc, KUBECTL_KUBERC=false), read once. */
   kuberc(): Promise<Kuberc | undefined> {
-    this.kurcPromise ??= this.options.loadKuberc ? this.options.loadKuberc() : loadKuberc({flag: this.options.kuberc, env: this.env})
-    return this.kurcPromise
+    this.kurcPromise ??= this.options.loadKuberc
+      ? this.options.loadKuberc()
+      : loadKuberc({ flag: this.options.kuberc, env: this.env });
+    return this.kurcPromise;
   }
 
   /** The fleet configuration the run read, if any: refusals say which file to add an allowance to. */
-  configPath?: string
+  configPath?: string;
   /** Whether that file was found in the working directory rather than named (--fleet-config, FLEET_CONFIG). */
-  configFound?: boolean
+  configFound?: boolean;
 
   /** The fleet configuration's allowances: for every hub (provider undefined) or for one provider. */
   allow(provider: string | undefined, allowances: DataAllowances): void {
-    if (provider === undefined) this.global = allowances
-    else this.perProvider.set(provider, allowances)
+    if (provider === undefined) this.global = allowances;
+    else this.perProvider.set(provider, allowances);
   }
 
   private allowancesFor(provider: string | undefined): DataAllowances[] {
-    const own = provider === undefined ? undefined : this.perProvider.get(provider)
-    return [own, this.global].filter((a): a is DataAllowances => a !== undefined)
+    const own = provider === undefined ? undefined : this.perProvider.get(provider);
+    return [own, this.global].filter((a): a is DataAllowances => a !== undefined);
   }
 
-  private verdict(key: string, decide: () => {allowed: boolean; reason?: string}): {allowed: boolean; reason?: string} {
-    let v = this.verdicts.get(key)
-    if (!v) this.verdicts.set(key, (v = decide()))
-    return v
+  private verdict(
+    key: string,
+    decide: () => { allowed: boolean; reason?: string },
+  ): { allowed: boolean; reason?: string } {
+    let v = this.verdicts.get(key);
+    if (!v) this.verdicts.set(key, (v = decide()));
+    return v;
   }
 
   // One verdict object per command, made once: a fleet of a thousand exec users asks about the same few commands.
-  private readonly kubercVerdicts = new Map<string, {allowed: boolean; reason?: string; listed: boolean}>()
+  private readonly kubercVerdicts = new Map<string, { allowed: boolean; reason?: string; listed: boolean }>();
 
   /** Whether the kuberc allows a command (kubectl's semantics; no kuberc or AllowAll allows everything). */
-  private async kurcVerdict(command: string): Promise<{allowed: boolean; reason?: string; listed: boolean}> {
-    const kuberc = await this.kuberc()
-    let v = this.kubercVerdicts.get(command)
+  private async kurcVerdict(command: string): Promise<{ allowed: boolean; reason?: string; listed: boolean }> {
+    const kuberc = await this.kuberc();
+    let v = this.kubercVerdicts.get(command);
     if (!v) {
-      const d = pluginAllowed(kuberc, command, this.env)
-      this.kubercVerdicts.set(command, (v = {...d, listed: kuberc?.policy === 'Allowlist' && d.allowed}))
+      const d = pluginAllowed(kuberc, command, this.env);
+      this.kubercVerdicts.set(command, (v = { ...d, listed: kuberc?.policy === 'Allowlist' && d.allowed }));
     }
-    return v
+    return v;
   }
 
   /** Whether an allowlist of the fleet configuration names a command, matched as kubectl matches its allowlist. */
   private listed(command: string, a: DataAllowances): boolean {
-    if (a.credentialPluginAllowlist.length === 0) return false
-    const list: Kuberc = {path: a.where, policy: 'Allowlist', allowlist: a.credentialPluginAllowlist}
-    return this.verdict(`${a.where}\u0000${command}`, () => pluginAllowed(list, command, this.env)).allowed
+    if (a.credentialPluginAllowlist.length === 0) return false;
+    const list: Kuberc = { path: a.where, policy: 'Allowlist', allowlist: a.credentialPluginAllowlist };
+    return this.verdict(`${a.where}\u0000${command}`, () => pluginAllowed(list, command, this.env)).allowed;
   }
 
   /** The line that would allow a data-sourced command: in the provider's entry when there is one, else file-wide. */
   private allowLine(command: string, origin: ContextOrigin): string {
-    const entry = `credentialPluginAllowlist: [{command: ${command}}]`
-    const file = this.configPath ?? 'the fleet configuration'
-    return origin.provider ? `${entry} to provider "${origin.provider}" in ${file}` : `${entry} at the top of ${file}`
+    const entry = `credentialPluginAllowlist: [{command: ${command}}]`;
+    const file = this.configPath ?? 'the fleet configuration';
+    return origin.provider ? `${entry} to provider "${origin.provider}" in ${file}` : `${entry} at the top of ${file}`;
   }
 
   /** Whether the exec plugin of a context may run, and why (for `fleet auth plugins` and for the refusal). */
   async plugin(command: string, origin: ContextOrigin | undefined): Promise<PluginVerdict> {
-    const kuberc = await this.kurcVerdict(command)
+    const kuberc = await this.kurcVerdict(command);
     if (origin && !origin.commandFromUser) {
-      const by = this.allowancesFor(origin.provider).find((a) => this.listed(command, a))
+      const by = this.allowancesFor(origin.provider).find((a) => this.listed(command, a));
       if (!by && !kuberc.listed) {
         return {
           allowed: false,
           reason: `exec plugin "${command}" is named by hub data, and hub data may not run programs`,
           allowWith: this.allowLine(command, origin),
-        }
+        };
       }
       // Allowed for data; the kuberc (if any) must still let it run, as for any plugin.
-      if (!kuberc.allowed) return {allowed: false, reason: kuberc.reason}
-      return {allowed: true, reason: by ? `credentialPluginAllowlist of ${by.where}` : `credentialPluginAllowlist of ${(await this.kuberc())!.path}`}
+      if (!kuberc.allowed) return { allowed: false, reason: kuberc.reason };
+      return {
+        allowed: true,
+        reason: by
+          ? `credentialPluginAllowlist of ${by.where}`
+          : `credentialPluginAllowlist of ${(await this.kuberc())!.path}`,
+      };
     }
-    if (!kuberc.allowed) return {allowed: false, reason: kuberc.reason}
-    const k = await this.kuberc()
-    return {allowed: true, reason: k && k.policy === 'Allowlist' ? `credentialPluginAllowlist of ${k.path}` : undefined}
+    if (!kuberc.allowed) return { allowed: false, reason: kuberc.reason };
+    const k = await this.kuberc();
+    return {
+      allowed: true,
+      reason: k && k.policy === 'Allowlist' ? `credentialPluginAllowlist of ${k.path}` : undefined,
+    };
   }
 
   /**
@@ -189,7 +219,7 @@ export class TrustPolicy {
    * undefined when it may. Nothing is read or run to decide (a command may be looked up on PATH).
    */
   async problem(ctx: ResolvedContext): Promise<Refusal | undefined> {
-    return (await this.approve(ctx)).refusal
+    return (await this.approve(ctx)).refusal;
   }
 
   /**
@@ -199,50 +229,77 @@ export class TrustPolicy {
    * `cwd` is where a relative command of the user's own configuration is resolved, as the kernel would.
    */
   async approve(ctx: ResolvedContext, cwd: string = process.cwd()): Promise<Approval> {
-    const origin = ctx.origin
-    const exec = ctx.user.exec
-    let context = ctx
-    const who = origin ? origin.object : `context "${ctx.contextName}"${ctx.userFile ? ` (${ctx.userFile})` : ''}`
+    const origin = ctx.origin;
+    const exec = ctx.user.exec;
+    let context = ctx;
+    const who = origin ? origin.object : `context "${ctx.contextName}"${ctx.userFile ? ` (${ctx.userFile})` : ''}`;
     if (origin) {
-      const files = await this.approvedFiles(ctx, origin)
-      if (typeof files === 'string') return {refusal: {kind: 'config', message: `${who}: ${files}`}}
-      context = files
-      const env = this.refusedEnv(ctx.user, origin)
-      if (env) return {refusal: {kind: 'config', message: `${who}: ${env}`}}
+      const files = await this.approvedFiles(ctx, origin);
+      if (typeof files === 'string') return { refusal: { kind: 'config', message: `${who}: ${files}` } };
+      context = files;
+      const env = this.refusedEnv(ctx.user, origin);
+      if (env) return { refusal: { kind: 'config', message: `${who}: ${env}` } };
     }
-    if (!exec || typeof exec.command !== 'string' || exec.command === '') return {context}
-    const command = exec.command
-    const fromData = origin !== undefined && !origin.commandFromUser
+    if (!exec || typeof exec.command !== 'string' || exec.command === '') return { context };
+    const command = exec.command;
+    const fromData = origin !== undefined && !origin.commandFromUser;
     // A relative path (`./mytok`, `x/../mytok`) or one with `..` names a file by where fleet runs, not by what it is:
     // the allowlist would judge the clean name and the kernel would run the working directory's file.
     if (fromData && command.includes('/') && (!isAbsolute(command) || command.split('/').includes('..'))) {
-      return {refusal: {kind: 'plugin', message: `${who}: exec plugin ${JSON.stringify(command)} is named by hub data with a relative path or "..", which would run a file of fleet's working directory; hub data may name a plugin only by absolute path or bare name`}}
+      return {
+        refusal: {
+          kind: 'plugin',
+          message: `${who}: exec plugin ${JSON.stringify(command)} is named by hub data with a relative path or "..", which would run a file of fleet's working directory; hub data may name a plugin only by absolute path or bare name`,
+        },
+      };
     }
-    const v = await this.plugin(command, origin)
-    if (!v.allowed) return {refusal: {kind: 'plugin', message: `${who}: ${v.reason}${v.allowWith ? `; to allow it, add ${v.allowWith}` : ''}`}}
+    const v = await this.plugin(command, origin);
+    if (!v.allowed)
+      return {
+        refusal: {
+          kind: 'plugin',
+          message: `${who}: ${v.reason}${v.allowWith ? `; to allow it, add ${v.allowWith}` : ''}`,
+        },
+      };
     // client-go runs exec.Command(filepath.Clean(command)): the clean spelling is what is looked up and run.
-    const resolved = this.resolve(goClean(command), cwd)
+    const resolved = this.resolve(goClean(command), cwd);
     if (resolved.error !== undefined) {
-      if (fromData && resolved.dot) return {refusal: {kind: 'plugin', message: `${who}: exec plugin ${JSON.stringify(command)}: ${resolved.error} (ErrDot); hub data's plugins run only from absolute PATH directories`}}
+      if (fromData && resolved.dot)
+        return {
+          refusal: {
+            kind: 'plugin',
+            message: `${who}: exec plugin ${JSON.stringify(command)}: ${resolved.error} (ErrDot); hub data's plugins run only from absolute PATH directories`,
+          },
+        };
       // As client-go: a plugin that cannot be found fails when it is asked for a credential, with its installHint.
       // Worded as the spawn's failure was (`executable not found`, `permission denied`), ErrDot as itself.
-      const why = resolved.dot ? `${resolved.error} (ErrDot)` : /not found/.test(resolved.error) ? 'executable not found' : /not executable/.test(resolved.error) ? 'permission denied' : resolved.error
-      return {context, plugin: {exec, unresolved: why}}
+      const why = resolved.dot
+        ? `${resolved.error} (ErrDot)`
+        : /not found/.test(resolved.error)
+          ? 'executable not found'
+          : /not executable/.test(resolved.error)
+            ? 'permission denied'
+            : resolved.error;
+      return { context, plugin: { exec, unresolved: why } };
     }
-    const env: Record<string, string | undefined> = {...this.env}
-    for (const e of Array.isArray(exec.env) ? exec.env : []) if (typeof e?.name === 'string' && typeof e.value === 'string') env[e.name] = e.value
-    const args = (exec.args ?? []).map(String)
-    return {context, plugin: {exec, invocation: approveInvocation(resolved.program, {argv0: command, args, env})}}
+    const env: Record<string, string | undefined> = { ...this.env };
+    for (const e of Array.isArray(exec.env) ? exec.env : [])
+      if (typeof e?.name === 'string' && typeof e.value === 'string') env[e.name] = e.value;
+    const args = (exec.args ?? []).map(String);
+    return {
+      context,
+      plugin: { exec, invocation: approveInvocation(resolved.program, { argv0: command, args, env }) },
+    };
   }
 
   // Resolving looks at PATH's directories: once per command, PATH and working directory, not per cluster.
-  private readonly resolutions = new Map<string, Resolved>()
+  private readonly resolutions = new Map<string, Resolved>();
 
   private resolve(command: string, cwd: string): Resolved {
-    const key = [command, this.env.PATH ?? '', this.env.GODEBUG ?? '', cwd].join('\u0000')
-    let r = this.resolutions.get(key)
-    if (!r) this.resolutions.set(key, (r = resolveProgram(command, this.env, cwd)))
-    return r
+    const key = [command, this.env.PATH ?? '', this.env.GODEBUG ?? '', cwd].join('\u0000');
+    let r = this.resolutions.get(key);
+    if (!r) this.resolutions.set(key, (r = resolveProgram(command, this.env, cwd)));
+    return r;
   }
 
   /**
@@ -251,41 +308,43 @@ export class TrustPolicy {
    * the context with those resolved paths (read from then on through readNamedFile), or why one is refused.
    */
   private async approvedFiles(ctx: ResolvedContext, origin: ContextOrigin): Promise<ResolvedContext | string> {
-    const named = namedFiles(ctx)
-    if (named.length === 0) return ctx
-    const refused = this.refusedFiles(ctx, origin)
-    if (refused) return refused
-    const lists = this.allowancesFor(origin.provider).flatMap((a) => a.localFileAllowlist)
-    const real = async (p: string): Promise<string | undefined> => realpath(p).catch(() => undefined)
-    const allowedReal = await Promise.all(lists.map(async (a) => {
-      const r = await real(a)
-      return r === undefined ? a : a.endsWith('/') ? `${r.replace(/\/$/, '')}/` : r
-    }))
-    const cluster = {...ctx.cluster}
-    const user = {...ctx.user}
-    for (const {field, path} of named) {
+    const named = namedFiles(ctx);
+    if (named.length === 0) return ctx;
+    const refused = this.refusedFiles(ctx, origin);
+    if (refused) return refused;
+    const lists = this.allowancesFor(origin.provider).flatMap((a) => a.localFileAllowlist);
+    const real = async (p: string): Promise<string | undefined> => realpath(p).catch(() => undefined);
+    const allowedReal = await Promise.all(
+      lists.map(async (a) => {
+        const r = await real(a);
+        return r === undefined ? a : a.endsWith('/') ? `${r.replace(/\/$/, '')}/` : r;
+      }),
+    );
+    const cluster = { ...ctx.cluster };
+    const user = { ...ctx.user };
+    for (const { field, path } of named) {
       // A file that is not there cannot be read either: it is left as named, and reading it says so.
-      const resolved = await real(path)
-      if (resolved === undefined) continue
+      const resolved = await real(path);
+      if (resolved === undefined) continue;
       if (!lists.some((a) => fileAllowed(resolved, a)) && !allowedReal.some((a) => fileAllowed(resolved, a))) {
-        return `${field} names the local file ${JSON.stringify(path)}, which resolves to ${JSON.stringify(resolved)}, outside every localFileAllowlist entry (a link out of an allowed directory)`
+        return `${field} names the local file ${JSON.stringify(path)}, which resolves to ${JSON.stringify(resolved)}, outside every localFileAllowlist entry (a link out of an allowed directory)`;
       }
-      if (field === 'certificate-authority') cluster[field] = resolved
-      else user[field] = resolved
+      if (field === 'certificate-authority') cluster[field] = resolved;
+      else user[field] = resolved;
     }
-    return {...ctx, cluster, user}
+    return { ...ctx, cluster, user };
   }
 
   /** A file named by hub data that no allowlist covers. */
   private refusedFiles(ctx: ResolvedContext, origin: ContextOrigin): string | undefined {
-    const lists = this.allowancesFor(origin.provider).flatMap((a) => a.localFileAllowlist)
-    for (const {field, path} of namedFiles(ctx)) {
-      if (lists.some((allowed) => fileAllowed(path, allowed))) continue
-      const file = this.configPath ?? 'the fleet configuration'
-      const where = origin.provider ? `to provider "${origin.provider}" in ${file}` : `at the top of ${file}`
-      return `${field} names the local file ${path}, and hub data may not read local files; to allow it, add localFileAllowlist: [${path}] ${where}`
+    const lists = this.allowancesFor(origin.provider).flatMap((a) => a.localFileAllowlist);
+    for (const { field, path } of namedFiles(ctx)) {
+      if (lists.some((allowed) => fileAllowed(path, allowed))) continue;
+      const file = this.configPath ?? 'the fleet configuration';
+      const where = origin.provider ? `to provider "${origin.provider}" in ${file}` : `at the top of ${file}`;
+      return `${field} names the local file ${path}, and hub data may not read local files; to allow it, add localFileAllowlist: [${path}] ${where}`;
     }
-    return undefined
+    return undefined;
   }
 
   /**
@@ -293,35 +352,36 @@ export class TrustPolicy {
    * (no environment can carry one, and a truncated value is not the value given), as one line naming it as data.
    */
   private refusedEnv(user: UserEntry, origin: ContextOrigin): string | undefined {
-    const all = Array.isArray(user.exec?.env) ? user.exec.env : []
-    const fromData = origin.commandFromUser ? new Set(origin.dataEnv ?? []) : undefined
-    const plugin = JSON.stringify(user.exec?.command ?? '')
+    const all = Array.isArray(user.exec?.env) ? user.exec.env : [];
+    const fromData = origin.commandFromUser ? new Set(origin.dataEnv ?? []) : undefined;
+    const plugin = JSON.stringify(user.exec?.command ?? '');
     for (const e of all) {
-      const name = typeof e?.name === 'string' ? e.name : String(e?.name)
-      if (fromData && !fromData.has(name)) continue
-      const problem = dataEnvProblem(name)
-      if (problem) return refusedName(name, plugin, problem)
-      if (typeof e.value === 'string' && e.value.includes('\u0000')) return `hub data sets ${name} for exec plugin ${plugin} to a value holding a NUL byte, which no environment can carry`
+      const name = typeof e?.name === 'string' ? e.name : String(e?.name);
+      if (fromData && !fromData.has(name)) continue;
+      const problem = dataEnvProblem(name);
+      if (problem) return refusedName(name, plugin, problem);
+      if (typeof e.value === 'string' && e.value.includes('\u0000'))
+        return `hub data sets ${name} for exec plugin ${plugin} to a value holding a NUL byte, which no environment can carry`;
     }
     // Names the profile set that the exec entry does not carry (a replaced variable) are judged all the same.
     for (const name of fromData ?? []) {
-      const problem = dataEnvProblem(name)
-      if (problem) return refusedName(name, plugin, problem)
+      const problem = dataEnvProblem(name);
+      if (problem) return refusedName(name, plugin, problem);
     }
-    return undefined
+    return undefined;
   }
 }
 
 /** The one line for a variable hub data may not set; a name that is not an identifier is quoted as data (JSON). */
 function refusedName(name: string, plugin: string, problem: string): string {
-  const shown = DATA_ENV_NAME.test(name) ? name : `the variable ${JSON.stringify(name)}`
-  return `hub data sets ${shown} for exec plugin ${plugin}, which hub data may never set (it ${problem})`
+  const shown = DATA_ENV_NAME.test(name) ? name : `the variable ${JSON.stringify(name)}`;
+  return `hub data sets ${shown} for exec plugin ${plugin}, which hub data may never set (it ${problem})`;
 }
 
 /** A path is allowed by an entry naming it, or by a directory entry (ending in /) it lies under. Both normalised, absolute. */
 function fileAllowed(path: string, allowed: string): boolean {
-  if (!isAbsolute(path) || !isAbsolute(allowed)) return false
-  const p = normalize(path)
-  if (allowed.endsWith('/')) return p.startsWith(normalize(allowed).replace(/\/?$/, sep))
-  return p === normalize(allowed)
+  if (!isAbsolute(path) || !isAbsolute(allowed)) return false;
+  const p = normalize(path);
+  if (allowed.endsWith('/')) return p.startsWith(normalize(allowed).replace(/\/?$/, sep));
+  return p === normalize(allowed);
 }

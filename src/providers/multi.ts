@@ -1,41 +1,41 @@
-import {FleetError, UsageError, asError} from '../base/errors.js'
-import {ClusterNotFoundError, findCluster} from './not-found.js'
-import type {ClusterProvider, ClusterRef, ProviderFailure} from './types.js'
+import { FleetError, UsageError, asError } from '../base/errors.js';
+import { ClusterNotFoundError, findCluster } from './not-found.js';
+import type { ClusterProvider, ClusterRef, ProviderFailure } from './types.js';
 
 /**
  * multicluster-runtime's multi provider: several named providers at once, each cluster named
  * `<provider>#<inner name>` (split on the first `#`). The inner name alone works wherever it is unambiguous.
  */
-export const MULTI_SEPARATOR = '#'
+export const MULTI_SEPARATOR = '#';
 
-export function splitMultiName(name: string): {provider: string; inner: string} | undefined {
-  const i = name.indexOf(MULTI_SEPARATOR)
-  if (i <= 0) return undefined
-  return {provider: name.slice(0, i), inner: name.slice(i + 1)}
+export function splitMultiName(name: string): { provider: string; inner: string } | undefined {
+  const i = name.indexOf(MULTI_SEPARATOR);
+  if (i <= 0) return undefined;
+  return { provider: name.slice(0, i), inner: name.slice(i + 1) };
 }
 
 function prefixed(provider: ClusterProvider, ref: ClusterRef): ClusterRef {
-  return {...ref, name: `${provider.name}${MULTI_SEPARATOR}${ref.name}`, aliases: [ref.name, ...ref.aliases]}
+  return { ...ref, name: `${provider.name}${MULTI_SEPARATOR}${ref.name}`, aliases: [ref.name, ...ref.aliases] };
 }
 
 /** A provider's listing error, kept with its kind: `cannot list clusters: <provider's message>`. */
 function listingFailure(provider: ClusterProvider, error: unknown, position: number): ProviderFailure {
-  const cause = error instanceof FleetError ? error : new FleetError('internal', asError(error).message)
+  const cause = error instanceof FleetError ? error : new FleetError('internal', asError(error).message);
   return {
     provider: provider.name,
     position,
-    error: new FleetError(cause.kind, `cannot list clusters: ${cause.message}`, {cause, exitCode: cause.exitCode}),
-  }
+    error: new FleetError(cause.kind, `cannot list clusters: ${cause.message}`, { cause, exitCode: cause.exitCode }),
+  };
 }
 
 interface Listing {
-  refs: ClusterRef[]
-  failures: ProviderFailure[]
+  refs: ClusterRef[];
+  failures: ProviderFailure[];
 }
 
 export class MultiProvider implements ClusterProvider {
-  readonly name = 'multi'
-  private listing?: Promise<Listing>
+  readonly name = 'multi';
+  private listing?: Promise<Listing>;
 
   constructor(readonly providers: ClusterProvider[]) {}
 
@@ -43,59 +43,65 @@ export class MultiProvider implements ClusterProvider {
     const lists = await Promise.all(
       this.providers.map(async (p) => {
         try {
-          return (await p.list()).map((r) => prefixed(p, r))
+          return (await p.list()).map((r) => prefixed(p, r));
         } catch (error) {
-          return error
+          return error;
         }
       }),
-    )
-    const out: Listing = {refs: [], failures: []}
+    );
+    const out: Listing = { refs: [], failures: [] };
     lists.forEach((list, i) => {
-      if (Array.isArray(list)) out.refs.push(...list)
-      else out.failures.push(listingFailure(this.providers[i], list, out.refs.length))
-    })
-    return out
+      if (Array.isArray(list)) out.refs.push(...list);
+      else out.failures.push(listingFailure(this.providers[i], list, out.refs.length));
+    });
+    return out;
   }
 
   async list(): Promise<ClusterRef[]> {
-    this.listing ??= this.build()
-    return (await this.listing).refs
+    this.listing ??= this.build();
+    return (await this.listing).refs;
   }
 
   async failures(): Promise<ProviderFailure[]> {
-    this.listing ??= this.build()
-    return (await this.listing).failures
+    this.listing ??= this.build();
+    return (await this.listing).failures;
   }
 
   /** `<provider>#<name>` asks only that provider; anything else is looked up across all of them. */
   async get(name: string): Promise<ClusterRef> {
-    const split = splitMultiName(name)
-    const provider = split && this.providers.find((p) => p.name === split.provider)
+    const split = splitMultiName(name);
+    const provider = split && this.providers.find((p) => p.name === split.provider);
     if (split && provider) {
       try {
-        return prefixed(provider, await provider.get(split.inner))
+        return prefixed(provider, await provider.get(split.inner));
       } catch (error) {
-        if (!(error instanceof ClusterNotFoundError)) throw error
-        const where = provider.describe?.() ?? `provider "${provider.name}"`
-        throw new ClusterNotFoundError(name, where, error.suggestions.map((s) => `${provider.name}${MULTI_SEPARATOR}${s}`))
+        if (!(error instanceof ClusterNotFoundError)) throw error;
+        const where = provider.describe?.() ?? `provider "${provider.name}"`;
+        throw new ClusterNotFoundError(
+          name,
+          where,
+          error.suggestions.map((s) => `${provider.name}${MULTI_SEPARATOR}${s}`),
+        );
       }
     }
     // A name that is a provider which could not list: its listing error says more than "not found".
-    const failed = (await this.failures()).find((f) => f.provider === name)
-    if (failed) throw failed.error
-    return findCluster(await this.list(), name, this.describe())
+    const failed = (await this.failures()).find((f) => f.provider === name);
+    if (failed) throw failed.error;
+    return findCluster(await this.list(), name, this.describe());
   }
 
   /** The current context of the one provider that has one (a kubeconfig file provider). */
   async current(context?: string): Promise<ClusterRef> {
-    const withCurrent = this.providers.filter((p) => p.current)
+    const withCurrent = this.providers.filter((p) => p.current);
     if (withCurrent.length !== 1) {
-      throw new UsageError('several providers are configured: name a cluster with --cluster, or use --all or --selector')
+      throw new UsageError(
+        'several providers are configured: name a cluster with --cluster, or use --all or --selector',
+      );
     }
-    return prefixed(withCurrent[0], await withCurrent[0].current!(context))
+    return prefixed(withCurrent[0], await withCurrent[0].current!(context));
   }
 
   describe(): string {
-    return `providers ${this.providers.map((p) => `"${p.name}"`).join(', ')}`
+    return `providers ${this.providers.map((p) => `"${p.name}"`).join(', ')}`;
   }
 }

@@ -1,30 +1,30 @@
-import type {ResolvedContext} from '../kubeconfig/loading-rules.js'
-import type {FleetError} from '../base/errors.js'
-import type {AuthKind} from '../kubeconfig/credentials.js'
+import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
+import type { FleetError } from '../base/errors.js';
+import type { AuthKind } from '../kubeconfig/credentials.js';
 
 /** Where a provider found a cluster; enough for a person to go and look. */
 export interface ClusterSource {
-  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'kcp-workspace'
+  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'kcp-workspace';
   /** Kubeconfig file (absolute path) and context, for file-based sources; for other sources the context used inside. */
-  path?: string
-  context?: string
+  path?: string;
+  context?: string;
   /** Object on a hub (Secret, Cluster, ClusterProfile, Namespace). */
-  namespace?: string
-  name?: string
+  namespace?: string;
+  name?: string;
   /** The hub's kubeconfig context. */
-  hub?: string
+  hub?: string;
   /** apiVersion of the object read (cluster-api: v1beta2 or v1beta1). */
-  apiVersion?: string
+  apiVersion?: string;
   /** `<namespace>/<name>` of the Secret that holds the kubeconfig, and its data key. */
-  secret?: string
-  key?: string
+  secret?: string;
+  key?: string;
   /** cluster-inventory: the access provider used, from the profile's status. */
-  accessProvider?: string
+  accessProvider?: string;
   /** kcp: the workspace path (`root:org:team`), its logical cluster, and whether its URL goes through a front proxy
    * (absent when unknown: the Shards could not be read). */
-  workspace?: string
-  logicalCluster?: string
-  frontProxy?: boolean
+  workspace?: string;
+  logicalCluster?: string;
+  frontProxy?: boolean;
 }
 
 /**
@@ -33,41 +33,41 @@ export interface ClusterSource {
  */
 export interface ClusterRef {
   /** Provider-scoped name, as upstream multicluster-runtime providers name it. */
-  name: string
-  provider: string
+  name: string;
+  provider: string;
   /** Other names accepted when unambiguous (the file provider's context name). */
-  aliases: string[]
-  server?: string
-  auth: AuthKind
-  source: ClusterSource
-  labels: Record<string, string>
-  ready: boolean
+  aliases: string[];
+  server?: string;
+  auth: AuthKind;
+  source: ClusterSource;
+  labels: Record<string, string>;
+  ready: boolean;
   /** Why not ready. */
-  reason?: string
+  reason?: string;
   /** True for the current context of the kubeconfig loading rules (kubectl's `*`). */
-  current?: boolean
-  clusterId?: string
+  current?: boolean;
+  clusterId?: string;
   /** Where clusterId came from: `ClusterProfile` (status.properties), `ClusterProperty` or `kube-system` (live). */
-  clusterIdSource?: string
+  clusterIdSource?: string;
   /**
    * The exec plugin the cluster's credential runs, where that command was written, and whether the trust policy lets it
    * run (set by the run's provider from TrustPolicy; `fleet auth plugins` lists these).
    */
-  plugin?: PluginUse
-  resolve(): Promise<ResolvedContext>
+  plugin?: PluginUse;
+  resolve(): Promise<ResolvedContext>;
 }
 
 export interface PluginUse {
-  command: string
+  command: string;
   /** Where the command is written: a kubeconfig file, a Secret, a ClusterProfile's access-provider file. */
-  from: string
+  from: string;
   /** `file` (the user's) or `data` (read from a cluster). */
-  trust: 'file' | 'data'
-  allowed: boolean
+  trust: 'file' | 'data';
+  allowed: boolean;
   /** Why it is refused, or what allowed it when a policy had to. */
-  reason?: string
+  reason?: string;
   /** What to add to allow it (hub data only). */
-  allowWith?: string
+  allowWith?: string;
 }
 
 /**
@@ -76,23 +76,23 @@ export interface PluginUse {
  */
 export interface ProviderFailure {
   /** The provider's name (from the fleet configuration). */
-  provider: string
+  provider: string;
   /** Where its clusters would have been: how many clusters of the list come before them (the configuration's order). */
-  position: number
+  position: number;
   /** `cannot list clusters: <why>`, with the original kind (unreachable, tls, config, ...). */
-  error: FleetError
+  error: FleetError;
 }
 
 export interface ClusterProvider {
-  readonly name: string
+  readonly name: string;
   /** The clusters this provider could list (a provider of several leaves out the ones that failed: see failures()). */
-  list(): Promise<ClusterRef[]>
+  list(): Promise<ClusterRef[]>;
   /** The providers that could not list, after list(); only a provider made of several has any. */
-  failures?(): Promise<ProviderFailure[]>
+  failures?(): Promise<ProviderFailure[]>;
   /** Exact name or an unambiguous alias; ClusterNotFoundError otherwise. */
-  get(name: string): Promise<ClusterRef>
+  get(name: string): Promise<ClusterRef>;
   /** The default cluster when none is named (the file provider's current context). */
-  current?(context?: string): Promise<ClusterRef>
+  current?(context?: string): Promise<ClusterRef>;
   /** Where the clusters come from, for messages (`cluster "x" not found in ...`). */
-  describe?(): string
+  describe?(): string;
 }

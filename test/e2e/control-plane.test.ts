@@ -37,13 +37,22 @@ describe('control plane harness', () => {
   it('has a hub and at least one member', () => {
     assert.equal(cp.hub.name, 'hub');
     assert.ok(cp.members.length >= 1, 'no member apiservers');
-    assert.deepEqual(cp.members.map((m) => m.name), cp.members.map((_, i) => `member-${i + 1}`));
+    assert.deepEqual(
+      cp.members.map((m) => m.name),
+      cp.members.map((_, i) => `member-${i + 1}`),
+    );
   });
 
   it('every apiserver reports the pinned Kubernetes version on /version to the admin certificate', async () => {
     const fromOwnBuild = !basename(cp.binDir).startsWith('linked-');
     for (const s of cp.servers) {
-      const r = await apiRequest({ url: s.url, path: '/version', caFile: s.caFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile });
+      const r = await apiRequest({
+        url: s.url,
+        path: '/version',
+        caFile: s.caFile,
+        certFile: cp.admin.certFile,
+        keyFile: cp.admin.keyFile,
+      });
       assert.equal(r.status, 200, `${s.name}: ${r.body}`);
       const v = JSON.parse(r.body) as { gitVersion: string; major: string; minor: string };
       if (fromOwnBuild) assert.equal(v.gitVersion, cp.version, `${s.name} gitVersion`);
@@ -124,12 +133,24 @@ describe('control plane harness', () => {
       'about.k8s.io': { versions: ['v1beta1', 'v1alpha1'], preferred: 'v1beta1' },
     };
     for (const [group, want] of Object.entries(expect)) {
-      const r = await apiRequest({ url: cp.hub.url, path: `/apis/${group}`, caFile: cp.hub.caFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile });
+      const r = await apiRequest({
+        url: cp.hub.url,
+        path: `/apis/${group}`,
+        caFile: cp.hub.caFile,
+        certFile: cp.admin.certFile,
+        keyFile: cp.admin.keyFile,
+      });
       assert.equal(r.status, 200, `${group}: ${r.body}`);
       const g = JSON.parse(r.body) as { versions: { version: string }[]; preferredVersion: { version: string } };
       assert.deepEqual(g.versions.map((v) => v.version).sort(), [...want.versions].sort(), group);
       assert.equal(g.preferredVersion.version, want.preferred, group);
-      const m = await apiRequest({ url: cp.members[0].url, path: `/apis/${group}`, caFile: cp.hub.caFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile });
+      const m = await apiRequest({
+        url: cp.members[0].url,
+        path: `/apis/${group}`,
+        caFile: cp.hub.caFile,
+        certFile: cp.admin.certFile,
+        keyFile: cp.admin.keyFile,
+      });
       assert.equal(m.status, 404, `${group} should not exist on ${cp.members[0].name}`);
     }
   });
@@ -137,16 +158,23 @@ describe('control plane harness', () => {
   it('objects of each CRD can be written and read back, across served versions', async () => {
     const ns = uniqueName('crds');
     const name = uniqueName('c');
-    await applyYaml(cp.hub, [
-      `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}`,
-      `apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {displayName: ${name}, clusterManager: {name: fleet-e2e}}`,
-      `apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {controlPlaneEndpoint: {host: 127.0.0.1, port: ${cp.members[0].port}}}`,
-      `apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: ${name}}\nspec: {value: ${name}-id}`,
-    ].join('\n---\n'));
-    const v1beta1 = JSON.parse(await kubectl(cp.hub, ['get', `clusters.v1beta1.cluster.x-k8s.io/${name}`, '-n', ns, '-o', 'json'])) as { apiVersion: string; spec: { controlPlaneEndpoint: { port: number } } };
+    await applyYaml(
+      cp.hub,
+      [
+        `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}`,
+        `apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {displayName: ${name}, clusterManager: {name: fleet-e2e}}`,
+        `apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {controlPlaneEndpoint: {host: 127.0.0.1, port: ${cp.members[0].port}}}`,
+        `apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: ${name}}\nspec: {value: ${name}-id}`,
+      ].join('\n---\n'),
+    );
+    const v1beta1 = JSON.parse(
+      await kubectl(cp.hub, ['get', `clusters.v1beta1.cluster.x-k8s.io/${name}`, '-n', ns, '-o', 'json']),
+    ) as { apiVersion: string; spec: { controlPlaneEndpoint: { port: number } } };
     assert.equal(v1beta1.apiVersion, 'cluster.x-k8s.io/v1beta1');
     assert.equal(v1beta1.spec.controlPlaneEndpoint.port, cp.members[0].port);
-    const prop = JSON.parse(await kubectl(cp.hub, ['get', `clusterproperties.v1beta1.about.k8s.io/${name}`, '-o', 'json'])) as { spec: { value: string } };
+    const prop = JSON.parse(
+      await kubectl(cp.hub, ['get', `clusterproperties.v1beta1.about.k8s.io/${name}`, '-o', 'json']),
+    ) as { spec: { value: string } };
     assert.equal(prop.spec.value, `${name}-id`);
     const bad = await kubectlResult(cp.hub, ['apply', '--server-side', '-f', '-'], {
       stdin: `apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: bad, namespace: ${ns}}\nspec: {displayName: no-manager}`,
@@ -162,22 +190,42 @@ describe('control plane harness', () => {
     const dir = scratchDir();
     const keyFile = join(dir, `${user}.key`);
     const csrFile = join(dir, `${user}.csr`);
-    await promisify(execFile)('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', csrFile, '-subj', `/CN=${user}/O=csr-group`]);
+    await promisify(execFile)('openssl', [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      csrFile,
+      '-subj',
+      `/CN=${user}/O=csr-group`,
+    ]);
     const name = uniqueName('csr');
-    await applyYaml(s, [
-      'apiVersion: certificates.k8s.io/v1',
-      'kind: CertificateSigningRequest',
-      `metadata: {name: ${name}}`,
-      'spec:',
-      `  request: ${readFileSync(csrFile).toString('base64')}`,
-      '  signerName: kubernetes.io/kube-apiserver-client',
-      '  expirationSeconds: 3600',
-      '  usages: [client auth]',
-    ].join('\n'));
+    await applyYaml(
+      s,
+      [
+        'apiVersion: certificates.k8s.io/v1',
+        'kind: CertificateSigningRequest',
+        `metadata: {name: ${name}}`,
+        'spec:',
+        `  request: ${readFileSync(csrFile).toString('base64')}`,
+        '  signerName: kubernetes.io/kube-apiserver-client',
+        '  expirationSeconds: 3600',
+        '  usages: [client auth]',
+      ].join('\n'),
+    );
     await kubectl(s, ['certificate', 'approve', name]);
     let pem = '';
     for (let i = 0; i < 100 && !pem; i++) {
-      pem = Buffer.from(await kubectl(s, ['get', 'csr', name, '-o', 'jsonpath={.status.certificate}']), 'base64').toString();
+      pem = Buffer.from(
+        await kubectl(s, ['get', 'csr', name, '-o', 'jsonpath={.status.certificate}']),
+        'base64',
+      ).toString();
       if (!pem) await new Promise((r) => setTimeout(r, 200));
     }
     assert.match(pem, /BEGIN CERTIFICATE/, 'the CSR was not signed within 20 s');

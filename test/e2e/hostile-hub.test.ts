@@ -4,30 +4,30 @@
 // to a server of its choosing. Each format holds a kubeconfig whose user runs /bin/sh, which would leave a marker file:
 // none appears by default (the cluster is not ready, naming the object, the command and the line that allows it, and
 // the others go on); each appears once the operator allows /bin/sh in fleet.yaml.
-import assert from 'node:assert/strict'
-import {existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
-import {after, before, describe, it} from 'node:test'
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
 
-import type {PluginList} from '../../src/commands/auth/plugins.js'
-import type {ClusterList} from '../../src/commands/clusters/list.js'
-import type {WhoAmIList} from '../../src/commands/auth/whoami.js'
-import {type CliResult, runFleet} from '../support/cli.js'
-import {applyYaml, kubectl, loadControlPlane, scratchDir, uniqueName} from '../support/fixture.js'
+import type { PluginList } from '../../src/commands/auth/plugins.js';
+import type { ClusterList } from '../../src/commands/clusters/list.js';
+import type { WhoAmIList } from '../../src/commands/auth/whoami.js';
+import { type CliResult, runFleet } from '../support/cli.js';
+import { applyYaml, kubectl, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
 
-const cp = loadControlPlane()
-const hub = cp.hub
-const [m1, m2] = cp.members
-const run = uniqueName('hostile')
-const ns = run
-const consumer = `${run}-consumer`
-const b64 = (s: string) => Buffer.from(s).toString('base64')
-const docs = (...objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n---\n')
+const cp = loadControlPlane();
+const hub = cp.hub;
+const [m1, m2] = cp.members;
+const run = uniqueName('hostile');
+const ns = run;
+const consumer = `${run}-consumer`;
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const docs = (...objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n---\n');
 // Set in fleet's environment as a CI runner's would be: a program hub data runs must never see it.
-const CANARY = `AKIA${run.replace(/[^a-z0-9]/g, '').toUpperCase()}CANARY`
+const CANARY = `AKIA${run.replace(/[^a-z0-9]/g, '').toUpperCase()}CANARY`;
 
-let dir: string
-let markers: string
+let dir: string;
+let markers: string;
 
 /** A kubeconfig for member-1 whose user is `/bin/sh -c 'env > <marker>; exit 1'` (or names local files instead). */
 function evilKubeconfig(marker: string, user?: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {
@@ -35,199 +35,388 @@ function evilKubeconfig(marker: string, user?: Record<string, unknown>, cluster:
     apiVersion: 'v1',
     kind: 'Config',
     'current-context': 'c',
-    clusters: [{name: 'c', cluster: {server: m1.url, 'certificate-authority-data': b64(readFileSync(m1.caFile, 'utf8')), ...cluster}}],
-    users: [{name: 'u', user: user ?? {exec: {apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never', command: '/bin/sh', args: ['-c', `env > ${join(markers, marker)}; exit 1`]}}}],
-    contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
-  })
+    clusters: [
+      {
+        name: 'c',
+        cluster: { server: m1.url, 'certificate-authority-data': b64(readFileSync(m1.caFile, 'utf8')), ...cluster },
+      },
+    ],
+    users: [
+      {
+        name: 'u',
+        user: user ?? {
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            interactiveMode: 'Never',
+            command: '/bin/sh',
+            args: ['-c', `env > ${join(markers, marker)}; exit 1`],
+          },
+        },
+      },
+    ],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+  });
 }
 
-const secret = (name: string, data: Record<string, string>, o: {labels?: Record<string, string>; type?: string} = {}) => ({
+const secret = (
+  name: string,
+  data: Record<string, string>,
+  o: { labels?: Record<string, string>; type?: string } = {},
+) => ({
   apiVersion: 'v1',
   kind: 'Secret',
-  metadata: {name, namespace: ns, labels: o.labels ?? {}},
+  metadata: { name, namespace: ns, labels: o.labels ?? {} },
   type: o.type ?? 'Opaque',
   data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
-})
-const MCR = {'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true'}
+});
+const MCR = { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' };
 
 function fleetYaml(name: string, allow: string): string {
-  const path = join(dir, `${name}.yaml`)
-  writeFileSync(path, [
-    'apiVersion: fleet/v1alpha1',
-    'kind: FleetConfig',
-    `hub: {kubeconfig: ${hub.kubeconfig}}`,
-    allow,
-    'providers:',
-    `  - {name: secrets, type: kubeconfig, namespace: ${ns}}`,
-    `  - {name: capi, type: cluster-api, namespace: ${ns}}`,
-    `  - {name: inventory, type: cluster-inventory, namespace: ${ns}, consumer: ${consumer}}`,
-    '',
-  ].join('\n'))
-  return path
+  const path = join(dir, `${name}.yaml`);
+  writeFileSync(
+    path,
+    [
+      'apiVersion: fleet/v1alpha1',
+      'kind: FleetConfig',
+      `hub: {kubeconfig: ${hub.kubeconfig}}`,
+      allow,
+      'providers:',
+      `  - {name: secrets, type: kubeconfig, namespace: ${ns}}`,
+      `  - {name: capi, type: cluster-api, namespace: ${ns}}`,
+      `  - {name: inventory, type: cluster-inventory, namespace: ${ns}, consumer: ${consumer}}`,
+      '',
+    ].join('\n'),
+  );
+  return path;
 }
 
-const fleet = (args: string[]) => runFleet(args, {env: {AWS_SECRET_ACCESS_KEY: CANARY}})
-const ranMarkers = () => readdirSync(markers).sort()
+const fleet = (args: string[]) => runFleet(args, { env: { AWS_SECRET_ACCESS_KEY: CANARY } });
+const ranMarkers = () => readdirSync(markers).sort();
 
 /** Nothing fleet printed holds the canary, and every line it printed on stderr is one line per problem. */
 function clean(res: CliResult): void {
-  assert.ok(!res.stdout.includes(CANARY) && !res.stderr.includes(CANARY), 'the environment leaked into the output')
+  assert.ok(!res.stdout.includes(CANARY) && !res.stderr.includes(CANARY), 'the environment leaked into the output');
 }
 
-let refusedYaml: string
-let allowedYaml: string
+let refusedYaml: string;
+let allowedYaml: string;
 
 before(async () => {
-  dir = join(scratchDir(), run)
-  markers = join(dir, 'markers')
-  mkdirSync(markers, {recursive: true})
-  await applyYaml(hub, JSON.stringify({apiVersion: 'v1', kind: 'Namespace', metadata: {name: ns}}))
-  await applyYaml(hub, docs(
-    // multicluster-runtime's kubeconfig provider: one evil, one good (member-2's admin), one naming local files.
-    secret('evil', {kubeconfig: evilKubeconfig('mcr')}, {labels: MCR}),
-    secret('good', {kubeconfig: readFileSync(m2.kubeconfig, 'utf8')}, {labels: MCR}),
-    secret('files', {kubeconfig: evilKubeconfig('never', {tokenFile: '/etc/passwd'})}, {labels: MCR}),
-    secret('ca-file', {kubeconfig: evilKubeconfig('never', {token: 'x'}, {'certificate-authority': '/etc/hostname', 'certificate-authority-data': undefined})}, {labels: MCR}),
-    // Cluster API: the Cluster's <name>-kubeconfig Secret, key value.
-    {apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: {name: 'evil', namespace: ns}, spec: {}},
-    secret('evil-kubeconfig', {value: evilKubeconfig('capi')}, {type: 'cluster.x-k8s.io/secret', labels: {'cluster.x-k8s.io/cluster-name': 'evil'}}),
-    // cluster-inventory, Secret strategy: the consumer's labelled Secret, key Config.
-    {apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: {name: 'evil', namespace: ns}, spec: {clusterManager: {name: 'e2e'}}},
-    secret('evil-profile', {Config: evilKubeconfig('inventory')}, {labels: {'x-k8s.io/cluster-inventory-consumer': consumer, 'x-k8s.io/cluster-profile': 'evil'}}),
-    // Argo CD: a cluster Secret whose execProviderConfig is the program (creds list reads it, --live connects with it).
-    secret('argo-evil', {
-      name: 'argo-evil',
-      server: m1.url,
-      config: JSON.stringify({execProviderConfig: {apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh', args: ['-c', `env > ${join(markers, 'argocd')}; exit 1`]}, tlsClientConfig: {caData: b64(readFileSync(m1.caFile, 'utf8'))}}),
-    }, {labels: {'argocd.argoproj.io/secret-type': 'cluster'}}),
-    // Flux: a Secret only a Kustomization names.
-    secret('flux-evil', {value: evilKubeconfig('flux')}),
-    {apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: {name: 'evil', namespace: ns}, spec: {interval: '10m', prune: false, sourceRef: {kind: 'GitRepository', name: 'x'}, kubeConfig: {secretRef: {name: 'flux-evil'}}}},
-  ))
-  await kubectl(hub, ['patch', 'clusters.cluster.x-k8s.io', 'evil', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: {initialization: {controlPlaneInitialized: true}}})])
-  await kubectl(hub, ['patch', 'clusterprofiles', 'evil', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({status: {conditions: [{type: 'ControlPlaneHealthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}]}})])
-  refusedYaml = fleetYaml('refused', '')
-  allowedYaml = fleetYaml('allowed', 'credentialPluginAllowlist: [{command: /bin/sh}]')
-})
+  dir = join(scratchDir(), run);
+  markers = join(dir, 'markers');
+  mkdirSync(markers, { recursive: true });
+  await applyYaml(hub, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
+  await applyYaml(
+    hub,
+    docs(
+      // multicluster-runtime's kubeconfig provider: one evil, one good (member-2's admin), one naming local files.
+      secret('evil', { kubeconfig: evilKubeconfig('mcr') }, { labels: MCR }),
+      secret('good', { kubeconfig: readFileSync(m2.kubeconfig, 'utf8') }, { labels: MCR }),
+      secret('files', { kubeconfig: evilKubeconfig('never', { tokenFile: '/etc/passwd' }) }, { labels: MCR }),
+      secret(
+        'ca-file',
+        {
+          kubeconfig: evilKubeconfig(
+            'never',
+            { token: 'x' },
+            { 'certificate-authority': '/etc/hostname', 'certificate-authority-data': undefined },
+          ),
+        },
+        { labels: MCR },
+      ),
+      // Cluster API: the Cluster's <name>-kubeconfig Secret, key value.
+      { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'evil', namespace: ns }, spec: {} },
+      secret(
+        'evil-kubeconfig',
+        { value: evilKubeconfig('capi') },
+        { type: 'cluster.x-k8s.io/secret', labels: { 'cluster.x-k8s.io/cluster-name': 'evil' } },
+      ),
+      // cluster-inventory, Secret strategy: the consumer's labelled Secret, key Config.
+      {
+        apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+        kind: 'ClusterProfile',
+        metadata: { name: 'evil', namespace: ns },
+        spec: { clusterManager: { name: 'e2e' } },
+      },
+      secret(
+        'evil-profile',
+        { Config: evilKubeconfig('inventory') },
+        { labels: { 'x-k8s.io/cluster-inventory-consumer': consumer, 'x-k8s.io/cluster-profile': 'evil' } },
+      ),
+      // Argo CD: a cluster Secret whose execProviderConfig is the program (creds list reads it, --live connects with it).
+      secret(
+        'argo-evil',
+        {
+          name: 'argo-evil',
+          server: m1.url,
+          config: JSON.stringify({
+            execProviderConfig: {
+              apiVersion: 'client.authentication.k8s.io/v1',
+              command: '/bin/sh',
+              args: ['-c', `env > ${join(markers, 'argocd')}; exit 1`],
+            },
+            tlsClientConfig: { caData: b64(readFileSync(m1.caFile, 'utf8')) },
+          }),
+        },
+        { labels: { 'argocd.argoproj.io/secret-type': 'cluster' } },
+      ),
+      // Flux: a Secret only a Kustomization names.
+      secret('flux-evil', { value: evilKubeconfig('flux') }),
+      {
+        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+        kind: 'Kustomization',
+        metadata: { name: 'evil', namespace: ns },
+        spec: {
+          interval: '10m',
+          prune: false,
+          sourceRef: { kind: 'GitRepository', name: 'x' },
+          kubeConfig: { secretRef: { name: 'flux-evil' } },
+        },
+      },
+    ),
+  );
+  await kubectl(hub, [
+    'patch',
+    'clusters.cluster.x-k8s.io',
+    'evil',
+    '-n',
+    ns,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { initialization: { controlPlaneInitialized: true } } }),
+  ]);
+  await kubectl(hub, [
+    'patch',
+    'clusterprofiles',
+    'evil',
+    '-n',
+    ns,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({
+      status: {
+        conditions: [
+          {
+            type: 'ControlPlaneHealthy',
+            status: 'True',
+            reason: 'Healthy',
+            message: '',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+    }),
+  ]);
+  refusedYaml = fleetYaml('refused', '');
+  allowedYaml = fleetYaml('allowed', 'credentialPluginAllowlist: [{command: /bin/sh}]');
+});
 
 after(async () => {
-  await kubectl(hub, ['delete', 'namespace', ns, '--wait=false'])
-})
+  await kubectl(hub, ['delete', 'namespace', ns, '--wait=false']);
+});
 
-const EVIL = ['secrets#evil', `capi#${ns}/evil`, `inventory#${ns}/evil`]
+const EVIL = ['secrets#evil', `capi#${ns}/evil`, `inventory#${ns}/evil`];
 const OBJECT: Record<string, string> = {
   'secrets#evil': `Secret ${ns}/evil key kubeconfig`,
   [`capi#${ns}/evil`]: `Secret ${ns}/evil-kubeconfig key value`,
   [`inventory#${ns}/evil`]: `Secret ${ns}/evil-profile key Config`,
-}
+};
 
 describe('hub data runs nothing and reads no local file by default', () => {
   it('clusters list -o wide shows each evil cluster not ready, naming the object, /bin/sh and the line that allows it, before anything runs', async () => {
-    const res = await fleet(['clusters', 'list', '--fleet-config', refusedYaml, '-o', 'json'])
-    clean(res)
-    assert.equal(res.code, 0, res.stderr)
-    const items = res.json<ClusterList>().items
+    const res = await fleet(['clusters', 'list', '--fleet-config', refusedYaml, '-o', 'json']);
+    clean(res);
+    assert.equal(res.code, 0, res.stderr);
+    const items = res.json<ClusterList>().items;
     for (const name of EVIL) {
-      const c = items.find((i) => i.name === name)
-      assert.equal(c?.ready, false, name)
-      assert.equal(c?.reason, `${OBJECT[name]}: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] to provider "${name.split('#')[0]}" in ${refusedYaml}`)
+      const c = items.find((i) => i.name === name);
+      assert.equal(c?.ready, false, name);
+      assert.equal(
+        c?.reason,
+        `${OBJECT[name]}: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] to provider "${name.split('#')[0]}" in ${refusedYaml}`,
+      );
     }
-    assert.equal(items.find((i) => i.name === 'secrets#good')?.ready, true)
-    assert.equal(items.find((i) => i.name === 'secrets#files')?.reason, `Secret ${ns}/files key kubeconfig: tokenFile names the local file /etc/passwd, and hub data may not read local files; to allow it, add localFileAllowlist: [/etc/passwd] to provider "secrets" in ${refusedYaml}`)
-    assert.match(items.find((i) => i.name === 'secrets#ca-file')?.reason ?? '', /certificate-authority names the local file \/etc\/hostname, and hub data may not read local files/)
-    const wide = await fleet(['clusters', 'list', '--fleet-config', refusedYaml, '-o', 'wide'])
-    assert.match(wide.stdout, /secrets#evil .* False .*exec plugin "\/bin\/sh" is named by hub data/)
-    assert.deepEqual(ranMarkers(), [])
-  })
+    assert.equal(items.find((i) => i.name === 'secrets#good')?.ready, true);
+    assert.equal(
+      items.find((i) => i.name === 'secrets#files')?.reason,
+      `Secret ${ns}/files key kubeconfig: tokenFile names the local file /etc/passwd, and hub data may not read local files; to allow it, add localFileAllowlist: [/etc/passwd] to provider "secrets" in ${refusedYaml}`,
+    );
+    assert.match(
+      items.find((i) => i.name === 'secrets#ca-file')?.reason ?? '',
+      /certificate-authority names the local file \/etc\/hostname, and hub data may not read local files/,
+    );
+    const wide = await fleet(['clusters', 'list', '--fleet-config', refusedYaml, '-o', 'wide']);
+    assert.match(wide.stdout, /secrets#evil .* False .*exec plugin "\/bin\/sh" is named by hub data/);
+    assert.deepEqual(ranMarkers(), []);
+  });
 
   it('auth whoami --all: the evil clusters fail on their own rows with that line, the good one answers, nothing runs', async () => {
-    const res = await fleet(['auth', 'whoami', '--all', '--fleet-config', refusedYaml, '-o', 'json'])
-    clean(res)
-    assert.equal(res.code, 1)
-    const items = res.json<WhoAmIList>().items
+    const res = await fleet(['auth', 'whoami', '--all', '--fleet-config', refusedYaml, '-o', 'json']);
+    clean(res);
+    assert.equal(res.code, 1);
+    const items = res.json<WhoAmIList>().items;
     for (const name of EVIL) {
-      const item = items.find((i) => i.cluster === name)
-      assert.equal(item?.ok, false, name)
-      assert.equal(item?.error?.kind, 'plugin')
-      assert.match(item!.error!.message, /hub data may not run programs; to allow it, add credentialPluginAllowlist: \[\{command: \/bin\/sh\}\]/)
-      assert.ok(res.stderr.includes(`error: ${name}: ${OBJECT[name]}: exec plugin "/bin/sh"`), res.stderr)
+      const item = items.find((i) => i.cluster === name);
+      assert.equal(item?.ok, false, name);
+      assert.equal(item?.error?.kind, 'plugin');
+      assert.match(
+        item!.error!.message,
+        /hub data may not run programs; to allow it, add credentialPluginAllowlist: \[\{command: \/bin\/sh\}\]/,
+      );
+      assert.ok(res.stderr.includes(`error: ${name}: ${OBJECT[name]}: exec plugin "/bin/sh"`), res.stderr);
     }
-    for (const name of ['secrets#files', 'secrets#ca-file']) assert.equal(items.find((i) => i.cluster === name)?.error?.kind, 'config', name)
-    assert.equal(items.find((i) => i.cluster === 'secrets#good')?.user?.username, cp.admin.user)
-    assert.deepEqual(ranMarkers(), [])
-  })
+    for (const name of ['secrets#files', 'secrets#ca-file'])
+      assert.equal(items.find((i) => i.cluster === name)?.error?.kind, 'config', name);
+    assert.equal(items.find((i) => i.cluster === 'secrets#good')?.user?.username, cp.admin.user);
+    assert.deepEqual(ranMarkers(), []);
+  });
 
   it('auth plugins lists /bin/sh from hub data, refused, with its clusters; exit 1', async () => {
-    const res = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '-o', 'json'])
-    clean(res)
-    assert.equal(res.code, 1)
-    const sh = res.json<PluginList>().items.filter((p) => p.command === '/bin/sh')
-    assert.equal(sh.length, 1)
-    assert.deepEqual([sh[0].trust, sh[0].allowed, [...sh[0].clusters].sort()], ['data', false, [...EVIL].sort()])
-    assert.deepEqual([...sh[0].sources].sort(), Object.values(OBJECT).sort())
-    assert.deepEqual(ranMarkers(), [])
-  })
+    const res = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '-o', 'json']);
+    clean(res);
+    assert.equal(res.code, 1);
+    const sh = res.json<PluginList>().items.filter((p) => p.command === '/bin/sh');
+    assert.equal(sh.length, 1);
+    assert.deepEqual([sh[0].trust, sh[0].allowed, [...sh[0].clusters].sort()], ['data', false, [...EVIL].sort()]);
+    assert.deepEqual([...sh[0].sources].sort(), Object.values(OBJECT).sort());
+    assert.deepEqual(ranMarkers(), []);
+  });
 
   it('creds list --live: the Argo CD and Flux Secrets are described without running their plugin, and not connected with', async () => {
-    const res = await fleet(['creds', 'list', '--fleet-config', refusedYaml, '--live', '-o', 'json'])
-    clean(res)
-    const items = res.json<{items: Array<{location: string; method: string; problems: string[]; live?: {ok: boolean; error?: {message: string}}}>}>().items
+    const res = await fleet(['creds', 'list', '--fleet-config', refusedYaml, '--live', '-o', 'json']);
+    clean(res);
+    const items = res.json<{
+      items: Array<{
+        location: string;
+        method: string;
+        problems: string[];
+        live?: { ok: boolean; error?: { message: string } };
+      }>;
+    }>().items;
     for (const name of ['argo-evil', 'flux-evil', 'evil']) {
-      const item = items.find((i) => i.location === `secret ${hub.context}:${ns}/${name}`)
-      assert.ok(item, `${name} is listed`)
-      assert.equal(item.method, 'exec')
-      assert.match(item.problems.join(' '), /exec plugin "\/bin\/sh" is named by hub data, and hub data may not run programs/)
-      assert.equal(item.live?.ok, false)
-      assert.match(item.live?.error?.message ?? '', /hub data may not run programs/)
+      const item = items.find((i) => i.location === `secret ${hub.context}:${ns}/${name}`);
+      assert.ok(item, `${name} is listed`);
+      assert.equal(item.method, 'exec');
+      assert.match(
+        item.problems.join(' '),
+        /exec plugin "\/bin\/sh" is named by hub data, and hub data may not run programs/,
+      );
+      assert.equal(item.live?.ok, false);
+      assert.match(item.live?.error?.message ?? '', /hub data may not run programs/);
     }
-    assert.deepEqual(ranMarkers(), [])
-  })
-})
+    assert.deepEqual(ranMarkers(), []);
+  });
+});
 
 describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
   it('auth whoami --all and creds list --live run the plugin of every format (each marker appears), the local files stay refused', async () => {
-    const whoami = await fleet(['auth', 'whoami', '--all', '--fleet-config', allowedYaml, '-o', 'json'])
-    clean(whoami)
-    const items = whoami.json<WhoAmIList>().items
-    for (const name of EVIL) assert.match(items.find((i) => i.cluster === name)?.error?.message ?? '', /exec plugin \/bin\/sh exited with 1/, name)
-    assert.match(items.find((i) => i.cluster === 'secrets#files')?.error?.message ?? '', /tokenFile names the local file/)
-    const creds = await fleet(['creds', 'list', '--fleet-config', allowedYaml, '--live', '-o', 'json'])
-    clean(creds)
-    assert.deepEqual(ranMarkers(), ['argocd', 'capi', 'flux', 'inventory', 'mcr'])
+    const whoami = await fleet(['auth', 'whoami', '--all', '--fleet-config', allowedYaml, '-o', 'json']);
+    clean(whoami);
+    const items = whoami.json<WhoAmIList>().items;
+    for (const name of EVIL)
+      assert.match(
+        items.find((i) => i.cluster === name)?.error?.message ?? '',
+        /exec plugin \/bin\/sh exited with 1/,
+        name,
+      );
+    assert.match(
+      items.find((i) => i.cluster === 'secrets#files')?.error?.message ?? '',
+      /tokenFile names the local file/,
+    );
+    const creds = await fleet(['creds', 'list', '--fleet-config', allowedYaml, '--live', '-o', 'json']);
+    clean(creds);
+    assert.deepEqual(ranMarkers(), ['argocd', 'capi', 'flux', 'inventory', 'mcr']);
     // What the operator allowed runs as kubectl would run it: with fleet's environment (that is what allowing means).
-    assert.ok(readFileSync(join(markers, 'mcr'), 'utf8').includes(CANARY))
-    assert.ok(!existsSync(join(markers, 'never')))
-  })
+    assert.ok(readFileSync(join(markers, 'mcr'), 'utf8').includes(CANARY));
+    assert.ok(!existsSync(join(markers, 'never')));
+  });
 
   it('auth plugins --write-kuberc: --dry-run writes nothing; then the kuberc allows /bin/sh (0600, kubectl 1.35 spelling) and fleet runs it from hub data with no fleet.yaml allowance', async () => {
-    const kuberc = join(dir, 'kuberc')
-    writeFileSync(kuberc, 'apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ndefaults: []\n', {mode: 0o600})
-    const before = readFileSync(kuberc, 'utf8')
-    const dry = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh', '--dry-run', '-o', 'json'])
-    clean(dry)
-    assert.deepEqual(dry.json<PluginList>().written, {path: kuberc, added: ['/bin/sh'], dryRun: true, entryKey: 'name', notAdded: []})
-    assert.equal(readFileSync(kuberc, 'utf8'), before, '--dry-run wrote nothing')
-    const unknown = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', 'kubelogin'])
-    assert.equal(unknown.code, 2)
-    assert.match(unknown.stderr, /^error: --command: no selected cluster runs "kubelogin"; the fleet runs "\/bin\/sh"\n$/)
+    const kuberc = join(dir, 'kuberc');
+    writeFileSync(kuberc, 'apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ndefaults: []\n', {
+      mode: 0o600,
+    });
+    const before = readFileSync(kuberc, 'utf8');
+    const dry = await fleet([
+      'auth',
+      'plugins',
+      '--fleet-config',
+      refusedYaml,
+      '--write-kuberc',
+      kuberc,
+      '--command',
+      '/bin/sh',
+      '--dry-run',
+      '-o',
+      'json',
+    ]);
+    clean(dry);
+    assert.deepEqual(dry.json<PluginList>().written, {
+      path: kuberc,
+      added: ['/bin/sh'],
+      dryRun: true,
+      entryKey: 'name',
+      notAdded: [],
+    });
+    assert.equal(readFileSync(kuberc, 'utf8'), before, '--dry-run wrote nothing');
+    const unknown = await fleet([
+      'auth',
+      'plugins',
+      '--fleet-config',
+      refusedYaml,
+      '--write-kuberc',
+      kuberc,
+      '--command',
+      'kubelogin',
+    ]);
+    assert.equal(unknown.code, 2);
+    assert.match(
+      unknown.stderr,
+      /^error: --command: no selected cluster runs "kubelogin"; the fleet runs "\/bin\/sh"\n$/,
+    );
 
-    const wrote = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh'])
-    clean(wrote)
+    const wrote = await fleet([
+      'auth',
+      'plugins',
+      '--fleet-config',
+      refusedYaml,
+      '--write-kuberc',
+      kuberc,
+      '--command',
+      '/bin/sh',
+    ]);
+    clean(wrote);
     // Spelled as the file holds it (issue 38): `name: /bin/sh`, not `{command: /bin/sh}`.
-    assert.match(wrote.stderr, new RegExp(`${kuberc}: added name: /bin/sh to credentialPluginAllowlist`))
-    const text = readFileSync(kuberc, 'utf8')
-    assert.match(text, /credentialPluginPolicy: Allowlist/)
-    assert.match(text, /- name: \/bin\/sh/)
-    assert.match(text, /defaults: \[\]/, 'the rest of the kuberc is kept')
-    assert.equal(statSync(kuberc).mode & 0o777, 0o600)
-    const again = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, '--command', '/bin/sh', '-o', 'json'])
-    assert.deepEqual(again.json<PluginList>().written?.added, [], 'a second run adds nothing')
-    assert.equal(readFileSync(kuberc, 'utf8'), text)
+    assert.match(wrote.stderr, new RegExp(`${kuberc}: added name: /bin/sh to credentialPluginAllowlist`));
+    const text = readFileSync(kuberc, 'utf8');
+    assert.match(text, /credentialPluginPolicy: Allowlist/);
+    assert.match(text, /- name: \/bin\/sh/);
+    assert.match(text, /defaults: \[\]/, 'the rest of the kuberc is kept');
+    assert.equal(statSync(kuberc).mode & 0o777, 0o600);
+    const again = await fleet([
+      'auth',
+      'plugins',
+      '--fleet-config',
+      refusedYaml,
+      '--write-kuberc',
+      kuberc,
+      '--command',
+      '/bin/sh',
+      '-o',
+      'json',
+    ]);
+    assert.deepEqual(again.json<PluginList>().written?.added, [], 'a second run adds nothing');
+    assert.equal(readFileSync(kuberc, 'utf8'), text);
 
     // The kuberc's explicit Allowlist entry is the user's say-so for hub data too.
-    const listed = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--kuberc', kuberc, '-o', 'json'])
-    const sh = listed.json<PluginList>().items.find((p) => p.command === '/bin/sh')
-    assert.deepEqual([sh?.allowed, sh?.reason, listed.json<PluginList>().kuberc], [true, `credentialPluginAllowlist of ${kuberc}`, kuberc])
-    assert.equal(listed.code, 0)
-  })
-})
+    const listed = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--kuberc', kuberc, '-o', 'json']);
+    const sh = listed.json<PluginList>().items.find((p) => p.command === '/bin/sh');
+    assert.deepEqual(
+      [sh?.allowed, sh?.reason, listed.json<PluginList>().kuberc],
+      [true, `credentialPluginAllowlist of ${kuberc}`, kuberc],
+    );
+    assert.equal(listed.code, 0);
+  });
+});

@@ -49,12 +49,19 @@ describe('kcp harness', () => {
     for (const via of ['shard', 'proxy'] as const) {
       const out = await kcp.kubectl(['version', '-o', 'json'], { via });
       outputs.push(out);
-      assert.match((JSON.parse(out) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion, /\+kcp-v0\.32\.3$/, via);
+      assert.match(
+        (JSON.parse(out) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion,
+        /\+kcp-v0\.32\.3$/,
+        via,
+      );
     }
     const shards = JSON.parse(await kcp.kubectl(['get', 'shards.core.kcp.io', '-o', 'json'], { via: 'shard' })) as {
       items: { metadata: { name: string }; spec: { baseURL: string; externalURL: string } }[];
     };
-    assert.deepEqual(shards.items.map((s) => [s.metadata.name, s.spec.baseURL, s.spec.externalURL]), [['root', kcp.shard.url, kcp.proxy.url]]);
+    assert.deepEqual(
+      shards.items.map((s) => [s.metadata.name, s.spec.baseURL, s.spec.externalURL]),
+      [['root', kcp.shard.url, kcp.proxy.url]],
+    );
   });
 
   it('creates a tree root:org, root:org:team-a, root:org:team-b that kubectl lists Ready, with URLs at the front proxy', async () => {
@@ -67,16 +74,27 @@ describe('kcp harness', () => {
     // Idempotent: a second call returns the same workspace.
     assert.deepEqual(await kcp.createWorkspace('root:org:team-a'), a);
 
-    type WsList = { items: { metadata: { name: string }; spec: { URL: string; type?: { name: string } }; status: { phase: string } }[] };
+    type WsList = {
+      items: {
+        metadata: { name: string };
+        spec: { URL: string; type?: { name: string } };
+        status: { phase: string };
+      }[];
+    };
     for (const via of ['shard', 'proxy'] as const) {
       const root = JSON.parse(await kcp.kubectl(['get', 'workspaces', '-o', 'json'], { via })) as WsList;
       const org = root.items.find((w) => w.metadata.name === 'org');
       assert.equal(org?.status.phase, 'Ready', via);
       assert.equal(org?.spec.type?.name, 'organization', via);
-      const teams = JSON.parse(await kcp.kubectl(['get', 'workspaces', '-o', 'json'], { via, workspace: 'root:org' })) as WsList;
+      const teams = JSON.parse(
+        await kcp.kubectl(['get', 'workspaces', '-o', 'json'], { via, workspace: 'root:org' }),
+      ) as WsList;
       assert.deepEqual(
         teams.items.map((w) => [w.metadata.name, w.spec.type?.name, w.status.phase, w.spec.URL]).sort(),
-        [['team-a', 'universal', 'Ready', a.url], ['team-b', 'team', 'Ready', b.url]],
+        [
+          ['team-a', 'universal', 'Ready', a.url],
+          ['team-b', 'team', 'Ready', b.url],
+        ],
         via,
       );
     }
@@ -114,20 +132,35 @@ describe('kcp harness', () => {
   }
 
   it('viewer has no access until a workspace grants it, and then only there', async () => {
-    const list = (workspace: string) => kcp.kubectlResult(['get', 'configmaps', '-n', 'default', '-o', 'name'], { as: 'viewer', workspace });
+    const list = (workspace: string) =>
+      kcp.kubectlResult(['get', 'configmaps', '-n', 'default', '-o', 'name'], { as: 'viewer', workspace });
     const before = await list('root:org:team-a');
     outputs.push(before.stdout, before.stderr);
     assert.notEqual(before.code, 0);
     assert.match(before.stderr, /forbidden/i);
     // kcp's workspace authorizer wants verb "access" on "/" before any RBAC inside the workspace applies.
     const grant = [
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'fleet-viewer' },
-        rules: [{ nonResourceURLs: ['/'], verbs: ['access'] }, { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'fleet-viewer' },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'fleet-viewer' },
+        rules: [
+          { nonResourceURLs: ['/'], verbs: ['access'] },
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'fleet-viewer' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'fleet-viewer' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'viewer' }] },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'viewer' }],
+      },
     ];
-    await kcp.kubectl(['apply', '-f', '-'], { workspace: 'root:org:team-a', stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: grant }) });
+    await kcp.kubectl(['apply', '-f', '-'], {
+      workspace: 'root:org:team-a',
+      stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: grant }),
+    });
     let granted = await list('root:org:team-a');
     for (let i = 0; i < 40 && granted.code !== 0; i++) {
       await new Promise((r) => setTimeout(r, 250)); // the authorizer's informers catch up
@@ -149,7 +182,9 @@ describe('kcp harness', () => {
     const ws = await kcp.getWorkspace('root:pending');
     assert.equal(ws.phase, 'Initializing');
     assert.equal(ws.url, `${kcp.proxy!.url}/clusters/root:pending`);
-    const listed = JSON.parse(await kcp.kubectl(['get', 'workspaces', '-o', 'json'])) as { items: { metadata: { name: string }; status: { phase: string } }[] };
+    const listed = JSON.parse(await kcp.kubectl(['get', 'workspaces', '-o', 'json'])) as {
+      items: { metadata: { name: string }; status: { phase: string } }[];
+    };
     assert.equal(listed.items.find((w) => w.metadata.name === 'pending')?.status.phase, 'Initializing');
     // kcp still serves its content to the admin (system:kcp:admin) while it initializes.
     const inside = await kcp.kubectl(['get', 'namespaces', '-o', 'name'], { workspace: 'root:pending' });
@@ -172,12 +207,16 @@ describe('kcp harness', () => {
     const pids = [kcp.shard.pid, kcp.proxy!.pid];
     await kcp.stop();
     // Every argv of ours names the kcp directory (--root-directory, --mapping-file...).
-    const left = await run('pgrep', ['-f', '--', kcp.dir]).then((r) => r.stdout.trim(), (e: { code?: number; stdout?: string }) => {
-      if (e.code === 1) return '';
-      throw e;
-    });
+    const left = await run('pgrep', ['-f', '--', kcp.dir]).then(
+      (r) => r.stdout.trim(),
+      (e: { code?: number; stdout?: string }) => {
+        if (e.code === 1) return '';
+        throw e;
+      },
+    );
     assert.equal(left, '', `kcp processes left: ${left}`);
-    const listed = readProcesses(cp.dir)?.processes.filter((p) => pids.includes(p.pid) || p.name.startsWith(`${kcp.name}-`)) ?? [];
+    const listed =
+      readProcesses(cp.dir)?.processes.filter((p) => pids.includes(p.pid) || p.name.startsWith(`${kcp.name}-`)) ?? [];
     assert.deepEqual(listed, []);
     await kcp.stop(); // idempotent
   });

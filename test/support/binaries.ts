@@ -56,7 +56,10 @@ export function runBuildScript(script: string, label: string, log: (line: string
  * progress on stderr) and returns the path it prints on its last stdout line.
  */
 export function buildScriptOutput(script: string, timeoutMs = 1_200_000): string {
-  return execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: timeoutMs }).trim().split('\n').pop()!;
+  return execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: timeoutMs })
+    .trim()
+    .split('\n')
+    .pop()!;
 }
 
 /** The file `name` in the directory a build script printed, which must be there. */
@@ -67,7 +70,9 @@ export function builtFile(binDir: string, name: string): string {
 }
 
 /** Runs build.sh (a no-op when the cache is warm). Its progress goes to `log` (stderr by default). */
-export async function ensureBinaries(log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<Binaries> {
+export async function ensureBinaries(
+  log: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+): Promise<Binaries> {
   const binDir = await runBuildScript(join(controlPlaneDir, 'build.sh'), 'control-plane build', log);
   return {
     binDir,

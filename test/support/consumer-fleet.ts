@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { kubeconfigFor, loadControlPlane } from './fixture.js';
-import {buildScriptOutput} from './binaries.js';
+import { buildScriptOutput } from './binaries.js';
 
 const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', import.meta.url));
 
@@ -15,7 +15,11 @@ const PLUGINS_BUILD = fileURLToPath(new URL('../providers-plugins/build.sh', imp
 export function writeConsumerFleet(o: { dir: string; run: string; hubNs: string; consumer: string }): string {
   const cp = loadControlPlane();
   const pluginsDir = buildScriptOutput(PLUGINS_BUILD);
-  const pluginHub = kubeconfigFor(cp.hub, { certFile: cp.admin.certFile, keyFile: cp.admin.keyFile }, { name: `${o.run}-plugin-hub`, namespace: o.hubNs });
+  const pluginHub = kubeconfigFor(
+    cp.hub,
+    { certFile: cp.admin.certFile, keyFile: cp.admin.keyFile },
+    { name: `${o.run}-plugin-hub`, namespace: o.hubNs },
+  );
   const accessFile = join(o.dir, `${o.run}-access.json`);
   const execConfig = {
     apiVersion: 'client.authentication.k8s.io/v1',

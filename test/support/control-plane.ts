@@ -4,7 +4,16 @@
 // See docs/control-plane.md for the layout of the directory and of state.json.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -108,7 +117,12 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-async function pollUntil<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>, everyMs = 250): Promise<T> {
+async function pollUntil<T>(
+  what: string,
+  timeoutMs: number,
+  fn: () => Promise<T | undefined>,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
@@ -118,7 +132,10 @@ async function pollUntil<T>(what: string, timeoutMs: number, fn: () => Promise<T
     } catch (err) {
       last = (err as Error).message;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? ` (last error: ${last})` : ''}`,
+      );
     await sleep(everyMs);
   }
 }
@@ -132,7 +149,9 @@ function ensureDir(dir: string): void {
     const procs = readProcesses(dir);
     const alive = procs?.processes.filter(isOurs) ?? [];
     if (alive.length > 0) {
-      throw new Error(`a control plane already runs from ${dir} (pids ${alive.map((p) => p.pid).join(', ')}); stop it first`);
+      throw new Error(
+        `a control plane already runs from ${dir} (pids ${alive.map((p) => p.pid).join(', ')}); stop it first`,
+      );
     }
     // A dead control plane's leftovers: start from a clean directory.
     for (const e of entries) rmSync(join(dir, e), { recursive: true, force: true });
@@ -178,7 +197,12 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       writeJsonAtomic(processesFile(dir), book);
     });
     void s.exited.then(({ code, signal }) => {
-      if (starting) rejectDied(new Error(`${name} exited during start-up (${signal ?? `code ${code}`}); last lines of ${logFile}:\n${tail(logFile)}`));
+      if (starting)
+        rejectDied(
+          new Error(
+            `${name} exited during start-up (${signal ?? `code ${code}`}); last lines of ${logFile}:\n${tail(logFile)}`,
+          ),
+        );
     });
     return s;
   };
@@ -194,12 +218,24 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       makeCa(pki, 'server-ca', 'fleet-test-server-ca'),
       makeCa(pki, 'client-ca', 'fleet-test-client-ca'),
     ]);
-    const admin = await makeLeaf({ ca: clientCa, dir: pki, base: 'admin', cn: 'fleet-admin', orgs: ['system:masters'], usage: 'client' });
+    const admin = await makeLeaf({
+      ca: clientCa,
+      dir: pki,
+      base: 'admin',
+      cn: 'fleet-admin',
+      orgs: ['system:masters'],
+      usage: 'client',
+    });
     const perServer = await Promise.all(
       names.map(async (name) => ({
         serving: await makeLeaf({
-          ca: serverCa, dir: pki, base: `${name}-serving`, cn: `kube-apiserver-${name}`, usage: 'server',
-          ips: ['127.0.0.1'], dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+          ca: serverCa,
+          dir: pki,
+          base: `${name}-serving`,
+          cn: `kube-apiserver-${name}`,
+          usage: 'server',
+          ips: ['127.0.0.1'],
+          dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
         }),
         sa: await makeSigningKey(pki, `${name}-sa`),
       })),
@@ -213,24 +249,45 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       const url = `https://127.0.0.1:${port}`;
       const tokenUsers: TokenUser[] = TOKEN_USERS.map((u) => ({
         // A leading letter: a token that starts with '-' would read as an option where a test passes it to a plugin.
-        name: u.name, groups: u.groups, uid: `uid-${u.name}`,
+        name: u.name,
+        groups: u.groups,
+        uid: `uid-${u.name}`,
         token: `t${randomBytes(24).toString('base64url')}`,
       }));
       const kubeconfig = writeKubeconfig({
-        path: join(dir, `${name}.kubeconfig`), server: url, caFile: serverCa.certFile, context: name,
-        userName: `${name}-admin`, user: admin,
+        path: join(dir, `${name}.kubeconfig`),
+        server: url,
+        caFile: serverCa.certFile,
+        context: name,
+        userName: `${name}-admin`,
+        user: admin,
       });
       return {
-        name, role: i === 0 ? 'hub' : 'member', url, port, issuer: url, kubeconfig, context: name,
-        caFile: serverCa.certFile, etcdPrefix: `/${name}`, serviceAccountPublicKeyFile: perServer[i].sa.publicKeyFile,
+        name,
+        role: i === 0 ? 'hub' : 'member',
+        url,
+        port,
+        issuer: url,
+        kubeconfig,
+        context: name,
+        caFile: serverCa.certFile,
+        etcdPrefix: `/${name}`,
+        serviceAccountPublicKeyFile: perServer[i].sa.publicKeyFile,
         ...(i === 0 ? {} : { hubTokenAudience: url, hubUsernamePrefix: HUB_USERNAME_PREFIX }),
-        pids: [], logs: { apiserver: join(logs, `${name}-apiserver.log`), controllerManager: join(logs, `${name}-controller-manager.log`) },
+        pids: [],
+        logs: {
+          apiserver: join(logs, `${name}-apiserver.log`),
+          controllerManager: join(logs, `${name}-controller-manager.log`),
+        },
         tokenUsers,
       };
     });
     for (const s of servers) {
       // An empty 4th column would be read as one group named "": leave it out for users without groups.
-      const csv = s.tokenUsers.map((u) => [u.token, u.name, u.uid, ...(u.groups.length ? [`"${u.groups.join(',')}"`] : [])].join(',')).join('\n') + '\n';
+      const csv =
+        s.tokenUsers
+          .map((u) => [u.token, u.name, u.uid, ...(u.groups.length ? [`"${u.groups.join(',')}"`] : [])].join(','))
+          .join('\n') + '\n';
       writeFileSync(join(pki, `${s.name}-tokens.csv`), csv, { mode: 0o600 });
     }
     const hub = servers[0];
@@ -239,31 +296,44 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     log(`starting etcd on ${etcdUrl}`);
     const etcdDataDir = join(dir, 'etcd-data');
     const etcd = await launch('etcd', bins.etcd, [
-      '--name=fleet-test', `--data-dir=${etcdDataDir}`,
-      `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      '--name=fleet-test',
+      `--data-dir=${etcdDataDir}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
       `--initial-cluster=fleet-test=http://127.0.0.1:${etcdPeerPort}`,
       // Test data is throwaway: skipping fsync is the single biggest start-up and latency win.
-      '--unsafe-no-fsync=true', '--log-level=warn',
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
     ]);
-    await step(pollUntil('etcd /health', readyTimeoutMs, async () => {
-      const r = await fetch(`${etcdUrl}/health`);
-      return r.ok && ((await r.json()) as { health?: string }).health === 'true' ? true : undefined;
-    }));
+    await step(
+      pollUntil('etcd /health', readyTimeoutMs, async () => {
+        const r = await fetch(`${etcdUrl}/health`);
+        return r.ok && ((await r.json()) as { health?: string }).health === 'true' ? true : undefined;
+      }),
+    );
 
     // --- apiservers ----------------------------------------------------------------------------------------------------
     const startApiserver = async (s: ServerState, i: number) => {
       const args = [
-        `--etcd-servers=${etcdUrl}`, `--etcd-prefix=${s.etcdPrefix}`,
-        '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${s.port}`,
-        `--tls-cert-file=${perServer[i].serving.certFile}`, `--tls-private-key-file=${perServer[i].serving.keyFile}`,
+        `--etcd-servers=${etcdUrl}`,
+        `--etcd-prefix=${s.etcdPrefix}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${s.port}`,
+        `--tls-cert-file=${perServer[i].serving.certFile}`,
+        `--tls-private-key-file=${perServer[i].serving.keyFile}`,
         `--client-ca-file=${clientCa.certFile}`,
         `--token-auth-file=${join(pki, `${s.name}-tokens.csv`)}`,
-        `--service-account-issuer=${s.issuer}`, `--service-account-jwks-uri=${s.issuer}/openid/v1/jwks`,
+        `--service-account-issuer=${s.issuer}`,
+        `--service-account-jwks-uri=${s.issuer}/openid/v1/jwks`,
         `--service-account-key-file=${perServer[i].sa.publicKeyFile}`,
         `--service-account-signing-key-file=${perServer[i].sa.keyFile}`,
-        '--authorization-mode=RBAC', '--anonymous-auth=true',
-        '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+        '--authorization-mode=RBAC',
+        '--anonymous-auth=true',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
         // No kubelets or Endpoints for the apiserver itself: nothing would route to them anyway.
         '--endpoint-reconciler-type=none',
         `--cert-dir=${join(dir, `${s.name}-certs`)}`,
@@ -274,10 +344,18 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       s.pids.push(p.pid);
     };
     const waitReady = (s: ServerState) =>
-      step(pollUntil(`${s.name} /readyz`, readyTimeoutMs, async () => {
-        const r = await apiRequest({ url: s.url, path: '/readyz', caFile: serverCa.certFile, ...admin, timeoutMs: 5000 });
-        return r.status === 200 ? true : undefined;
-      }));
+      step(
+        pollUntil(`${s.name} /readyz`, readyTimeoutMs, async () => {
+          const r = await apiRequest({
+            url: s.url,
+            path: '/readyz',
+            caFile: serverCa.certFile,
+            ...admin,
+            timeoutMs: 5000,
+          });
+          return r.status === 200 ? true : undefined;
+        }),
+      );
     const startControllerManager = async (s: ServerState) => {
       const i = servers.indexOf(s);
       const p = await launch(`${s.name}-controller-manager`, bins.kubeControllerManager, [
@@ -285,8 +363,10 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
         `--service-account-private-key-file=${perServer[i].sa.keyFile}`,
         `--root-ca-file=${serverCa.certFile}`,
         // Signing with the client CA makes certificates issued through CSRs valid client certificates here.
-        `--cluster-signing-cert-file=${clientCa.certFile}`, `--cluster-signing-key-file=${clientCa.keyFile}`,
-        '--leader-elect=false', `--controllers=${CONTROLLERS.join(',')}`,
+        `--cluster-signing-cert-file=${clientCa.certFile}`,
+        `--cluster-signing-key-file=${clientCa.keyFile}`,
+        '--leader-elect=false',
+        `--controllers=${CONTROLLERS.join(',')}`,
         // Several controller managers share one host: none of them serves HTTPS (0 turns it off).
         '--secure-port=0',
       ]);
@@ -297,43 +377,101 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     await waitReady(hub);
     // Members fetch the hub's OIDC discovery document and JWKS without credentials; allow that before they start so
     // their first discovery attempt succeeds instead of waiting for the 10 s retry.
-    await step(kubectlAdmin(bins.kubectl, hub, ['apply', '--server-side', '--field-manager=fleet-harness', '-f', '-'], yaml.dump({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding',
-      metadata: { name: 'fleet-harness:service-account-issuer-discovery' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:service-account-issuer-discovery' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' }],
-    })));
-    const crds = step(kubectlAdmin(bins.kubectl, hub, ['apply', '--server-side', '--field-manager=fleet-harness', '-f', join(controlPlaneDir, 'crds')]));
+    await step(
+      kubectlAdmin(
+        bins.kubectl,
+        hub,
+        ['apply', '--server-side', '--field-manager=fleet-harness', '-f', '-'],
+        yaml.dump({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'fleet-harness:service-account-issuer-discovery' },
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'ClusterRole',
+            name: 'system:service-account-issuer-discovery',
+          },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' }],
+        }),
+      ),
+    );
+    const crds = step(
+      kubectlAdmin(bins.kubectl, hub, [
+        'apply',
+        '--server-side',
+        '--field-manager=fleet-harness',
+        '-f',
+        join(controlPlaneDir, 'crds'),
+      ]),
+    );
     crds.catch(() => {}); // awaited below; until then a failure must not become an unhandled rejection
     await startControllerManager(hub);
 
     const hubCaPem = readFileSync(serverCa.certFile, 'utf8');
     for (const s of servers.slice(1)) {
       s.authenticationConfigFile = join(dir, `${s.name}-authentication-config.yaml`);
-      writeFileSync(s.authenticationConfigFile, yaml.dump({
-        apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthenticationConfiguration',
-        jwt: [{
-          issuer: { url: hub.issuer, audiences: [s.url], certificateAuthority: hubCaPem },
-          claimMappings: { username: { claim: 'sub', prefix: HUB_USERNAME_PREFIX } },
-        }],
-      }, { lineWidth: -1 }));
+      writeFileSync(
+        s.authenticationConfigFile,
+        yaml.dump(
+          {
+            apiVersion: 'apiserver.config.k8s.io/v1',
+            kind: 'AuthenticationConfiguration',
+            jwt: [
+              {
+                issuer: { url: hub.issuer, audiences: [s.url], certificateAuthority: hubCaPem },
+                claimMappings: { username: { claim: 'sub', prefix: HUB_USERNAME_PREFIX } },
+              },
+            ],
+          },
+          { lineWidth: -1 },
+        ),
+      );
     }
     await Promise.all(servers.slice(1).map((s, j) => startApiserver(s, j + 1)));
     await Promise.all(servers.slice(1).map(waitReady));
     await Promise.all(servers.slice(1).map(startControllerManager));
 
     await crds;
-    await step(kubectlAdmin(bins.kubectl, hub, ['wait', '--for=condition=Established', '--timeout=60s', '-f', join(controlPlaneDir, 'crds')]));
+    await step(
+      kubectlAdmin(bins.kubectl, hub, [
+        'wait',
+        '--for=condition=Established',
+        '--timeout=60s',
+        '-f',
+        join(controlPlaneDir, 'crds'),
+      ]),
+    );
 
     // Federation check: a hub ServiceAccount token with a member's audience authenticates on that member.
     if (servers.length > 1) await step(awaitHubTrust(hub, servers.slice(1), serverCa, admin, readyTimeoutMs));
 
     // The controller managers are working once each apiserver has its default ServiceAccount (and the root CA map).
-    await step(Promise.all(servers.map((s) => pollUntil(`${s.name} controller-manager (default ServiceAccount, kube-root-ca.crt)`, readyTimeoutMs, async () => {
-      const sa = await apiRequest({ url: s.url, path: '/api/v1/namespaces/default/serviceaccounts/default', caFile: serverCa.certFile, ...admin });
-      const cm = await apiRequest({ url: s.url, path: '/api/v1/namespaces/default/configmaps/kube-root-ca.crt', caFile: serverCa.certFile, ...admin });
-      return sa.status === 200 && cm.status === 200 ? true : undefined;
-    }, 500))));
+    await step(
+      Promise.all(
+        servers.map((s) =>
+          pollUntil(
+            `${s.name} controller-manager (default ServiceAccount, kube-root-ca.crt)`,
+            readyTimeoutMs,
+            async () => {
+              const sa = await apiRequest({
+                url: s.url,
+                path: '/api/v1/namespaces/default/serviceaccounts/default',
+                caFile: serverCa.certFile,
+                ...admin,
+              });
+              const cm = await apiRequest({
+                url: s.url,
+                path: '/api/v1/namespaces/default/configmaps/kube-root-ca.crt',
+                caFile: serverCa.certFile,
+                ...admin,
+              });
+              return sa.status === 200 && cm.status === 200 ? true : undefined;
+            },
+            500,
+          ),
+        ),
+      ),
+    );
 
     const version = await apiRequest({ url: hub.url, path: '/version', caFile: serverCa.certFile, ...admin });
     const serverVersion = (JSON.parse(version.body) as { gitVersion: string }).gitVersion;
@@ -345,7 +483,12 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       serverVersion,
       etcdVersion: pinned.etcd,
       binDir: bins.binDir,
-      binaries: { etcd: bins.etcd, kubeApiserver: bins.kubeApiserver, kubeControllerManager: bins.kubeControllerManager, kubectl: bins.kubectl },
+      binaries: {
+        etcd: bins.etcd,
+        kubeApiserver: bins.kubeApiserver,
+        kubeControllerManager: bins.kubeControllerManager,
+        kubectl: bins.kubectl,
+      },
       etcd: { url: etcdUrl, pid: etcd.pid, dataDir: etcdDataDir, log: join(logs, 'etcd.log') },
       clientCa,
       serverCa: { certFile: serverCa.certFile },
@@ -384,28 +527,62 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   }
 }
 
-async function awaitHubTrust(hub: ServerState, members: ServerState[], serverCa: KeyPair | { certFile: string }, admin: KeyPair, timeoutMs: number): Promise<void> {
+async function awaitHubTrust(
+  hub: ServerState,
+  members: ServerState[],
+  serverCa: KeyPair | { certFile: string },
+  admin: KeyPair,
+  timeoutMs: number,
+): Promise<void> {
   const base = { url: hub.url, caFile: serverCa.certFile, ...admin };
   const ns = 'kube-system';
-  const created = await apiRequest({ ...base, path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: PROBE_SA } } });
-  if (created.status !== 201 && created.status !== 409) throw new Error(`cannot create probe ServiceAccount on hub: ${created.status} ${created.body}`);
+  const created = await apiRequest({
+    ...base,
+    path: `/api/v1/namespaces/${ns}/serviceaccounts`,
+    body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: PROBE_SA } },
+  });
+  if (created.status !== 201 && created.status !== 409)
+    throw new Error(`cannot create probe ServiceAccount on hub: ${created.status} ${created.body}`);
   try {
-    await Promise.all(members.map(async (m) => {
-      const tr = await apiRequest({ ...base, path: `/api/v1/namespaces/${ns}/serviceaccounts/${PROBE_SA}/token`, body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [m.url], expirationSeconds: 600 } } });
-      if (tr.status !== 201) throw new Error(`hub TokenRequest failed: ${tr.status} ${tr.body}`);
-      const token = (JSON.parse(tr.body) as { status: { token: string } }).status.token;
-      const want = `${HUB_USERNAME_PREFIX}system:serviceaccount:${ns}:${PROBE_SA}`;
-      await pollUntil(`${m.name} to accept hub ServiceAccount tokens (it retries the hub's OIDC discovery every 10 s)`, timeoutMs, async () => {
-        const r = await apiRequest({ url: m.url, caFile: serverCa.certFile, token, path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
-        if (r.status === 401) return undefined;
-        if (r.status !== 201) throw new Error(`SelfSubjectReview on ${m.name}: ${r.status} ${r.body}`);
-        const got = (JSON.parse(r.body) as { status: { userInfo: { username: string } } }).status.userInfo.username;
-        if (got !== want) throw new Error(`${m.name} maps the hub token to ${got}, expected ${want}`);
-        return true;
-      }, 500);
-    }));
+    await Promise.all(
+      members.map(async (m) => {
+        const tr = await apiRequest({
+          ...base,
+          path: `/api/v1/namespaces/${ns}/serviceaccounts/${PROBE_SA}/token`,
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: { audiences: [m.url], expirationSeconds: 600 },
+          },
+        });
+        if (tr.status !== 201) throw new Error(`hub TokenRequest failed: ${tr.status} ${tr.body}`);
+        const token = (JSON.parse(tr.body) as { status: { token: string } }).status.token;
+        const want = `${HUB_USERNAME_PREFIX}system:serviceaccount:${ns}:${PROBE_SA}`;
+        await pollUntil(
+          `${m.name} to accept hub ServiceAccount tokens (it retries the hub's OIDC discovery every 10 s)`,
+          timeoutMs,
+          async () => {
+            const r = await apiRequest({
+              url: m.url,
+              caFile: serverCa.certFile,
+              token,
+              path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+              body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+            });
+            if (r.status === 401) return undefined;
+            if (r.status !== 201) throw new Error(`SelfSubjectReview on ${m.name}: ${r.status} ${r.body}`);
+            const got = (JSON.parse(r.body) as { status: { userInfo: { username: string } } }).status.userInfo.username;
+            if (got !== want) throw new Error(`${m.name} maps the hub token to ${got}, expected ${want}`);
+            return true;
+          },
+          500,
+        );
+      }),
+    );
   } finally {
-    await apiRequest({ ...base, method: 'DELETE', path: `/api/v1/namespaces/${ns}/serviceaccounts/${PROBE_SA}` }).catch(() => {});
+    await apiRequest({ ...base, method: 'DELETE', path: `/api/v1/namespaces/${ns}/serviceaccounts/${PROBE_SA}` }).catch(
+      () => {},
+    );
   }
 }
 
@@ -426,7 +603,8 @@ export async function stopControlPlane(dir: string, opts: { keepDir?: boolean } 
   dir = resolve(dir);
   const result: StopResult = { dir, stopped: 0, leftAlive: [], removed: false };
   if (!existsSync(join(dir, MARKER))) {
-    if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} was not made by the control-plane harness; not touching it`);
+    if (existsSync(dir) && readdirSync(dir).length > 0)
+      throw new Error(`${dir} was not made by the control-plane harness; not touching it`);
     return result;
   }
   const procs = readProcesses(dir)?.processes ?? [];
@@ -477,16 +655,24 @@ export async function controlPlaneStatus(dir: string): Promise<StatusReport> {
   report.processes = (readProcesses(dir)?.processes ?? []).map((p) => ({ ...p, alive: isOurs(p) }));
   if (existsSync(stateFile(dir))) {
     const state = JSON.parse(readFileSync(stateFile(dir), 'utf8')) as ControlPlaneState;
-    report.servers = await Promise.all(state.servers.map(async (s) => {
-      let ready: boolean | string;
-      try {
-        const r = await apiRequest({ url: s.url, path: '/readyz', caFile: state.serverCa.certFile, ...state.admin, timeoutMs: 3000 });
-        ready = r.status === 200 ? true : `HTTP ${r.status}`;
-      } catch (err) {
-        ready = (err as Error).message;
-      }
-      return { name: s.name, url: s.url, kubeconfig: s.kubeconfig, ready };
-    }));
+    report.servers = await Promise.all(
+      state.servers.map(async (s) => {
+        let ready: boolean | string;
+        try {
+          const r = await apiRequest({
+            url: s.url,
+            path: '/readyz',
+            caFile: state.serverCa.certFile,
+            ...state.admin,
+            timeoutMs: 3000,
+          });
+          ready = r.status === 200 ? true : `HTTP ${r.status}`;
+        } catch (err) {
+          ready = (err as Error).message;
+        }
+        return { name: s.name, url: s.url, kubeconfig: s.kubeconfig, ready };
+      }),
+    );
   }
   return report;
 }

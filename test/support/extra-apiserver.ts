@@ -57,31 +57,53 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
   const serverCaKey = (cp.serverCa as { keyFile?: string }).keyFile ?? cp.serverCa.certFile.replace(/\.crt$/, '.key');
   const serverCa = { certFile: cp.serverCa.certFile, keyFile: serverCaKey };
   const [serving, sa] = await Promise.all([
-    makeLeaf({ ca: serverCa, dir, base: 'serving', cn: `kube-apiserver-${name}`, usage: 'server', ips: ['127.0.0.1'], dnsNames: ['localhost'] }),
+    makeLeaf({
+      ca: serverCa,
+      dir,
+      base: 'serving',
+      cn: `kube-apiserver-${name}`,
+      usage: 'server',
+      ips: ['127.0.0.1'],
+      dnsNames: ['localhost'],
+    }),
     makeSigningKey(dir, 'sa'),
   ]);
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
   const kubeconfig = writeKubeconfig({
-    path: join(dir, `${name}.kubeconfig`), server: url, caFile: serverCa.certFile, context: name, userName: `${name}-admin`,
+    path: join(dir, `${name}.kubeconfig`),
+    server: url,
+    caFile: serverCa.certFile,
+    context: name,
+    userName: `${name}-admin`,
     user: { certFile: cp.admin.certFile, keyFile: cp.admin.keyFile },
   });
   const authFile = join(dir, 'authentication-config.yaml');
   // kube-apiserver 1.34 notices a changed file at its next periodic check: measured 57-62 s (bench/wi-extra-apiserver.ts).
   const writeAuth = (c: string | object) => writeFileSync(authFile, asYaml(c));
-  const config = typeof o.authenticationConfig === 'function' ? o.authenticationConfig({ url }) : o.authenticationConfig;
+  const config =
+    typeof o.authenticationConfig === 'function' ? o.authenticationConfig({ url }) : o.authenticationConfig;
   if (config !== undefined) writeAuth(config);
 
   const logFile = join(dir, 'apiserver.log');
   const args = [
-    `--etcd-servers=${cp.etcd.url}`, `--etcd-prefix=/extra-${name}`,
-    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
-    `--tls-cert-file=${serving.certFile}`, `--tls-private-key-file=${serving.keyFile}`,
+    `--etcd-servers=${cp.etcd.url}`,
+    `--etcd-prefix=/extra-${name}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--tls-cert-file=${serving.certFile}`,
+    `--tls-private-key-file=${serving.keyFile}`,
     `--client-ca-file=${cp.clientCa.certFile}`,
-    `--service-account-issuer=${url}`, `--service-account-jwks-uri=${url}/openid/v1/jwks`,
-    `--service-account-key-file=${sa.publicKeyFile}`, `--service-account-signing-key-file=${sa.keyFile}`,
-    '--authorization-mode=RBAC', '--anonymous-auth=true',
-    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true', '--endpoint-reconciler-type=none',
+    `--service-account-issuer=${url}`,
+    `--service-account-jwks-uri=${url}/openid/v1/jwks`,
+    `--service-account-key-file=${sa.publicKeyFile}`,
+    `--service-account-signing-key-file=${sa.keyFile}`,
+    '--authorization-mode=RBAC',
+    '--anonymous-auth=true',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--endpoint-reconciler-type=none',
     // No controller manager runs for it: nothing would create ServiceAccounts' tokens or default objects.
     '--disable-admission-plugins=ServiceAccount',
     `--cert-dir=${join(dir, 'certs')}`,
@@ -120,8 +142,18 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     });
     const deadline = Date.now() + (o.readyTimeoutMs ?? 90_000);
     for (;;) {
-      if (exited) throw new Error(`extra apiserver ${name} exited during start-up (${exited}); last lines of ${logFile}:\n${tail(logFile)}`);
-      const r = await apiRequest({ url, path: '/readyz', caFile: serverCa.certFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile, timeoutMs: 3000 }).catch(() => undefined);
+      if (exited)
+        throw new Error(
+          `extra apiserver ${name} exited during start-up (${exited}); last lines of ${logFile}:\n${tail(logFile)}`,
+        );
+      const r = await apiRequest({
+        url,
+        path: '/readyz',
+        caFile: serverCa.certFile,
+        certFile: cp.admin.certFile,
+        keyFile: cp.admin.keyFile,
+        timeoutMs: 3000,
+      }).catch(() => undefined);
       if (r?.status === 200) return;
       if (Date.now() > deadline) {
         await stop();
@@ -133,11 +165,23 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
   await launch();
 
   return {
-    name, role: 'member', url, port, issuer: url, kubeconfig, context: name, caFile: serverCa.certFile, etcdPrefix: `/extra-${name}`,
-    serviceAccountPublicKeyFile: sa.publicKeyFile, ...(config !== undefined ? { authenticationConfigFile: authFile } : {}),
-    pids, logs: { apiserver: logFile, controllerManager: '' }, tokenUsers: [],
+    name,
+    role: 'member',
+    url,
+    port,
+    issuer: url,
+    kubeconfig,
+    context: name,
+    caFile: serverCa.certFile,
+    etcdPrefix: `/extra-${name}`,
+    serviceAccountPublicKeyFile: sa.publicKeyFile,
+    ...(config !== undefined ? { authenticationConfigFile: authFile } : {}),
+    pids,
+    logs: { apiserver: logFile, controllerManager: '' },
+    tokenUsers: [],
     writeAuthenticationConfig: (c) => {
-      if (config === undefined) throw new Error(`${name} was started without --authentication-config; it cannot load one later`);
+      if (config === undefined)
+        throw new Error(`${name} was started without --authentication-config; it cannot load one later`);
       writeAuth(c);
     },
     restartWithAuthenticationConfig: async (c) => {

@@ -1,14 +1,14 @@
-import assert from 'node:assert/strict'
+import assert from 'node:assert/strict';
 
-import {FleetError} from '../../src/base/errors.js'
+import { FleetError } from '../../src/base/errors.js';
 
 /** The FleetError a promise must fail with (anything else, or success, fails the test). */
 export async function fleetFailure(p: Promise<unknown>): Promise<FleetError> {
   try {
-    await p
+    await p;
   } catch (error) {
-    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`)
-    return error
+    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`);
+    return error;
   }
-  assert.fail('expected a failure')
+  assert.fail('expected a failure');
 }

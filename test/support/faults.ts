@@ -12,7 +12,14 @@ import { readFileSync } from 'node:fs';
 import { apiRequest } from './http.js';
 import { loadControlPlane } from './fixture.js';
 import { isAlive, isOurs, killGroups, spawnDetached, tail, waitReaped } from './procs.js';
-import { processesFile, readProcesses, stateFile, writeJsonAtomic, type ControlPlaneState, type ProcessRecord } from './state.js';
+import {
+  processesFile,
+  readProcesses,
+  stateFile,
+  writeJsonAtomic,
+  type ControlPlaneState,
+  type ProcessRecord,
+} from './state.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -23,7 +30,10 @@ const paused = new Set<number>();
 function record(name: string): ProcessRecord {
   const cp = loadControlPlane();
   const r = readProcesses(cp.dir)?.processes.find((p) => p.name === name);
-  if (!r) throw new Error(`no process ${name} in ${processesFile(cp.dir)} (have ${(readProcesses(cp.dir)?.processes ?? []).map((p) => p.name).join(', ')})`);
+  if (!r)
+    throw new Error(
+      `no process ${name} in ${processesFile(cp.dir)} (have ${(readProcesses(cp.dir)?.processes ?? []).map((p) => p.name).join(', ')})`,
+    );
   return r;
 }
 
@@ -32,7 +42,9 @@ export function rememberArgv(): void {
   const cp = loadControlPlane();
   for (const p of readProcesses(cp.dir)?.processes ?? []) {
     if (argvs.has(p.name) || !isOurs(p)) continue;
-    const argv = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0').filter((x, i, a) => i < a.length - 1 || x !== '');
+    const argv = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((x, i, a) => i < a.length - 1 || x !== '');
     argvs.set(p.name, argv.slice(1));
   }
 }
@@ -88,18 +100,33 @@ async function waitReady(name: string, argv: string[], timeoutMs: number): Promi
   for (;;) {
     let ok = false;
     if (name === 'etcd') {
-      ok = await fetch(`${flag('listen-client-urls')}/health`).then(async (r) => r.ok && ((await r.json()) as { health?: string }).health === 'true', () => false);
+      ok = await fetch(`${flag('listen-client-urls')}/health`).then(
+        async (r) => r.ok && ((await r.json()) as { health?: string }).health === 'true',
+        () => false,
+      );
     } else if (name.endsWith('-apiserver')) {
       const url = `https://127.0.0.1:${flag('secure-port')}`;
-      ok = (await apiRequest({ url, path: '/readyz', caFile: cp.serverCa.certFile, certFile: cp.admin.certFile, keyFile: cp.admin.keyFile, timeoutMs: 3000 }).catch(() => undefined))?.status === 200;
+      ok =
+        (
+          await apiRequest({
+            url,
+            path: '/readyz',
+            caFile: cp.serverCa.certFile,
+            certFile: cp.admin.certFile,
+            keyFile: cp.admin.keyFile,
+            timeoutMs: 3000,
+          }).catch(() => undefined)
+        )?.status === 200;
     } else {
       // A controller manager serves nothing (--secure-port=0): alive for a second is as ready as it can be seen.
       await sleep(1000);
       ok = isAlive(record(name).pid);
     }
     if (ok) return;
-    if (!isAlive(record(name).pid)) throw new Error(`${name} exited while starting again; last lines of ${log}:\n${tail(log)}`);
-    if (Date.now() > deadline) throw new Error(`${name} not ready ${timeoutMs} ms after its restart; last lines of ${log}:\n${tail(log)}`);
+    if (!isAlive(record(name).pid))
+      throw new Error(`${name} exited while starting again; last lines of ${log}:\n${tail(log)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${name} not ready ${timeoutMs} ms after its restart; last lines of ${log}:\n${tail(log)}`);
     await sleep(200);
   }
 }
@@ -169,5 +196,5 @@ export async function restoreAll(): Promise<string[]> {
 
 /** Stops tracking a process: restoreAll() no longer starts it again (for a server a test stops on purpose). */
 export function forget(name: string): void {
-  argvs.delete(name)
+  argvs.delete(name);
 }

@@ -41,7 +41,12 @@ export function loadControlPlane(): ControlPlaneHandle {
 export function server(ref: ServerRef): ServerState {
   if (typeof ref !== 'string') return ref;
   const s = loadControlPlane().servers.find((x) => x.name === ref);
-  if (!s) throw new Error(`no server ${ref} in the control plane (have ${loadControlPlane().servers.map((x) => x.name).join(', ')})`);
+  if (!s)
+    throw new Error(
+      `no server ${ref} in the control plane (have ${loadControlPlane()
+        .servers.map((x) => x.name)
+        .join(', ')})`,
+    );
   return s;
 }
 
@@ -55,7 +60,10 @@ export function scratchDir(): string {
 /** A DNS-1123 label that no other test (or earlier run against the same sandbox) uses. */
 export function uniqueName(prefix: string): string {
   const suffix = randomBytes(4).readUInt32BE().toString(36).padStart(6, '0').slice(0, 6);
-  return `${prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 56)}-${suffix}`;
+  return `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 56)}-${suffix}`;
 }
 
 export interface KubectlOptions {
@@ -92,13 +100,16 @@ export function kubectlResult(ref: ServerRef, args: string[], opts: KubectlOptio
 /** kubectl that throws (with kubectl's stderr) on a non-zero exit; returns stdout. */
 export async function kubectl(ref: ServerRef, args: string[], opts: KubectlOptions = {}): Promise<string> {
   const r = await kubectlResult(ref, args, opts);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} on ${server(ref).name} exited ${r.code}: ${r.stderr.trim()}`);
+  if (r.code !== 0)
+    throw new Error(`kubectl ${args.join(' ')} on ${server(ref).name} exited ${r.code}: ${r.stderr.trim()}`);
   return r.stdout;
 }
 
 /** Server-side apply of one or more YAML documents as the admin. */
 export function applyYaml(ref: ServerRef, yaml: string): Promise<string> {
-  return kubectl(ref, ['apply', '--server-side', '--force-conflicts', '--field-manager=fleet-e2e', '-f', '-'], { stdin: yaml });
+  return kubectl(ref, ['apply', '--server-side', '--force-conflicts', '--field-manager=fleet-e2e', '-f', '-'], {
+    stdin: yaml,
+  });
 }
 
 export interface CertUser {
@@ -109,16 +120,29 @@ export interface CertUser {
 
 /** A client-certificate user signed by the client CA every apiserver trusts (CN = user, O = groups). The kubeconfig
  * points at `ref`, but the certificate works on every server. */
-export async function createCertUser(ref: ServerRef, o: { user: string; groups?: string[]; dir?: string; days?: number }): Promise<CertUser> {
+export async function createCertUser(
+  ref: ServerRef,
+  o: { user: string; groups?: string[]; dir?: string; days?: number },
+): Promise<CertUser> {
   const s = server(ref);
   const cp = loadControlPlane();
   const dir = o.dir ?? scratchDir();
   const base = uniqueName(`cert-${o.user}`);
   const pair = await makeLeaf({
-    ca: cp.clientCa, dir, base, cn: o.user, orgs: o.groups ?? [], usage: 'client', days: o.days,
+    ca: cp.clientCa,
+    dir,
+    base,
+    cn: o.user,
+    orgs: o.groups ?? [],
+    usage: 'client',
+    days: o.days,
   });
   const kubeconfigPath = writeKubeconfig({
-    path: join(dir, `${base}@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `${o.user}@${s.name}`, user: pair,
+    path: join(dir, `${base}@${s.name}.kubeconfig`),
+    server: s.url,
+    caFile: s.caFile,
+    context: `${o.user}@${s.name}`,
+    user: pair,
   });
   return { ...pair, kubeconfigPath };
 }
@@ -127,9 +151,14 @@ export async function createCertUser(ref: ServerRef, o: { user: string; groups?:
 export function tokenUser(ref: ServerRef, name: string): { token: string; kubeconfigPath: string; user: TokenUser } {
   const s = server(ref);
   const user = s.tokenUsers.find((u) => u.name === name);
-  if (!user) throw new Error(`no static token user ${name} on ${s.name} (have ${s.tokenUsers.map((u) => u.name).join(', ')})`);
+  if (!user)
+    throw new Error(`no static token user ${name} on ${s.name} (have ${s.tokenUsers.map((u) => u.name).join(', ')})`);
   const kubeconfigPath = writeKubeconfig({
-    path: join(scratchDir(), `token-${name}@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `${name}@${s.name}`, user: { token: user.token },
+    path: join(scratchDir(), `token-${name}@${s.name}.kubeconfig`),
+    server: s.url,
+    caFile: s.caFile,
+    context: `${name}@${s.name}`,
+    user: { token: user.token },
   });
   return { token: user.token, kubeconfigPath, user };
 }
@@ -142,7 +171,10 @@ export async function createServiceAccountToken(
   sa: string,
   o: { audience?: string; duration?: string } = {},
 ): Promise<string> {
-  await applyYaml(ref, `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ${sa}\n  namespace: ${ns}\n`);
+  await applyYaml(
+    ref,
+    `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ${sa}\n  namespace: ${ns}\n`,
+  );
   const args = ['create', 'token', sa, '-n', ns];
   if (o.audience) args.push(`--audience=${o.audience}`);
   if (o.duration) args.push(`--duration=${o.duration}`);
@@ -150,11 +182,19 @@ export async function createServiceAccountToken(
 }
 
 /** A kubeconfig for an ad-hoc identity on a server (file written with mode 0600 into the scratch dir by default). */
-export function kubeconfigFor(ref: ServerRef, user: KubeconfigOptions['user'], o: { name?: string; path?: string; namespace?: string } = {}): string {
+export function kubeconfigFor(
+  ref: ServerRef,
+  user: KubeconfigOptions['user'],
+  o: { name?: string; path?: string; namespace?: string } = {},
+): string {
   const s = server(ref);
   const name = o.name ?? uniqueName('user');
   return writeKubeconfig({
-    path: o.path ?? join(scratchDir(), `${name}@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `${name}@${s.name}`,
-    user, namespace: o.namespace,
+    path: o.path ?? join(scratchDir(), `${name}@${s.name}.kubeconfig`),
+    server: s.url,
+    caFile: s.caFile,
+    context: `${name}@${s.name}`,
+    user,
+    namespace: o.namespace,
   });
 }

@@ -2,15 +2,15 @@
 // control plane cannot be made to do: stream an endless body, nest JSON 200,000 deep, answer with the wrong shape,
 // answer late, redirect, present a certificate for another host. Each listens on 127.0.0.1 (port 0), over HTTP/1.1
 // only or HTTP/2 (with HTTP/1.1 allowed), records what it was asked, and close() ends it and every connection it holds.
-import {mkdtempSync, readFileSync} from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
-import type {AddressInfo, Socket} from 'node:net';
-import {tmpdir} from 'node:os';
-import {join} from 'node:path';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-import {type KeyPair, makeCa, makeLeaf} from './pki.js';
+import { type KeyPair, makeCa, makeLeaf } from './pki.js';
 
 /** A CA and a server certificate it signed, for the names given (default: 127.0.0.1 and localhost). */
 export interface ServerPki {
@@ -20,11 +20,13 @@ export interface ServerPki {
   caData: string;
 }
 
-export async function serverPki(names: {ips?: string[]; dnsNames?: string[]} = {ips: ['127.0.0.1'], dnsNames: ['localhost']}): Promise<ServerPki> {
+export async function serverPki(
+  names: { ips?: string[]; dnsNames?: string[] } = { ips: ['127.0.0.1'], dnsNames: ['localhost'] },
+): Promise<ServerPki> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-hostile-'));
   const ca = await makeCa(dir, 'ca', 'hostile-ca');
-  const server = await makeLeaf({ca, dir, base: 'server', cn: 'hostile', usage: 'server', ...names});
-  return {ca, server, caData: readFileSync(ca.certFile).toString('base64')};
+  const server = await makeLeaf({ ca, dir, base: 'server', cn: 'hostile', usage: 'server', ...names });
+  return { ca, server, caData: readFileSync(ca.certFile).toString('base64') };
 }
 
 export interface SeenRequest {
@@ -46,16 +48,26 @@ export interface HostileServer {
  * An HTTPS server with `handler`. `protocol: 'h2'` serves HTTP/2 (what fleet picks by ALPN), 'http/1.1' offers no ALPN
  * so the client talks HTTP/1.1.
  */
-export async function hostileServer(pki: ServerPki, handler: Handler, protocol: 'h2' | 'http/1.1' = 'h2'): Promise<HostileServer> {
-  const tls = {cert: readFileSync(pki.server.certFile), key: readFileSync(pki.server.keyFile)};
+export async function hostileServer(
+  pki: ServerPki,
+  handler: Handler,
+  protocol: 'h2' | 'http/1.1' = 'h2',
+): Promise<HostileServer> {
+  const tls = { cert: readFileSync(pki.server.certFile), key: readFileSync(pki.server.keyFile) };
   const requests: SeenRequest[] = [];
-  const wrapped = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
-    requests.push({method: req.method ?? '', path: req.url ?? '', headers: req.headers as http.IncomingHttpHeaders});
+  const wrapped = (
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ) => {
+    requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers as http.IncomingHttpHeaders });
     // Consume the request body before answering, as an API server would.
     req.resume();
     req.on('end', () => handler(req as http.IncomingMessage, res as http.ServerResponse));
   };
-  const server = protocol === 'h2' ? http2.createSecureServer({...tls, allowHTTP1: true}, wrapped) : https.createServer(tls, wrapped);
+  const server =
+    protocol === 'h2'
+      ? http2.createSecureServer({ ...tls, allowHTTP1: true }, wrapped)
+      : https.createServer(tls, wrapped);
   const sockets = new Set<Socket>();
   server.on('secureConnection', (s: Socket) => {
     sockets.add(s);
@@ -86,12 +98,14 @@ export interface Streamed {
  * Writes `chunkBytes` at a time, forever (or up to `totalBytes`), as fast as the client reads: a 2 GB answer. With
  * `contentLength`, it declares totalBytes first.
  */
-export function endlessBody(o: {totalBytes?: number; chunkBytes?: number; contentLength?: boolean} = {}): Handler & {sent: Streamed} {
-  const sent: Streamed = {bytes: 0, closedEarly: 0};
+export function endlessBody(
+  o: { totalBytes?: number; chunkBytes?: number; contentLength?: boolean } = {},
+): Handler & { sent: Streamed } {
+  const sent: Streamed = { bytes: 0, closedEarly: 0 };
   const chunk = Buffer.alloc(o.chunkBytes ?? 64 * 1024, 'a');
   chunk.write('{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"');
   const handler: Handler = (_req, res) => {
-    const headers: Record<string, string> = {'content-type': 'application/json'};
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (o.contentLength && o.totalBytes) headers['content-length'] = String(o.totalBytes);
     res.writeHead(200, headers);
     let closed = false;
@@ -112,15 +126,18 @@ export function endlessBody(o: {totalBytes?: number; chunkBytes?: number; conten
     };
     pump();
   };
-  return Object.assign(handler, {sent});
+  return Object.assign(handler, { sent });
 }
 
 /** Answers `body` (a string, written as is, or an object as JSON) with `status`, after `delayMs` when given. */
-export function answer(body: unknown, o: {status?: number; delayMs?: number; headers?: Record<string, string>} = {}): Handler {
+export function answer(
+  body: unknown,
+  o: { status?: number; delayMs?: number; headers?: Record<string, string> } = {},
+): Handler {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return (_req, res) => {
     const send = () => {
-      res.writeHead(o.status ?? 200, {'content-type': 'application/json', ...o.headers});
+      res.writeHead(o.status ?? 200, { 'content-type': 'application/json', ...o.headers });
       res.end(text);
     };
     if (o.delayMs) setTimeout(send, o.delayMs);
@@ -130,7 +147,9 @@ export function answer(body: unknown, o: {status?: number; delayMs?: number; hea
 
 /** A JSON text nesting `depth` arrays (`[[[...]]]`) or objects (`{"a":{"a":...}}`) around `inner`. */
 export function nestedJson(depth: number, kind: 'array' | 'object', inner = '1'): string {
-  return kind === 'array' ? '['.repeat(depth) + inner + ']'.repeat(depth) : '{"a":'.repeat(depth) + inner + '}'.repeat(depth);
+  return kind === 'array'
+    ? '['.repeat(depth) + inner + ']'.repeat(depth)
+    : '{"a":'.repeat(depth) + inner + '}'.repeat(depth);
 }
 
 /** A SelfSubjectReview answer (v1) for `status`, which may be any JSON text. */
@@ -140,5 +159,10 @@ export function selfSubjectReviewText(statusJson: string): string {
 
 /** A well-formed SelfSubjectReview answer for `username`. */
 export function selfSubjectReview(username: string, groups: string[] = ['system:authenticated']): unknown {
-  return {kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: {}, status: {userInfo: {username, groups}}};
+  return {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: {},
+    status: { userInfo: { username, groups } },
+  };
 }

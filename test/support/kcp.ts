@@ -138,7 +138,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let located: Promise<KcpBinaries> | undefined;
 
 /** Runs test/kcp/build.sh (a no-op when its cache is warm, honours FLEET_KCP_BIN_DIR) once per process. */
-export function ensureKcpBinaries(log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<KcpBinaries> {
+export function ensureKcpBinaries(
+  log: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+): Promise<KcpBinaries> {
   located ??= runBuildScript(join(repoRoot, 'test/kcp/build.sh'), 'kcp build', log).then((binDir) => ({
     binDir,
     kcp: builtFile(binDir, 'kcp'),
@@ -164,7 +166,12 @@ async function freePorts(n: number): Promise<number[]> {
 }
 
 /** The failing lines of a verbose /readyz answer ("[-]poststarthook/... failed: reason withheld"). */
-const failedChecks = (body: string) => body.split('\n').filter((l) => l.startsWith('[-]')).join(' ').slice(0, 500) || body.slice(0, 200);
+const failedChecks = (body: string) =>
+  body
+    .split('\n')
+    .filter((l) => l.startsWith('[-]'))
+    .join(' ')
+    .slice(0, 500) || body.slice(0, 200);
 
 // Tokens start with a letter: a token beginning with `-` was once taken for a flag by a credential plugin.
 const newToken = () => `t${randomBytes(24).toString('hex')}`;
@@ -209,8 +216,22 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
     // The shard only believes X-Remote-* headers from a client certificate of the requestheader CA with this CN.
     makeLeaf({ ca: requestHeaderCa, dir: pki, base: 'front-proxy-client', cn: 'kcp-front-proxy', usage: 'client' }),
     // The proxy's own credentials to the shard (watching Shards, LogicalClusters): a system:masters certificate.
-    makeLeaf({ ca: clientCa, dir: pki, base: 'shard-admin', cn: 'kcp-shard-admin', orgs: ['system:masters'], usage: 'client' }),
-    makeLeaf({ ca: clientCa, dir: pki, base: 'masters-cert', cn: 'masters-cert', orgs: ['system:masters'], usage: 'client' }),
+    makeLeaf({
+      ca: clientCa,
+      dir: pki,
+      base: 'shard-admin',
+      cn: 'kcp-shard-admin',
+      orgs: ['system:masters'],
+      usage: 'client',
+    }),
+    makeLeaf({
+      ca: clientCa,
+      dir: pki,
+      base: 'masters-cert',
+      cn: 'masters-cert',
+      orgs: ['system:masters'],
+      usage: 'client',
+    }),
   ]);
 
   const tokenUsers: { name: KcpUserName; token: string; groups: string[] }[] = [
@@ -221,7 +242,13 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
   const tokenFile = join(pki, 'tokens.csv');
   writeFileSync(
     tokenFile,
-    tokenUsers.map((u) => [u.token, u.name, `uid-${u.name}`, ...(u.groups.length ? [u.groups.join(',')] : [])].map(csvField).join(',') + '\n').join(''),
+    tokenUsers
+      .map(
+        (u) =>
+          [u.token, u.name, `uid-${u.name}`, ...(u.groups.length ? [u.groups.join(',')] : [])].map(csvField).join(',') +
+          '\n',
+      )
+      .join(''),
     { mode: 0o600 },
   );
 
@@ -241,49 +268,83 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
     const workspace = k.workspace ?? 'root';
     const context = k.context ?? `${as}@${name}-${via}:${workspace}`;
     return writeKubeconfig({
-      path: k.path ?? join(kubeconfigsDir, `${as}@${via}${workspace === 'root' ? '' : `@${workspace.replace(/:/g, '_')}`}.kubeconfig`),
-      server: `${baseOf(via)}/clusters/${workspace}`, caFile: serverCa.certFile, context, user: credentialOf(as),
+      path:
+        k.path ??
+        join(
+          kubeconfigsDir,
+          `${as}@${via}${workspace === 'root' ? '' : `@${workspace.replace(/:/g, '_')}`}.kubeconfig`,
+        ),
+      server: `${baseOf(via)}/clusters/${workspace}`,
+      caFile: serverCa.certFile,
+      context,
+      user: credentialOf(as),
     });
   };
 
   // The proxy's view of the root shard and of every shard (the server of the second is replaced per shard).
-  const rootKubeconfig = writeKubeconfig({ path: join(proxyRoot, 'root.kubeconfig'), server: shardUrl, caFile: serverCa.certFile, context: 'shard-base', user: shardAdmin });
-  const shardsKubeconfig = writeKubeconfig({ path: join(proxyRoot, 'shards.kubeconfig'), server: shardUrl, caFile: serverCa.certFile, context: 'base', user: shardAdmin });
+  const rootKubeconfig = writeKubeconfig({
+    path: join(proxyRoot, 'root.kubeconfig'),
+    server: shardUrl,
+    caFile: serverCa.certFile,
+    context: 'shard-base',
+    user: shardAdmin,
+  });
+  const shardsKubeconfig = writeKubeconfig({
+    path: join(proxyRoot, 'shards.kubeconfig'),
+    server: shardUrl,
+    caFile: serverCa.certFile,
+    context: 'base',
+    user: shardAdmin,
+  });
   const mappingFile = join(proxyRoot, 'mapping.yaml');
-  writeFileSync(mappingFile, yaml.dump([{
-    path: '/clusters/',
-    // The proxy routes each workspace to the baseURL of its Shard object; this backend is the fallback.
-    backend: shardUrl,
-    backend_server_ca: serverCa.certFile,
-    proxy_client_cert: proxyClient.certFile,
-    proxy_client_key: proxyClient.keyFile,
-  }]));
+  writeFileSync(
+    mappingFile,
+    yaml.dump([
+      {
+        path: '/clusters/',
+        // The proxy routes each workspace to the baseURL of its Shard object; this backend is the fallback.
+        backend: shardUrl,
+        backend_server_ca: serverCa.certFile,
+        proxy_client_cert: proxyClient.certFile,
+        proxy_client_key: proxyClient.keyFile,
+      },
+    ]),
+  );
 
   const shardLog = join(dir, 'kcp.log');
   const proxyLog = join(dir, 'kcp-front-proxy.log');
   const shardArgs = [
     'start',
     `--root-directory=${shardRoot}`,
-    '--bind-address=127.0.0.1', `--secure-port=${shardPort}`,
-    `--embedded-etcd-client-port=${etcdClientPort}`, `--embedded-etcd-peer-port=${etcdPeerPort}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${shardPort}`,
+    `--embedded-etcd-client-port=${etcdClientPort}`,
+    `--embedded-etcd-peer-port=${etcdPeerPort}`,
     '--batteries-included=admin,workspace-types',
-    `--tls-cert-file=${shardServing.certFile}`, `--tls-private-key-file=${shardServing.keyFile}`,
+    `--tls-cert-file=${shardServing.certFile}`,
+    `--tls-private-key-file=${shardServing.keyFile}`,
     `--client-ca-file=${clientCa.certFile}`,
     `--token-auth-file=${tokenFile}`,
     `--requestheader-client-ca-file=${requestHeaderCa.certFile}`,
-    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
-    '--requestheader-extra-headers-prefix=X-Remote-Extra-', '--requestheader-allowed-names=kcp-front-proxy',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    '--requestheader-allowed-names=kcp-front-proxy',
     // --shard-base-url (the Shard object's baseURL, where the proxy sends a workspace's requests) defaults to
     // https://<bind address>:<secure port>, which is right here. The external URL is what Workspace spec.URL uses.
     ...(withProxy ? [`--shard-external-url=${proxyUrl}`] : []),
   ];
   const proxyArgs = [
     `--root-directory=${proxyRoot}`,
-    '--bind-address=127.0.0.1', `--secure-port=${proxyPort}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${proxyPort}`,
     `--mapping-file=${mappingFile}`,
-    `--root-kubeconfig=${rootKubeconfig}`, `--shards-kubeconfig=${shardsKubeconfig}`,
-    `--client-ca-file=${clientCa.certFile}`, `--token-auth-file=${tokenFile}`,
-    `--tls-cert-file=${proxyServing.certFile}`, `--tls-private-key-file=${proxyServing.keyFile}`,
+    `--root-kubeconfig=${rootKubeconfig}`,
+    `--shards-kubeconfig=${shardsKubeconfig}`,
+    `--client-ca-file=${clientCa.certFile}`,
+    `--token-auth-file=${tokenFile}`,
+    `--tls-cert-file=${proxyServing.certFile}`,
+    `--tls-private-key-file=${proxyServing.keyFile}`,
   ];
 
   const records: ProcessRecord[] = [];
@@ -314,11 +375,21 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
   const waitReady = async (label: string, pid: number, url: string, log: string, deadline: number) => {
     for (;;) {
       const why = exited.get(pid);
-      if (why) throw new Error(`${label} of kcp ${name} exited during start-up (${why}); last lines of ${log}:\n${tail(log)}`);
-      const r = await apiRequest({ url, path: '/readyz', caFile: serverCa.certFile, certFile: mastersCert.certFile, keyFile: mastersCert.keyFile, timeoutMs: 3000 }).catch(() => undefined);
+      if (why)
+        throw new Error(`${label} of kcp ${name} exited during start-up (${why}); last lines of ${log}:\n${tail(log)}`);
+      const r = await apiRequest({
+        url,
+        path: '/readyz',
+        caFile: serverCa.certFile,
+        certFile: mastersCert.certFile,
+        keyFile: mastersCert.keyFile,
+        timeoutMs: 3000,
+      }).catch(() => undefined);
       if (r?.status === 200) return;
       if (Date.now() > deadline) {
-        throw new Error(`${label} of kcp ${name} not ready in ${readyTimeoutMs / 1000} s (last /readyz: ${r ? `${r.status} ${failedChecks(r.body)}` : 'no answer'}); last lines of ${log}:\n${tail(log)}`);
+        throw new Error(
+          `${label} of kcp ${name} not ready in ${readyTimeoutMs / 1000} s (last /readyz: ${r ? `${r.status} ${failedChecks(r.body)}` : 'no answer'}); last lines of ${log}:\n${tail(log)}`,
+        );
       }
       await sleep(500);
     }
@@ -345,13 +416,16 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
   const startSeconds = (Date.now() - t0) / 1000;
   const adminKubeconfig = join(shardRoot, 'admin.kubeconfig');
   const batteryTokens = existsSync(adminKubeconfig)
-    ? ((yaml.load(readFileSync(adminKubeconfig, 'utf8')) as { users?: { user?: { token?: string } }[] }).users ?? []).flatMap((u) => (u.user?.token ? [u.user.token] : []))
+    ? (
+        (yaml.load(readFileSync(adminKubeconfig, 'utf8')) as { users?: { user?: { token?: string } }[] }).users ?? []
+      ).flatMap((u) => (u.user?.token ? [u.user.token] : []))
     : [];
 
   const users = {} as Record<KcpUserName, KcpUser>;
   for (const u of [...tokenUsers, { name: 'masters-cert' as const, groups: ['system:masters'] }]) {
     users[u.name] = {
-      name: u.name, groups: u.groups,
+      name: u.name,
+      groups: u.groups,
       ...('token' in u ? { token: u.token } : { certFile: mastersCert.certFile, keyFile: mastersCert.keyFile }),
       kubeconfigs: {
         shard: kubeconfig({ as: u.name, via: 'shard' }),
@@ -380,23 +454,43 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
   };
   const kubectl: Kcp['kubectl'] = async (args, k = {}) => {
     const r = await kubectlResult(args, k);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} in ${k.workspace ?? 'root'} of kcp ${name} exited ${r.code}: ${r.stderr.trim()}`);
+    if (r.code !== 0)
+      throw new Error(
+        `kubectl ${args.join(' ')} in ${k.workspace ?? 'root'} of kcp ${name} exited ${r.code}: ${r.stderr.trim()}`,
+      );
     return r.stdout;
   };
 
   // Workspaces are read and written through the shard as admin: the same answer with or without a proxy.
   const getWorkspace: Kcp['getWorkspace'] = async (path) => {
     const { parent, name: ws } = splitPath(path);
-    const obj = JSON.parse(await kubectl(['get', 'workspaces.tenancy.kcp.io', ws, '-o', 'json'], { workspace: parent, via: 'shard' })) as {
+    const obj = JSON.parse(
+      await kubectl(['get', 'workspaces.tenancy.kcp.io', ws, '-o', 'json'], { workspace: parent, via: 'shard' }),
+    ) as {
       spec?: { URL?: string; cluster?: string };
       status?: { phase?: string };
     };
-    return { path, name: ws, phase: obj.status?.phase ?? '', url: obj.spec?.URL ?? '', cluster: obj.spec?.cluster ?? '' };
+    return {
+      path,
+      name: ws,
+      phase: obj.status?.phase ?? '',
+      url: obj.spec?.URL ?? '',
+      cluster: obj.spec?.cluster ?? '',
+    };
   };
   const applyWorkspace = async (path: string, type?: WorkspaceTypeRef) => {
     const { parent, name: ws } = splitPath(path);
-    const doc = { apiVersion: 'tenancy.kcp.io/v1alpha1', kind: 'Workspace', metadata: { name: ws }, spec: type ? { type } : {} };
-    await kubectl(['apply', '--server-side', '--field-manager=fleet-e2e', '-f', '-'], { workspace: parent, via: 'shard', stdin: JSON.stringify(doc) });
+    const doc = {
+      apiVersion: 'tenancy.kcp.io/v1alpha1',
+      kind: 'Workspace',
+      metadata: { name: ws },
+      spec: type ? { type } : {},
+    };
+    await kubectl(['apply', '--server-side', '--field-manager=fleet-e2e', '-f', '-'], {
+      workspace: parent,
+      via: 'shard',
+      stdin: JSON.stringify(doc),
+    });
   };
   const waitPhase = async (path: string, phases: string[], timeoutMs: number): Promise<Workspace> => {
     const deadline = Date.now() + timeoutMs;
@@ -405,7 +499,9 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
       last = await getWorkspace(path).catch(() => last);
       if (last && phases.includes(last.phase) && last.url) return last;
       if (Date.now() > deadline) {
-        throw new Error(`workspace ${path} of kcp ${name} not ${phases.join('/')} in ${timeoutMs / 1000} s (phase ${last?.phase || 'unknown'}); last lines of ${shardLog}:\n${tail(shardLog, 10)}`);
+        throw new Error(
+          `workspace ${path} of kcp ${name} not ${phases.join('/')} in ${timeoutMs / 1000} s (phase ${last?.phase || 'unknown'}); last lines of ${shardLog}:\n${tail(shardLog, 10)}`,
+        );
       }
       await sleep(250);
     }
@@ -432,10 +528,16 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
     const typeName = 'fleet-never-ready';
     // A type is allowed under root:<org> only if it extends root:universal (organization's limitAllowedChildren).
     const wt = {
-      apiVersion: 'tenancy.kcp.io/v1alpha1', kind: 'WorkspaceType', metadata: { name: typeName },
+      apiVersion: 'tenancy.kcp.io/v1alpha1',
+      kind: 'WorkspaceType',
+      metadata: { name: typeName },
       spec: { initializer: true, extend: { with: [{ name: 'universal', path: 'root' }] } },
     };
-    await kubectl(['apply', '--server-side', '--field-manager=fleet-e2e', '-f', '-'], { workspace: parent, via: 'shard', stdin: JSON.stringify(wt) });
+    await kubectl(['apply', '--server-side', '--field-manager=fleet-e2e', '-f', '-'], {
+      workspace: parent,
+      via: 'shard',
+      stdin: JSON.stringify(wt),
+    });
     // The WorkspaceType's admission check may not see a just-created type at once.
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -451,11 +553,33 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
   };
 
   return {
-    name, dir, binaries: bins,
-    shard: { url: shardUrl, port: shardPort, pid: shardPid, log: shardLog, readySeconds: shardReady, rootDirectory: shardRoot, adminKubeconfig },
-    ...(withProxy ? { proxy: { url: proxyUrl, port: proxyPort, pid: proxyPid, log: proxyLog, readySeconds: proxyReady } } : {}),
-    caFile: serverCa.certFile, clientCa, users, tokens: [...tokenUsers.map((u) => u.token), ...batteryTokens], startSeconds,
+    name,
+    dir,
+    binaries: bins,
+    shard: {
+      url: shardUrl,
+      port: shardPort,
+      pid: shardPid,
+      log: shardLog,
+      readySeconds: shardReady,
+      rootDirectory: shardRoot,
+      adminKubeconfig,
+    },
+    ...(withProxy
+      ? { proxy: { url: proxyUrl, port: proxyPort, pid: proxyPid, log: proxyLog, readySeconds: proxyReady } }
+      : {}),
+    caFile: serverCa.certFile,
+    clientCa,
+    users,
+    tokens: [...tokenUsers.map((u) => u.token), ...batteryTokens],
+    startSeconds,
     url: (via = withProxy ? 'proxy' : 'shard') => baseOf(via),
-    kubeconfig, kubectlResult, kubectl, createWorkspace, createNotReadyWorkspace, getWorkspace, stop,
+    kubeconfig,
+    kubectlResult,
+    kubectl,
+    createWorkspace,
+    createNotReadyWorkspace,
+    getWorkspace,
+    stop,
   };
 }

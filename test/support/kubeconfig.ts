@@ -61,11 +61,18 @@ export function kubeconfigObject(o: KubeconfigOptions): Record<string, unknown> 
 /** One kubeconfig (YAML) holding every cluster, user and context of the servers' own files; CURRENT is its current-context. */
 export function mergedKubeconfig(servers: Array<{ kubeconfig: string }>, current: string): string {
   const docs = servers.map((s) => yaml.load(readFileSync(s.kubeconfig, 'utf8')) as any);
-  return yaml.dump({
-    apiVersion: 'v1', kind: 'Config', preferences: {},
-    clusters: docs.flatMap((d) => d.clusters), users: docs.flatMap((d) => d.users), contexts: docs.flatMap((d) => d.contexts),
-    'current-context': current,
-  }, { lineWidth: -1 });
+  return yaml.dump(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      preferences: {},
+      clusters: docs.flatMap((d) => d.clusters),
+      users: docs.flatMap((d) => d.users),
+      contexts: docs.flatMap((d) => d.contexts),
+      'current-context': current,
+    },
+    { lineWidth: -1 },
+  );
 }
 
 export function writeKubeconfig(o: KubeconfigOptions): string {
@@ -79,20 +86,25 @@ export function writeKubeconfig(o: KubeconfigOptions): string {
  * The kubeconfig a consumer Secret fleet wrote holds, whatever its format: the `kubeconfig` (multicluster-runtime,
  * cluster-inventory), `value` (Cluster API) or `Config` key, or Argo CD's `server` and `config` turned into one.
  */
-export function kubeconfigInSecret(s: {data: Record<string, string>}): string {
-  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8')
+export function kubeconfigInSecret(s: { data: Record<string, string> }): string {
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
   if (s.data.config) {
-    const c = JSON.parse(decode(s.data.config))
+    const c = JSON.parse(decode(s.data.config));
     return yaml.dump({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{name: 'c', cluster: {server: decode(s.data.server), 'certificate-authority-data': c.tlsClientConfig.caData}}],
-      users: [{name: 'u', user: {token: c.bearerToken}}],
-      contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
+      clusters: [
+        {
+          name: 'c',
+          cluster: { server: decode(s.data.server), 'certificate-authority-data': c.tlsClientConfig.caData },
+        },
+      ],
+      users: [{ name: 'u', user: { token: c.bearerToken } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'c',
-    })
+    });
   }
-  return decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config)
+  return decode(s.data.kubeconfig ?? s.data.value ?? s.data.Config);
 }
 
 const TOKEN_REQUEST_PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-request-plugin.mjs', import.meta.url));
@@ -112,8 +124,21 @@ export function tokenRequestExecUser(
     exec: {
       command: process.execPath,
       args: [
-        TOKEN_REQUEST_PLUGIN, '--server', server.url, '--ca', server.caFile, '--cert', state.admin.certFile, '--key', state.admin.keyFile,
-        '--namespace', o.namespace, '--service-account', o.serviceAccount, '--seconds', String(o.seconds ?? 900),
+        TOKEN_REQUEST_PLUGIN,
+        '--server',
+        server.url,
+        '--ca',
+        server.caFile,
+        '--cert',
+        state.admin.certFile,
+        '--key',
+        state.admin.keyFile,
+        '--namespace',
+        o.namespace,
+        '--service-account',
+        o.serviceAccount,
+        '--seconds',
+        String(o.seconds ?? 900),
       ],
     },
   };

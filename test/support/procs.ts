@@ -12,7 +12,12 @@ export interface Started {
 }
 
 /** onPid runs synchronously right after the fork, before any await, so a signal handler can never miss a process. */
-export function spawnDetached(bin: string, args: string[], log: string, onPid: (pid: number) => void): Promise<Started> {
+export function spawnDetached(
+  bin: string,
+  args: string[],
+  log: string,
+  onPid: (pid: number) => void,
+): Promise<Started> {
   const fd = openSync(log, 'a', 0o600);
   let child: ChildProcess;
   try {
@@ -124,7 +129,8 @@ setInterval(() => {}, 1000)`;
 export async function grandchildPid(pidFile: string, ms = 20_000): Promise<number> {
   const deadline = Date.now() + ms;
   while (!existsSync(pidFile)) {
-    if (Date.now() > deadline) throw new Error(`${pidFile}: no pid within ${ms} ms (the program did not start its child)`);
+    if (Date.now() > deadline)
+      throw new Error(`${pidFile}: no pid within ${ms} ms (the program did not start its child)`);
     await sleep(25);
   }
   const pid = Number(readFileSync(pidFile, 'utf8'));

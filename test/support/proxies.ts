@@ -27,7 +27,9 @@ function closer(server: net.Server, sockets: Set<net.Socket>): () => Promise<voi
 }
 
 /** An HTTP proxy that only tunnels (CONNECT), as an https server needs; with `tls`, the proxy itself speaks TLS. */
-export async function startConnectProxy(options: { tls?: { certFile: string; keyFile: string } } = {}): Promise<RunningProxy> {
+export async function startConnectProxy(
+  options: { tls?: { certFile: string; keyFile: string } } = {},
+): Promise<RunningProxy> {
   const tunnels: string[] = [];
   const sockets = new Set<net.Socket>();
   const refuse = (_req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -93,7 +95,11 @@ export async function startSocks5Proxy(): Promise<RunningProxy> {
         if (buf.length < 4 + addrLen + 2) return;
         const addr = buf.subarray(4, 4 + addrLen);
         const host =
-          atyp === 1 ? [...addr].join('.') : atyp === 3 ? addr.subarray(1).toString() : (addr.toString('hex').match(/.{4}/g) ?? []).join(':');
+          atyp === 1
+            ? [...addr].join('.')
+            : atyp === 3
+              ? addr.subarray(1).toString()
+              : (addr.toString('hex').match(/.{4}/g) ?? []).join(':');
         const port = buf.readUInt16BE(4 + addrLen);
         const rest = buf.subarray(4 + addrLen + 2);
         stage = 'open';

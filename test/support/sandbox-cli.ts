@@ -16,7 +16,11 @@ const USAGE = `usage: npm run sandbox -- <command> [options]
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { members: { type: 'string', default: '2' }, dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    members: { type: 'string', default: '2' },
+    dir: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
 });
 const command = positionals[0];
 const dir = resolve(values.dir ?? join(repoRoot, '.sandbox'));
@@ -34,16 +38,27 @@ async function up(): Promise<number> {
   // Ready-made kubeconfigs for the static token users, so `fleet auth whoami` has someone other than the admin to show.
   for (const s of state.servers) {
     for (const u of s.tokenUsers) {
-      writeKubeconfig({ path: join(dir, 'users', `${u.name}@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `${u.name}@${s.name}`, user: { token: u.token } });
+      writeKubeconfig({
+        path: join(dir, 'users', `${u.name}@${s.name}.kubeconfig`),
+        server: s.url,
+        caFile: s.caFile,
+        context: `${u.name}@${s.name}`,
+        user: { token: u.token },
+      });
     }
     // A context like a cloud CLI's (EKS, GKE, AKS): an exec plugin that mints a real 15-minute token on every run.
     writeKubeconfig({
-      path: join(dir, 'users', `exec-15m@${s.name}.kubeconfig`), server: s.url, caFile: s.caFile, context: `exec-15m@${s.name}`,
+      path: join(dir, 'users', `exec-15m@${s.name}.kubeconfig`),
+      server: s.url,
+      caFile: s.caFile,
+      context: `exec-15m@${s.name}`,
       user: tokenRequestExecUser(state, s, { namespace: 'fleet-sandbox', serviceAccount: 'exec-15m' }),
     });
   }
   const list = kubeconfigs.join(':');
-  const users = state.servers[0].tokenUsers.map((u) => (u.groups.length ? `${u.name} (${u.groups.join(', ')})` : u.name)).join(', ');
+  const users = state.servers[0].tokenUsers
+    .map((u) => (u.groups.length ? `${u.name} (${u.groups.join(', ')})` : u.name))
+    .join(', ');
   const lines = [
     `fleet sandbox is up in ${state.startSeconds} s: Kubernetes ${state.serverVersion}, hub + ${members} member${members === 1 ? '' : 's'}, in ${show(dir)}`,
     '',
@@ -78,14 +93,22 @@ async function status(): Promise<number> {
   let ok = true;
   for (const p of r.processes) {
     ok &&= p.alive;
-    process.stdout.write(`  ${p.name.padEnd(28)} pid ${String(p.pid).padEnd(8)} ${p.alive ? 'running' : 'NOT RUNNING'}   log ${show(p.log)}\n`);
+    process.stdout.write(
+      `  ${p.name.padEnd(28)} pid ${String(p.pid).padEnd(8)} ${p.alive ? 'running' : 'NOT RUNNING'}   log ${show(p.log)}\n`,
+    );
   }
   for (const s of r.servers) {
     ok &&= s.ready === true;
-    process.stdout.write(`  ${s.name.padEnd(10)} ${s.url.padEnd(24)} ${s.ready === true ? 'ready' : `not ready: ${s.ready}`}   ${show(s.kubeconfig)}\n`);
+    process.stdout.write(
+      `  ${s.name.padEnd(10)} ${s.url.padEnd(24)} ${s.ready === true ? 'ready' : `not ready: ${s.ready}`}   ${show(s.kubeconfig)}\n`,
+    );
   }
   if (r.servers.length === 0) process.stdout.write('  (no state.json: the start did not finish)\n');
-  process.stdout.write(ok && r.servers.length > 0 ? 'sandbox is up\n' : `sandbox is broken; run: npm run sandbox -- down${values.dir ? ` --dir ${values.dir}` : ''}\n`);
+  process.stdout.write(
+    ok && r.servers.length > 0
+      ? 'sandbox is up\n'
+      : `sandbox is broken; run: npm run sandbox -- down${values.dir ? ` --dir ${values.dir}` : ''}\n`,
+  );
   return ok && r.servers.length > 0 ? 0 : 1;
 }
 
@@ -95,7 +118,9 @@ function env(): number {
     return 1;
   }
   const state = readState(stateFile(dir));
-  process.stdout.write(`export KUBECONFIG=${state.servers.map((s) => s.kubeconfig).join(':')}\nexport FLEET_TEST_CONTROL_PLANE=${stateFile(dir)}\n`);
+  process.stdout.write(
+    `export KUBECONFIG=${state.servers.map((s) => s.kubeconfig).join(':')}\nexport FLEET_TEST_CONTROL_PLANE=${stateFile(dir)}\n`,
+  );
   return 0;
 }
 
@@ -115,7 +140,12 @@ async function down(): Promise<number> {
 
 // Interrupting `up` must not leave half a control plane running: exiting runs the harness's exit guard, which kills
 // whatever was started (Node skips 'exit' handlers when a signal ends the process).
-for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) process.on(sig, () => process.exit(code));
+for (const [sig, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+] as const)
+  process.on(sig, () => process.exit(code));
 
 const commands: Record<string, () => number | Promise<number>> = { up, status, env, down };
 if (values.help || !command || !commands[command]) {

@@ -9,7 +9,11 @@ import { parseArgs } from 'node:util';
 import { reapStale, startControlPlane, type ControlPlane } from './control-plane.js';
 
 const { values } = parseArgs({
-  options: { members: { type: 'string', default: '2' }, dir: { type: 'string' }, keep: { type: 'boolean', default: false } },
+  options: {
+    members: { type: 'string', default: '2' },
+    dir: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
 });
 const keepDir = values.keep || process.env.FLEET_KEEP_CONTROL_PLANE === '1';
 const log = (l: string) => process.stderr.write(`[control-plane] ${l}\n`);
@@ -41,7 +45,13 @@ process.stdin.resume();
 try {
   const reaped = await reapStale();
   for (const d of reaped) log(`removed an abandoned control plane: ${d}`);
-  cp = await startControlPlane({ members: Number(values.members), dir: values.dir, ownerPid: process.pid, killOnExit: true, log });
+  cp = await startControlPlane({
+    members: Number(values.members),
+    dir: values.dir,
+    ownerPid: process.pid,
+    killOnExit: true,
+    log,
+  });
   process.stdout.write(`FLEET_CONTROL_PLANE_READY ${cp.statePath}\n`);
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n`);

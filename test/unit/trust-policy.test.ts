@@ -1,103 +1,156 @@
 // Issue 29: data is not code. A kubeconfig read from a cluster (hub data) never runs a program nor names a local file
 // unless the operator allowed it; the user's own kubeconfigs are judged only by the kuberc. Each rule is checked where a
 // provider hands out the cluster (not ready, with the one-line reason) and where the connector would connect.
-import assert from 'node:assert/strict'
-import {existsSync, mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
-import {describe, it} from 'node:test'
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
 
-import {FleetError} from '../../src/base/errors.js'
-import {parseFleetConfig} from '../../src/config/fleet-config.js'
-import {Connector} from '../../src/kube/connector.js'
-import {ExecCredentialRunner} from '../../src/kube/exec-credential.js'
-import {contextFromKubeconfigText} from '../../src/kubeconfig/from-text.js'
-import {TrustPolicy} from '../../src/kubeconfig/trust.js'
-import {parseAccessConfig} from '../../src/providers/hub/access-providers.js'
-import {type ClusterProfile, refFromProfile} from '../../src/providers/hub/cluster-inventory.js'
-import {refFromKubeconfigSecret} from '../../src/providers/hub/kubeconfig-secret.js'
-import type {Secret} from '../../src/providers/hub/objects.js'
-import {guardRef} from '../../src/providers/ref.js'
+import { FleetError } from '../../src/base/errors.js';
+import { parseFleetConfig } from '../../src/config/fleet-config.js';
+import { Connector } from '../../src/kube/connector.js';
+import { ExecCredentialRunner } from '../../src/kube/exec-credential.js';
+import { contextFromKubeconfigText } from '../../src/kubeconfig/from-text.js';
+import { TrustPolicy } from '../../src/kubeconfig/trust.js';
+import { parseAccessConfig } from '../../src/providers/hub/access-providers.js';
+import { type ClusterProfile, refFromProfile } from '../../src/providers/hub/cluster-inventory.js';
+import { refFromKubeconfigSecret } from '../../src/providers/hub/kubeconfig-secret.js';
+import type { Secret } from '../../src/providers/hub/objects.js';
+import { guardRef } from '../../src/providers/ref.js';
 
-const b64 = (s: string) => Buffer.from(s).toString('base64')
-const dir = mkdtempSync(join(tmpdir(), 'fleet-trust-'))
-const marker = join(dir, 'ran')
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const dir = mkdtempSync(join(tmpdir(), 'fleet-trust-'));
+const marker = join(dir, 'ran');
 
 function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',
     'current-context': 'c',
-    clusters: [{name: 'c', cluster: {server: 'https://127.0.0.1:1', ...cluster}}],
-    users: [{name: 'u', user}],
-    contexts: [{name: 'c', context: {cluster: 'c', user: 'u'}}],
-  })
+    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1', ...cluster } }],
+    users: [{ name: 'u', user }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+  });
 }
 
-const shExec = {exec: {apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never', command: '/bin/sh', args: ['-c', `touch ${marker}; exit 1`]}}
+const shExec = {
+  exec: {
+    apiVersion: 'client.authentication.k8s.io/v1',
+    interactiveMode: 'Never',
+    command: '/bin/sh',
+    args: ['-c', `touch ${marker}; exit 1`],
+  },
+};
 
 function secret(name: string, text: string): Secret {
-  return {metadata: {name, namespace: 'fleet-system', labels: {}}, data: {kubeconfig: b64(text)}}
+  return { metadata: { name, namespace: 'fleet-system', labels: {} }, data: { kubeconfig: b64(text) } };
 }
 
-const o = {provider: 'secrets', key: 'kubeconfig', hub: 'hub-admin'}
-const strict = () => new TrustPolicy({loadKuberc: async () => undefined, env: {PATH: '/usr/bin:/bin'}})
+const o = { provider: 'secrets', key: 'kubeconfig', hub: 'hub-admin' };
+const strict = () => new TrustPolicy({ loadKuberc: async () => undefined, env: { PATH: '/usr/bin:/bin' } });
 
 describe('hub data may not run programs', () => {
   it('a Secret whose kubeconfig runs /bin/sh is not ready, naming the Secret, the command and the line that allows it', async () => {
-    const ref = await guardRef(refFromKubeconfigSecret(secret('evil', kubeconfig(shExec)), o), strict())
-    assert.equal(ref.ready, false)
+    const ref = await guardRef(refFromKubeconfigSecret(secret('evil', kubeconfig(shExec)), o), strict());
+    assert.equal(ref.ready, false);
     assert.equal(
       ref.reason,
       'Secret fleet-system/evil key kubeconfig: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] to provider "secrets" in the fleet configuration',
-    )
-    assert.deepEqual({command: ref.plugin?.command, trust: ref.plugin?.trust, allowed: ref.plugin?.allowed}, {command: '/bin/sh', trust: 'data', allowed: false})
-    await assert.rejects(ref.resolve(), (e: FleetError) => e.kind === 'plugin' && e.exitCode === 1 && e.message === ref.reason)
-    assert.equal(existsSync(marker), false, 'nothing ran')
-  })
+    );
+    assert.deepEqual(
+      { command: ref.plugin?.command, trust: ref.plugin?.trust, allowed: ref.plugin?.allowed },
+      { command: '/bin/sh', trust: 'data', allowed: false },
+    );
+    await assert.rejects(
+      ref.resolve(),
+      (e: FleetError) => e.kind === 'plugin' && e.exitCode === 1 && e.message === ref.reason,
+    );
+    assert.equal(existsSync(marker), false, 'nothing ran');
+  });
 
   it('the connector refuses it too, whatever path led there, and the plugin never starts', async () => {
-    const exec = new ExecCredentialRunner()
-    const connector = new Connector({timeoutMs: 1000, exec, trust: strict()})
-    const ctx = contextFromKubeconfigText(kubeconfig(shExec), 'secret fleet-system/evil key kubeconfig', {object: 'Secret fleet-system/evil key kubeconfig'})
-    await assert.rejects(connector.context(ctx, 'evil'), /hub data may not run programs/)
+    const exec = new ExecCredentialRunner();
+    const connector = new Connector({ timeoutMs: 1000, exec, trust: strict() });
+    const ctx = contextFromKubeconfigText(kubeconfig(shExec), 'secret fleet-system/evil key kubeconfig', {
+      object: 'Secret fleet-system/evil key kubeconfig',
+    });
+    await assert.rejects(connector.context(ctx, 'evil'), /hub data may not run programs/);
     // A connector made without a policy is the strictest one.
-    await assert.rejects(new Connector({timeoutMs: 1000, exec}).context(ctx, 'evil'), /hub data may not run programs/)
-    assert.equal(exec.runs, 0)
-    assert.equal(existsSync(marker), false)
-  })
+    await assert.rejects(
+      new Connector({ timeoutMs: 1000, exec }).context(ctx, 'evil'),
+      /hub data may not run programs/,
+    );
+    assert.equal(exec.runs, 0);
+    assert.equal(existsSync(marker), false);
+  });
 
   it('allowed by the provider entry, by the file-wide list, or by a kuberc Allowlist; never by AllowAll', async () => {
-    const ref = refFromKubeconfigSecret(secret('ok', kubeconfig(shExec)), o)
-    const byProvider = strict()
-    byProvider.allow('secrets', {credentialPluginAllowlist: ['/bin/sh'], localFileAllowlist: [], where: '/etc/fleet.yaml: providers[0]'})
-    const a = await guardRef(ref, byProvider)
-    assert.equal(a.ready, true)
-    assert.deepEqual({allowed: a.plugin?.allowed, reason: a.plugin?.reason}, {allowed: true, reason: 'credentialPluginAllowlist of /etc/fleet.yaml: providers[0]'})
+    const ref = refFromKubeconfigSecret(secret('ok', kubeconfig(shExec)), o);
+    const byProvider = strict();
+    byProvider.allow('secrets', {
+      credentialPluginAllowlist: ['/bin/sh'],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: providers[0]',
+    });
+    const a = await guardRef(ref, byProvider);
+    assert.equal(a.ready, true);
+    assert.deepEqual(
+      { allowed: a.plugin?.allowed, reason: a.plugin?.reason },
+      { allowed: true, reason: 'credentialPluginAllowlist of /etc/fleet.yaml: providers[0]' },
+    );
 
-    const otherProvider = strict()
-    otherProvider.allow('capi', {credentialPluginAllowlist: ['/bin/sh'], localFileAllowlist: [], where: '/etc/fleet.yaml: providers[1]'})
-    assert.equal((await guardRef(ref, otherProvider)).ready, false, "another provider's list does not apply")
+    const otherProvider = strict();
+    otherProvider.allow('capi', {
+      credentialPluginAllowlist: ['/bin/sh'],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: providers[1]',
+    });
+    assert.equal((await guardRef(ref, otherProvider)).ready, false, "another provider's list does not apply");
 
-    const fileWide = strict()
-    fileWide.allow(undefined, {credentialPluginAllowlist: ['/bin/sh'], localFileAllowlist: [], where: '/etc/fleet.yaml: top level'})
-    assert.equal((await guardRef(ref, fileWide)).ready, true)
+    const fileWide = strict();
+    fileWide.allow(undefined, {
+      credentialPluginAllowlist: ['/bin/sh'],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: top level',
+    });
+    assert.equal((await guardRef(ref, fileWide)).ready, true);
 
-    const kubercList = new TrustPolicy({loadKuberc: async () => ({path: '/home/u/.kube/kuberc', policy: 'Allowlist', allowlist: ['/bin/sh']}), env: {}})
-    assert.equal((await guardRef(ref, kubercList)).ready, true)
+    const kubercList = new TrustPolicy({
+      loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'Allowlist', allowlist: ['/bin/sh'] }),
+      env: {},
+    });
+    assert.equal((await guardRef(ref, kubercList)).ready, true);
 
-    const allowAll = new TrustPolicy({loadKuberc: async () => ({path: '/home/u/.kube/kuberc', policy: 'AllowAll', allowlist: []}), env: {}})
-    assert.equal((await guardRef(ref, allowAll)).ready, false, 'AllowAll is the default for the user’s own files, not a say-so for hub data')
-  })
+    const allowAll = new TrustPolicy({
+      loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'AllowAll', allowlist: [] }),
+      env: {},
+    });
+    assert.equal(
+      (await guardRef(ref, allowAll)).ready,
+      false,
+      'AllowAll is the default for the user’s own files, not a say-so for hub data',
+    );
+  });
 
   it('allowed for data, a command is still refused by the kuberc, naming it', async () => {
-    const trust = new TrustPolicy({loadKuberc: async () => ({path: '/home/u/.kube/kuberc', policy: 'DenyAll', allowlist: []}), env: {}})
-    trust.allow('secrets', {credentialPluginAllowlist: ['/bin/sh'], localFileAllowlist: [], where: '/etc/fleet.yaml: providers[0]'})
-    const ref = await guardRef(refFromKubeconfigSecret(secret('ok', kubeconfig(shExec)), o), trust)
-    assert.equal(ref.ready, false)
-    assert.match(ref.reason!, /^Secret fleet-system\/ok key kubeconfig: .*"\/bin\/sh".*DenyAll.*\/home\/u\/\.kube\/kuberc/)
-  })
-})
+    const trust = new TrustPolicy({
+      loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'DenyAll', allowlist: [] }),
+      env: {},
+    });
+    trust.allow('secrets', {
+      credentialPluginAllowlist: ['/bin/sh'],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: providers[0]',
+    });
+    const ref = await guardRef(refFromKubeconfigSecret(secret('ok', kubeconfig(shExec)), o), trust);
+    assert.equal(ref.ready, false);
+    assert.match(
+      ref.reason!,
+      /^Secret fleet-system\/ok key kubeconfig: .*"\/bin\/sh".*DenyAll.*\/home\/u\/\.kube\/kuberc/,
+    );
+  });
+});
 
 describe('hub data may not read local files', () => {
   for (const [field, where, value] of [
@@ -107,95 +160,160 @@ describe('hub data may not read local files', () => {
     ['tokenFile', 'user', '/var/run/secrets/kubernetes.io/serviceaccount/token'],
   ] as const) {
     it(`${field}: ${value} is refused, naming the field, the file and the line that allows it`, async () => {
-      const text = where === 'cluster' ? kubeconfig({token: 'x'}, {[field]: value}) : kubeconfig({[field]: value, ...(field === 'client-key' ? {'client-certificate-data': 'eA=='} : {})})
-      const ref = await guardRef(refFromKubeconfigSecret(secret('files', text), o), strict())
-      assert.equal(ref.ready, false)
-      assert.equal(ref.reason, `Secret fleet-system/files key kubeconfig: ${field} names the local file ${value}, and hub data may not read local files; to allow it, add localFileAllowlist: [${value}] to provider "secrets" in the fleet configuration`)
-      await assert.rejects(ref.resolve(), (e: FleetError) => e.kind === 'config' && e.exitCode === 1)
-    })
+      const text =
+        where === 'cluster'
+          ? kubeconfig({ token: 'x' }, { [field]: value })
+          : kubeconfig({ [field]: value, ...(field === 'client-key' ? { 'client-certificate-data': 'eA==' } : {}) });
+      const ref = await guardRef(refFromKubeconfigSecret(secret('files', text), o), strict());
+      assert.equal(ref.ready, false);
+      assert.equal(
+        ref.reason,
+        `Secret fleet-system/files key kubeconfig: ${field} names the local file ${value}, and hub data may not read local files; to allow it, add localFileAllowlist: [${value}] to provider "secrets" in the fleet configuration`,
+      );
+      await assert.rejects(ref.resolve(), (e: FleetError) => e.kind === 'config' && e.exitCode === 1);
+    });
   }
 
   it('a localFileAllowlist directory allows the files under it, and no others (.. does not escape)', async () => {
-    const trust = strict()
-    trust.allow('secrets', {credentialPluginAllowlist: [], localFileAllowlist: ['/var/run/secrets/tokens/'], where: 'fleet.yaml: providers[0]'})
-    const ok = await guardRef(refFromKubeconfigSecret(secret('a', kubeconfig({tokenFile: '/var/run/secrets/tokens/member'})), o), trust)
-    assert.equal(ok.ready, true)
-    const escape = await guardRef(refFromKubeconfigSecret(secret('b', kubeconfig({tokenFile: '/var/run/secrets/tokens/../../../etc/shadow'})), o), trust)
-    assert.equal(escape.ready, false)
-    const relative = await guardRef(refFromKubeconfigSecret(secret('c', kubeconfig({tokenFile: 'tokens/member'})), o), trust)
-    assert.equal(relative.ready, false, 'a relative path has no base in a Secret: never allowed')
-  })
-})
+    const trust = strict();
+    trust.allow('secrets', {
+      credentialPluginAllowlist: [],
+      localFileAllowlist: ['/var/run/secrets/tokens/'],
+      where: 'fleet.yaml: providers[0]',
+    });
+    const ok = await guardRef(
+      refFromKubeconfigSecret(secret('a', kubeconfig({ tokenFile: '/var/run/secrets/tokens/member' })), o),
+      trust,
+    );
+    assert.equal(ok.ready, true);
+    const escape = await guardRef(
+      refFromKubeconfigSecret(secret('b', kubeconfig({ tokenFile: '/var/run/secrets/tokens/../../../etc/shadow' })), o),
+      trust,
+    );
+    assert.equal(escape.ready, false);
+    const relative = await guardRef(
+      refFromKubeconfigSecret(secret('c', kubeconfig({ tokenFile: 'tokens/member' })), o),
+      trust,
+    );
+    assert.equal(relative.ready, false, 'a relative path has no base in a Secret: never allowed');
+  });
+});
 
 describe('a ClusterProfile adds arguments and variables to the user’s command, never what runs', () => {
   const access = parseAccessConfig(
     JSON.stringify({
-      providers: [{name: 'p', execConfig: {apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/true'}, profileSourcedCLIArgsPolicy: 'Append', profileSourcedEnvVarsPolicy: 'AppendIfNotExists'}],
+      providers: [
+        {
+          name: 'p',
+          execConfig: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/true' },
+          profileSourcedCLIArgsPolicy: 'Append',
+          profileSourcedEnvVarsPolicy: 'AppendIfNotExists',
+        },
+      ],
     }),
     join(dir, 'access.json'),
-  )
+  );
   const profile = (envs: Record<string, string>): ClusterProfile => ({
-    metadata: {name: 'm', namespace: 'inv'},
+    metadata: { name: 'm', namespace: 'inv' },
     status: {
-      conditions: [{type: 'ControlPlaneHealthy', status: 'True'}],
-      accessProviders: [{name: 'p', cluster: {server: 'https://127.0.0.1:1', extensions: [
-        {name: 'clusterprofiles.multicluster.x-k8s.io/exec/additional-args', extension: ['--region', 'eu']},
-        {name: 'clusterprofiles.multicluster.x-k8s.io/exec/additional-envs', extension: envs},
-      ]}}],
+      conditions: [{ type: 'ControlPlaneHealthy', status: 'True' }],
+      accessProviders: [
+        {
+          name: 'p',
+          cluster: {
+            server: 'https://127.0.0.1:1',
+            extensions: [
+              { name: 'clusterprofiles.multicluster.x-k8s.io/exec/additional-args', extension: ['--region', 'eu'] },
+              { name: 'clusterprofiles.multicluster.x-k8s.io/exec/additional-envs', extension: envs },
+            ],
+          },
+        },
+      ],
     },
-  })
+  });
 
   it('ordinary variables and arguments pass, as upstream passes them; the command is the file’s, so no allowlist is needed', async () => {
-    const ref = await guardRef(refFromProfile(profile({REGION: 'eu'}), {kind: 'access', config: access}, {provider: 'inv'}), strict())
-    assert.equal(ref.ready, true)
-    assert.deepEqual({trust: ref.plugin?.trust, allowed: ref.plugin?.allowed}, {trust: 'file', allowed: true})
-    const ctx = await ref.resolve()
-    assert.deepEqual(ctx.user.exec?.args, ['--region', 'eu'])
-  })
+    const ref = await guardRef(
+      refFromProfile(profile({ REGION: 'eu' }), { kind: 'access', config: access }, { provider: 'inv' }),
+      strict(),
+    );
+    assert.equal(ref.ready, true);
+    assert.deepEqual({ trust: ref.plugin?.trust, allowed: ref.plugin?.allowed }, { trust: 'file', allowed: true });
+    const ctx = await ref.resolve();
+    assert.deepEqual(ctx.user.exec?.args, ['--region', 'eu']);
+  });
 
   for (const name of ['LD_PRELOAD', 'PATH', 'DYLD_INSERT_LIBRARIES', 'NODE_OPTIONS']) {
     it(`${name} from the profile makes the cluster not ready`, async () => {
-      const ref = await guardRef(refFromProfile(profile({[name]: '/tmp/evil.so'}), {kind: 'access', config: access}, {provider: 'inv'}), strict())
-      assert.equal(ref.ready, false)
-      assert.equal(ref.reason, `ClusterProfile inv/m: hub data sets ${name} for exec plugin "/bin/true", which hub data may never set (it chooses what runs)`)
-    })
+      const ref = await guardRef(
+        refFromProfile(profile({ [name]: '/tmp/evil.so' }), { kind: 'access', config: access }, { provider: 'inv' }),
+        strict(),
+      );
+      assert.equal(ref.ready, false);
+      assert.equal(
+        ref.reason,
+        `ClusterProfile inv/m: hub data sets ${name} for exec plugin "/bin/true", which hub data may never set (it chooses what runs)`,
+      );
+    });
   }
-})
+});
 
 describe('the user’s own kubeconfigs are judged by the kuberc only', () => {
-  const file = join(dir, 'user.kubeconfig')
-  writeFileSync(file, kubeconfig(shExec))
-  const userCtx = () => ({...contextFromKubeconfigText(kubeconfig(shExec), file, 'user'), userFile: file})
+  const file = join(dir, 'user.kubeconfig');
+  writeFileSync(file, kubeconfig(shExec));
+  const userCtx = () => ({ ...contextFromKubeconfigText(kubeconfig(shExec), file, 'user'), userFile: file });
 
   it('no kuberc: a plugin in the user’s file may run (kubectl’s default)', async () => {
-    assert.equal(await strict().problem(userCtx()), undefined)
-  })
+    assert.equal(await strict().problem(userCtx()), undefined);
+  });
 
   it('DenyAll: refused with one line naming the context, the command and the kuberc file', async () => {
-    const trust = new TrustPolicy({loadKuberc: async () => ({path: '/home/u/.kube/kuberc', policy: 'DenyAll', allowlist: []}), env: {}})
-    const refusal = await trust.problem(userCtx())
-    assert.equal(refusal?.kind, 'plugin')
-    assert.match(refusal!.message, new RegExp(`^context "c" \\(${file}\\): .*"/bin/sh".*DenyAll.*/home/u/\\.kube/kuberc$`))
-  })
-})
+    const trust = new TrustPolicy({
+      loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'DenyAll', allowlist: [] }),
+      env: {},
+    });
+    const refusal = await trust.problem(userCtx());
+    assert.equal(refusal?.kind, 'plugin');
+    assert.match(
+      refusal!.message,
+      new RegExp(`^context "c" \\(${file}\\): .*"/bin/sh".*DenyAll.*/home/u/\\.kube/kuberc$`),
+    );
+  });
+});
 
 describe('fleet.yaml: where the operator allows hub data a plugin or a file', () => {
-  const f = '/etc/fleet/fleet.yaml'
-  const parse = (text: string) => parseFleetConfig(text, f, {HOME: '/home/op'}, '/work')
+  const f = '/etc/fleet/fleet.yaml';
+  const parse = (text: string) => parseFleetConfig(text, f, { HOME: '/home/op' }, '/work');
 
   it('file-wide and per hub-backed provider, in kuberc’s spelling', () => {
     const c = parse(`credentialPluginAllowlist: [{command: kubelogin}]
 localFileAllowlist: [~/tokens/]
 providers:
   - {name: secrets, type: kubeconfig, credentialPluginAllowlist: [{command: /usr/local/bin/aws-iam-authenticator}]}
-`)
-    assert.deepEqual(c.allow, {credentialPluginAllowlist: ['kubelogin'], localFileAllowlist: ['/home/op/tokens/'], where: `${f}: top level`})
-    assert.deepEqual(c.providers[0].allow, {credentialPluginAllowlist: ['/usr/local/bin/aws-iam-authenticator'], localFileAllowlist: [], where: `${f}: providers[0]`})
-  })
+`);
+    assert.deepEqual(c.allow, {
+      credentialPluginAllowlist: ['kubelogin'],
+      localFileAllowlist: ['/home/op/tokens/'],
+      where: `${f}: top level`,
+    });
+    assert.deepEqual(c.providers[0].allow, {
+      credentialPluginAllowlist: ['/usr/local/bin/aws-iam-authenticator'],
+      localFileAllowlist: [],
+      where: `${f}: providers[0]`,
+    });
+  });
 
   it('a file provider has no hub data: the fields are unknown there; a relative file is refused; entries need a command', () => {
-    assert.throws(() => parse('providers:\n  - {name: local, type: file, credentialPluginAllowlist: [{command: x}]}\n'), /providers\[0\]\.credentialPluginAllowlist: unknown field/)
-    assert.throws(() => parse('localFileAllowlist: [tokens/]\nproviders: [{type: file}]\n'), {message: `${f}: localFileAllowlist[0]: "tokens/" must be an absolute path (a directory ends in /)`})
-    assert.throws(() => parse('credentialPluginAllowlist: [{name: x}]\nproviders: [{type: file}]\n'), /credentialPluginAllowlist\[0\]\.name: unknown field/)
-  })
-})
+    assert.throws(
+      () => parse('providers:\n  - {name: local, type: file, credentialPluginAllowlist: [{command: x}]}\n'),
+      /providers\[0\]\.credentialPluginAllowlist: unknown field/,
+    );
+    assert.throws(() => parse('localFileAllowlist: [tokens/]\nproviders: [{type: file}]\n'), {
+      message: `${f}: localFileAllowlist[0]: "tokens/" must be an absolute path (a directory ends in /)`,
+    });
+    assert.throws(
+      () => parse('credentialPluginAllowlist: [{name: x}]\nproviders: [{type: file}]\n'),
+      /credentialPluginAllowlist\[0\]\.name: unknown field/,
+    );
+  });
+});

@@ -1,48 +1,55 @@
-import {Flags} from '@oclif/core'
+import { Flags } from '@oclif/core';
 
-import {BaseCommand, type FlagGroups} from '../../cli/base-command.js'
-import {fleetFlags} from '../../cli/flags.js'
-import type {Column} from '../../cli/table.js'
-import {type PluginEntry, kubercChoice, listPlugins} from '../../access/plugins.js'
-import {ConfigError, UsageError} from '../../base/errors.js'
-import {checkWritableFile} from '../../base/files.js'
-import {selectForListing} from '../../fleet/select.js'
-import {type EntryKey, allowlistEntryText, goClean, mergeKubercAllowlist, writeKubercAllowlist} from '../../kubeconfig/kuberc.js'
+import { BaseCommand, type FlagGroups } from '../../cli/base-command.js';
+import { fleetFlags } from '../../cli/flags.js';
+import type { Column } from '../../cli/table.js';
+import { type PluginEntry, kubercChoice, listPlugins } from '../../access/plugins.js';
+import { ConfigError, UsageError } from '../../base/errors.js';
+import { checkWritableFile } from '../../base/files.js';
+import { selectForListing } from '../../fleet/select.js';
+import {
+  type EntryKey,
+  allowlistEntryText,
+  goClean,
+  mergeKubercAllowlist,
+  writeKubercAllowlist,
+} from '../../kubeconfig/kuberc.js';
 
 /** The stable JSON shape of `auth plugins` (docs/security.md). */
 export interface PluginList {
-  kind: 'PluginList'
+  kind: 'PluginList';
   /** The kuberc whose policy was applied, if any. */
-  kuberc?: string
-  items: PluginEntry[]
+  kuberc?: string;
+  items: PluginEntry[];
   /** --write-kuberc: the file and the commands added to its allowlist (or that would be, with --dry-run). */
   written?: {
-    path: string
-    added: string[]
-    dryRun: boolean
+    path: string;
+    added: string[];
+    dryRun: boolean;
     /** The field the file's entries are written with (`name`, kubectl 1.35's, or `command` when the list uses it). */
-    entryKey: EntryKey
+    entryKey: EntryKey;
     /**
      * Without --command: the commands only data names that the file does not allow, never added by fleet; `line` is
      * the entry to add under credentialPluginAllowlist by hand (with credentialPluginPolicy: Allowlist) if you trust it.
      */
-    notAdded: Array<{command: string; sources: string[]; line: string}>
-  }
+    notAdded: Array<{ command: string; sources: string[]; line: string }>;
+  };
 }
 
 export default class AuthPlugins extends BaseCommand<typeof AuthPlugins> {
-  static summary = 'List the exec credential plugins the fleet would run, where each is written, and whether policy allows it.'
+  static summary =
+    'List the exec credential plugins the fleet would run, where each is written, and whether policy allows it.';
   static description = `Every exec command named by the kubeconfigs of the selected clusters, grouped by command and by whose word it is: the user's own files (kubeconfig files, a ClusterProfile access-provider file) or hub data (a kubeconfig read from a cluster: hub Secrets of every format, Cluster API, ClusterProfiles). For each: the clusters that use it, and whether it may run under the user's kuberc (credentialPluginPolicy, as kubectl 1.35 reads it) and, for hub data, the fleet configuration's credentialPluginAllowlist. Nothing is run.
 
 --write-kuberc FILE adds the commands of your own files (or those named with --command) to FILE's credentialPluginAllowlist, merging with what is there, so that kubectl with credentialPluginPolicy: Allowlist runs them too; a command only hub data names is never added: it is listed with the line to add by hand. The write takes FILE.lock (as export --merge-into does), goes through a symlink to its target, and is read back. --dry-run shows what it would add.
 
-Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a command named by data for you to add.`
+Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a command named by data for you to add.`;
 
   static examples = [
     '<%= config.bin %> auth plugins',
     '<%= config.bin %> auth plugins --fleet-config fleet.yaml -o json',
     '<%= config.bin %> auth plugins --write-kuberc ~/.kube/kuberc --command kubelogin --dry-run',
-  ]
+  ];
 
   static flags = {
     // The selection flags the other auth commands take (the same definitions): -c, --all and -l. Without -c every
@@ -50,71 +57,92 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
     cluster: fleetFlags.cluster,
     all: fleetFlags.all,
     selector: fleetFlags.selector,
-    'write-kuberc': Flags.string({description: "Add the plugins' commands to this kuberc's credentialPluginAllowlist (written atomically, 0600)."}),
-    command: Flags.string({description: 'With --write-kuberc: only this command (repeatable).', multiple: true}),
-    'dry-run': Flags.boolean({description: 'With --write-kuberc: show what would be added, write nothing.'}),
-  }
+    'write-kuberc': Flags.string({
+      description: "Add the plugins' commands to this kuberc's credentialPluginAllowlist (written atomically, 0600).",
+    }),
+    command: Flags.string({ description: 'With --write-kuberc: only this command (repeatable).', multiple: true }),
+    'dry-run': Flags.boolean({ description: 'With --write-kuberc: show what would be added, write nothing.' }),
+  };
 
   protected flagGroups(): FlagGroups {
-    return {selection: this.flags}
+    return { selection: this.flags };
   }
 
   async run(): Promise<PluginList> {
-    const out = this.flags['write-kuberc']
-    if (!out && (this.flags.command || this.flags['dry-run'])) throw new UsageError(`${this.flags.command ? '--command' : '--dry-run'} needs --write-kuberc`)
+    const out = this.flags['write-kuberc'];
+    if (!out && (this.flags.command || this.flags['dry-run']))
+      throw new UsageError(`${this.flags.command ? '--command' : '--dry-run'} needs --write-kuberc`);
     // The file is checked before anything else is looked at: a run never does its work and then cannot keep it.
-    if (out) await checkWritableFile(out, `--write-kuberc ${out}`, 'a kuberc file')
+    if (out) await checkWritableFile(out, `--write-kuberc ${out}`, 'a kuberc file');
     const refs = this.flags.cluster
       ? await this.fleet.selected()
-      : await selectForListing(this.fleet.provider, {selector: this.flags.selector, context: this.flags.context})
-    const items = listPlugins(refs)
-    const kuberc = await this.fleet.trust.kuberc()
-    const result: PluginList = {kind: 'PluginList', ...(kuberc ? {kuberc: kuberc.path} : {}), items}
+      : await selectForListing(this.fleet.provider, { selector: this.flags.selector, context: this.flags.context });
+    const items = listPlugins(refs);
+    const kuberc = await this.fleet.trust.kuberc();
+    const result: PluginList = { kind: 'PluginList', ...(kuberc ? { kuberc: kuberc.path } : {}), items };
 
     // --write-kuberc without --command over a fleet whose plugins all come from data: nothing is the user's to add.
-    let nothingChosen = false
+    let nothingChosen = false;
     if (out) {
-      const known = new Set(items.map((i) => i.command))
-      const unknown = (this.flags.command ?? []).filter((c) => !known.has(c))
-      if (unknown.length > 0) throw new ConfigError(`--command: no selected cluster runs ${unknown.map((c) => `"${c}"`).join(', ')}; the fleet runs ${[...known].map((c) => `"${c}"`).join(', ') || 'no plugin'}`)
-      if (known.size === 0) throw new UsageError('--write-kuberc: the selected clusters run no exec plugin; nothing to allow')
-      const {wanted, dataOnly} = kubercChoice(items, this.flags.command)
-      nothingChosen = wanted.length === 0
+      const known = new Set(items.map((i) => i.command));
+      const unknown = (this.flags.command ?? []).filter((c) => !known.has(c));
+      if (unknown.length > 0)
+        throw new ConfigError(
+          `--command: no selected cluster runs ${unknown.map((c) => `"${c}"`).join(', ')}; the fleet runs ${[...known].map((c) => `"${c}"`).join(', ') || 'no plugin'}`,
+        );
+      if (known.size === 0)
+        throw new UsageError('--write-kuberc: the selected clusters run no exec plugin; nothing to allow');
+      const { wanted, dataOnly } = kubercChoice(items, this.flags.command);
+      nothingChosen = wanted.length === 0;
       // The merge is computed (and refused, say for a DenyAll file) the same way with --dry-run; only the write is skipped.
-      const merged = this.flags['dry-run'] ? await mergeKubercAllowlist(out, wanted) : await writeKubercAllowlist(out, wanted)
+      const merged = this.flags['dry-run']
+        ? await mergeKubercAllowlist(out, wanted)
+        : await writeKubercAllowlist(out, wanted);
       const notAdded = dataOnly
         .filter((d) => !merged.allowlist.includes(goClean(d.command)))
-        .map((d) => ({...d, line: `- ${allowlistEntryText(goClean(d.command), merged.entryKey)}`}))
-      result.written = {path: out, added: merged.added, dryRun: Boolean(this.flags['dry-run']), entryKey: merged.entryKey, notAdded}
-      if (notAdded.length > 0) this.markFailed()
+        .map((d) => ({ ...d, line: `- ${allowlistEntryText(goClean(d.command), merged.entryKey)}` }));
+      result.written = {
+        path: out,
+        added: merged.added,
+        dryRun: Boolean(this.flags['dry-run']),
+        entryKey: merged.entryKey,
+        notAdded,
+      };
+      if (notAdded.length > 0) this.markFailed();
     }
 
-    if (items.some((i) => !i.allowed)) this.markFailed()
+    if (items.some((i) => !i.allowed)) this.markFailed();
     const columns: Column<PluginEntry>[] = [
-      {header: 'command', get: (p) => p.command},
-      {header: 'from', get: (p) => (p.trust === 'data' ? 'hub data' : 'user file')},
-      {header: 'clusters', get: (p) => summarize(p.clusters)},
-      {header: 'allowed', get: (p) => (p.allowed ? 'yes' : 'no'), color: (p, k) => (p.allowed ? undefined : k.red)},
-      {header: 'sources', get: (p) => summarize(p.sources), wide: true},
-      {header: 'reason', get: (p) => p.reason ?? '', wide: !items.some((i) => !i.allowed)},
-    ]
-    const notes: string[] = []
-    if (items.length === 0) notes.push(`No exec credential plugins in ${this.fleet.provider.describe()}.`)
+      { header: 'command', get: (p) => p.command },
+      { header: 'from', get: (p) => (p.trust === 'data' ? 'hub data' : 'user file') },
+      { header: 'clusters', get: (p) => summarize(p.clusters) },
+      { header: 'allowed', get: (p) => (p.allowed ? 'yes' : 'no'), color: (p, k) => (p.allowed ? undefined : k.red) },
+      { header: 'sources', get: (p) => summarize(p.sources), wide: true },
+      { header: 'reason', get: (p) => p.reason ?? '', wide: !items.some((i) => !i.allowed) },
+    ];
+    const notes: string[] = [];
+    if (items.length === 0) notes.push(`No exec credential plugins in ${this.fleet.provider.describe()}.`);
     if (result.written) {
-      const w = result.written
-      if (w.added.length > 0) notes.push(`${w.path}: ${w.dryRun ? 'would add' : 'added'} ${w.added.map((c) => allowlistEntryText(c, w.entryKey)).join(', ')} to credentialPluginAllowlist`)
-      else if (nothingChosen) notes.push(`${w.path}: your files name no exec plugin; nothing ${w.dryRun ? 'would be' : 'was'} written`)
-      else notes.push(`${w.path}: already allows every command${w.notAdded.length > 0 ? ' from your files' : ''}`)
+      const w = result.written;
+      if (w.added.length > 0)
+        notes.push(
+          `${w.path}: ${w.dryRun ? 'would add' : 'added'} ${w.added.map((c) => allowlistEntryText(c, w.entryKey)).join(', ')} to credentialPluginAllowlist`,
+        );
+      else if (nothingChosen)
+        notes.push(`${w.path}: your files name no exec plugin; nothing ${w.dryRun ? 'would be' : 'was'} written`);
+      else notes.push(`${w.path}: already allows every command${w.notAdded.length > 0 ? ' from your files' : ''}`);
       for (const d of w.notAdded) {
-        notes.push(`${w.path}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files; if you trust it, add \`${d.line}\` under credentialPluginAllowlist yourself`)
+        notes.push(
+          `${w.path}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files; if you trust it, add \`${d.line}\` under credentialPluginAllowlist yourself`,
+        );
       }
     }
-    this.render(result, {rows: items, columns, name: (p) => p.command, notes})
-    return result
+    this.render(result, { rows: items, columns, name: (p) => p.command, notes });
+    return result;
   }
 }
 
 /** A list in a table cell: the first two, then how many more. */
 function summarize(list: string[]): string {
-  return list.length <= 2 ? list.join(', ') : `${list.slice(0, 2).join(', ')} +${list.length - 2} more`
+  return list.length <= 2 ? list.join(', ') : `${list.slice(0, 2).join(', ')} +${list.length - 2} more`;
 }

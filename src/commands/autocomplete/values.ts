@@ -1,6 +1,6 @@
-import {Args} from '@oclif/core'
+import { Args } from '@oclif/core';
 
-import {BaseCommand} from '../../cli/base-command.js'
+import { BaseCommand } from '../../cli/base-command.js';
 
 /**
  * Hidden: the values the completion scripts offer (src/cli/completion.ts), one per line: `clusters` for -c/--cluster,
@@ -8,28 +8,28 @@ import {BaseCommand} from '../../cli/base-command.js'
  * (the kubeconfig contexts of the clusters fleet lists). Never an error on stderr: a shell is completing.
  */
 export default class AutocompleteValues extends BaseCommand<typeof AutocompleteValues> {
-  static hidden = true
-  static summary = 'Values for shell completion: cluster names or kubeconfig contexts.'
-  static args = {what: Args.string({options: ['clusters', 'contexts'], required: true})}
+  static hidden = true;
+  static summary = 'Values for shell completion: cluster names or kubeconfig contexts.';
+  static args = { what: Args.string({ options: ['clusters', 'contexts'], required: true }) };
 
   async run(): Promise<void> {
-    let refs
+    let refs;
     try {
-      refs = await this.fleet.provider.list()
+      refs = await this.fleet.provider.list();
     } catch {
-      return
+      return;
     }
-    const values = new Set<string>()
+    const values = new Set<string>();
     if (this.args.what === 'contexts') {
-      for (const r of refs) if (r.source.context) values.add(r.source.context)
+      for (const r of refs) if (r.source.context) values.add(r.source.context);
     } else {
-      const aliasCount = new Map<string, number>()
-      for (const r of refs) for (const a of r.aliases) aliasCount.set(a, (aliasCount.get(a) ?? 0) + 1)
+      const aliasCount = new Map<string, number>();
+      for (const r of refs) for (const a of r.aliases) aliasCount.set(a, (aliasCount.get(a) ?? 0) + 1);
       for (const r of refs) {
-        values.add(r.name)
-        for (const a of r.aliases) if (aliasCount.get(a) === 1) values.add(a)
+        values.add(r.name);
+        for (const a of r.aliases) if (aliasCount.get(a) === 1) values.add(a);
       }
     }
-    for (const v of [...values].sort()) this.log(v)
+    for (const v of [...values].sort()) this.log(v);
   }
 }

@@ -1,84 +1,128 @@
-import {Flags} from '@oclif/core'
+import { Flags } from '@oclif/core';
 
-import {BaseCommand, type BaseFlags} from '../../cli/base-command.js'
-import {credentialMetrics} from '../../cli/metrics.js'
-import {hubFlags} from '../../cli/hubs.js'
-import {formatAge, parseLifetime} from '../../base/duration.js'
-import {EXIT_USAGE} from '../../base/errors.js'
+import { BaseCommand, type BaseFlags } from '../../cli/base-command.js';
+import { credentialMetrics } from '../../cli/metrics.js';
+import { hubFlags } from '../../cli/hubs.js';
+import { formatAge, parseLifetime } from '../../base/duration.js';
+import { EXIT_USAGE } from '../../base/errors.js';
 
-import {type CredentialItem, type CredentialList, listCredentials} from '../../creds/list.js'
+import { type CredentialItem, type CredentialList, listCredentials } from '../../creds/list.js';
 
 export default class CredsList extends BaseCommand<typeof CredsList> {
-  static summary = 'List every credential fleet can see, with its method, identity and expiry.'
-  static description = `Reads the users of the kubeconfig files fleet uses and the consumer Secrets on the hubs of the fleet configuration (multicluster-runtime, Cluster API, cluster-inventory, Argo CD, and every Secret fleet wrote), and describes each from the credential itself: JWT iat/exp, certificate NotBefore/NotAfter. Nothing secret is printed. With --expiring-within, exit 1 when any credential expires within that time (for a CI cron). --live checks that each still authenticates.`
+  static summary = 'List every credential fleet can see, with its method, identity and expiry.';
+  static description = `Reads the users of the kubeconfig files fleet uses and the consumer Secrets on the hubs of the fleet configuration (multicluster-runtime, Cluster API, cluster-inventory, Argo CD, and every Secret fleet wrote), and describes each from the credential itself: JWT iat/exp, certificate NotBefore/NotAfter. Nothing secret is printed. With --expiring-within, exit 1 when any credential expires within that time (for a CI cron). --live checks that each still authenticates.`;
 
   static examples = [
     '<%= config.bin %> creds list',
     '<%= config.bin %> creds list --expiring-within 72h',
     '<%= config.bin %> creds list --hub-kubeconfig hub.kubeconfig --live -o json',
-  ]
+  ];
 
-  static metrics = true
+  static metrics = true;
 
   static flags = {
-    'expiring-within': Flags.string({description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).'}),
-    live: Flags.boolean({description: 'Check that each credential still authenticates (SelfSubjectReview).'}),
-    ...hubFlags({defaultHub: 'the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster'}),
-  }
+    'expiring-within': Flags.string({
+      description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).',
+    }),
+    live: Flags.boolean({ description: 'Check that each credential still authenticates (SelfSubjectReview).' }),
+    ...hubFlags({
+      defaultHub:
+        'the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster',
+    }),
+  };
 
   async run(): Promise<CredentialList> {
-    const f = this.flags
-    const {expiringWithinMs: within} = listOptions(f)
-    const hubs = await this.credsHubs(f)
-    const refs = await this.fleet.provider.list()
-    const result = await listCredentials(refs, hubs.map((h) => ({...h.spec, guessed: h.origin === 'loading-rules'})), {
-      connector: this.fleet.connector,
-      expiringWithinMs: within,
-      live: f.live,
-      concurrency: this.flags.concurrency,
-    })
-    if (within !== undefined) result.expiringWithin = f['expiring-within']
-    const expiring = result.items.filter((i) => i.expiring)
-    const notes = (result.warnings ?? []).map((w) => `warning: ${w}`)
-    if (result.items.length === 0) notes.push('no credentials found (kubeconfig files, hub Secrets)')
-    if (expiring.length > 0) notes.push(`${expiring.length} credential${expiring.length > 1 ? 's' : ''} expire${expiring.length > 1 ? '' : 's'} within ${f['expiring-within']}`)
-    const liveFailed = result.items.filter((i) => i.live && !i.live.ok)
-    if (liveFailed.length > 0) notes.push(`${liveFailed.length} credential${liveFailed.length > 1 ? 's' : ''} no longer authenticate${liveFailed.length > 1 ? '' : 's'}`)
+    const f = this.flags;
+    const { expiringWithinMs: within } = listOptions(f);
+    const hubs = await this.credsHubs(f);
+    const refs = await this.fleet.provider.list();
+    const result = await listCredentials(
+      refs,
+      hubs.map((h) => ({ ...h.spec, guessed: h.origin === 'loading-rules' })),
+      {
+        connector: this.fleet.connector,
+        expiringWithinMs: within,
+        live: f.live,
+        concurrency: this.flags.concurrency,
+      },
+    );
+    if (within !== undefined) result.expiringWithin = f['expiring-within'];
+    const expiring = result.items.filter((i) => i.expiring);
+    const notes = (result.warnings ?? []).map((w) => `warning: ${w}`);
+    if (result.items.length === 0) notes.push('no credentials found (kubeconfig files, hub Secrets)');
+    if (expiring.length > 0)
+      notes.push(
+        `${expiring.length} credential${expiring.length > 1 ? 's' : ''} expire${expiring.length > 1 ? '' : 's'} within ${f['expiring-within']}`,
+      );
+    const liveFailed = result.items.filter((i) => i.live && !i.live.ok);
+    if (liveFailed.length > 0)
+      notes.push(
+        `${liveFailed.length} credential${liveFailed.length > 1 ? 's' : ''} no longer authenticate${liveFailed.length > 1 ? '' : 's'}`,
+      );
     // Never a silent success: nothing found, an unreadable hub, an expiring or dead credential all fail the run.
-    if (result.items.length === 0 || result.errors.length > 0 || expiring.length > 0 || liveFailed.length > 0) this.markFailed()
+    if (result.items.length === 0 || result.errors.length > 0 || expiring.length > 0 || liveFailed.length > 0)
+      this.markFailed();
     // A hub whose kubeconfig is broken is a configuration error: exit 2, as in every command.
-    if (result.errors.some((e) => e.error.kind === 'config' || e.error.kind === 'usage')) this.markFailed(EXIT_USAGE)
+    if (result.errors.some((e) => e.error.kind === 'config' || e.error.kind === 'usage')) this.markFailed(EXIT_USAGE);
     this.render(result, {
       rows: result.items,
       columns: [
-        {header: 'location', get: (i: CredentialItem) => i.location},
-        {header: 'format', get: (i) => i.format},
-        {header: 'method', get: (i) => i.method},
-        {header: 'identity', get: (i) => i.identity ?? ''},
-        {header: 'age', get: (i) => (i.issued ? formatAge(i.issued).replace(/^expired (.*) ago$/, '$1') : '')},
-        {header: 'expires', get: (i) => (i.expires ? `${i.expires} (${formatAge(i.expires)})` : i.method === 'legacy-token' ? 'never' : i.method === 'workload-identity' ? 'minted per use' : ''), color: (i, k) => (i.expiring ? k.red : undefined)},
-        {header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '')},
-        {header: 'cluster', get: (i) => i.cluster ?? '', wide: true},
-        {header: 'server', get: (i) => i.server ?? '', wide: true},
-        ...(f.live ? [{header: 'live', get: (i: CredentialItem) => (i.live ? (i.live.ok ? `ok ${i.live.username}` : `${i.live.error?.kind}: ${i.live.error?.message}`) : '')}] : []),
-        {header: 'problems', get: (i) => i.problems.join('; '), wide: true},
+        { header: 'location', get: (i: CredentialItem) => i.location },
+        { header: 'format', get: (i) => i.format },
+        { header: 'method', get: (i) => i.method },
+        { header: 'identity', get: (i) => i.identity ?? '' },
+        { header: 'age', get: (i) => (i.issued ? formatAge(i.issued).replace(/^expired (.*) ago$/, '$1') : '') },
+        {
+          header: 'expires',
+          get: (i) =>
+            i.expires
+              ? `${i.expires} (${formatAge(i.expires)})`
+              : i.method === 'legacy-token'
+                ? 'never'
+                : i.method === 'workload-identity'
+                  ? 'minted per use'
+                  : '',
+          color: (i, k) => (i.expiring ? k.red : undefined),
+        },
+        { header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '') },
+        { header: 'cluster', get: (i) => i.cluster ?? '', wide: true },
+        { header: 'server', get: (i) => i.server ?? '', wide: true },
+        ...(f.live
+          ? [
+              {
+                header: 'live',
+                get: (i: CredentialItem) =>
+                  i.live
+                    ? i.live.ok
+                      ? `ok ${i.live.username}`
+                      : `${i.live.error?.kind}: ${i.live.error?.message}`
+                    : '',
+              },
+            ]
+          : []),
+        { header: 'problems', get: (i) => i.problems.join('; '), wide: true },
       ],
       name: (i) => i.location,
       notes,
       metrics: credentialMetrics(result),
       // A hub that could not be read is one `error:` line on stderr in every format, JSON and YAML included.
-      failures: result.errors.map((e) => ({error: {kind: e.error.kind, message: `hub ${e.hub}: ${e.error.message}`}})),
-    })
-    return result
+      failures: result.errors.map((e) => ({
+        error: { kind: e.error.kind, message: `hub ${e.hub}: ${e.error.message}` },
+      })),
+    });
+    return result;
   }
 }
 
 /** What `creds list` filters on, checked before any hub or cluster is read. */
 export interface ListOptions {
   /** --expiring-within as milliseconds (a lifetime: 30d and 720h alike). */
-  expiringWithinMs?: number
+  expiringWithinMs?: number;
 }
 
 export function listOptions(f: BaseFlags<typeof CredsList>): ListOptions {
-  return {expiringWithinMs: f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within')}
+  return {
+    expiringWithinMs:
+      f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within'),
+  };
 }

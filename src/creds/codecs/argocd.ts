@@ -1,59 +1,83 @@
-import {EXEC_CLUSTER_CONFIG_EXTENSION} from '../../kubeconfig/types.js'
-import type {ClusterEntry, UserEntry} from '../../kubeconfig/types.js'
-import {secretText} from '../../providers/hub/objects.js'
-import {buildKubeconfig} from '../kubeconfig-out.js'
-import {type Codec, b64, destinationByName, sameName} from './codec.js'
+import { EXEC_CLUSTER_CONFIG_EXTENSION } from '../../kubeconfig/types.js';
+import type { ClusterEntry, UserEntry } from '../../kubeconfig/types.js';
+import { secretText } from '../../providers/hub/objects.js';
+import { buildKubeconfig } from '../kubeconfig-out.js';
+import { type Codec, b64, destinationByName, sameName } from './codec.js';
 
-export const ARGOCD_SECRET_TYPE_LABEL = 'argocd.argoproj.io/secret-type'
+export const ARGOCD_SECRET_TYPE_LABEL = 'argocd.argoproj.io/secret-type';
 /** The label value that makes a Secret one of Argo CD's clusters. */
-export const ARGOCD_CLUSTER_LABELS = {[ARGOCD_SECRET_TYPE_LABEL]: 'cluster'}
+export const ARGOCD_CLUSTER_LABELS = { [ARGOCD_SECRET_TYPE_LABEL]: 'cluster' };
 
 /** Argo CD's cluster `config` (the fields fleet writes and reads; Argo CD's ClusterConfig has more). */
 export interface ArgocdConfig {
-  bearerToken?: string
-  tlsClientConfig?: {insecure?: boolean; caData?: string; serverName?: string; certData?: string; keyData?: string}
+  bearerToken?: string;
+  tlsClientConfig?: { insecure?: boolean; caData?: string; serverName?: string; certData?: string; keyData?: string };
   /** client-go's exec config as Argo CD holds it (env a map; v3.5+ adds provideClusterInfo and config). */
-  execProviderConfig?: {command?: string; args?: string[]; apiVersion?: string; env?: Record<string, string>; provideClusterInfo?: boolean; config?: unknown}
+  execProviderConfig?: {
+    command?: string;
+    args?: string[];
+    apiVersion?: string;
+    env?: Record<string, string>;
+    provideClusterInfo?: boolean;
+    config?: unknown;
+  };
 }
 
 /** The TLS part of the config: the CA, server name and skip-verify of the cluster, and a client certificate if the user has one. */
-export function tlsClientConfig(cluster: ClusterEntry, user: UserEntry = {}): NonNullable<ArgocdConfig['tlsClientConfig']> {
-  const tls: NonNullable<ArgocdConfig['tlsClientConfig']> = {insecure: cluster['insecure-skip-tls-verify'] === true}
-  if (cluster['certificate-authority-data']) tls.caData = cluster['certificate-authority-data']
-  if (cluster['tls-server-name']) tls.serverName = cluster['tls-server-name']
+export function tlsClientConfig(
+  cluster: ClusterEntry,
+  user: UserEntry = {},
+): NonNullable<ArgocdConfig['tlsClientConfig']> {
+  const tls: NonNullable<ArgocdConfig['tlsClientConfig']> = { insecure: cluster['insecure-skip-tls-verify'] === true };
+  if (cluster['certificate-authority-data']) tls.caData = cluster['certificate-authority-data'];
+  if (cluster['tls-server-name']) tls.serverName = cluster['tls-server-name'];
   if (user['client-certificate-data']) {
-    tls.certData = user['client-certificate-data']
-    tls.keyData = user['client-key-data']
+    tls.certData = user['client-certificate-data'];
+    tls.keyData = user['client-key-data'];
   }
-  return tls
+  return tls;
 }
 
 /** The data of an Argo CD cluster Secret: the name Argo CD shows, the server, the config. */
-export function argocdData(displayName: string, server: string | undefined, config: ArgocdConfig): Record<string, string> {
-  return {name: b64(displayName), server: b64(server ?? ''), config: b64(JSON.stringify(config))}
+export function argocdData(
+  displayName: string,
+  server: string | undefined,
+  config: ArgocdConfig,
+): Record<string, string> {
+  return { name: b64(displayName), server: b64(server ?? ''), config: b64(JSON.stringify(config)) };
 }
 
 /** The credential in a `config`, as kubeconfig entries (Argo CD's exec config as client-go runs it). */
-function entries(server: string | undefined, config: ArgocdConfig): {cluster: ClusterEntry; user: UserEntry} {
-  const tls = config.tlsClientConfig ?? {}
-  const exec = config.execProviderConfig
+function entries(server: string | undefined, config: ArgocdConfig): { cluster: ClusterEntry; user: UserEntry } {
+  const tls = config.tlsClientConfig ?? {};
+  const exec = config.execProviderConfig;
   // Only the fields that are set: the entries are also written out as a kubeconfig, which has no undefined.
-  const cluster: ClusterEntry = server === undefined ? {} : {server}
-  if (tls.caData) cluster['certificate-authority-data'] = tls.caData
-  if (tls.serverName) cluster['tls-server-name'] = tls.serverName
-  if (tls.insecure) cluster['insecure-skip-tls-verify'] = true
-  if (exec?.config !== undefined) cluster.extensions = [{name: EXEC_CLUSTER_CONFIG_EXTENSION, extension: exec.config}]
-  const user: UserEntry = {}
-  if (config.bearerToken) user.token = config.bearerToken
+  const cluster: ClusterEntry = server === undefined ? {} : { server };
+  if (tls.caData) cluster['certificate-authority-data'] = tls.caData;
+  if (tls.serverName) cluster['tls-server-name'] = tls.serverName;
+  if (tls.insecure) cluster['insecure-skip-tls-verify'] = true;
+  if (exec?.config !== undefined)
+    cluster.extensions = [{ name: EXEC_CLUSTER_CONFIG_EXTENSION, extension: exec.config }];
+  const user: UserEntry = {};
+  if (config.bearerToken) user.token = config.bearerToken;
   if (tls.certData) {
-    user['client-certificate-data'] = tls.certData
-    user['client-key-data'] = tls.keyData
+    user['client-certificate-data'] = tls.certData;
+    user['client-key-data'] = tls.keyData;
   }
   if (exec) {
-    const set = Object.entries({command: exec.command, args: exec.args, apiVersion: exec.apiVersion, provideClusterInfo: exec.provideClusterInfo}).filter(([, v]) => v !== undefined)
-    user.exec = {...Object.fromEntries(set), interactiveMode: 'Never', env: Object.entries(exec.env ?? {}).map(([name, value]) => ({name, value}))}
+    const set = Object.entries({
+      command: exec.command,
+      args: exec.args,
+      apiVersion: exec.apiVersion,
+      provideClusterInfo: exec.provideClusterInfo,
+    }).filter(([, v]) => v !== undefined);
+    user.exec = {
+      ...Object.fromEntries(set),
+      interactiveMode: 'Never',
+      env: Object.entries(exec.env ?? {}).map(([name, value]) => ({ name, value })),
+    };
   }
-  return {cluster, user}
+  return { cluster, user };
 }
 
 /**
@@ -64,19 +88,30 @@ export const argocd: Codec<'argocd'> = {
   format: 'argocd',
   key: 'config',
   kubeconfigInKey: false,
-  find: {labelSelector: `${ARGOCD_SECRET_TYPE_LABEL}=cluster`},
+  find: { labelSelector: `${ARGOCD_SECRET_TYPE_LABEL}=cluster` },
   detect: (s) => s.metadata.labels?.[ARGOCD_SECRET_TYPE_LABEL] === 'cluster',
   secretName: sameName,
   destination: (s) => destinationByName('argocd', s),
   check: () => undefined,
   encode: (_d, w) => ({
-    labels: {...ARGOCD_CLUSTER_LABELS},
+    labels: { ...ARGOCD_CLUSTER_LABELS },
     type: 'Opaque',
-    data: argocdData(w.displayName ?? w.clusterName, w.cluster.server, {...(w.user.token ? {bearerToken: w.user.token} : {}), tlsClientConfig: tlsClientConfig(w.cluster, w.user)}),
+    data: argocdData(w.displayName ?? w.clusterName, w.cluster.server, {
+      ...(w.user.token ? { bearerToken: w.user.token } : {}),
+      tlsClientConfig: tlsClientConfig(w.cluster, w.user),
+    }),
   }),
   decode: (s) => {
-    const {cluster, user} = entries(secretText(s, 'server'), JSON.parse(secretText(s, 'config') ?? '{}') as ArgocdConfig)
-    const names = {cluster: s.metadata.name, user: s.metadata.name}
-    return {kubeconfig: buildKubeconfig({name: names.cluster, userName: names.user, cluster, user}), cluster, user, names}
+    const { cluster, user } = entries(
+      secretText(s, 'server'),
+      JSON.parse(secretText(s, 'config') ?? '{}') as ArgocdConfig,
+    );
+    const names = { cluster: s.metadata.name, user: s.metadata.name };
+    return {
+      kubeconfig: buildKubeconfig({ name: names.cluster, userName: names.user, cluster, user }),
+      cluster,
+      user,
+      names,
+    };
   },
-}
+};

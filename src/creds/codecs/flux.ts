@@ -1,4 +1,4 @@
-import {kubeconfigCodec} from './codec.js'
+import { kubeconfigCodec } from './codec.js';
 
 /**
  * Flux's `spec.kubeConfig.secretRef`: an unlabelled Secret, key `value` (or the key the reference names, flux-refs.ts),
@@ -10,4 +10,4 @@ export const flux = kubeconfigCodec({
   find: 'references',
   detect: () => false,
   labels: () => ({}),
-})
+});

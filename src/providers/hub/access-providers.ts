@@ -1,9 +1,8 @@
-
-import {readRequired} from '../../base/files.js'
-import {ConfigError} from '../../base/errors.js'
-import {Fields, isMapping} from '../../config/fields.js'
-import {expandPath} from '../../config/fleet-config.js'
-import type {ClusterEntry, ExecConfig, ExecEnvVar, NamedExtension} from '../../kubeconfig/types.js'
+import { readRequired } from '../../base/files.js';
+import { ConfigError } from '../../base/errors.js';
+import { Fields, isMapping } from '../../config/fields.js';
+import { expandPath } from '../../config/fleet-config.js';
+import type { ClusterEntry, ExecConfig, ExecEnvVar, NamedExtension } from '../../kubeconfig/types.js';
 
 /**
  * The access-provider configuration of sigs.k8s.io/cluster-inventory-api (`-clusterprofile-provider-file`): which exec
@@ -11,34 +10,34 @@ import type {ClusterEntry, ExecConfig, ExecEnvVar, NamedExtension} from '../../k
  * arguments and environment variables to it. Read the way upstream's `pkg/access` reads it, so fleet connects to a
  * profile exactly as a controller using that library would.
  */
-export const ADDITIONAL_ARGS_EXTENSION = 'clusterprofiles.multicluster.x-k8s.io/exec/additional-args'
-export const ADDITIONAL_ENVS_EXTENSION = 'clusterprofiles.multicluster.x-k8s.io/exec/additional-envs'
-export const ARGS_POLICIES = ['Append', 'Ignore'] as const
-export const ENV_POLICIES = ['AppendIfNotExists', 'Replace', 'Ignore'] as const
-export type ArgsPolicy = (typeof ARGS_POLICIES)[number]
-export type EnvPolicy = (typeof ENV_POLICIES)[number]
+export const ADDITIONAL_ARGS_EXTENSION = 'clusterprofiles.multicluster.x-k8s.io/exec/additional-args';
+export const ADDITIONAL_ENVS_EXTENSION = 'clusterprofiles.multicluster.x-k8s.io/exec/additional-envs';
+export const ARGS_POLICIES = ['Append', 'Ignore'] as const;
+export const ENV_POLICIES = ['AppendIfNotExists', 'Replace', 'Ignore'] as const;
+export type ArgsPolicy = (typeof ARGS_POLICIES)[number];
+export type EnvPolicy = (typeof ENV_POLICIES)[number];
 
 export interface AccessProviderEntry {
-  name: string
-  execConfig?: ExecConfig
-  argsPolicy: ArgsPolicy
-  envPolicy: EnvPolicy
+  name: string;
+  execConfig?: ExecConfig;
+  argsPolicy: ArgsPolicy;
+  envPolicy: EnvPolicy;
 }
 
 export interface AccessConfig {
-  path: string
-  providers: AccessProviderEntry[]
+  path: string;
+  providers: AccessProviderEntry[];
 }
 
 /** One entry of a profile's `status.accessProviders` (or the deprecated `credentialProviders`). */
 export interface ProfileAccessProvider {
-  name: string
-  cluster?: ClusterEntry
+  name: string;
+  cluster?: ClusterEntry;
 }
 
 export async function loadAccessConfig(path: string, env: NodeJS.ProcessEnv = process.env): Promise<AccessConfig> {
-  const text = (await readRequired(path, `access-provider file ${path}`)).toString('utf8')
-  return parseAccessConfig(text, path, env)
+  const text = (await readRequired(path, `access-provider file ${path}`)).toString('utf8');
+  return parseAccessConfig(text, path, env);
 }
 
 /**
@@ -46,48 +45,48 @@ export async function loadAccessConfig(path: string, env: NodeJS.ProcessEnv = pr
  * must have the right types. A command with a path separator is relative to the file, as in a kubeconfig.
  */
 export function parseAccessConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env): AccessConfig {
-  let value: unknown
+  let value: unknown;
   try {
-    value = JSON.parse(text)
+    value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${path}: not valid JSON: ${(error as Error).message}`)
+    throw new ConfigError(`${path}: not valid JSON: ${(error as Error).message}`);
   }
-  const root = Fields.root(path, value, 'an access-provider configuration')
+  const root = Fields.root(path, value, 'an access-provider configuration');
   const providers = root.list('providers').map((p): AccessProviderEntry => {
-    const exec = p.mapping('execConfig')
+    const exec = p.mapping('execConfig');
     return {
       name: p.requiredString('name'),
       execConfig: exec ? readExec(exec, path, env) : undefined,
       argsPolicy: p.oneOf('profileSourcedCLIArgsPolicy', ARGS_POLICIES) ?? 'Ignore',
       envPolicy: p.oneOf('profileSourcedEnvVarsPolicy', ENV_POLICIES) ?? 'Ignore',
-    }
-  })
-  return {path, providers}
+    };
+  });
+  return { path, providers };
 }
 
 function readExec(f: Fields, file: string, env: NodeJS.ProcessEnv): ExecConfig {
-  const command = f.requiredString('command')
-  const args = f.value.args
+  const command = f.requiredString('command');
+  const args = f.value.args;
   if (args !== undefined && args !== null && !(Array.isArray(args) && args.every((a) => typeof a === 'string'))) {
-    throw f.error('args', 'must be a list of strings')
+    throw f.error('args', 'must be a list of strings');
   }
-  const envList = f.value.env
+  const envList = f.value.env;
   if (envList !== undefined && envList !== null) {
-    if (!Array.isArray(envList)) throw f.error('env', 'must be a list of {name, value}')
+    if (!Array.isArray(envList)) throw f.error('env', 'must be a list of {name, value}');
     envList.forEach((e, i) => {
       if (!isMapping(e) || typeof e.name !== 'string' || typeof e.value !== 'string') {
-        throw f.error(`env[${i}]`, 'must be {name: string, value: string}')
+        throw f.error(`env[${i}]`, 'must be {name: string, value: string}');
       }
-    })
+    });
   }
   return {
     apiVersion: f.string('apiVersion'),
     command: command.includes('/') ? expandPath(command, file, env) : command,
     args: (args as string[] | undefined) ?? [],
-    env: ((envList as ExecEnvVar[] | undefined) ?? []).map((e) => ({name: e.name, value: e.value})),
+    env: ((envList as ExecEnvVar[] | undefined) ?? []).map((e) => ({ name: e.name, value: e.value })),
     installHint: f.string('installHint'),
     provideClusterInfo: f.boolean('provideClusterInfo') ?? false,
-  }
+  };
 }
 
 /**
@@ -96,20 +95,20 @@ function readExec(f: Fields, file: string, env: NodeJS.ProcessEnv): ExecConfig {
  */
 export function chooseAccessProvider(
   config: AccessConfig,
-  profile: {accessProviders?: ProfileAccessProvider[]; credentialProviders?: ProfileAccessProvider[]},
-): {entry: AccessProviderEntry; access: ProfileAccessProvider} | Error {
-  const offered = new Map<string, ProfileAccessProvider>()
-  for (const p of profile.credentialProviders ?? []) offered.set(p.name, p)
-  for (const p of profile.accessProviders ?? []) offered.set(p.name, p)
+  profile: { accessProviders?: ProfileAccessProvider[]; credentialProviders?: ProfileAccessProvider[] },
+): { entry: AccessProviderEntry; access: ProfileAccessProvider } | Error {
+  const offered = new Map<string, ProfileAccessProvider>();
+  for (const p of profile.credentialProviders ?? []) offered.set(p.name, p);
+  for (const p of profile.accessProviders ?? []) offered.set(p.name, p);
   for (const entry of config.providers) {
-    const access = offered.get(entry.name)
-    if (access) return {entry, access}
+    const access = offered.get(entry.name);
+    if (access) return { entry, access };
   }
-  const names = (list: Iterable<string>) => [...list].map((n) => `"${n}"`).join(', ')
-  if (offered.size === 0) return new Error('the profile lists no access providers (status.accessProviders is empty)')
+  const names = (list: Iterable<string>) => [...list].map((n) => `"${n}"`).join(', ');
+  if (offered.size === 0) return new Error('the profile lists no access providers (status.accessProviders is empty)');
   return new Error(
     `no access provider matches: the profile offers ${names(offered.keys())}, ${config.path} configures ${names(config.providers.map((p) => p.name)) || 'none'}`,
-  )
+  );
 }
 
 /**
@@ -118,41 +117,56 @@ export function chooseAccessProvider(
  * rest.Config has no TLS server name and never skips verification), interactiveMode is Never, and the profile's
  * additional args and envs apply only as the file's policies allow.
  */
-export function execContext(entry: AccessProviderEntry, access: ProfileAccessProvider): {cluster: ClusterEntry; exec: ExecConfig; dataEnv: string[]} | Error {
-  if (!entry.execConfig) return new Error(`access provider "${entry.name}" has no execConfig`)
-  const src = access.cluster ?? {}
-  const cluster: ClusterEntry = {server: src.server}
-  if (src['certificate-authority-data']) cluster['certificate-authority-data'] = src['certificate-authority-data']
-  if (src['proxy-url']) cluster['proxy-url'] = src['proxy-url']
-  if (src.extensions?.length) cluster.extensions = src.extensions
-  const exec: ExecConfig = {...entry.execConfig, args: [...(entry.execConfig.args ?? [])], env: [...(entry.execConfig.env ?? [])], interactiveMode: 'Never'}
-  const dataEnv: string[] = []
+export function execContext(
+  entry: AccessProviderEntry,
+  access: ProfileAccessProvider,
+): { cluster: ClusterEntry; exec: ExecConfig; dataEnv: string[] } | Error {
+  if (!entry.execConfig) return new Error(`access provider "${entry.name}" has no execConfig`);
+  const src = access.cluster ?? {};
+  const cluster: ClusterEntry = { server: src.server };
+  if (src['certificate-authority-data']) cluster['certificate-authority-data'] = src['certificate-authority-data'];
+  if (src['proxy-url']) cluster['proxy-url'] = src['proxy-url'];
+  if (src.extensions?.length) cluster.extensions = src.extensions;
+  const exec: ExecConfig = {
+    ...entry.execConfig,
+    args: [...(entry.execConfig.args ?? [])],
+    env: [...(entry.execConfig.env ?? [])],
+    interactiveMode: 'Never',
+  };
+  const dataEnv: string[] = [];
   for (const ext of src.extensions ?? []) {
-    const problem = applyExtension(exec, ext, entry, dataEnv)
-    if (problem) return new Error(`access provider "${entry.name}": extension ${ext.name}: ${problem}`)
+    const problem = applyExtension(exec, ext, entry, dataEnv);
+    if (problem) return new Error(`access provider "${entry.name}": extension ${ext.name}: ${problem}`);
   }
-  return {cluster, exec, dataEnv}
+  return { cluster, exec, dataEnv };
 }
 
 /** Applies one extension of the profile; `dataEnv` collects the variables the profile set (TrustPolicy judges them). */
-function applyExtension(exec: ExecConfig, ext: NamedExtension, entry: AccessProviderEntry, dataEnv: string[]): string | undefined {
+function applyExtension(
+  exec: ExecConfig,
+  ext: NamedExtension,
+  entry: AccessProviderEntry,
+  dataEnv: string[],
+): string | undefined {
   if (ext.name === ADDITIONAL_ARGS_EXTENSION && entry.argsPolicy === 'Append') {
-    const value = ext.extension
-    if (!Array.isArray(value) || !value.every(isScalar)) return 'must be a list of strings'
-    exec.args!.push(...value.map(String))
+    const value = ext.extension;
+    if (!Array.isArray(value) || !value.every(isScalar)) return 'must be a list of strings';
+    exec.args!.push(...value.map(String));
   }
   if (ext.name === ADDITIONAL_ENVS_EXTENSION && entry.envPolicy !== 'Ignore') {
-    const value = ext.extension
-    if (!isMapping(value) || !Object.values(value).every(isScalar)) return 'must be a mapping of names to strings'
-    const fromProfile = new Map(Object.entries(value).map(([k, v]) => [k, String(v)]))
-    const replace = entry.envPolicy === 'Replace'
-    for (const name of fromProfile.keys()) if (replace || !exec.env!.some((e) => e.name === name)) dataEnv.push(name)
+    const value = ext.extension;
+    if (!isMapping(value) || !Object.values(value).every(isScalar)) return 'must be a mapping of names to strings';
+    const fromProfile = new Map(Object.entries(value).map(([k, v]) => [k, String(v)]));
+    const replace = entry.envPolicy === 'Replace';
+    for (const name of fromProfile.keys()) if (replace || !exec.env!.some((e) => e.name === name)) dataEnv.push(name);
     // The file's variables keep their order; the profile's new ones follow. Which value wins depends on the policy.
-    const merged: ExecEnvVar[] = exec.env!.map((e) => (replace && fromProfile.has(e.name) ? {name: e.name, value: fromProfile.get(e.name)!} : e))
-    for (const [name, v] of fromProfile) if (!merged.some((e) => e.name === name)) merged.push({name, value: v})
-    exec.env = merged
+    const merged: ExecEnvVar[] = exec.env!.map((e) =>
+      replace && fromProfile.has(e.name) ? { name: e.name, value: fromProfile.get(e.name)! } : e,
+    );
+    for (const [name, v] of fromProfile) if (!merged.some((e) => e.name === name)) merged.push({ name, value: v });
+    exec.env = merged;
   }
-  return undefined
+  return undefined;
 }
 
-const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';

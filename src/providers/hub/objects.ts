@@ -1,20 +1,20 @@
-import type {V1Secret} from '@kubernetes/client-node'
+import type { V1Secret } from '@kubernetes/client-node';
 
-import {contextFromKubeconfigText} from '../../kubeconfig/from-text.js'
-import type {ResolvedContext} from '../../kubeconfig/loading-rules.js'
-import {asError} from '../../base/errors.js'
-import type {ObjectMeta, Wire} from '../../kube/objects.js'
+import { contextFromKubeconfigText } from '../../kubeconfig/from-text.js';
+import type { ResolvedContext } from '../../kubeconfig/loading-rules.js';
+import { asError } from '../../base/errors.js';
+import type { ObjectMeta, Wire } from '../../kube/objects.js';
 
 /** The Kubernetes object shapes hub-backed providers read (client-node's models, as JSON), and how a kubeconfig is taken out of a Secret. */
-export type {ObjectMeta} from '../../kube/objects.js'
+export type { ObjectMeta } from '../../kube/objects.js';
 
-export type Secret = Wire<V1Secret> & {metadata: ObjectMeta}
+export type Secret = Wire<V1Secret> & { metadata: ObjectMeta };
 
 /** The text of one data key of a Secret, or undefined when the key is absent or empty (as upstream treats both). */
 export function secretText(secret: Secret, key: string): string | undefined {
-  const value = secret.data?.[key]
-  if (!value) return undefined
-  return Buffer.from(value, 'base64').toString('utf8')
+  const value = secret.data?.[key];
+  if (!value) return undefined;
+  return Buffer.from(value, 'base64').toString('utf8');
 }
 
 /**
@@ -22,13 +22,15 @@ export function secretText(secret: Secret, key: string): string | undefined {
  * data: `provider` (whose allowlists apply) is recorded in its origin, and TrustPolicy judges its plugins and files.
  */
 export function kubeconfigInSecret(secret: Secret, key: string, provider?: string): ResolvedContext | Error {
-  const {name, namespace} = secret.metadata
-  const text = secretText(secret, key)
-  if (text === undefined) return new Error(`Secret ${namespace}/${name} has no data key "${key}"`)
+  const { name, namespace } = secret.metadata;
+  const text = secretText(secret, key);
+  if (text === undefined) return new Error(`Secret ${namespace}/${name} has no data key "${key}"`);
   try {
-    return contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {object: `Secret ${namespace}/${name} key ${key}`, provider})
+    return contextFromKubeconfigText(text, `secret ${namespace}/${name} key ${key}`, {
+      object: `Secret ${namespace}/${name} key ${key}`,
+      provider,
+    });
   } catch (error) {
-    return asError(error)
+    return asError(error);
   }
 }
-
