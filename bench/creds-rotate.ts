@@ -13,7 +13,6 @@
 // In the table: npm run bench -- --rotation-only [--rotation-sizes 100,1000]   (bench/run.ts writes docs/performance.md)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';

@@ -239,7 +239,7 @@ function coldStart(): void {
   };
   md.push('## Cold start', '');
   md.push(
-    `Median wall time and median CPU time (user + sys, to the millisecond from bash's \`times\`, in runs of their own) of ${RUNS} runs each, runs interleaved; each ratio is against the reference measured in this run, in the same metric (CPU time is the fairer one when the machine is shared: it does not count the time a process waits for a core). Contexts are in one kubeconfig named by KUBECONFIG; HOME is an empty directory (a new user). fleet runs from its bundle (\`node bin/run.js\`: dist/bundle/cli.cjs with the launcher's code cache, taken by a first run of each command; docs/decisions.md \"One bundle\") and, in the rows marked executable, as its single executable (dist/exe/fleet-linux-x64, Node ${EXE_NODE} inside, which unpacks the same bundle once and runs it the same way; docs/decisions.md \"One executable\").`,
+    `Median wall time and median CPU time (user + sys, to the millisecond from bash's \`times\`, in runs of their own) of ${RUNS} runs each, runs interleaved; each ratio is against the reference measured in this run, in the same metric (CPU time is the fairer one when the machine is shared: it does not count the time a process waits for a core). Contexts are in one kubeconfig named by KUBECONFIG; HOME is an empty directory (a new user). fleet runs from its bundle (\`node bin/run.js\`: dist/bundle/cli.cjs with the launcher's code cache, taken by a first run of each command; docs/decisions.md "One bundle") and, in the rows marked executable, as its single executable (dist/exe/fleet-linux-x64, Node ${EXE_NODE} inside, which unpacks the same bundle once and runs it the same way; docs/decisions.md "One executable").`,
     '',
   );
   md.push(

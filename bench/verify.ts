@@ -61,7 +61,7 @@ function ok(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): void {
     env: { ...process.env, KUBECONFIG: '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${String(r.stderr)}`);
 }
 
 for (const n of [servers.length, CONTEXTS]) {

@@ -3,14 +3,12 @@
 // - layers: a module imports only from its own floor or below; a folder not listed here is an error too, so a new
 //   folder gets a floor on purpose;
 // - cycles: no two files import each other, directly or around a ring (type-only imports count, as for floors);
-// - output: only cli/ writes to stdout or stderr (process.stdout, process.stderr, console.*); render() prints;
-// - user files: only base/ reads files and parses YAML (readFile*, js-yaml), and JSON.parse outside base/ reads only a
-//   response body or a plugin's stdout; everything else goes through src/base/files.ts and src/base/yaml.ts;
 // - programs: only base/subprocess.ts starts one, and only the trust policy and the kind provider import
 //   approveInvocation, the one way to make what it runs;
 // - REST paths: only kube/ writes one (a string or template starting with /api or /apis, or holding /namespaces/${);
 //   services name a Resource of src/kube/resources.ts and build the path with src/kube/paths.ts, which encodes it.
-// Each exception is one line in an allow-list below, with its reason.
+// Each exception is one line in an allow-list below, with its reason. Output only from cli/ and user files read only in
+// base/ are ESLint rules over the syntax tree (scripts/eslint-floors.mjs, run by `npm run lint`).
 // Usage: node scripts/check-layers.mjs [--root DIR]   (exit 1 and one `file:line: ...` line per problem)
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -36,104 +34,6 @@ const floorOf = new Map(FLOORS.flatMap((folders, i) => folders.map((f) => [f, i]
 // Peers that may not import each other in this direction: workload-identity/ builds on creds/ (labels, the Argo CD
 // codec), so creds/ reaching into workload-identity/ would be an arrow running back up. What both need lives below.
 export const ONE_WAY_PEERS = [['creds', 'workload-identity']];
-
-// Files (or folders, ending in /) under src/ that may write to stdout or stderr outside cli/, each with its reason.
-const OUTPUT_ALLOWED = new Map([
-  ['entry/', 'the entry point: oclif and Node start here, before any command exists'],
-  ['hooks/command-not-found.ts', 'runs before any command exists, so there is no render(); one error line, no secrets'],
-  ['base/warnings.ts', 'the default sink of warnOnce; the CLI replaces it with its scrubbed stderr (setWarningSink)'],
-  ['kube/exec-credential.ts', "an exec plugin's own stderr, passed through scrubbed, as client-go does"],
-  ['commands/wi/token.ts', 'the ExecCredential kubectl reads on stdout: raw on purpose, nothing else on stdout'],
-  [
-    'commands/kubeconfig/credential.ts',
-    'the ExecCredential kubectl reads on stdout (the exec entry kubeconfig export writes): raw on purpose, nothing else on stdout',
-  ],
-  [
-    'commands/creds/generate.ts',
-    '--out -: the kubeconfig raw on stdout, the one place fleet prints a secret on request',
-  ],
-]);
-
-// Files outside base/ that read files, parse YAML or JSON.parse text themselves, per rule (`read`, `yaml`, `json`), each
-// with its reason. Shrink this list: a new reader of a user's file belongs in base/files.ts and base/yaml.ts.
-const READ_ALLOWED = new Map([
-  [
-    'kubeconfig/parse.ts',
-    {
-      yaml: 1,
-      json: 1,
-      why: "the kubeconfig loader: client-go's rules (JSON fast path, duplicate keys, first document) need the parser itself",
-    },
-  ],
-  ['kubeconfig/credentials.ts', { json: 1, why: "a JWT's claims (jwtClaims)" }],
-  ['kube/exec-credential.ts', { json: 1, why: "an exec plugin's stdout" }],
-  [
-    'providers/hub/access-providers.ts',
-    { json: 1, why: "a ClusterProfile's access-provider config (providers/ is being reshaped on another branch)" },
-  ],
-  ['cli/render.ts', { json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file' }],
-  ['cli/completion.ts', { read: 1, why: "the user's .zshrc-side completion file, rewritten in place (not parsed)" }],
-  [
-    'verify/policy.ts',
-    {
-      read: 1,
-      yaml: 1,
-      json: 1,
-      why: "the shipped policy JSON schema; the user's policy file with its schema errors and line numbers (js-yaml's listener gives the positions)",
-    },
-  ],
-  [
-    'workload-identity/auth-config.ts',
-    { yaml: 1, why: 'an AuthenticationConfiguration with its own wording (`FILE: not valid YAML: ...`), kept as is' },
-  ],
-  [
-    'workload-identity/consumers.ts',
-    {
-      read: 1,
-      why: '--out: an existing file checked before overwriting, with its own wording (raw message for EISDIR)',
-    },
-  ],
-  ['workload-identity/plugin.ts', { json: 1, why: "the hub plugin's JSON config (a Secret's data), not a file" }],
-  [
-    'creds/rotation-store.ts',
-    { read: 1, yaml: 1, why: "kubeconfig files fleet wrote (its own wording) and their lock file's pid" },
-  ],
-  [
-    'creds/codecs/codec.ts',
-    { yaml: 1, why: 'the kubeconfig a consumer Secret fleet wrote holds (a Secret, not a file)' },
-  ],
-  ['creds/codecs/argocd.ts', { json: 1, why: "an Argo CD cluster Secret's config JSON (a Secret, not a file)" }],
-  [
-    'export/credential-cache.ts',
-    {
-      json: 1,
-      why: "fleet's own credential cache file (0600, written by the same code); one that does not parse is no entry",
-    },
-  ],
-  [
-    'export/prune-state.ts',
-    {
-      json: 1,
-      why: "fleet's own prune failure records (0600, written by the same code, read through base/files.ts); one that does not decode strictly is no record",
-    },
-  ],
-  [
-    'export/exec-info.ts',
-    { json: 1, why: 'KUBERNETES_EXEC_INFO, the JSON client-go hands an exec plugin in its environment' },
-  ],
-  [
-    'creds/rules-file.ts',
-    {
-      yaml: 1,
-      why: '--rules FILE: errors name FILE:LINE for each rule, the YAML error too (`FILE:LINE: not valid YAML: ...`)',
-    },
-  ],
-  [
-    'creds/revoke.ts',
-    { read: 1, why: '--file: a missing file is `not-found` (already revoked), other failures keep their own wording' },
-  ],
-]);
-const readAllowed = (rel, rule) => Boolean(READ_ALLOWED.get(rel)?.[rule]);
 
 // Approved invocations (docs/decisions.md, "Approved invocations"): only these files may import approveInvocation, the
 // one way to make what runProcess runs, and only base/subprocess.ts may start a program (node:child_process).
@@ -213,46 +113,12 @@ for (const file of srcFiles) {
     }
   }
 
-  if (from !== 'cli' && !allowed(OUTPUT_ALLOWED, rel)) {
-    for (const m of text.matchAll(/\bprocess\.(stdout|stderr)\b|\bconsole\.\w+/g)) {
-      if (isComment(text, m.index)) continue;
-      problems.push(
-        `src/${rel}:${lineOf(text, m.index)}: ${m[0]} outside src/cli/: build a View and call render() (or add the file to OUTPUT_ALLOWED with a reason)`,
-      );
-    }
-  }
-
   if (from !== 'kube' && !allowed(PATHS_ALLOWED, rel)) {
     for (const m of text.matchAll(REST_PATH)) {
       if (isComment(text, m.index)) continue;
       problems.push(
         `src/${rel}:${lineOf(text, m.index)}: builds a REST path by hand: name a Resource (src/kube/resources.ts) and use src/kube/typed.ts or paths.ts (or add the file to PATHS_ALLOWED with a reason)`,
       );
-    }
-  }
-
-  if (from !== 'base') {
-    const rules = [
-      // Writing YAML (yaml.dump) is not reading a file; parsing it is.
-      [
-        'yaml',
-        /\byaml\.load(All)?\(|\bimport\s*\{[^}]*\bload(All)?\b[^}]*\}\s*from\s*['"]js-yaml['"]/g,
-        'parses YAML itself: use loadYaml or loadYamlIfValid (src/base/yaml.ts)',
-      ],
-      ['read', /\breadFile(Sync)?\b/g, 'reads a file: use readRequired/readOptional (src/base/files.ts)'],
-      // A response body (`res.body`) or a plugin's stdout is not a user's file; anything else is.
-      [
-        'json',
-        /\bJSON\.parse\((?!(?:[\w.]*\.)?body\b|stdout\b)/g,
-        'JSON.parse of something other than a response body: a user file is read in src/base/',
-      ],
-    ];
-    for (const [rule, re, why] of rules) {
-      if (readAllowed(rel, rule)) continue;
-      for (const m of text.matchAll(re)) {
-        if (isComment(text, m.index)) continue;
-        problems.push(`src/${rel}:${lineOf(text, m.index)}: ${why} (or add the file to READ_ALLOWED with a reason)`);
-      }
     }
   }
 }
@@ -325,5 +191,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  'layers: every import points down, no import cycle, output only from cli/, user files read only in base/, programs start only from approved invocations',
+  'layers: every import points down, no import cycle, REST paths only in kube/, programs start only from approved invocations',
 );

@@ -39,7 +39,7 @@ export async function createReview<S>(client: KubeClient, r: ReviewRequest): Pro
     if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, `create ${plural}.${group}`);
     let body: { kind?: unknown; status?: S };
     try {
-      body = JSON.parse(res.body);
+      body = JSON.parse(res.body) as typeof body;
     } catch {
       throw new FleetError('server', `create ${plural}.${group}: the answer is not JSON`);
     }

@@ -231,7 +231,7 @@ export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOption
   warnings.push(...evaluation.warnings);
   const subjects: SubjectAnswer[] = evaluation.subjects;
   const result: WhoCan = {
-    attributes: asked.resource ? { resourceAttributes: asked.resource } : { nonResourceAttributes: asked.nonResource! },
+    attributes: asked.resource ? { resourceAttributes: asked.resource } : { nonResourceAttributes: asked.nonResource },
     allNamespaces,
     ...(exists === false ? { namespaceExists: false as const } : {}),
     subjects,
@@ -289,7 +289,7 @@ export async function subjectAccessReview(
     ...reviewSubject(s),
     ...(q.resource
       ? { resourceAttributes: dropEmpty({ ...q.resource, namespace }) }
-      : { nonResourceAttributes: { ...q.nonResource! } }),
+      : { nonResourceAttributes: { ...q.nonResource } }),
   } satisfies Wire<V1SubjectAccessReviewSpec>;
   const review = await createReview<Partial<Wire<V1SubjectAccessReviewStatus>>>(client, {
     resource: SUBJECT_ACCESS_REVIEW,

@@ -1,6 +1,6 @@
 /** Runs `fn` over items with at most `limit` at once, keeping order. */
 export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
+  const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
     while (next < items.length) {

@@ -7,7 +7,8 @@ import { IN_EXECUTABLE } from './self.js';
 
 // node:child_process (with net, dgram and streams under it) is loaded at the first program fleet starts, not when this
 // module loads: the commands that start none (clusters list, --help) skipped ~5 ms of CPU at start-up that way.
-const childProcess = (): typeof import('node:child_process') => createRequire(import.meta.url)('node:child_process');
+const childProcess = (): typeof import('node:child_process') =>
+  createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
 
 /**
  * The one way fleet runs another program (kind, exec credential plugins): a time limit that holds, and on timeout the
@@ -201,11 +202,11 @@ function runDirect(invocation: Invocation, options: RunProcessOptions): Promise<
     const limit = options.maxOutputBytes ?? MAX_PROCESS_OUTPUT_BYTES;
     let outBytes = 0;
     let errBytes = 0;
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       if ((outBytes += d.length) > limit) return run.tooLarge('stdout', limit);
       out.push(d);
     });
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       if ((errBytes += d.length) > limit) return run.tooLarge('stderr', limit);
       const text = d.toString();
       err += text;

@@ -148,7 +148,9 @@ export function loadYamlNodes(text: string, where: string): YamlNode | undefined
         value: undefined,
         children: [],
       };
-      open.at(-1)?.node.children.push(node) ?? roots.push(node);
+      const parent = open.at(-1);
+      if (parent) parent.node.children.push(node);
+      else roots.push(node);
       open.push({ node, from: state.position });
       return;
     }
@@ -176,7 +178,7 @@ export function loadYamlNodes(text: string, where: string): YamlNode | undefined
   // One parse, as loadYaml's firstDocument reads it (a later document that does not parse fails it too).
   const docs = parseWith(text, where, (parse) => yaml.loadAll(text, undefined, parse), {
     listener,
-  } as Partial<yaml.LoadOptions>);
+  });
   checkDocumentBounds(docs[0], where, text.length);
   return roots[0];
 }

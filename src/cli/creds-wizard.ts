@@ -83,7 +83,7 @@ export async function credsWizard(
   if (a.method !== 'legacy-token')
     a.duration = await input({
       message: 'Duration (at least 10m)',
-      default: (given.duration as string | undefined) ?? '24h',
+      default: given.duration ?? '24h',
     });
   if (!given.out && !given.secret) {
     const where = await select({

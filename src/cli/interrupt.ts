@@ -67,7 +67,7 @@ function end(signal: InterruptSignal): void {
   ending = true;
   process.exitCode = code;
   // What the command still does in the grace period (a result arriving, a table) is not printed after the line.
-  for (const stream of [process.stdout, process.stderr]) stream.write = (() => true) as typeof stream.write;
+  for (const stream of [process.stdout, process.stderr]) stream.write = () => true;
   const deadline = Date.now() + END_GRACE_MS;
   const attempt = () => {
     if (!poolBusy()) {

@@ -108,7 +108,7 @@ export function withCliTable3(
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': GAP, compact: true },
     wordWrap: false,
   });
-  texts.forEach((cells, i) => table.push(cells.map((t, k) => (paints[i]?.[k] ? paints[i][k]!(t) : t))));
+  texts.forEach((cells, i) => table.push(cells.map((t, k) => (paints[i]?.[k] ? paints[i][k](t) : t))));
   return table
     .toString()
     .split('\n')

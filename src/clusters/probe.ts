@@ -25,7 +25,7 @@ export async function probe(client: KubeClient): Promise<ProbeResult> {
       error: res.tlsAuthorized ? undefined : res.tlsError,
     };
     if (res.status !== 200) throw httpError(res.status, res.body, `${client.serverUrl}/version`);
-    const v = JSON.parse(res.body);
+    const v = JSON.parse(res.body) as { gitVersion: string; platform?: string; goVersion?: string };
     out.version = { gitVersion: v.gitVersion, platform: v.platform, goVersion: v.goVersion };
     const ready = await client.request('GET', READYZ_PATH, undefined, { accept: 'text/plain' });
     if (ready.status === 401 || ready.status === 403)

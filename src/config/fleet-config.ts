@@ -487,5 +487,5 @@ function readProvider(f: Fields, file: string, env: NodeJS.ProcessEnv, found: bo
     origin,
     ...(allow ? { allow } : {}),
     ...spec.parse(f, { path, hub: () => readHub(f, file, env, found) }),
-  } as ProviderConfig;
+  };
 }

@@ -9,12 +9,12 @@ const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
 export async function makeClientKeyAndCsr(user: string, groups: string[]): Promise<{ keyPem: string; csrPem: string }> {
   x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-  const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   // Built as a structured name, so a "," or "=" in a user name cannot add attributes.
   const name = new x509.Name([{ CN: [user] }, ...groups.map((g) => ({ O: [g] }))]);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name,
-    keys: keys as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'],
+    keys: keys,
     signingAlgorithm: ALGORITHM,
   });
   const keyPem = KeyObject.from(keys.privateKey).export({ type: 'pkcs8', format: 'pem' }) as string;

@@ -512,7 +512,7 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
   for (const finding of r.allowRisky ? verdict.blocking : [])
     result.warnings.push(`granted despite risk rule "${finding.code}" (--allow-risky): ${finding.message}`);
   if (r.destination.kind === 'secret' && r.destination.format === 'kubeconfig-secretreader') {
-    result.accessProvider = secretreaderAccessProvider(r.destination, cl) as GeneratedCredential['accessProvider'];
+    result.accessProvider = secretreaderAccessProvider(r.destination, cl);
   }
 
   let destinationPreview: KubeObject | undefined;

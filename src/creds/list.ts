@@ -141,7 +141,7 @@ export async function describeUser(
         ? c.sub
         : (c['kubernetes.io/serviceaccount/service-account.name'] as string | undefined);
     const identity =
-      legacy && !c.sub ? `system:serviceaccount:${c['kubernetes.io/serviceaccount/namespace']}:${sub}` : sub;
+      legacy && !c.sub ? `system:serviceaccount:${String(c['kubernetes.io/serviceaccount/namespace'])}:${sub}` : sub;
     return { method, identity, issued: iso(c.iat), expires: iso(c.exp), problems };
   }
   if (user.username || user.password) return { method: 'basic', identity: user.username, problems };

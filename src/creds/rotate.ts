@@ -178,9 +178,11 @@ async function rotateOne(
     if (!r.dryRun) lock = await store.lock(run, { lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000 });
     rot.exclusive = Boolean(lock?.exclusive);
     Object.assign(item, await rotateLocked(rot, item));
-  } catch (error) {
+  } catch (caught) {
+    // An interrupt replaces what was caught with the interrupt's own error, which names what it left.
+    let error = caught;
     item.status = 'failed';
-    if (error instanceof ReplaceConflict && error.revoked) item.revoked = error.revoked;
+    if (caught instanceof ReplaceConflict && caught.revoked) item.revoked = caught.revoked;
     if (env.cancel?.interrupted) {
       const what = await afterInterrupt(rot).catch(
         (e: Error) => `and its claim could not be lifted (${e.message}): the next run finishes it`,

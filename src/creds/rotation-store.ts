@@ -134,7 +134,7 @@ function describe(
 const annotationsOf = (s: Secret) => (s.metadata as { annotations?: Record<string, string> }).annotations ?? {};
 const withAnnotations = (s: Secret, annotations: Record<string, string>): Secret => ({
   ...s,
-  metadata: { ...s.metadata, annotations } as Secret['metadata'],
+  metadata: { ...s.metadata, annotations },
 });
 
 function parseScope(text: string | undefined): string[] {
@@ -355,8 +355,8 @@ const fileState = (f: Facts) =>
   readState(
     Object.fromEntries(
       Object.values(ROTATION)
-        .map((k) => [k, f[factKey(k)]])
-        .filter(([, v]) => v !== undefined),
+        .map((k): [string, string | undefined] => [k, f[factKey(k)]])
+        .filter((e): e is [string, string] => e[1] !== undefined),
     ),
   );
 const stateFacts = (s: RotationState): Facts =>
@@ -412,7 +412,7 @@ async function lockFile(path: string): Promise<() => Promise<void>> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const pid = Number(await readFile(lockPath, 'utf8').catch(() => ''));
-      let alive = false;
+      let alive: boolean;
       try {
         if (pid) process.kill(pid, 0);
         alive = Boolean(pid);

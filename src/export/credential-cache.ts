@@ -142,7 +142,7 @@ export function decodeEntry(bytes: Uint8Array): Entry | undefined {
     cluster,
     expires,
     id,
-    ...(credential ? { credential: credential as CachedCredential } : {}),
+    ...(credential ? { credential: credential } : {}),
     ...(suspect === undefined ? {} : { suspect }),
   };
   return canonicalEntry(entry) === text ? entry : undefined;

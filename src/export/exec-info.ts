@@ -49,7 +49,7 @@ export function readExecRequest(raw: string | undefined): ExecRequest {
   if (!object(value) || value.kind !== 'ExecCredential') throw new ConfigError(`${WHERE}: not an ExecCredential`);
   if (typeof value.apiVersion !== 'string' || !EXEC_API_VERSIONS.includes(value.apiVersion)) {
     throw new ConfigError(
-      `${WHERE}: apiVersion "${String(value.apiVersion ?? '')}" is not one fleet answers (${EXEC_API_VERSIONS.join(', ')})`,
+      `${WHERE}: apiVersion ${JSON.stringify(value.apiVersion ?? '')} is not one fleet answers (${EXEC_API_VERSIONS.join(', ')})`,
     );
   }
   const cluster = object(value.spec) ? value.spec.cluster : undefined;

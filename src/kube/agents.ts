@@ -17,10 +17,10 @@ export function agentFor(server: URL): https.Agent {
   if (!agent) {
     agent = new https.Agent({ keepAlive: true, maxCachedSessions: 100 });
     const create = agent.createConnection.bind(agent);
-    agent.createConnection = ((...args: Parameters<typeof create>) => {
+    agent.createConnection = (...args: Parameters<typeof create>) => {
       countConnection(server);
       return create(...args);
-    }) as typeof agent.createConnection;
+    };
     agents.set(key, agent);
   }
   return agent;

@@ -491,7 +491,7 @@ function whenSecure(socket: TLSSocket, fn: () => void): void {
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(signal.reason as Error);
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
@@ -509,7 +509,7 @@ const nameChecks = new WeakMap<TLSSocket, Map<string, Error | undefined>>();
 
 function checkServerName(socket: TLSSocket, host: string): Error | undefined {
   let checks = nameChecks.get(socket);
-  if (!checks) nameChecks.set(socket, (checks = new Map()));
+  if (!checks) nameChecks.set(socket, (checks = new Map<string, Error | undefined>()));
   if (checks.has(host)) return checks.get(host);
   const cert = socket.getPeerCertificate();
   const result =
@@ -761,7 +761,7 @@ class Exchange {
   private checkTls(tls: TLSSocket): Error | undefined {
     this.tlsAuthorized = tls.authorized;
     const verifyError = tls.authorizationError
-      ? String((tls.authorizationError as any).code ?? tls.authorizationError)
+      ? String((tls.authorizationError as NodeJS.ErrnoException).code ?? tls.authorizationError)
       : undefined;
     this.tlsError = verifyError;
     if (this.t.insecure) {
@@ -923,7 +923,7 @@ function onH2Response(this: CarriedStream, h: http2.IncomingHttpHeaders): void {
   const x = this[EXCHANGE];
   x.status = Number(h[':status'] ?? 0);
   // Node's own object (with its pseudo-headers, which the request log leaves out), not a copy per response.
-  x.responseHeaders = h as KubeResponse['headers'];
+  x.responseHeaders = h;
   x.declared(h['content-length']);
 }
 

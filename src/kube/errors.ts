@@ -193,8 +193,8 @@ export interface Status {
 
 export function parseStatus(body: string): Status | undefined {
   try {
-    const value = JSON.parse(body);
-    return value && typeof value === 'object' && value.kind === 'Status' ? value : undefined;
+    const value = JSON.parse(body) as { kind?: unknown } | null;
+    return value && typeof value === 'object' && value.kind === 'Status' ? (value as Status) : undefined;
   } catch {
     return undefined;
   }

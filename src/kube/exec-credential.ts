@@ -236,7 +236,7 @@ export class ExecCredentialRunner {
 /** Best effort, before any validation: the secrets of an answer, even a malformed one, never reach the screen. */
 function registerAnswer(stdout: string): void {
   try {
-    const status = JSON.parse(stdout)?.status;
+    const status = (JSON.parse(stdout) as { status?: { token?: unknown; clientKeyData?: unknown } } | null)?.status;
     if (status && typeof status === 'object') {
       if (typeof status.token === 'string') registerSecret(status.token);
       if (typeof status.clientKeyData === 'string') registerSecret(status.clientKeyData);
@@ -247,7 +247,7 @@ function registerAnswer(stdout: string): void {
 }
 
 function abortError(signal: AbortSignal, exec: ExecConfig): FleetError {
-  const reason = signal.reason;
+  const reason: unknown = signal.reason;
   if (reason instanceof FleetError) return reason;
   return new FleetError(
     'timeout',
@@ -315,9 +315,9 @@ function stableJson(value: unknown): string {
 }
 
 export function parseExecOutput(stdout: string, apiVersion: string, command: string): ExecCredential {
-  let value: any;
+  let value: { kind?: unknown; apiVersion?: unknown; status?: Record<string, unknown> } | null;
   try {
-    value = JSON.parse(stdout);
+    value = JSON.parse(stdout) as typeof value;
   } catch {
     throw new FleetError('plugin', `exec plugin ${command}: output is not valid JSON`);
   }
@@ -326,7 +326,7 @@ export function parseExecOutput(stdout: string, apiVersion: string, command: str
   if (value.apiVersion !== apiVersion) {
     throw new FleetError(
       'plugin',
-      `exec plugin ${command}: returned apiVersion "${value.apiVersion}", expected "${apiVersion}"`,
+      `exec plugin ${command}: returned apiVersion "${String(value.apiVersion)}", expected "${apiVersion}"`,
     );
   }
   const status = value.status;

@@ -98,9 +98,9 @@ export function fingerprint(secret: string): string {
 
 function decodeSegment(segment: string): Record<string, unknown> | undefined {
   try {
-    const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as unknown;
     // A JOSE header and a claims set are JSON objects (RFC 7519 section 7.2), never arrays.
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

@@ -100,7 +100,7 @@ export class KubeconfigEdit {
   /** The item named `name` in a list as written, or undefined. */
   item(section: Section, name: string): NamedItem | undefined {
     const list = this.file.doc[section];
-    return list?.find((i) => i.name === name) as NamedItem | undefined;
+    return list?.find((i) => i.name === name);
   }
 
   /** Replaces the item of that name, or appends it at the end of its list. */

@@ -117,12 +117,12 @@ function withUserFields(
   const outer: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(existing))
     if (field !== 'name' && field !== key && !(field in exported)) outer[field] = value;
-  return { ...exported, ...outer, [key]: body } as NamedItem;
+  return { ...exported, ...outer, [key]: body };
 }
 
 function exportedItems(exported: KubeconfigDoc, section: Section): NamedItem[] {
   const list = exported[section];
-  return Array.isArray(list) ? (list as NamedItem[]) : [];
+  return Array.isArray(list) ? list : [];
 }
 
 /**

@@ -187,7 +187,7 @@ export class ScrubbedLines {
 /** Deep-scrubs every string in a JSON-like value. */
 export function scrubValue<T>(value: T): T {
   if (typeof value === 'string') return scrub(value) as T;
-  if (Array.isArray(value)) return value.map((v) => scrubValue(v)) as T;
+  if (Array.isArray(value)) return (value as unknown[]).map((v) => scrubValue(v)) as T;
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) out[k] = scrubValue(v);

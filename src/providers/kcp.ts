@@ -156,7 +156,7 @@ export class KcpProvider extends CachedProvider {
     }));
     for (let depth = 1; level.length > 0 && (this.config.depth === undefined || depth <= this.config.depth); depth++) {
       out.push(...level);
-      const ready = level.filter((f) => !workspaceNotReady(f.workspace!));
+      const ready = level.filter((f) => !workspaceNotReady(f.workspace));
       const next = await mapLimit(ready, CONCURRENCY, async (f) =>
         (await this.children(f.path, false, forbidden)).map((ws) => ({
           path: `${f.path}:${ws.metadata.name}`,

@@ -51,7 +51,7 @@ export class MultiProvider implements ClusterProvider {
     );
     const out: Listing = { refs: [], failures: [] };
     lists.forEach((list, i) => {
-      if (Array.isArray(list)) out.refs.push(...list);
+      if (Array.isArray(list)) out.refs.push(...(list as ClusterRef[]));
       else out.failures.push(listingFailure(this.providers[i], list, out.refs.length));
     });
     return out;
@@ -92,7 +92,7 @@ export class MultiProvider implements ClusterProvider {
 
   /** The current context of the one provider that has one (a kubeconfig file provider). */
   async current(context?: string): Promise<ClusterRef> {
-    const withCurrent = this.providers.filter((p) => p.current);
+    const withCurrent = this.providers.filter((p) => p.current !== undefined);
     if (withCurrent.length !== 1) {
       throw new UsageError(
         'several providers are configured: name a cluster with --cluster, or use --all or --selector',

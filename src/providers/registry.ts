@@ -91,7 +91,7 @@ export async function createProvider(
 /** A provider type named on the command line with nothing configured: upstream's defaults (its table line's). */
 function defaultEntry(type: string, cwd: string): ProviderConfig {
   const spec = providerSpec(type)!;
-  return { type: spec.type, name: spec.type, ...spec.defaults?.(cwd) } as ProviderConfig;
+  return { type: spec.type, name: spec.type, ...spec.defaults?.(cwd) };
 }
 
 /**

@@ -101,6 +101,5 @@ const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
 /** XML 1.0 cannot carry most control characters, even escaped; a server message could hold one. */
 function xmlText(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '');
 }

@@ -103,7 +103,7 @@ export const DEFAULT_WARN_LIFETIME = '7d';
 let validator: ReturnType<Ajv['compile']> | undefined;
 function schemaValidator(): ReturnType<Ajv['compile']> {
   if (!validator) {
-    const schema = JSON.parse(readFileSync(SCHEMA_URL, 'utf8'));
+    const schema = JSON.parse(readFileSync(SCHEMA_URL, 'utf8')) as Record<string, unknown>;
     validator = new Ajv({ allErrors: false, strict: true }).compile(schema);
   }
   return validator;

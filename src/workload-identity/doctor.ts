@@ -425,7 +425,7 @@ async function configChecks(
     out.push({
       name: 'config-issuer',
       status: 'pass',
-      message: `${file}: jwt[${found!.index}].issuer.url is the token's iss ${iss}`,
+      message: `${file}: jwt[${found.index}].issuer.url is the token's iss ${iss}`,
     });
   else if (found?.near) {
     out.push({

@@ -59,7 +59,7 @@ export function parseExecInfo(raw: string | undefined): ExecInfo {
     throw new ConfigError(`${WHERE}: not an ExecCredential`);
   if (typeof o.apiVersion !== 'string' || !EXEC_API_VERSIONS.includes(o.apiVersion)) {
     throw new ConfigError(
-      `${WHERE}: apiVersion "${String(o.apiVersion ?? '')}" is not one fleet answers (${EXEC_API_VERSIONS.join(', ')})`,
+      `${WHERE}: apiVersion ${JSON.stringify(o.apiVersion ?? '')} is not one fleet answers (${EXEC_API_VERSIONS.join(', ')})`,
     );
   }
   const cluster = o.spec?.cluster;
@@ -85,7 +85,7 @@ export function clusterConfig(value: unknown, where: string): PluginClusterConfi
   for (const k of ['serviceAccount', 'audience'] as const) {
     if (c[k] === undefined) continue;
     if (typeof c[k] !== 'string' || c[k] === '') throw new ConfigError(`${where}: ${k} must be a non-empty string`);
-    out[k] = c[k] as string;
+    out[k] = c[k];
   }
   if (c.expirationSeconds !== undefined) {
     if (

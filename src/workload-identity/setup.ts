@@ -373,7 +373,7 @@ export async function applySetup(
       namespace: p.object.metadata.namespace,
       name: p.object.metadata.name,
     });
-    if (res.status !== 200 || !sameContent(p.object, JSON.parse(res.body))) {
+    if (res.status !== 200 || !sameContent(p.object, JSON.parse(res.body) as Record<string, unknown>)) {
       throw new FleetError(
         'server',
         `${p.cluster}: ${describeObject(p.object)} does not read back as applied (HTTP ${res.status})`,

@@ -7,7 +7,6 @@ import type { RulesReview } from '../../src/access/rules.js';
 import type { RulesItem, RulesReviewList } from '../../src/commands/auth/rules.js';
 import { runFleet, type CliResult } from '../support/cli.js';
 import {
-  applyYaml,
   createCertUser,
   createServiceAccountToken,
   kubeconfigFor,

@@ -293,7 +293,7 @@ describe('fleet auth who-can (live)', () => {
       // Every corpus subject not reported: denied in every namespace of the corpus and cluster-wide.
       for (const c of candidates.filter((c) => !found.has(key(c)))) {
         if ('nonResourceAttributes' in item.attributes!)
-          checks.push({ subject: c, attributes: item.attributes!, expect: false });
+          checks.push({ subject: c, attributes: item.attributes, expect: false });
         else {
           const a = item.attributes!.resourceAttributes;
           const places = item.allNamespaces ? [...namespaces, ''] : [a.namespace];

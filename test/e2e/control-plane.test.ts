@@ -66,7 +66,7 @@ describe('control plane harness', () => {
       assert.equal((await kubectl(s, ['config', 'current-context'])).trim(), s.name);
       const me = await whoami(s, s.kubeconfig);
       assert.equal(me.username, 'fleet-admin');
-      assert.ok(me.groups?.includes('system:masters'), `${s.name}: groups ${me.groups}`);
+      assert.ok(me.groups?.includes('system:masters'), `${s.name}: groups ${String(me.groups)}`);
     }
   });
 

@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import yaml from 'js-yaml';
 
 import { type CliResult, runFleet } from '../support/cli.js';
-import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
+import { kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
 import { cronJobRotator } from '../support/rbac.js';
 
 const cp = loadControlPlane();

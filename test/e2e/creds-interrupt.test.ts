@@ -51,8 +51,8 @@ function start(args: string[], extra: NodeJS.ProcessEnv = {}): { child: ChildPro
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
   const done = new Promise<Ran>((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('close', (code, signal) => {

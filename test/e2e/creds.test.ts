@@ -293,7 +293,7 @@ describe('fleet creds generate (live)', () => {
     assert.equal(s.metadata.annotations['fleet.dev/credential-expires'], out.expires);
     assert.equal(s.metadata.annotations['fleet.dev/credential-method'], 'token');
     assert.equal(s.metadata.annotations['fleet.dev/credential-scope'], 'cluster-wide');
-    for (const v of Object.values(s.metadata.annotations) as string[])
+    for (const v of Object.values<string>(s.metadata.annotations))
       assert.ok(!secrets.some((x) => v.includes(x)), 'a secret in an annotation');
     const user = await whoamiVia(['--fleet-config', fleetYaml, '--cluster', 'mcr#member-1']);
     assert.equal(user.username, `system:serviceaccount:${nsSys}:mcr`);

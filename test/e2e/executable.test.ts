@@ -383,7 +383,7 @@ describe('the single executable', { concurrency: false }, () => {
     const probe = await exe(['--version'], noNode, { TMPDIR: first });
     assert.equal(probe.code, 0, probe.stderr);
     const built = readdirSync(join(first, `fleet-exe-${uid}`)).filter((n) => /^[0-9a-f]{16}$/.test(n));
-    assert.equal(built.length, 1, `unpacked: ${built}`);
+    assert.equal(built.length, 1, `unpacked: ${built.join(', ')}`);
     const own = built[0];
 
     const tmp = join(dir, 'tmp-prune');

@@ -262,7 +262,7 @@ describe('hub data runs nothing and reads no local file by default', () => {
       assert.equal(item?.ok, false, name);
       assert.equal(item?.error?.kind, 'plugin');
       assert.match(
-        item!.error!.message,
+        item.error.message,
         /hub data may not run programs; to allow it, add credentialPluginAllowlist: \[\{command: \/bin\/sh\}\]/,
       );
       assert.ok(res.stderr.includes(`error: ${name}: ${OBJECT[name]}: exec plugin "/bin/sh"`), res.stderr);

@@ -364,7 +364,7 @@ describe("an Argo CD cluster Secret's execProviderConfig", () => {
       const name = Object.keys(env)[0];
       assert.ok(
         item(`argo-env-${k}`)?.problems.some((p) => p.endsWith(envLine('', name).slice(2))),
-        `${k}: ${item(`argo-env-${k}`)?.problems}`,
+        `${k}: ${String(item(`argo-env-${k}`)?.problems)}`,
       );
       assert.equal(item(`argo-env-${k}`)?.live?.ok, false);
     }

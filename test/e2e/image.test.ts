@@ -22,15 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 
 import { runFleet } from '../support/cli.js';
-import {
-  applyYaml,
-  kubectl,
-  kubectlResult,
-  loadControlPlane,
-  scratchDir,
-  tokenUser,
-  uniqueName,
-} from '../support/fixture.js';
+import { applyYaml, kubectlResult, loadControlPlane, scratchDir, tokenUser, uniqueName } from '../support/fixture.js';
 import { cronJobRotator } from '../support/rbac.js';
 
 const cp = loadControlPlane();

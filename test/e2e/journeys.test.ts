@@ -285,7 +285,7 @@ function remember(kubeconfigText: string) {
   }
 }
 
-async function hubSecret(ref: string): Promise<any | undefined> {
+async function hubSecret(ref: string): Promise<any> {
   const [ns, name] = ref.split('/');
   const r = await kubectlResult(hub, ['get', 'secret', name, '-n', ns, '-o', 'json']);
   return r.code === 0 ? JSON.parse(r.stdout) : undefined;

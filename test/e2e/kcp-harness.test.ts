@@ -107,7 +107,7 @@ describe('kcp harness', () => {
     for (const via of ['shard', 'proxy'] as const) {
       const me = await whoami('admin', via, 'root:org:team-a');
       assert.equal(me.username, 'admin');
-      assert.ok(me.groups?.includes('system:kcp:admin'), `${via}: ${me.groups}`);
+      assert.ok(me.groups?.includes('system:kcp:admin'), `${via}: ${String(me.groups)}`);
     }
   });
 

@@ -162,7 +162,7 @@ describe('kcp provider: the workspace tree', () => {
     for (const item of list.items) {
       assert.equal(item.ok, true, `${item.cluster}: ${JSON.stringify(item.error)}`);
       assert.equal(item.user?.username, 'admin');
-      assert.ok(item.user?.groups.includes('system:kcp:admin'), `${item.cluster}: ${item.user?.groups}`);
+      assert.ok(item.user?.groups.includes('system:kcp:admin'), `${item.cluster}: ${String(item.user?.groups)}`);
     }
 
     const canI = await runFleet([
@@ -470,7 +470,7 @@ describe('kcp: who you are through the front proxy', () => {
     const items = r.json<WhoAmIList>().items;
     assert.equal(items.length, 4);
     for (const item of items) {
-      assert.ok(item.user?.groups.includes('system:masters'), `${item.cluster}: ${item.user?.groups}`);
+      assert.ok(item.user?.groups.includes('system:masters'), `${item.cluster}: ${String(item.user?.groups)}`);
       assert.deepEqual(item.notes, [], item.cluster);
       assert.ok(item.warnings.some((w) => w.code === 'system-masters'));
     }

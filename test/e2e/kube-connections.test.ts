@@ -22,7 +22,7 @@ function context(name: string, server: string, cluster: Record<string, unknown>,
     user: { token },
     contextFile: 'test',
     clusterFile: 'test',
-  } as ResolvedContext;
+  };
 }
 
 async function client(ctx: ResolvedContext): Promise<KubeClient> {

@@ -35,7 +35,7 @@ function context(
     user,
     contextFile: 'test',
     clusterFile: 'test',
-  } as ResolvedContext;
+  };
 }
 
 const client = (ctx: ResolvedContext) =>

@@ -223,7 +223,11 @@ function runKubectl(c: Case, env: NodeJS.ProcessEnv, flag?: string): Promise<See
   ];
   return new Promise((resolve, reject) => {
     execFile(kubectl135, args, { env, cwd: work, timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error && typeof (error as NodeJS.ErrnoException).code === 'string') return reject(error);
+      if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
+        // A string code (ENOENT, EACCES, ERR_CHILD_PROCESS_STDIO_MAXBUFFER): the run failed, not the program.
+        const failed: Error = error;
+        return reject(failed);
+      }
       const warned = /kuberc: (ignoring strict decoding error|no preferences loaded)/.test(stderr);
       const detail = stderr.replace(/\s+/g, ' ').trim() || stdout;
       if (/error occurred while applying preferences|unknown flag: --kuberc/.test(stderr))

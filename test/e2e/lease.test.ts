@@ -49,7 +49,7 @@ describe('rotation Lease', () => {
       const held = await acquireLease(client, ns, name, `holder-${round}`, { seconds: 3, waitMs: 5_000 });
       assert.equal(held.takenOver, false);
       await new Promise<void>((resolve, reject) =>
-        setTimeout(() => held.release().then(resolve, reject), 1000 + (round % 3) * 5),
+        setTimeout(() => void held.release().then(resolve, reject), 1000 + (round % 3) * 5),
       );
       assert.deepEqual(await leaseNames(), [], `round ${round}: a Lease was left behind`);
     }

@@ -81,8 +81,8 @@ function start(args: string[], extra: NodeJS.ProcessEnv = {}): { child: ChildPro
   const child = spawn(process.execPath, [FLEET_BIN, ...args], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
   const done = new Promise<Ran>((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
     child.on('close', (code, signal) => {
@@ -142,7 +142,7 @@ function tokenOf(s: any): string {
 }
 
 /** SelfSubjectReview with a token on the member: the username, 'refused' (401), or undefined when no answer came. */
-async function whoami(token: string): Promise<string | 'refused' | undefined> {
+async function whoami(token: string): Promise<string | undefined> {
   const r = await apiRequest({
     url: m1.url,
     path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',

@@ -74,7 +74,11 @@ function runWith(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: stri
   const start = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { env, cwd, timeout: 90_000, maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
-      if (err && typeof (err as NodeJS.ErrnoException).code === 'string') return reject(err);
+      if (err && typeof (err as NodeJS.ErrnoException).code === 'string') {
+        // A string code (ENOENT, EACCES, ERR_CHILD_PROCESS_STDIO_MAXBUFFER): the run failed, not the program.
+        const failed: Error = err;
+        return reject(failed);
+      }
       resolve({
         code: err ? ((err as { code?: number }).code ?? 1) : 0,
         stdout,
@@ -1044,7 +1048,7 @@ describe('fleet wi token (live)', () => {
       assert.equal(checks.find((c) => c.name === 'target-trusts-issuer')!.status, 'skip');
       assert.match(checks[0].message, /no other credentials for this server/);
       // With your own context for the same server beside it, the target's metrics say it has no authenticator for the hub.
-      const mine = await doctor(file, untrusting!.kubeconfig);
+      const mine = await doctor(file, untrusting.kubeconfig);
       assert.equal(mine.res.code, 1);
       assert.match(mine.checks[0].message, /read with the credentials of .*\(same server\)/);
       const trust = mine.checks.find((c) => c.name === 'target-trusts-issuer')!;

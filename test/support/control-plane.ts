@@ -523,7 +523,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     await stopControlPlane(dir, { keepDir: keep }).catch(() => {});
     process.removeListener('exit', exitGuard);
     const where = keep ? ` (logs kept in ${logs})` : '';
-    throw new Error(`control plane did not start: ${message}${where}${tails ? `\n${tails}` : ''}`);
+    throw new Error(`control plane did not start: ${message}${where}${tails ? `\n${tails}` : ''}`, { cause: err });
   }
 }
 
@@ -593,7 +593,7 @@ async function kubectlAdmin(kubectl: string, s: ServerState, args: string[], std
     return (await child).stdout;
   } catch (err) {
     const e = err as Error & { stderr?: string };
-    throw new Error(`kubectl ${args.join(' ')} on ${s.name} failed: ${e.stderr?.trim() || e.message}`);
+    throw new Error(`kubectl ${args.join(' ')} on ${s.name} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
 

@@ -267,7 +267,7 @@ export const cacheCase: fc.Arbitrary<CacheCase> = fc
     caller: fc.constantFrom(CALLER, 1, 31337),
   })
   .chain(({ flags, good, bad, argsSpoil, caller }) => {
-    const args = Object.entries(flags).flatMap(([n, v]) => [`--${n}`, v!]);
+    const args = Object.entries(flags).flatMap(([n, v]) => [`--${n}`, v]);
     const spoiledArgs =
       argsSpoil === 0
         ? [...args, '--extra', 'x']

@@ -144,7 +144,7 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     for (;;) {
       if (exited)
         throw new Error(
-          `extra apiserver ${name} exited during start-up (${exited}); last lines of ${logFile}:\n${tail(logFile)}`,
+          `extra apiserver ${name} exited during start-up (${String(exited)}); last lines of ${logFile}:\n${tail(logFile)}`,
         );
       const r = await apiRequest({
         url,

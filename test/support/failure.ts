@@ -7,7 +7,7 @@ export async function fleetFailure(p: Promise<unknown>): Promise<FleetError> {
   try {
     await p;
   } catch (error) {
-    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`);
+    assert.ok(error instanceof FleetError, `not a FleetError: ${String(error)}`);
     return error;
   }
   assert.fail('expected a failure');

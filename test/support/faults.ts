@@ -98,7 +98,7 @@ async function waitReady(name: string, argv: string[], timeoutMs: number): Promi
   const deadline = Date.now() + timeoutMs;
   const log = record(name).log;
   for (;;) {
-    let ok = false;
+    let ok: boolean;
     if (name === 'etcd') {
       ok = await fetch(`${flag('listen-client-urls')}/health`).then(
         async (r) => r.ok && ((await r.json()) as { health?: string }).health === 'true',

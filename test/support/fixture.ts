@@ -89,7 +89,11 @@ export function kubectlResult(ref: ServerRef, args: string[], opts: KubectlOptio
       ['--kubeconfig', opts.kubeconfig ?? s.kubeconfig, ...args],
       { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 32 << 20, env: { ...process.env, KUBECONFIG: '' } },
       (err, stdout, stderr) => {
-        if (err && typeof (err as NodeJS.ErrnoException).code === 'string') return reject(err);
+        if (err && typeof (err as NodeJS.ErrnoException).code === 'string') {
+          // A string code (ENOENT, EACCES, ERR_CHILD_PROCESS_STDIO_MAXBUFFER): the run failed, not the program.
+          const failed: Error = err;
+          return reject(failed);
+        }
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
     );

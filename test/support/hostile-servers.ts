@@ -59,7 +59,7 @@ export async function hostileServer(
     req: http.IncomingMessage | http2.Http2ServerRequest,
     res: http.ServerResponse | http2.Http2ServerResponse,
   ) => {
-    requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers as http.IncomingHttpHeaders });
+    requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
     // Consume the request body before answering, as an API server would.
     req.resume();
     req.on('end', () => handler(req as http.IncomingMessage, res as http.ServerResponse));

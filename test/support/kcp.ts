@@ -396,9 +396,9 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
   };
 
   const t0 = Date.now();
-  let shardPid = 0;
+  let shardPid: number;
   let proxyPid = 0;
-  let shardReady = 0;
+  let shardReady: number;
   let proxyReady = 0;
   try {
     shardPid = await launch('kcp', bins.kcp, shardArgs, shardLog);
@@ -445,7 +445,11 @@ export async function startKcp(o: KcpOptions = {}): Promise<Kcp> {
         ['--kubeconfig', config, '--server', server, ...args],
         { timeout: k.timeoutMs ?? 60_000, maxBuffer: 32 << 20, env: { ...process.env, KUBECONFIG: '' } },
         (err, stdout, stderr) => {
-          if (err && typeof (err as NodeJS.ErrnoException).code === 'string') return reject(err);
+          if (err && typeof (err as NodeJS.ErrnoException).code === 'string') {
+            // A string code (ENOENT, EACCES, ERR_CHILD_PROCESS_STDIO_MAXBUFFER): the run failed, not the program.
+            const failed: Error = err;
+            return reject(failed);
+          }
           resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
         },
       );

@@ -26,7 +26,7 @@ async function openssl(args: string[]): Promise<void> {
     await run(OPENSSL, args, { maxBuffer: 1 << 20 });
   } catch (err) {
     const e = err as Error & { stderr?: string };
-    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.trim() || e.message}`);
+    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
 

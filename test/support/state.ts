@@ -85,7 +85,7 @@ export function readState(path: string): ControlPlaneState {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read control plane state ${path}: ${(err as Error).message}`);
+    throw new Error(`cannot read control plane state ${path}: ${(err as Error).message}`, { cause: err });
   }
   const state = JSON.parse(text) as ControlPlaneState;
   if (state.stateVersion !== STATE_VERSION) {

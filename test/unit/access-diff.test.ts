@@ -157,11 +157,11 @@ describe('auth diff: comparison', () => {
       ]),
     );
     assert.deepEqual(
-      d.get('a')!.extra.rules.map((r) => `${r.resource}:${r.verbs}`),
+      d.get('a')!.extra.rules.map((r) => `${r.resource}:${r.verbs.join(',')}`),
       ['configmaps:get'],
     );
     assert.deepEqual(
-      d.get('b')!.missing.rules.map((r) => `${r.resource}:${r.verbs}`),
+      d.get('b')!.missing.rules.map((r) => `${r.resource}:${r.verbs.join(',')}`),
       ['configmaps:get'],
     );
   });

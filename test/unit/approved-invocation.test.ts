@@ -96,7 +96,7 @@ describe('an approved invocation', () => {
     assert.equal(a.refusal, undefined);
     assert.equal(a.plugin?.invocation?.program, join(trusted, 'mytok'));
     assert.equal(a.plugin?.invocation?.argv0, 'mytok');
-    const cred = await new ExecCredentialRunner().get(a.plugin!, a.context!.cluster);
+    const cred = await new ExecCredentialRunner().get(a.plugin, a.context.cluster);
     assert.equal(cred.token, TOKEN);
     assert.equal(existsSync(marker), false);
   });

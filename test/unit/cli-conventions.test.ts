@@ -2,7 +2,7 @@
 // oclif, examples that exist and parse, the did-you-mean prompt, plain parse errors and kubectl's -v levels. Terminal
 // behaviour is tested in a real terminal: `script` gives the CLI a pty and records the raw bytes, tmux drives a prompt.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -148,7 +148,7 @@ describe('help text', () => {
               .startsWith(i + ' ') || words.slice(1).join(' ') === i,
         );
         assert.equal(named, id.split(':').join(' '), `${line}: belongs to another command`);
-        const argv = normalizeArgv(words.slice(1 + named!.split(' ').length));
+        const argv = normalizeArgv(words.slice(1 + named.split(' ').length));
         await assert.doesNotReject(
           Parser.parse(argv, {
             flags: { ...cls.baseFlags, ...cls.flags },

@@ -76,7 +76,7 @@ const KEY = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.e
 const CERT = `-----BEGIN CERTIFICATE-----\n${randomBytes(48).toString('base64')}\n-----END CERTIFICATE-----\n`;
 
 function flagArgs(flags: CredentialFlags): string[] {
-  return Object.entries(flags).flatMap(([name, value]) => [`--${name}`, value!]);
+  return Object.entries(flags).flatMap(([name, value]) => [`--${name}`, value]);
 }
 
 /** A cache home with one entry stored by fleet's CredentialCache for `flags` as kubectl would ask with `execInfo`. */

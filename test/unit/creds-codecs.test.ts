@@ -89,7 +89,7 @@ describe('consumer Secret codecs', () => {
     assert.equal(
       detectFormat({
         metadata: { name: 'anchor', namespace: 'n', labels: { 'app.kubernetes.io/managed-by': 'fleet' } },
-      } as Secret),
+      }),
       undefined,
     );
   });
@@ -122,10 +122,7 @@ describe('consumer Secret codecs', () => {
       extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { serviceAccount: 'n/s' } }],
     });
     assert.match(held.kubeconfig, /command: fleet/);
-    assert.throws(
-      () => CODECS.argocd.decode({ ...s, data: { config: btoa('{not json') } } as unknown as Secret),
-      SyntaxError,
-    );
+    assert.throws(() => CODECS.argocd.decode({ ...s, data: { config: btoa('{not json') } }), SyntaxError);
   });
 
   it('cluster-inventory needs its consumer label before anything is contacted', () => {

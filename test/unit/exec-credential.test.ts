@@ -57,7 +57,7 @@ async function rejectsWith(p: Promise<unknown>, kind: string, pattern: RegExp): 
   try {
     await p;
   } catch (error) {
-    assert.ok(error instanceof FleetError, `not a FleetError: ${error}`);
+    assert.ok(error instanceof FleetError, `not a FleetError: ${String(error)}`);
     assert.equal(error.kind, kind);
     assert.match(error.message, pattern);
     return error;

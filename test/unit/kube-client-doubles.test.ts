@@ -11,7 +11,6 @@ import { createSecureContext } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 
 import { accessReview } from '../../src/access/access-review.js';
-import { FleetError } from '../../src/base/errors.js';
 import { setWarningSink } from '../../src/base/warnings.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { ExecCredentialRunner } from '../../src/kube/exec-credential.js';

@@ -18,7 +18,7 @@ process.env.FLEET_MAX_RESPONSE_BYTES = '1Mi';
 const { accessReview } = await import('../../src/access/access-review.js');
 const { rulesReview } = await import('../../src/access/rules.js');
 const { selfSubjectReview } = await import('../../src/access/whoami.js');
-const { ConfigError, FleetError } = await import('../../src/base/errors.js');
+const { ConfigError } = await import('../../src/base/errors.js');
 const { MAX_JSON_DEPTH } = await import('../../src/base/limits.js');
 const { setWarningSink } = await import('../../src/base/warnings.js');
 const { KubeClient, nestedDeeperThan, parseResponseLimit } = await import('../../src/kube/client.js');
@@ -26,7 +26,6 @@ const { ExecCredentialRunner } = await import('../../src/kube/exec-credential.js
 const hs = await import('../support/hostile-servers.js');
 type ResolvedContext = import('../../src/kubeconfig/loading-rules.js').ResolvedContext;
 type UserEntry = import('../../src/kubeconfig/types.js').UserEntry;
-type FleetErrorT = InstanceType<typeof FleetError>;
 
 const PLUGIN = fileURLToPath(new URL('../fixtures/plugins/token-plugin.mjs', import.meta.url));
 const TOKEN = 'tok-hostile-unit-3f9a1c';
@@ -58,7 +57,7 @@ function ctx(url: string, o: { user?: UserEntry; cluster?: Record<string, unknow
     user: o.user ?? { token: TOKEN },
     contextFile: '/k',
     clusterFile: '/k',
-  } as ResolvedContext;
+  };
 }
 
 // An exec user's plugin is approved as the connector approves it (TrustPolicy.approve): the client runs nothing else.

@@ -128,7 +128,7 @@ describe('credentialArgs', () => {
       providers: [{ type: 'kubeconfig' as const, name: 'secrets', origin: 'x' }],
     };
     const r = ref({ name: 'secrets#eu-1', provider: 'secrets', source: { kind: 'secret', hub: 'kind-hub' } });
-    assert.deepEqual(credentialArgs(r, { config: config as never, cwd: '/work', env }), [
+    assert.deepEqual(credentialArgs(r, { config: config, cwd: '/work', env }), [
       ...CREDENTIAL_COMMAND,
       '--cluster',
       'eu-1',

@@ -45,6 +45,8 @@ const base = {
     },
   ],
   contexts: [{ name: 'a', context: { cluster: 'c', user: 'u', namespace: 'ns' } }],
+  // A number past 2^53 on purpose: the JSON fast path must read it as the YAML parser does (the same rounded double).
+  // eslint-disable-next-line no-loss-of-precision
   extensions: [{ name: 'n', extension: { int: 12345678901234567890, float: 1.5e-3, neg: -0, list: [], obj: {} } }],
 };
 

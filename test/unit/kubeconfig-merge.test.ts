@@ -106,9 +106,7 @@ const file = (text?: string, mode = 0o600): string => {
 function others(text: string): unknown {
   const doc = parseKubeconfig(text, 'x').doc;
   const mine = (list: Array<Record<string, unknown>> | null | undefined, key: string) =>
-    (list ?? []).filter(
-      (i) => !JSON.stringify((i as Record<string, unknown>)[key] ?? {}).includes(FLEET_EXPORT_EXTENSION),
-    );
+    (list ?? []).filter((i) => !JSON.stringify(i[key] ?? {}).includes(FLEET_EXPORT_EXTENSION));
   return {
     clusters: mine(doc.clusters, 'cluster'),
     users: mine(doc.users, 'user'),

@@ -110,7 +110,7 @@ function rotation(
     cluster: async () => assert.fail('no cluster lookup here'),
     concurrency: 1,
     ...o.request,
-  } as RotateRequest;
+  };
   // No step under test here connects anywhere (finding the target and verifying are e2e-tested).
   return steps.newRotation(
     store,
@@ -271,7 +271,7 @@ describe('rotation steps: replace, abandon, revoke, finish, interrupt', () => {
     const rot = rotation(store);
     const claimed = claimedBy('run-1');
     store.state = claimed;
-    const state = await steps.replace(rot, claimed, minted as never, api.client);
+    const state = await steps.replace(rot, claimed, minted, api.client);
     assert.deepEqual([state.phase, store.state?.phase, rot.at.phase], ['replaced', 'replaced', 'replaced']);
     assert.deepEqual(store.written, {
       kubeconfig: 'k',
@@ -288,7 +288,7 @@ describe('rotation steps: replace, abandon, revoke, finish, interrupt', () => {
     store.conflict = 'replace';
     store.theirs = { anchor: 'team/someone-elses' };
     await assert.rejects(
-      steps.replace(rotation(store), claimedBy('run-1'), minted as never, api.client),
+      steps.replace(rotation(store), claimedBy('run-1'), minted, api.client),
       (e: ReplaceConflict) => {
         assert.equal(e.message, 'Secret hub/mem changed while this run rotated it; re-read, not overwritten');
         assert.deepEqual(e.revoked, {
@@ -304,7 +304,7 @@ describe('rotation steps: replace, abandon, revoke, finish, interrupt', () => {
     holding.conflict = 'replace';
     holding.theirs = { anchor: 'team/bot-new' };
     await assert.rejects(
-      steps.replace(rotation(holding), claimedBy('run-1'), minted as never, api.client),
+      steps.replace(rotation(holding), claimedBy('run-1'), minted, api.client),
       (e: ReplaceConflict) => e.revoked === undefined,
     );
     assert.deepEqual(

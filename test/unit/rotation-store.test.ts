@@ -61,7 +61,7 @@ describe('SecretStore: a fleet-written hub Secret', () => {
       },
     );
     if (labels) s.metadata.labels = labels;
-    api.objects.set(path, { ...s, metadata: { ...s.metadata, resourceVersion: '1', uid: 'u1' } } as never);
+    api.objects.set(path, { ...s, metadata: { ...s.metadata, resourceVersion: '1', uid: 'u1' } });
   };
   const secret = () =>
     api.objects.get(path) as unknown as {

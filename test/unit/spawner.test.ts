@@ -139,7 +139,7 @@ setInterval(() => {}, 1000)`;
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.on('data', (d) => (out += d));
+    child.stdout.on('data', (d) => (out += d));
     const grandchild = await grandchildPid(pidFile);
     await waitFor(() => out.includes('\n'));
     const spawnerPid = Number(out.trim());
@@ -161,7 +161,7 @@ process.stdout.write(String(spawnerState().pid) + ' ' + spawnerState().runs + '\
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.on('data', (d) => (out += d));
+    child.stdout.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((r) => child.on('exit', r));
     assert.equal(code, 0);
     const [pid, runs] = out.trim().split(' ').map(Number);

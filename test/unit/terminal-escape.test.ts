@@ -210,8 +210,8 @@ async function run(
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k];
-  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+  process.stdout.write = (chunk: string) => ((stdout += chunk), true);
+  process.stderr.write = (chunk: string) => ((stderr += chunk), true);
   let error: unknown;
   try {
     await Hostile.run(argv, config);

@@ -275,7 +275,7 @@ describe('the user’s own kubeconfigs are judged by the kuberc only', () => {
     const refusal = await trust.problem(userCtx());
     assert.equal(refusal?.kind, 'plugin');
     assert.match(
-      refusal!.message,
+      refusal.message,
       new RegExp(`^context "c" \\(${file}\\): .*"/bin/sh".*DenyAll.*/home/u/\\.kube/kuberc$`),
     );
   });

@@ -9,7 +9,7 @@ import type { VerifyItem, VerifyReport } from '../../src/verify/report.js';
 import { junitCases, junitSchemaErrors } from '../support/junit.js';
 
 function checks(overrides: Partial<Record<string, Partial<Check>>>): Check[] {
-  return CHECK_NAMES.map((name) => ({ name, status: 'pass', message: `${name} ok`, ...overrides[name] }) as Check);
+  return CHECK_NAMES.map((name) => ({ name, status: 'pass', message: `${name} ok`, ...overrides[name] }));
 }
 
 function item(cluster: string, list: Check[], extra: Partial<VerifyItem> = {}): VerifyItem {

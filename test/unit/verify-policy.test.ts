@@ -16,7 +16,7 @@ function errorOf(text: string): string {
     parsePolicy(text, 'p.yaml');
   } catch (error) {
     assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-    assert.equal((error as ConfigError).exitCode, 2);
+    assert.equal(error.exitCode, 2);
     const message = (error as Error).message;
     assert.equal(message.split('\n').length, 1, 'one line');
     return message;
@@ -82,7 +82,7 @@ describe('verify policy: loading', () => {
 
   it('what the schema cannot say: a regular expression, a selector, a version range, a permission', () => {
     assert.match(
-      errorOf(`${head}checks:\n  identity:\n    pattern: "ci-(\"\n`),
+      errorOf(`${head}checks:\n  identity:\n    pattern: "ci-("\n`),
       /^p\.yaml:5: checks\.identity\.pattern: not a valid regular expression/,
     );
     assert.match(

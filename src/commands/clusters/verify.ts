@@ -63,7 +63,7 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
           .then(({ junitXml }) => writeJunit(junit, junitXml(report)))
           .then(
             () => undefined,
-            (error: unknown) => error,
+            (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
           )
       : undefined;
     if (o.annotations) for (const line of annotations(report)) this.logStderr(line);

@@ -93,7 +93,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
     const cancel = this.cancellation();
     const interrupted = new Promise<never>((_, reject) =>
-      cancel.signal.addEventListener('abort', () => reject(cancel.signal.reason), { once: true }),
+      cancel.signal.addEventListener('abort', () => reject(cancel.signal.reason as Error), { once: true }),
     );
     interrupted.catch(() => undefined);
     const untilInterrupted = <T>(work: Promise<T>): Promise<T> => Promise.race([work, interrupted]);

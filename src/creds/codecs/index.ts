@@ -47,7 +47,7 @@ export class UnknownFormatError extends ConfigError {
 /** The codec of a format; a name fleet does not know is refused, naming it and the known ones. */
 export function codecOf(format: string, where: string): Codec<SecretFormat> {
   if (!isFormat(format)) throw new UnknownFormatError(where, format);
-  return CODECS[format] as Codec<SecretFormat>;
+  return CODECS[format];
 }
 
 /**
