@@ -1,6 +1,6 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-import { ConfigError } from '../base/errors.js';
+import { ConfigError, UsageError } from '../base/errors.js';
 import { readOptional } from '../base/files.js';
 import { loadYaml } from '../base/yaml.js';
 import { expandHome, homeDir } from '../base/paths.js';
@@ -16,7 +16,10 @@ export const CAPI_VERSIONS = ['v1beta2', 'v1beta1'] as const;
 export const KCP_SERVER_SOURCES = ['workspace', 'context'] as const;
 /** A kcp workspace path: `root`, `root:org:team` (each segment a workspace name). */
 export const KCP_PATH = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** Upstream's default for -clusterprofile-provider-file, used when --provider cluster-inventory has no configuration. */
+/**
+ * Upstream's default for -clusterprofile-provider-file. fleet does not fall back to it: a file found in the working
+ * directory names programs that would run as the user's, the hazard a found ./fleet.yaml is refused for (issue 38).
+ */
 export const DEFAULT_ACCESS_PROVIDER_FILE = 'clusterprofile-provider-file.json';
 
 /** The cluster a hub-backed provider reads (for `namespace`, the cluster whose namespaces are listed). */
@@ -181,7 +184,11 @@ export const PROVIDERS = [
         throw f.error(undefined, 'set providerFile (access providers) or consumer (Secret strategy)');
       return { hub: at.hub(), namespace: f.string('namespace'), providerFile, consumer };
     },
-    defaults: (cwd) => ({ providerFile: resolve(cwd, DEFAULT_ACCESS_PROVIDER_FILE) }),
+    defaults: () => {
+      throw new UsageError(
+        `--provider cluster-inventory: nothing configures it; add an entry with providerFile (its access-provider file) or consumer to your fleet.yaml (fleet does not take ./${DEFAULT_ACCESS_PROVIDER_FILE} from the working directory: the commands it names would run as yours)`,
+      );
+    },
   }),
   provider<NamespaceProviderConfig>({
     type: 'namespace',

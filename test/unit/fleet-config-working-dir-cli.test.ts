@@ -90,4 +90,33 @@ describe('a ./fleet.yaml in the working directory (issue 38, item 5)', () => {
     const rancher = await runFleet(['clusters', 'list', '-o', 'name'], { cwd: d, env });
     assert.deepEqual([rancher.code, rancher.stdout], [0, `${join(env.HOME, '.kube', 'config')}+one\n`], rancher.stderr);
   });
+
+  it('--provider cluster-inventory with nothing configured: ./clusterprofile-provider-file.json is not taken, exit 2 before any hub is asked', async () => {
+    const { d, marker, env } = await checkout();
+    await rm(join(d, 'fleet.yaml'));
+    // Upstream's default file name, naming the checkout's program as an access provider's exec plugin.
+    await writeFile(
+      join(d, 'clusterprofile-provider-file.json'),
+      JSON.stringify({
+        providers: [
+          {
+            name: 'p',
+            execConfig: { apiVersion: 'client.authentication.k8s.io/v1', command: join(d, 'tools', 'kind') },
+          },
+        ],
+      }),
+    );
+    for (const args of [
+      ['clusters', 'list', '--provider', 'cluster-inventory'],
+      ['auth', 'whoami', '--provider', 'cluster-inventory', '--all', '-o', 'json'],
+    ]) {
+      const res = await runFleet(args, { cwd: d, env });
+      assert.equal(res.code, 2, `${args.join(' ')}: ${res.stderr}`);
+      const line =
+        '--provider cluster-inventory: nothing configures it; add an entry with providerFile (its access-provider file) or consumer to your fleet.yaml (fleet does not take ./clusterprofile-provider-file.json from the working directory: the commands it names would run as yours)';
+      if (args.includes('json')) assert.equal(res.json().error.message, line);
+      else assert.deepEqual([res.stdout, res.stderr], ['', `error: ${line}\n`], args.join(' '));
+    }
+    assert.equal(existsSync(marker), false, 'the checkout’s program did not run');
+  });
 });
