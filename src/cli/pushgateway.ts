@@ -57,7 +57,7 @@ export async function pushMetrics(
       (err as Error).name === 'TimeoutError'
         ? `no answer within ${PUSH_TIMEOUT_MS / 1000}s`
         : (cause?.code ?? cause?.message ?? (err as Error).message);
-    throw new Error(`pushing the metrics to ${gateway.shown}: ${why}`);
+    throw new Error(`pushing the metrics to ${gateway.shown}: ${why}`, { cause: err });
   }
   if (!res.ok) {
     const body = (await res.text()).trim().split('\n')[0].slice(0, 200);

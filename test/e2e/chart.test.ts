@@ -76,6 +76,14 @@ const byKey = (a: Obj, b: Obj) =>
 const find = (objs: Obj[], kind: string, namespace?: string) =>
   objs.filter((o) => o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace));
 
+/** The parts of a CronJob's Pod template the tests read. */
+interface PodSpec {
+  serviceAccountName: string;
+  securityContext: object;
+  volumes: { secret: { secretName: string; defaultMode: number } }[];
+  containers: { image: string; args: string[]; env?: object[]; securityContext: object }[];
+}
+
 /** The CronJob's Pod template and its one container. */
 function podOf(cronJob: Obj) {
   const spec = cronJob.spec as {
@@ -85,7 +93,7 @@ function podOf(cronJob: Obj) {
         completionMode?: string;
         completions?: number;
         parallelism?: number;
-        template: { spec: any };
+        template: { spec: PodSpec };
       };
     };
   };
@@ -428,9 +436,7 @@ describe('deploy/chart and deploy/kustomize: the rotation CronJob', { timeout: 1
         FLEET_IN_CLUSTER_TOKEN_FILE: join(pod, 'serviceaccount', 'token'),
         FLEET_IN_CLUSTER_CA_FILE: join(pod, 'serviceaccount', 'ca.crt'),
       };
-      const args = (container.args as string[]).map((a) =>
-        a === '/etc/fleet/fleet.yaml' ? join(etc, 'fleet.yaml') : a,
-      );
+      const args = container.args.map((a) => (a === '/etc/fleet/fleet.yaml' ? join(etc, 'fleet.yaml') : a));
       // --expiring-within 48h selects the 2h credential.
       const before = JSON.parse(await kubectl(hub, ['get', 'secret', 'member-1', '-n', ns, '-o', 'json'])) as Obj & {
         data: Record<string, string>;
@@ -533,7 +539,7 @@ describe('deploy/chart and deploy/kustomize: the rotation CronJob', { timeout: 1
       const kinds =
         'cronjobs,jobs,serviceaccounts,secrets,roles,rolebindings,clusterroles,clusterrolebindings,configmaps';
       const deadline = Date.now() + 60_000;
-      let left: string[] = [];
+      let left: string[];
       for (;;) {
         left = [
           ...(

@@ -111,7 +111,11 @@ export async function writeKubeconformSchemas(
     while (queue.length > 0) {
       const next = new Set<string>();
       refsOf(schemas[queue.pop()!], next);
-      for (const n of next) if (!needed.has(n) && n !== name) (needed.add(n), queue.push(n));
+      for (const n of next)
+        if (!needed.has(n) && n !== name) {
+          needed.add(n);
+          queue.push(n);
+        }
     }
     const root = convert(schema) as Schema;
     const props = root.properties as Record<string, Schema>;
