@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
@@ -137,6 +137,8 @@ describe('deploy/chart and deploy/kustomize: the rotation CronJob', { timeout: 1
     assert.ok(schemas.files > 50, `only ${schemas.files} schemas from the hub's OpenAPI`);
     schemaLocation = schemas.location;
   });
+  // The image's OCI layouts and build context are hundreds of MB: not left in the shared sandbox's scratch directory.
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("helm lint passes (strict) with the defaults and with rotate.all and shards; the chart's version is fleet's", async (t) => {
     const chart = yaml.load(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
