@@ -83,3 +83,15 @@ export async function ensureBinaries(
     external: basename(binDir).startsWith('linked-'),
   };
 }
+
+/** The release tools built from their Go modules, each by its test/<tool>/build.sh into a cache outside the repository. */
+export type ReleaseTool = 'helm' | 'kustomize' | 'kubeconform' | 'crane';
+
+/**
+ * The path of a release tool's binary: Helm v3 (test/helm), kustomize (test/kustomize), kubeconform (test/kubeconform)
+ * or crane (test/crane), built on first use (a cold build takes minutes; .ci/run builds them before the tests), else
+ * reused. From a shell: `bash test/helm/build.sh | tail -n 1`.
+ */
+export function releaseTool(tool: ReleaseTool): string {
+  return buildScriptOutput(join(repoRoot, 'test', tool, 'build.sh'));
+}

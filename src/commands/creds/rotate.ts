@@ -25,6 +25,7 @@ import {
 } from '../../creds/rotate.js';
 import { rotationHooks } from '../../creds/rotation-state.js';
 import { rotationMetrics } from '../../cli/metrics.js';
+import { type Pushgateway, parsePushgateway, pushMetrics } from '../../cli/pushgateway.js';
 
 export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
   static metrics = true;
@@ -70,6 +71,10 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       hidden: true,
     }),
     'dry-run': Flags.boolean({ description: 'Say what would be rotated; touch nothing.' }),
+    pushgateway: Flags.string({
+      description:
+        'Also push the -o prometheus metrics to this Prometheus Pushgateway (http(s)://HOST:PORT), job fleet_creds_rotate (and shard=INDEX when sharded), whatever -o prints; a failed push exits 1.',
+    }),
   };
 
   async run(): Promise<RotationReport> {
@@ -160,6 +165,17 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       failures: failed.map((i) => credentialFailure(i, unfinishedLine(i), 'server')),
       metrics: rotationMetrics(report),
     });
+    // After the run, failed or not: a failed rotation is what an alert on these metrics is for.
+    if (o.pushgateway) {
+      const grouping: [string, string][] = [['job', 'fleet_creds_rotate']];
+      if (report.shard) grouping.push(['shard', String(report.shard.index)]);
+      try {
+        await pushMetrics(o.pushgateway, grouping, rotationMetrics(report));
+      } catch (err) {
+        this.logStderr(`error: ${(err as Error).message}`);
+        this.markFailed();
+      }
+    }
     return report;
   }
 }
@@ -186,6 +202,8 @@ export interface RotateOptions {
   lease: boolean;
   /** Whether a hub is asked at all: --all or Secret names (--file alone needs none). */
   needsHub: boolean;
+  /** --pushgateway: where the metrics are also pushed. */
+  pushgateway?: Pushgateway;
 }
 
 /**
@@ -223,5 +241,6 @@ export async function rotateOptions(
     concurrency: f.concurrency,
     lease: !f['no-lease'],
     needsHub: f.all || names.length > 0,
+    pushgateway: f.pushgateway === undefined ? undefined : parsePushgateway('--pushgateway', f.pushgateway),
   };
 }
