@@ -68,7 +68,11 @@ interface Plan {
 let dry = { code: -1, stdout: '', stderr: '' };
 let plan: Plan;
 
+let cosign = '';
+
 before(async () => {
+  // Built first (.ci/run built it already): a synchronous build would hold up the other tests' child processes.
+  cosign = buildScriptOutput(join(repoRoot, 'test/cosign/build.sh'), 3_000_000);
   // The suite built dist/ already (npm test builds first): --skip-build packs and wraps that build.
   dry = await release(['--dry-run', '--skip-build', '--out', OUT, '--image-tag', TAG]);
   assert.equal(dry.code, 0, `release --dry-run failed:\n${dry.stdout}\n${dry.stderr}`);
@@ -263,7 +267,6 @@ describe('npm run release -- --dry-run', () => {
 });
 
 describe('cosign signs the release files with a key and verifies them', () => {
-  let cosign = '';
   const keys = join(work, 'cosign');
   // The key's password: the test checks it never shows in cosign's output.
   const password = `pw-${process.pid}-${Date.now()}`;
@@ -272,7 +275,6 @@ describe('cosign signs the release files with a key and verifies them', () => {
     spawnSync(cosign, args, { cwd: OUT, env: cosignEnv, encoding: 'utf8', timeout: 300_000 });
 
   before(() => {
-    cosign = buildScriptOutput(join(repoRoot, 'test/cosign/build.sh'), 3_000_000);
     mkdirSync(keys);
     const gen = spawnSync(cosign, ['generate-key-pair'], { cwd: keys, env: cosignEnv, encoding: 'utf8' });
     assert.equal(gen.status, 0, gen.stderr);
