@@ -132,6 +132,15 @@ describe('npm run release -- --dry-run', () => {
     assert.match(bad.stdout, /^fleet-cli\.yaml: FAILED$/m);
   });
 
+  it('builds executables that hold no path of the build (the same bundle rebuilt elsewhere gives the same bytes)', () => {
+    // scripts/executable.mjs once left its temporary directory's name in the executable (the SEA blob records the main
+    // script's path): a release's rebuild could then never match the checksums its tag commits.
+    for (const b of binaries) {
+      const bytes = readFileSync(join(OUT, b));
+      for (const path of ['fleet-exe-build-', repoRoot]) assert.equal(bytes.indexOf(path), -1, `${b} holds ${path}`);
+    }
+  });
+
   it('writes CycloneDX SBOMs that parse and name the file they describe by its digest', () => {
     for (const b of binaries) {
       const sbom = JSON.parse(readFileSync(join(OUT, `${b}.cdx.json`), 'utf8')) as {
