@@ -297,13 +297,17 @@ const bundleHash = createHash('sha256')
   .slice(0, 16);
 
 // ---- oclif's configuration beside the bundle ---------------------------------------------------------------------
+// The package is published as fleet-cli (npm's `fleet` is another package), but the program is `fleet`: oclif names the
+// root plugin, and `fleet --version` (`fleet/0.1.0 linux-x64 ...`), after the package.json it reads here, so this one
+// carries the command's name.
+const programName = pjson.oclif.bin;
 const { plugins: _plugins, commands: _commands, hooks = {}, ...oclif } = pjson.oclif;
 const target = './commands.cjs';
 writeFileSync(
   join(out, 'package.json'),
   JSON.stringify(
     {
-      name: pjson.name,
+      name: programName,
       version: pjson.version,
       description: pjson.description,
       license: pjson.license,
@@ -457,7 +461,7 @@ const fromHelpCache = (help) => {
 }
 let help
 if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
-  process.stdout.write(\`${pjson.name}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
+  process.stdout.write(\`${programName}/${pjson.version} \${platform()}-\${arch() === 'ia32' ? 'x86' : arch()} node-\${process.version}\\n\`)
 } else if (fromHelpCache(help = helpEntry())) {
   // Answered.
 } else if (await fromCache()) {

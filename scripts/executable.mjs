@@ -433,7 +433,10 @@ try {
     const target = nodeBinary(arch);
     const name = `fleet-linux-${arch}`;
     const config = {
-      main: join(work, 'sea-main.cjs'),
+      // Relative, read from the build's working directory (`work`): the blob records the main script's path as given,
+      // and a temporary directory's random name in it would make every build of the same bundle different bytes
+      // (scripts/release.mjs compares a release's rebuild with the checksums its tag commits).
+      main: 'sea-main.cjs',
       output: join(work, name),
       executable: stripped(target.bin, arch),
       disableExperimentalSEAWarning: true,
@@ -448,7 +451,7 @@ try {
         strip: stripper(arch),
         main,
         assetsHash,
-        config: { ...config, main: undefined, output: undefined, assets: undefined, executable: undefined },
+        config: { ...config, output: undefined, assets: undefined, executable: undefined },
       }),
     ).slice(0, 24);
     const cached = join(cacheRoot, 'exe', `${arch}-${key}`, name);
@@ -456,7 +459,10 @@ try {
     if (!existsSync(cached)) {
       how = 'built';
       writeFileSync(join(work, `${name}.json`), JSON.stringify(config, null, 2));
-      execFileSync(builder, ['--build-sea', join(work, `${name}.json`)], { stdio: ['ignore', 'ignore', 'inherit'] });
+      execFileSync(builder, ['--build-sea', join(work, `${name}.json`)], {
+        cwd: work,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
       mkdirSync(dirname(cached), { recursive: true });
       copyFileSync(config.output, `${cached}.tmp`);
       renameSync(`${cached}.tmp`, cached);

@@ -44,7 +44,7 @@ describe('the packed tarball, installed offline', () => {
     assert.equal(install.status, 0, `offline install failed:\n${install.stderr}`);
     const fleet = join(prefix, 'bin/fleet');
     assert.ok(existsSync(fleet), `no ${fleet} after the install`);
-    const installed = join(prefix, 'lib/node_modules/fleet');
+    const installed = join(prefix, 'lib/node_modules/fleet-cli');
     assert.ok(!existsSync(join(installed, 'node_modules')), 'the package installed dependencies: it should need none');
     assert.ok(
       existsSync(join(installed, 'docs/verify.md')),
