@@ -46,7 +46,6 @@ import { after, before, describe, it } from 'node:test';
 import type { ClusterList } from '../../src/commands/clusters/list.js';
 import { type CliResult, runFleet } from '../support/cli.js';
 import {
-  type Cluster,
   type Feature,
   FEATURE_NAMES,
   FEATURES,
@@ -99,8 +98,20 @@ function companion(): Record<string, unknown> {
 }
 const COMPANION_NAME = `companion#${join(env.dir, 'companion.kubeconfig')}+companion`;
 
+/** Credentials the fixtures put in kubeconfigs and Secrets, and the proxies' tokens: never in fleet's output. */
+const SECRETS = ['alice', 'bob'].map((u) => tokenUser(cp.members[0], u).token);
+
 async function fleet(args: string[], config: string, scope?: Scope, extraEnv: Record<string, string> = {}) {
-  return runFleet([...args, '--fleet-config', config], { env: { ...scope?.env, ...extraEnv }, timeoutMs: 60_000 });
+  const r = await runFleet([...args, '--fleet-config', config], {
+    env: { ...scope?.env, ...extraEnv },
+    timeoutMs: 60_000,
+  });
+  for (const secret of SECRETS)
+    assert.ok(
+      !r.stdout.includes(secret) && !r.stderr.includes(secret),
+      `a credential in the output of ${args.join(' ')}`,
+    );
+  return r;
 }
 
 const items = (r: CliResult): Item[] => r.json<ClusterList>().items;
@@ -141,7 +152,7 @@ async function withProxy<T>(
  * A case makes its fixture (all of a provider's cases at once, before the first runs) and returns its checks, which run
  * in order, one case after another.
  */
-type Case = (u: Under) => Promise<() => Promise<void>>;
+type Case = (u: Under) => Promise<(note: (line: string) => void) => Promise<void>>;
 
 const CASES: Record<Feature, Case> = {
   async list(u) {
@@ -342,6 +353,7 @@ const CASES: Record<Feature, Case> = {
           rows.map((i) => i.name),
           ['p', COMPANION_NAME],
         );
+        assert.deepEqual([rows[0].ready, rows[0].source.kind], [false, 'provider']);
         assert.match(rows[0].reason ?? '', /^cannot list clusters: /);
         assert.match(rows[0].reason ?? '', bad.reason!);
         assert.match(r.stderr, /^error: cannot list clusters: /m);
@@ -360,7 +372,7 @@ const CASES: Record<Feature, Case> = {
 
   async paging(u) {
     const { scope, names } = await manyScope(u);
-    return async () => {
+    return async (note) => {
       await withProxy(u.kit.hub!, {}, async (proxy) => {
         const config = fleetConfig(`${u.entry.type}-paging`, {
           p: scope.entry({ ...u.kit.hub!, url: proxy.url, caFile: proxy.caFile }),
@@ -373,6 +385,9 @@ const CASES: Record<Feature, Case> = {
         assert.ok(
           pages.length >= 2 && pages.some((q) => /(^|&)continue=/.test(q.query)),
           `read in pages of 500: ${JSON.stringify(proxy.requests)}`,
+        );
+        note(
+          `${pages.length} pages (${pages.map((q) => q.items).join(' + ')} items), ${proxy.requests.length} requests`,
         );
       });
     };
@@ -387,7 +402,7 @@ const CASES: Record<Feature, Case> = {
           await s.add({ id: 'b' });
           return s;
         });
-    return async () => {
+    return async (note) => {
       const via = (p: HubProxy) => ({ ...u.kit.hub!, url: p.url, caFile: p.caFile });
       // First through a proxy that records, to know which answer to cut.
       const recorded = await withProxy(u.kit.hub!, {}, async (proxy) => {
@@ -419,12 +434,17 @@ const CASES: Record<Feature, Case> = {
             ['p', COMPANION_NAME],
             'one row for the provider, none of its clusters',
           );
-          assert.equal(rows[0].ready, false);
+          // The -o json shape of a provider that could not list: a row named after it, source.kind "provider".
+          assert.deepEqual(
+            [rows[0].ready, rows[0].provider, rows[0].source.kind, rows[0].source.name],
+            [false, 'p', 'provider', 'p'],
+          );
           assert.match(rows[0].reason ?? '', new RegExp(`^cannot list clusters: ${u.entry.type} provider "p": `));
           assert.doesNotMatch(rows[0].reason ?? '', /JSON|Unexpected end|internal/i);
           assert.equal(rows[1].ready, true);
           assert.match(r.stderr, new RegExp(`^error: cannot list clusters: ${u.entry.type} provider "p": `, 'm'));
           assert.ok(ms < 30_000, `took ${Math.round(ms)} ms`);
+          note(`cut ${proxy.cut!.path}${paged ? ' (a continue page)' : ''}: ${rows[0].reason} (${Math.round(ms)} ms)`);
         },
       );
     };
@@ -458,9 +478,10 @@ describe('provider conformance', { concurrency: PROVIDERS.length }, () => {
     // One provider's cases run in order; the providers side by side.
     describe(entry.type, { concurrency: 1 }, () => {
       const u: Under = { entry, kit: undefined as unknown as Kit, scopes: [] };
-      const checks = new Map<Feature, Promise<() => Promise<void>>>();
+      const checks = new Map<Feature, Promise<(note: (line: string) => void) => Promise<void>>>();
       before(async () => {
         u.kit = await entry.start(env);
+        if (u.kit.hub) SECRETS.push(u.kit.hub.token);
         // Every case's fixture is made at once; each case then waits for its own.
         for (const feature of entry.features) {
           const made = CASES[feature](u);
@@ -475,8 +496,8 @@ describe('provider conformance', { concurrency: PROVIDERS.length }, () => {
       });
       for (const feature of FEATURE_NAMES) {
         const why = entry.notApplicable[feature];
-        it(`${feature}: ${FEATURES[feature]}`, why !== undefined ? { skip: `not applicable: ${why}` } : {}, async () =>
-          (await checks.get(feature)!)(),
+        it(`${feature}: ${FEATURES[feature]}`, why !== undefined ? { skip: `not applicable: ${why}` } : {}, async (t) =>
+          (await checks.get(feature)!)((line) => t.diagnostic(line)),
         );
       }
     });
