@@ -446,7 +446,7 @@ const CASES: Record<Feature, Case> = {
           assert.equal(rows[1].ready, true);
           assert.match(r.stderr, new RegExp(`^error: cannot list clusters: ${u.entry.type} provider "p": `, 'm'));
           assert.ok(ms < 30_000, `took ${Math.round(ms)} ms`);
-          note(`cut ${proxy.cut!.path}${paged ? ' (a continue page)' : ''}: ${rows[0].reason} (${Math.round(ms)} ms)`);
+          note(`cut ${proxy.cut.path}${paged ? ' (a continue page)' : ''}: ${rows[0].reason} (${Math.round(ms)} ms)`);
         },
       );
     };
