@@ -288,6 +288,26 @@ describe('cluster-inventory provider', () => {
     assert.equal(unhealthy.reason, 'ControlPlaneHealthy is False (Unreachable): lease expired');
   });
 
+  it('access fields of the wrong shape make that profile a row with the reason, not the end of the listing', () => {
+    // The status is open in the CRDs (its fields were renamed across releases): any value can be stored there.
+    const cases: [unknown, string][] = [
+      [{ name: 'token' }, 'status.accessProviders must be a list, got a mapping'],
+      [5, 'status.accessProviders must be a list, got number'],
+      [['token'], 'status.accessProviders[0] must be a mapping with a string name'],
+      [[{ name: 'token', cluster: 'eu' }], 'status.accessProviders[0].cluster must be a mapping, got string'],
+      [
+        [{ name: 'token', cluster: { server: 'https://x', extensions: 7 } }],
+        'status.accessProviders[0].cluster.extensions must be a list of {name, extension}',
+      ],
+    ];
+    for (const [accessProviders, problem] of cases) {
+      const bad = structuredClone(profiles.healthy);
+      (bad.status as Record<string, unknown>).accessProviders = accessProviders;
+      const ref = refFromProfile(bad, { kind: 'access', config: fileConfig }, { provider: 'inv' });
+      assert.deepEqual([ref.ready, ref.reason], [false, `ClusterProfile fleet/eu-1: ${problem}`]);
+    }
+  });
+
   it('an extension of the wrong shape is reported, not applied', () => {
     const bad = structuredClone(profiles.healthy);
     bad.status!.accessProviders![0].cluster!.extensions![1].extension = '--region eu';

@@ -90,6 +90,38 @@ function readExec(f: Fields, file: string, env: NodeJS.ProcessEnv): ExecConfig {
 }
 
 /**
+ * Why a profile's access fields cannot be read, or undefined. The status is hub data whose access fields were renamed
+ * across releases (the CRDs leave them open), so a list may hold anything: a profile of the wrong shape is its own
+ * not-ready row with this reason, and never ends the listing of the others.
+ */
+export function accessShapeProblem(status: unknown): string | undefined {
+  if (status === undefined || status === null) return undefined;
+  if (!isMapping(status)) return `status must be a mapping, got ${shapeOf(status)}`;
+  for (const field of ['accessProviders', 'credentialProviders']) {
+    const list = status[field];
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) return `status.${field} must be a list, got ${shapeOf(list)}`;
+    for (const [i, entry] of list.entries()) {
+      const at = `status.${field}[${i}]`;
+      if (!isMapping(entry) || typeof entry.name !== 'string') return `${at} must be a mapping with a string name`;
+      const cluster = entry.cluster;
+      if (cluster === undefined || cluster === null) continue;
+      if (!isMapping(cluster)) return `${at}.cluster must be a mapping, got ${shapeOf(cluster)}`;
+      const extensions = cluster.extensions;
+      if (
+        extensions !== undefined &&
+        extensions !== null &&
+        !(Array.isArray(extensions) && extensions.every((e) => isMapping(e) && typeof e.name === 'string'))
+      )
+        return `${at}.cluster.extensions must be a list of {name, extension}`;
+    }
+  }
+  return undefined;
+}
+
+const shapeOf = (v: unknown) => (Array.isArray(v) ? 'a list' : isMapping(v) ? 'a mapping' : typeof v);
+
+/**
  * The access provider to use for a profile: the deprecated `credentialProviders` and `accessProviders` merged
  * (accessProviders wins on a name clash), then the FIRST provider of the file, in file order, that the profile names.
  */

@@ -3,6 +3,7 @@ import type { ResolvedContext } from '../../kubeconfig/loading-rules.js';
 import {
   type AccessConfig,
   type ProfileAccessProvider,
+  accessShapeProblem,
   chooseAccessProvider,
   execContext,
   loadAccessConfig,
@@ -51,6 +52,8 @@ function accessContext(
   name: string,
   provider: string,
 ): { found: ResolvedContext | Error; source: Partial<ClusterSource> } {
+  const shape = accessShapeProblem(profile.status);
+  if (shape) return { found: new Error(`ClusterProfile ${name}: ${shape}`), source: {} };
   const chosen = chooseAccessProvider(config, profile.status ?? {});
   if (chosen instanceof Error) return { found: chosen, source: {} };
   const built = execContext(chosen.entry, chosen.access);
