@@ -40,7 +40,9 @@ async function clusterList(execNamespace: string): Promise<string> {
     contexts: [{ name: 'm2', context: { cluster: 'm2', user: 'u' } }],
     'current-context': 'm2',
   });
-  const exec = tokenRequestExecUser(cp, m1, { namespace: execNamespace, serviceAccount: 'viewer' }).exec;
+  const user = tokenRequestExecUser(cp, m1, { namespace: execNamespace, serviceAccount: 'viewer' });
+  if (!('exec' in user)) throw new Error('tokenRequestExecUser gave no exec user');
+  const exec = user.exec;
   return JSON.stringify({
     apiVersion: 'fleet.dev/v1alpha1',
     kind: 'ClusterList',

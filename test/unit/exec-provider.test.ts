@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { parseFleetConfig } from '../../src/config/fleet-config.js';
+import { type ExecProviderConfig, parseFleetConfig } from '../../src/config/fleet-config.js';
 import { FleetError } from '../../src/base/errors.js';
 import {
   CLUSTER_LIST_API_VERSION,
@@ -292,13 +292,16 @@ describe('exec provider: its fleet.yaml entry', () => {
   it('command (a path relative to the file), args, timeout, and the allow fields its data needs', () => {
     const [p] = parse(
       '{name: eks, type: exec, command: bin/eks.py, args: [--region, eu-west-1], timeout: 2m, credentialPluginAllowlist: [{command: aws}]}',
-    ).providers;
+    ).providers as ExecProviderConfig[];
     assert.equal(p.type, 'exec');
     assert.deepEqual(
       { command: p.command, args: p.args, timeoutMs: p.timeoutMs, allow: p.allow?.credentialPluginAllowlist },
       { command: '/etc/fleet/bin/eks.py', args: ['--region', 'eu-west-1'], timeoutMs: 120_000, allow: ['aws'] },
     );
-    assert.equal(parse('{type: exec, command: list-clusters}').providers[0].command, 'list-clusters');
+    assert.equal(
+      (parse('{type: exec, command: list-clusters}').providers[0] as ExecProviderConfig).command,
+      'list-clusters',
+    );
   });
 
   it('mistakes are one line naming the field', () => {
