@@ -184,8 +184,8 @@ describe('exec provider: the ClusterList a program prints', () => {
     );
     assert.equal(reason(execCluster({ server: undefined })), 'output: clusters[0].server: is required');
     assert.equal(
-      reason(execCluster({ certificateAuthorityData: 'bm90IGEgY2VydA==' })),
-      'output: clusters[0].certificateAuthorityData: must be base64 of PEM certificates (as certificate-authority-data)',
+      reason(execCluster({ certificateAuthorityData: '-----BEGIN CERTIFICATE-----' })),
+      'output: clusters[0].certificateAuthorityData: must be base64 (of PEM certificates, as certificate-authority-data)',
     );
     assert.equal(
       reason(execCluster({ sever: 'x' })),
