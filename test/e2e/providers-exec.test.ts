@@ -119,6 +119,10 @@ describe('exec provider (issue 39, item 4)', () => {
     );
     // Once per command: the listing is cached for the run (three commands above, three runs).
     assert.equal(readFileSync(counter, 'utf8'), 'ran\n'.repeat(3));
+    const inspect = await runFleet(['clusters', 'inspect', 'east', '--fleet-config', config, '--offline']);
+    assert.equal(inspect.code, 0, inspect.stderr);
+    assert.match(inspect.stdout, /^Source +exec .*cluster-list\.mjs$/m);
+    assert.match(inspect.stdout, /^Exec interactiveMode +Never$/m);
   });
 
   it('an exec credential in the output is data: without credentialPluginAllowlist it is refused and never runs', async () => {
