@@ -15,6 +15,9 @@ import {
   parseClusterList,
 } from '../../src/providers/exec.js';
 import type { ResolvedContext } from '../../src/kubeconfig/loading-rules.js';
+import { createProvider } from '../../src/providers/registry.js';
+import { Connector } from '../../src/kube/connector.js';
+import { ExecCredentialRunner } from '../../src/kube/exec-credential.js';
 
 // The exec provider's ClusterList (docs/providers.md, "exec"): what makes the document unusable fails the listing in one
 // line naming the program; what is wrong with one cluster makes that cluster not ready with the reason.
@@ -301,6 +304,18 @@ describe('exec provider: its fleet.yaml entry', () => {
     assert.equal(
       (parse('{type: exec, command: list-clusters}').providers[0] as ExecProviderConfig).command,
       'list-clusters',
+    );
+  });
+
+  it('--provider exec with nothing configured names no program: one line saying where to name it', async () => {
+    await assert.rejects(
+      createProvider({ type: 'exec', name: 'exec' }, undefined, {
+        connector: new Connector({ timeoutMs: 1000, exec: new ExecCredentialRunner() }),
+      }),
+      {
+        message:
+          'provider "exec" (type exec) names no program: add one to your fleet configuration, e.g. {name: exec, type: exec, command: /path/to/list-clusters} (docs/providers.md)',
+      },
     );
   });
 
