@@ -38,8 +38,10 @@ export const ONE_WAY_PEERS = [['creds', 'workload-identity']];
 // Approved invocations (docs/decisions.md, "Approved invocations"): only these files may import approveInvocation, the
 // one way to make what runProcess runs, and only base/subprocess.ts may start a program (node:child_process).
 const MINTERS = new Map([
-  ['kubeconfig/trust.ts', 'the trust policy: the one decision of what an exec plugin runs'],
-  ['providers/kind.ts', "kind's command is the user's own configuration, resolved as Go's exec would"],
+  [
+    'kubeconfig/trust.ts',
+    "the trust policy: the one decision of what an exec plugin runs, and of a program the user's fleet.yaml names (kind, exec providers)",
+  ],
 ]);
 const SPAWNERS = new Set(['base/subprocess.ts']);
 

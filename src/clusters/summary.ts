@@ -103,6 +103,8 @@ export function sourceText(source: ClusterSource | FailedProviderSource): string
       ].filter(Boolean);
       return `kcp workspace ${source.workspace ?? ''}${details.length ? ` (${details.join(', ')})` : ''}`;
     }
+    case 'exec':
+      return `exec ${source.program ?? ''}`;
     case 'provider':
       return `provider ${object}`;
   }

@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
+import { parseTimeLimit } from '../base/duration.js';
 import { ConfigError, UsageError } from '../base/errors.js';
 import { readOptional } from '../base/files.js';
 import { loadYaml } from '../base/yaml.js';
@@ -85,6 +86,15 @@ export interface KindProviderConfig extends Common {
   type: 'kind';
   prefix?: string;
   command?: string;
+}
+
+export interface ExecProviderConfig extends Common {
+  type: 'exec';
+  /** The program that prints the clusters as a ClusterList (docs/providers.md); a path is relative to the config file. */
+  command?: string;
+  args?: string[];
+  /** How long the program may take, in ms (`timeout: 30s`); DEFAULT_EXEC_PROVIDER_TIMEOUT_MS when absent. */
+  timeoutMs?: number;
 }
 
 /** What an entry's parser gets besides its fields: the file's rules for paths and for `hub:`. */
@@ -232,6 +242,28 @@ export const PROVIDERS = [
         depth: typeof depth === 'number' ? depth : undefined,
         server: f.oneOf('server', KCP_SERVER_SOURCES),
         frontProxy: f.boolean('frontProxy'),
+      };
+    },
+  }),
+  provider<ExecProviderConfig>({
+    type: 'exec',
+    fields: ['command', 'args', 'timeout'],
+    // The program is the user's word; what it prints is data (its exec credentials need the allow fields to run).
+    local: ['command', 'args'],
+    example: '{name: eks, type: exec, command: ~/bin/eks-clusters.py, args: [--region, eu-west-1], timeout: 2m}',
+    parse: (f, at) => {
+      const command = f.requiredString('command');
+      const args = f.value.args;
+      if (args !== undefined && (!Array.isArray(args) || args.some((a) => typeof a !== 'string')))
+        throw f.error('args', 'must be a list of strings');
+      const timeout = f.string('timeout');
+      const timeoutMs =
+        timeout === undefined ? undefined : parseTimeLimit(timeout, `${f.file}: ${f.fieldPath('timeout')}`);
+      if (timeoutMs === 0) throw f.error('timeout', 'must be more than 0 (the program must answer within it)');
+      return {
+        command: command.includes('/') ? at.path(command) : command,
+        ...(args !== undefined ? { args: args as string[] } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       };
     },
   }),
@@ -456,7 +488,8 @@ function readLabelRules(f: Fields): FileProviderConfig['labels'] {
   });
 }
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** A Kubernetes label key (optional DNS prefix and `/`, then a name): fleet.yaml's labels, an exec provider's. */
+export const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 function readLabelMap(f: Fields, key: string): Record<string, string> {
   const m = f.mapping(key)!;

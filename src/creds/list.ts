@@ -7,11 +7,14 @@ import type { HubSpec } from '../config/fleet-config.js';
 import type { Connector } from '../kube/connector.js';
 import { CLUSTER_PROFILE, SECRET } from '../kube/resources.js';
 import {
+  CREDENTIAL_ID_EXTRA,
   bearerToken,
+  certificateCredentialId,
   clientCertificatePem,
   describeCertificate,
   isoSeconds,
   jwtClaims,
+  jwtCredentialId,
 } from '../kubeconfig/credentials.js';
 import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
 import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
@@ -67,11 +70,19 @@ export interface CredentialItem {
   ageSeconds?: number;
   expires?: string;
   managedByFleet: boolean;
+  /**
+   * What kube-apiserver records as user.extra["authentication.kubernetes.io/credential-id"] in the audit events of
+   * requests made with it (`JTI=...`, `X509SHA256=...`): `creds list --credential-id` finds the holder from an event.
+   */
+  credentialId?: string;
+  /** Why there is none (a legacy or static token, a credential a plugin mints per use): the audit log cannot name it. */
+  noCredentialId?: string;
   /** For a Secret found through the objects that use it (Flux Kustomizations and HelmReleases): those objects. */
   referencedBy?: string[];
   /** Whether it expires within --expiring-within (or has expired). */
   expiring?: boolean;
-  live?: { ok: boolean; username?: string; error?: ErrorInfo };
+  /** --live: who the server says it is, and the credential-id it recorded for the request (SelfSubjectReview). */
+  live?: { ok: boolean; username?: string; credentialId?: string; error?: ErrorInfo };
   problems: string[];
 }
 
@@ -83,14 +94,35 @@ export interface CredentialList {
   /** The current context taken as the hub (nothing configured) refused to list Secrets: said, not counted as a failure. */
   warnings?: string[];
   expiringWithin?: string;
+  /** --credential-id: the credential-ids asked for; items are only the credentials that have one of them. */
+  credentialIds?: string[];
 }
 
 const iso = (seconds: unknown) => (typeof seconds === 'number' ? isoSeconds(new Date(seconds * 1000)) : undefined);
 
 /** Method, identity and validity of one kubeconfig user, from the credential itself. */
-export async function describeUser(
-  user: UserEntry,
-): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
+type Described = Pick<
+  CredentialItem,
+  'method' | 'identity' | 'issued' | 'expires' | 'problems' | 'credentialId' | 'noCredentialId'
+>;
+
+/** Why the API server records no credential-id for requests made with a credential of this method. */
+const NO_CREDENTIAL_ID: Partial<Record<CredentialMethod, string>> = {
+  'legacy-token': 'a legacy ServiceAccount token: the API server records no credential-id for it',
+  'static-token': 'a static token (not a JWT): the API server records no credential-id for it',
+  exec: 'minted by the exec plugin at each use: its credential-id changes with every token',
+  'workload-identity': 'minted at each use: its credential-id changes with every token',
+  'auth-provider': 'given by the auth provider at each use',
+  basic: 'basic authentication: no credential-id',
+  none: 'no credential',
+};
+
+export async function describeUser(user: UserEntry): Promise<Described> {
+  const d = await describeMethod(user);
+  return d.credentialId || !NO_CREDENTIAL_ID[d.method] ? d : { ...d, noCredentialId: NO_CREDENTIAL_ID[d.method] };
+}
+
+async function describeMethod(user: UserEntry): Promise<Described> {
   const problems: string[] = [];
   // fleet wi token: a hub ServiceAccount token minted at each use; nothing stored, so no expiry and nothing to rotate.
   const wi = wiTokenExec(user.exec);
@@ -113,6 +145,7 @@ export async function describeUser(
         identity: `${c.commonName ?? c.subject}${groups}`,
         issued: c.notBefore,
         expires: c.notAfter,
+        credentialId: certificateCredentialId(pem!),
         problems,
       };
     } catch (error) {
@@ -142,7 +175,20 @@ export async function describeUser(
         : (c['kubernetes.io/serviceaccount/service-account.name'] as string | undefined);
     const identity =
       legacy && !c.sub ? `system:serviceaccount:${String(c['kubernetes.io/serviceaccount/namespace'])}:${sub}` : sub;
-    return { method, identity, issued: iso(c.iat), expires: iso(c.exp), problems };
+    // The legacy token authenticator records no credential-id, whatever the claims hold.
+    const credentialId = legacy ? undefined : jwtCredentialId(c);
+    return {
+      method,
+      identity,
+      issued: iso(c.iat),
+      expires: iso(c.exp),
+      ...(credentialId
+        ? { credentialId }
+        : legacy
+          ? {}
+          : { noCredentialId: 'a JWT without a jti claim: the API server records no credential-id for it' }),
+      problems,
+    };
   }
   if (user.username || user.password) return { method: 'basic', identity: user.username, problems };
   return { method: 'none', problems };
@@ -209,10 +255,7 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
  * A credential held in hub data, described without running or reading anything the trust policy refuses: such an item
  * says why in its problems, and --live does not connect with it (the connector refuses it too).
  */
-async function describeHeld(
-  ctx: ResolvedContext,
-  trust: TrustPolicy,
-): Promise<Pick<CredentialItem, 'method' | 'identity' | 'issued' | 'expires' | 'problems'>> {
+async function describeHeld(ctx: ResolvedContext, trust: TrustPolicy): Promise<Described> {
   const refused = await trust.problem(ctx);
   if (!refused) return describeUser(ctx.user);
   // A refused plugin can still be described: describing an exec user reads its command, runs nothing.
@@ -368,6 +411,14 @@ interface ProfileList {
   };
 }
 
+/** A field of hub data that should be a list: anything else (a hostile or half-written object) is no entries. */
+const listOf = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
+
+/** A ClusterProfile's access providers and (older API) credential providers. */
+function profileProviders(p: ProfileList): NonNullable<NonNullable<ProfileList['status']>['accessProviders']> {
+  return [...listOf(p.status?.accessProviders), ...listOf(p.status?.credentialProviders)];
+}
+
 async function listProfiles(hub: Hub): Promise<ProfileList[]> {
   try {
     return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles');
@@ -392,13 +443,13 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
   for (const p of profiles) {
     const namespace = p.metadata.namespace ?? '';
     const name = p.metadata.name ?? '';
-    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])] as Array<{
+    for (const a of profileProviders(p) as Array<{
       name?: string;
       cluster?: ClusterEntry;
     }>) {
-      const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as
+      const ext = listOf(a?.cluster?.extensions).find((e) => e?.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as
         { serviceAccount?: unknown } | undefined;
-      if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue;
+      if (typeof ext?.serviceAccount !== 'string' || !a?.name || !a.cluster) continue;
       const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`;
       const hubArgs = spec.kubeconfig?.length
         ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])]
@@ -447,10 +498,10 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
 function secretreaderRefs(profiles: ProfileList[]): Array<{ namespace: string; name: string; key: string }> {
   const refs = new Map<string, { namespace: string; name: string; key: string }>();
   for (const p of profiles) {
-    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {
-      for (const e of a.cluster?.extensions ?? []) {
-        const c = e.extension as { name?: unknown; key?: unknown; namespace?: unknown } | undefined;
-        if (e.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string')
+    for (const a of profileProviders(p)) {
+      for (const e of listOf(a?.cluster?.extensions)) {
+        const c = e?.extension as { name?: unknown; key?: unknown; namespace?: unknown } | undefined;
+        if (e?.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string')
           continue;
         const namespace =
           typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default');
@@ -483,7 +534,12 @@ export async function checkLive(
     }
     try {
       const client = await o.connector.context(ctx, item.location);
-      item.live = { ok: true, username: (await whoami(client)).user.username };
+      const user = (await whoami(client)).user;
+      const recorded = user.extra[CREDENTIAL_ID_EXTRA]?.[0];
+      item.live = { ok: true, username: user.username, ...(recorded ? { credentialId: recorded } : {}) };
+      // The server's word against fleet's reading of the credential: they differ only if one of them is wrong.
+      if (recorded && item.credentialId && recorded !== item.credentialId)
+        item.problems.push(`the server recorded credential-id ${recorded}, not ${item.credentialId}`);
     } catch (error) {
       item.live = { ok: false, error: toErrorInfo(error) };
     }
@@ -498,6 +554,8 @@ export interface ListOptions {
   expiringWithinMs?: number;
   live?: boolean;
   concurrency: number;
+  /** Only the credentials with one of these credential-ids (as parseCredentialId wrote them). */
+  credentialIds?: string[];
 }
 
 /**
@@ -508,12 +566,12 @@ export interface ListOptions {
 export type ListHub = HubSpec & { guessed?: boolean };
 
 export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: ListOptions): Promise<CredentialList> {
-  const items = await kubeconfigCredentials(refs);
+  const found = await kubeconfigCredentials(refs);
   const errors: CredentialList['errors'] = [];
   const warnings: string[] = [];
   for (const { guessed, ...spec } of hubs) {
     try {
-      items.push(...(await hubCredentials(spec, o)));
+      found.push(...(await hubCredentials(spec, o)));
     } catch (error) {
       const info = toErrorInfo(error);
       const hub = spec.context ?? spec.kubeconfig?.join(':') ?? 'current context';
@@ -524,10 +582,19 @@ export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: Li
       else errors.push({ hub, error: info });
     }
   }
+  // --credential-id: the holders of the credentials an audit event names, across every file and hub read above.
+  const wanted = o.credentialIds ? new Set(o.credentialIds) : undefined;
+  const items = wanted ? found.filter((i) => i.credentialId !== undefined && wanted.has(i.credentialId)) : found;
   const now = Date.now();
   for (const item of items)
     if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000));
   if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs);
   if (o.live) await checkLive(items, o);
-  return { kind: 'CredentialList', items, errors, ...(warnings.length > 0 ? { warnings } : {}) };
+  return {
+    kind: 'CredentialList',
+    items,
+    errors,
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(o.credentialIds ? { credentialIds: o.credentialIds } : {}),
+  };
 }

@@ -1,5 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 
+import { UsageError } from '../base/errors.js';
 import { fileProblem, readNamedFile } from '../base/files.js';
 import { registerSecret, registerUserSecrets } from './redact.js';
 import type { ClusterEntry, UserEntry } from './types.js';
@@ -104,6 +105,40 @@ function decodeSegment(segment: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The key of user.extra under which kube-apiserver records which credential authenticated a request: in every audit
+ * event's `user.extra` and in a SelfSubjectReview's answer (`fleet auth whoami -o wide`). The values are made by the
+ * API server's authenticators (k8s.io/apiserver 1.34): `JTI=<jti claim>` for a JWT that carries a jti (bound
+ * ServiceAccount tokens, pkg/authentication/token/jwt; OIDC tokens), `X509SHA256=<lowercase hex SHA-256 of the leaf
+ * certificate's DER>` for a client certificate (pkg/authentication/request/x509). Legacy ServiceAccount tokens, static
+ * tokens and anything without a jti get none.
+ */
+export const CREDENTIAL_ID_EXTRA = 'authentication.kubernetes.io/credential-id';
+
+/** The credential-id the API server records for a JWT: `JTI=` and its jti claim; undefined without one. */
+export function jwtCredentialId(claims: Record<string, unknown>): string | undefined {
+  return typeof claims.jti === 'string' && claims.jti !== '' ? `JTI=${claims.jti}` : undefined;
+}
+
+/** The credential-id the API server records for a client certificate (the first in the PEM, the one presented). */
+export function certificateCredentialId(pem: string | Buffer): string {
+  return `X509SHA256=${createHash('sha256').update(new X509Certificate(pem).raw).digest('hex')}`;
+}
+
+/**
+ * A credential-id as an audit event shows it, checked (one line naming the flag), with a certificate's hex in the
+ * lowercase the API server writes.
+ */
+export function parseCredentialId(value: string, flag: string): string {
+  const v = value.trim();
+  const cert = /^X509SHA256=([0-9A-Fa-f]{64})$/.exec(v);
+  if (cert) return `X509SHA256=${cert[1].toLowerCase()}`;
+  if (/^JTI=[^\s]+$/.test(v)) return v;
+  throw new UsageError(
+    `${flag}: expected JTI=<jti> or X509SHA256=<64 hex digits> (user.extra["${CREDENTIAL_ID_EXTRA}"] of an audit event), got ${JSON.stringify(value)}`,
+  );
 }
 
 /** RFC 3339 to the second, as Kubernetes writes timestamps. */

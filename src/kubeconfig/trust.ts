@@ -378,6 +378,20 @@ function refusedName(name: string, plugin: string, problem: string): string {
   return `hub data sets ${shown} for exec plugin ${plugin}, which hub data may never set (it ${problem})`;
 }
 
+/**
+ * A program the user's own fleet configuration names (a kind provider's `command`, an exec provider's), approved as the
+ * user's word: resolved once as Go's exec would (a bare name through PATH, ErrDot included; a path as written, against
+ * `cwd`) and run by that absolute path. Never for a program data names: TrustPolicy.approve judges those.
+ */
+export function approveUserProgram(
+  command: string,
+  o: { args: readonly string[]; env: NodeJS.ProcessEnv; cwd: string },
+): { invocation: Invocation; error?: undefined } | { invocation?: undefined; error: string; dot?: boolean } {
+  const resolved = resolveProgram(command, o.env, o.cwd);
+  if (resolved.error !== undefined) return { error: resolved.error, dot: resolved.dot };
+  return { invocation: approveInvocation(resolved.program, { argv0: command, args: o.args, env: o.env }) };
+}
+
 /** A path is allowed by an entry naming it, or by a directory entry (ending in /) it lies under. Both normalised, absolute. */
 function fileAllowed(path: string, allowed: string): boolean {
   if (!isAbsolute(path) || !isAbsolute(allowed)) return false;

@@ -1,9 +1,9 @@
 import { mapLimit } from '../base/concurrency.js';
 import { formatDuration } from '../base/duration.js';
 import { ConfigError, FleetError, asError } from '../base/errors.js';
-import { type Invocation, approveInvocation } from '../base/invocation.js';
+import type { Invocation } from '../base/invocation.js';
 import { type ProcessResult, ProcessStartError, ProcessTimeout, runProcess } from '../base/subprocess.js';
-import { resolveProgram } from '../kubeconfig/kuberc.js';
+import { approveUserProgram } from '../kubeconfig/trust.js';
 import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
 import { makeRef } from './ref.js';
 import { CachedProvider } from './cached-provider.js';
@@ -39,15 +39,15 @@ export class KindProvider extends CachedProvider {
    */
   private invocation(args: string[]): Invocation {
     const env = this.options.env ?? process.env;
-    const resolved = resolveProgram(this.command, env, process.cwd());
-    if (resolved.error !== undefined) {
-      if (resolved.dot)
+    const approved = approveUserProgram(this.command, { args, env, cwd: process.cwd() });
+    if (approved.error !== undefined) {
+      if (approved.dot)
         throw new ConfigError(
-          `${this.describe()}: the "${this.command}" command: ${resolved.error} (ErrDot); put an absolute directory on PATH or set "command" to an absolute path`,
+          `${this.describe()}: the "${this.command}" command: ${approved.error} (ErrDot); put an absolute directory on PATH or set "command" to an absolute path`,
         );
-      throw new ProcessStartError(this.command, /not found/.test(resolved.error) ? 'ENOENT' : 'EACCES', resolved.error);
+      throw new ProcessStartError(this.command, /not found/.test(approved.error) ? 'ENOENT' : 'EACCES', approved.error);
     }
-    return approveInvocation(resolved.program, { argv0: this.command, args, env });
+    return approved.invocation;
   }
 
   private async run(args: string[]): Promise<ProcessResult> {

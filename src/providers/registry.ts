@@ -73,6 +73,19 @@ export const CONSTRUCTORS: Constructors = {
       env: options.env,
     }),
   kcp: async (entry, hub, options) => new (await import('./kcp.js')).KcpProvider({ ...entry, hub }, options),
+  exec: async (entry, _hub, options) => {
+    if (entry.command === undefined)
+      throw new ConfigError(
+        `provider "${entry.name}" (type exec) names no program: add one to your fleet configuration, e.g. {name: ${entry.name}, type: exec, command: /path/to/list-clusters} (docs/providers.md)`,
+      );
+    return new (await import('./exec.js')).ExecProvider({
+      name: entry.name,
+      command: entry.command,
+      args: entry.args,
+      timeoutMs: entry.timeoutMs,
+      env: options.env,
+    });
+  },
 };
 
 export async function createProvider(

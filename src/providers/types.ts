@@ -4,7 +4,8 @@ import type { AuthKind } from '../kubeconfig/credentials.js';
 
 /** Where a provider found a cluster; enough for a person to go and look. */
 export interface ClusterSource {
-  kind: 'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'kcp-workspace';
+  kind:
+    'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'kcp-workspace' | 'exec';
   /** Kubeconfig file (absolute path) and context, for file-based sources; for other sources the context used inside. */
   path?: string;
   context?: string;
@@ -25,6 +26,8 @@ export interface ClusterSource {
   workspace?: string;
   logicalCluster?: string;
   frontProxy?: boolean;
+  /** exec: the program that printed the cluster (as fleet.yaml names it). */
+  program?: string;
 }
 
 /**

@@ -586,7 +586,13 @@ describe('fleet creds generate (live)', () => {
       const item = items.find((i) => i.location === `secret ${hub.context}:${hubNs}/${name}`);
       assert.ok(item, `${name} not listed`);
       assert.equal(item.format, format);
-      assert.deepEqual(item.live, { ok: true, username: `system:serviceaccount:${nsSys}:${format}` });
+      // The server records the same credential-id fleet read from the token (JTI=<jti>).
+      assert.match(item.credentialId ?? '', /^JTI=/);
+      assert.deepEqual(item.live, {
+        ok: true,
+        username: `system:serviceaccount:${nsSys}:${format}`,
+        credentialId: item.credentialId,
+      });
     }
     // creds list names a Secret fleet wrote by fleet's cluster name, whatever its display name.
     assert.equal(

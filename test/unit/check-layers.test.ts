@@ -131,7 +131,7 @@ describe('check-layers', () => {
     assert.equal(res.stderr.split('\n').filter((l) => l.includes(why)).length, 5, res.stderr);
   });
 
-  it('fails on approveInvocation imported outside the trust policy and the kind provider, and on a program started outside base/subprocess.ts', () => {
+  it('fails on approveInvocation imported outside the trust policy, and on a program started outside base/subprocess.ts', () => {
     let mint = 0;
     let dynamic = 0;
     let spawn = 0;
@@ -153,7 +153,7 @@ describe('check-layers', () => {
         "export const plantedRun = (f: (c: string) => void) => f('x') ?? execFile('mytok')",
         'declare function execFile(c: string): void',
       );
-      // The two minters may import it; the layer check passes them.
+      // The minter may import it; the layer check passes it.
       append(
         join(src, 'kubeconfig/trust.ts'),
         "import {approveInvocation as again} from '../base/invocation.js'",
@@ -162,7 +162,7 @@ describe('check-layers', () => {
     });
     assertFails(
       res,
-      `src/kube/exec-credential.ts:${mint}: imports approveInvocation: only src/kubeconfig/trust.ts and src/providers/kind.ts may approve what runs`,
+      `src/kube/exec-credential.ts:${mint}: imports approveInvocation: only src/kubeconfig/trust.ts may approve what runs`,
       `src/export/credential.ts:${dynamic}: imports approveInvocation`,
       `src/providers/kind.ts:${child}: starts a program itself: run an approved Invocation through runProcess (src/base/subprocess.ts)`,
       `src/kubeconfig/kuberc.ts:${spawn + 1}: starts a program itself`,

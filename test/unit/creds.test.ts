@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { describe, it } from 'node:test';
 import yaml from 'js-yaml';
 
@@ -13,6 +13,7 @@ import { FORMATS, destinationSecret, secretName } from '../../src/creds/codecs/i
 import { secretreaderAccessProvider } from '../../src/creds/codecs/kubeconfig-secretreader.js';
 import { buildKubeconfig, kubeconfigSha256 } from '../../src/creds/kubeconfig-out.js';
 import { describeUser, markExpiring, type CredentialItem } from '../../src/creds/list.js';
+import { CREDENTIAL_ID_EXTRA, parseCredentialId } from '../../src/kubeconfig/credentials.js';
 import { PRESETS, findPreset } from '../../src/creds/presets.js';
 import { rbacObjects, safeName } from '../../src/creds/rbac.js';
 import { assessGrant, refuseRisky } from '../../src/creds/risk-gate.js';
@@ -248,6 +249,7 @@ describe('creds list descriptions', () => {
       identity: 'system:serviceaccount:a:b',
       issued: '2027-01-15T08:00:00Z',
       expires: '2027-01-15T09:00:00Z',
+      noCredentialId: 'a JWT without a jti claim: the API server records no credential-id for it',
       problems: [],
     });
     assert.equal((await describeUser({ token: jwt({ iss: 'https://i', sub: 's', exp: 1 }) })).method, 'token');
@@ -264,6 +266,63 @@ describe('creds list descriptions', () => {
     );
     assert.equal((await describeUser({ token: 'opaque-static-token' })).method, 'static-token');
     assert.equal((await describeUser({ exec: { command: 'aws' } })).method, 'exec');
+  });
+
+  it('the credential-id kube-apiserver records for each (audit user.extra), or why there is none', async () => {
+    const jti = '5f0c2d2e-6a6b-4f5e-9c1e-3b0a8f1d2c4e';
+    const bound = await describeUser({
+      token: jwt({ iss: 'https://i', sub: 'system:serviceaccount:a:b', jti, 'kubernetes.io': { pod: {} } }),
+    });
+    assert.deepEqual(
+      [bound.method, bound.credentialId, bound.noCredentialId],
+      ['bound-token', `JTI=${jti}`, undefined],
+    );
+    // The legacy authenticator records none even if the claims held a jti.
+    const legacy = await describeUser({
+      token: jwt({ iss: 'kubernetes/serviceaccount', sub: 'system:serviceaccount:a:b', jti }),
+    });
+    assert.deepEqual(
+      [legacy.method, legacy.credentialId, legacy.noCredentialId],
+      ['legacy-token', undefined, 'a legacy ServiceAccount token: the API server records no credential-id for it'],
+    );
+    assert.equal(
+      (await describeUser({ token: 'opaque' })).noCredentialId,
+      'a static token (not a JWT): the API server records no credential-id for it',
+    );
+    assert.match((await describeUser({ exec: { command: 'aws' } })).noCredentialId ?? '', /minted by the exec plugin/);
+    // A certificate: SHA-256 of its DER (the PEM body), in lowercase hex; of the first certificate of a chain, the one
+    // a client presents.
+    const selfSigned = (cn: string) =>
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          '/dev/null',
+        ].concat(['-subj', `/CN=${cn}`, '-days', '1']),
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      ).toString();
+    const [leaf, other] = [selfSigned('ci'), selfSigned('intermediate')];
+    const der = Buffer.from(leaf.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    const expected = `X509SHA256=${createHash('sha256').update(der).digest('hex')}`;
+    const cert = await describeUser({ 'client-certificate-data': Buffer.from(leaf + other).toString('base64') });
+    assert.deepEqual([cert.method, cert.credentialId], ['client-cert', expected]);
+  });
+
+  it('--credential-id takes the value an audit event shows, and nothing else', () => {
+    const hex = 'AB'.repeat(32);
+    assert.equal(parseCredentialId(`X509SHA256=${hex}`, '--credential-id'), `X509SHA256=${hex.toLowerCase()}`);
+    assert.equal(parseCredentialId(' JTI=abc-1 ', '--credential-id'), 'JTI=abc-1');
+    for (const bad of ['abc', 'JTI=', 'X509SHA256=ab', 'jti=abc', 'JTI=a b', `X509SHA256=${'g'.repeat(64)}`])
+      assert.throws(() => parseCredentialId(bad, '--credential-id'), {
+        message: `--credential-id: expected JTI=<jti> or X509SHA256=<64 hex digits> (user.extra["${CREDENTIAL_ID_EXTRA}"] of an audit event), got ${JSON.stringify(bad)}`,
+      });
   });
 
   it('marks what expires within the window, expired included', () => {

@@ -128,7 +128,12 @@ describe('recognising fleet wi token in an exec user', () => {
 
   it('creds list calls it workload-identity, with the hub ServiceAccount and no expiry', async () => {
     const d = await describeUser({ exec: { command: 'fleet', args: ['wi', 'token', '--service-account', 'a/b'] } });
-    assert.deepEqual(d, { method: 'workload-identity', identity: 'hub ServiceAccount a/b', problems: [] });
+    assert.deepEqual(d, {
+      method: 'workload-identity',
+      identity: 'hub ServiceAccount a/b',
+      noCredentialId: 'minted at each use: its credential-id changes with every token',
+      problems: [],
+    });
     assert.equal((await describeUser({ exec: { command: 'aws', args: ['eks'] } })).method, 'exec');
   });
 

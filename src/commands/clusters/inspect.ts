@@ -59,7 +59,12 @@ function fields(r: ClusterInspection): Field[] {
   add('Name', r.name);
   add('Provider', r.provider);
   add('Context', r.context);
-  add('Source', r.source.path ?? [r.source.namespace, r.source.name].filter(Boolean).join('/'));
+  add(
+    'Source',
+    r.source.program
+      ? `exec ${r.source.program}`
+      : (r.source.path ?? [r.source.namespace, r.source.name].filter(Boolean).join('/')),
+  );
   add('Server', r.server);
   add('Ready', r.ready ? 'True' : `False (${r.reason})`);
   add('Auth', r.auth);

@@ -5,6 +5,7 @@ import { credentialMetrics } from '../../cli/metrics.js';
 import { hubFlags } from '../../cli/hubs.js';
 import { formatAge, parseLifetime } from '../../base/duration.js';
 import { EXIT_USAGE } from '../../base/errors.js';
+import { parseCredentialId } from '../../kubeconfig/credentials.js';
 
 import { type CredentialItem, type CredentialList, listCredentials } from '../../creds/list.js';
 
@@ -16,6 +17,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
     '<%= config.bin %> creds list',
     '<%= config.bin %> creds list --expiring-within 72h',
     '<%= config.bin %> creds list --hub-kubeconfig hub.kubeconfig --live -o json',
+    '<%= config.bin %> creds list --credential-id JTI=5f0c2d2e-6a6b-4f5e-9c1e-3b0a8f1d2c4e',
   ];
 
   static metrics = true;
@@ -25,6 +27,11 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
       description: 'Exit 1 when any credential expires within this time (e.g. 72h, 30d, 2w).',
     }),
     live: Flags.boolean({ description: 'Check that each credential still authenticates (SelfSubjectReview).' }),
+    'credential-id': Flags.string({
+      description:
+        'Only the credential(s) with this credential-id, as an audit event records it in user.extra["authentication.kubernetes.io/credential-id"] (JTI=<jti> of a ServiceAccount token, X509SHA256=<hex> of a client certificate): which Secret, file or context holds it. Repeatable.',
+      multiple: true,
+    }),
     ...hubFlags({
       defaultHub:
         'the hubs of the fleet configuration, else the current context of --kubeconfig/--context, KUBECONFIG, ~/.kube/config, in-cluster',
@@ -33,7 +40,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
 
   async run(): Promise<CredentialList> {
     const f = this.flags;
-    const { expiringWithinMs: within } = listOptions(f);
+    const { expiringWithinMs: within, credentialIds } = listOptions(f);
     const hubs = await this.credsHubs(f);
     const refs = await this.fleet.provider.list();
     const result = await listCredentials(
@@ -44,12 +51,18 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
         expiringWithinMs: within,
         live: f.live,
         concurrency: this.flags.concurrency,
+        credentialIds,
       },
     );
     if (within !== undefined) result.expiringWithin = f['expiring-within'];
     const expiring = result.items.filter((i) => i.expiring);
     const notes = (result.warnings ?? []).map((w) => `warning: ${w}`);
-    if (result.items.length === 0) notes.push('no credentials found (kubeconfig files, hub Secrets)');
+    if (result.items.length === 0)
+      notes.push(
+        credentialIds
+          ? `no credential with credential-id ${credentialIds.join(' or ')} in the kubeconfig files and hub Secrets fleet read (a credential since rotated, revoked or held elsewhere is not found)`
+          : 'no credentials found (kubeconfig files, hub Secrets)',
+      );
     if (expiring.length > 0)
       notes.push(
         `${expiring.length} credential${expiring.length > 1 ? 's' : ''} expire${expiring.length > 1 ? '' : 's'} within ${f['expiring-within']}`,
@@ -85,6 +98,11 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
           color: (i, k) => (i.expiring ? k.red : undefined),
         },
         { header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '') },
+        {
+          header: 'credential-id',
+          get: (i) => i.credentialId ?? (i.method === 'legacy-token' ? 'none (legacy token)' : ''),
+          wide: true,
+        },
         { header: 'cluster', get: (i) => i.cluster ?? '', wide: true },
         { header: 'server', get: (i) => i.server ?? '', wide: true },
         ...(f.live
@@ -118,11 +136,15 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
 export interface ListOptions {
   /** --expiring-within as milliseconds (a lifetime: 30d and 720h alike). */
   expiringWithinMs?: number;
+  /** --credential-id, each checked and written as the API server writes it. */
+  credentialIds?: string[];
 }
 
 export function listOptions(f: BaseFlags<typeof CredsList>): ListOptions {
+  const ids = f['credential-id'];
   return {
     expiringWithinMs:
       f['expiring-within'] === undefined ? undefined : parseLifetime(f['expiring-within'], '--expiring-within'),
+    ...(ids ? { credentialIds: ids.map((id) => parseCredentialId(id, '--credential-id')) } : {}),
   };
 }
