@@ -137,7 +137,7 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
         );
       }
     }
-    this.render(result, { rows: items, columns, name: (p) => p.command, notes });
+    await this.render(result, { rows: items, columns, name: (p) => p.command, notes });
     return result;
   }
 }

@@ -64,7 +64,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
       this.markFailed();
     // A hub whose kubeconfig is broken is a configuration error: exit 2, as in every command.
     if (result.errors.some((e) => e.error.kind === 'config' || e.error.kind === 'usage')) this.markFailed(EXIT_USAGE);
-    this.render(result, {
+    await this.render(result, {
       rows: result.items,
       columns: [
         { header: 'location', get: (i: CredentialItem) => i.location },
@@ -85,7 +85,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
           color: (i, k) => (i.expiring ? k.red : undefined),
         },
         { header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '') },
-        { header: 'cluster', get: (i) => i.cluster ?? '', wide: true },
+        { header: 'cluster', get: (i) => i.cluster ?? '', wide: true, cluster: true },
         { header: 'server', get: (i) => i.server ?? '', wide: true },
         ...(f.live
           ? [
