@@ -297,7 +297,7 @@ async function coldStart(): Promise<void> {
   }
   md.push(
     '',
-    'Where a target is missed, what a CPU profile shows is left: docs/decisions.md, "What is left at start-up" and "Start-up after the executable".',
+    'Where a target is missed, what a CPU profile shows is left: below, "Where start-up goes", and docs/decisions.md, "What is left at start-up" and "Start-up after the executable".',
     '',
   );
 }
