@@ -12,6 +12,8 @@ export interface Column<Row> {
   color?: (row: Row, chalk: ChalkInstance) => ((s: string) => string) | undefined;
   /** The cell is a cluster's full name: shown by its short name where the run has one (renderTable's shortNames). */
   cluster?: boolean;
+  /** The cell lists clusters: their full names, each shown by its short name as `cluster` cells are, then joined. */
+  clusterList?: { names: (row: Row) => string[]; join: (shown: string[]) => string };
 }
 
 const GAP = 3;
@@ -50,8 +52,14 @@ export function renderTable<Row>(
   for (const row of rows) {
     const cells: string[] = [];
     for (const c of cols) {
+      const short = (name: string) => options.shortNames?.get(name) ?? name;
       const full = c.get(row) ?? '';
-      const text = (c.cluster && options.shortNames?.get(full)) || full;
+      const text =
+        c.clusterList && options.shortNames
+          ? c.clusterList.join(c.clusterList.names(row).map(short))
+          : c.cluster
+            ? short(full)
+            : full;
       // Printable ASCII has nothing to escape: the one test every cell needs for the layout also spares it the escaping
       // check, so a table of ordinary names costs what it did before escaping existed.
       if (PLAIN.test(text)) cells.push(text);

@@ -143,5 +143,19 @@ describe('short names of file clusters', () => {
       shortNames: new Map([[full, 'prod']]),
     });
     assert.equal(out, `CLUSTER   NOTE\nprod      ${full}`);
+    // A cell that lists clusters (auth plugins' CLUSTERS) shows each by its short name before it is joined.
+    const listed: Column<string[]>[] = [
+      {
+        header: 'clusters',
+        get: (r) => r.join(', '),
+        clusterList: { names: (r) => r, join: (shown) => shown.join(', ') },
+      },
+    ];
+    const two = [full, '/elsewhere/config+dev'];
+    const shortNames = new Map([[full, 'prod']]);
+    assert.equal(
+      renderTable([two], listed, { wide: false, chalk: makeChalk(false), shortNames }),
+      'CLUSTERS\nprod, /elsewhere/config+dev',
+    );
   });
 });
