@@ -1,7 +1,7 @@
 // Benchmarks, reported as ratios against references measured in the same run on the same machine (never as absolute
 // thresholds in tests: `npm test` runs none of this).
 //   npm run bench [-- --runs R] [--compare GIT-REF]... [--sandbox STATE.json] [--sizes 10,100] [--heavy] [--cpu]
-//                    [--only REGEX] [--no-write] [--rotation] [--rotation-only] [--rotation-sizes 100,1000]
+//                    [--only REGEX] [--no-write] [--rotation] [--rotation-only] [--rotation-sizes 100,1000] [--cold-whoami]
 // Cold start: `fleet --version` against `node -e ""`, `--help` against `kubectl --help`, `clusters list` over 50 and
 // 2,000 contexts against `kubectl config get-contexts`, side by side with issue 20's targets. Fleet scale (needs a sandbox: --sandbox, FLEET_TEST_CONTROL_PLANE, or .sandbox/state.json):
 // N contexts, each its own ServiceAccount token (some through an exec plugin), for `fleet auth whoami --all -o json`
@@ -57,6 +57,8 @@ const HEAVY_FLEET_RUNS = Number(argText('heavy-fleet-runs') ?? 3);
 const KUBECTL_LOOPS = !flag('no-kubectl');
 // --cold-only: the cold-start table alone; docs/performance.md keeps its fleet-scale sections and gets the new table.
 const COLD_ONLY = flag('cold-only');
+// --cold-whoami: the cold-start table also times `auth whoami --all` over 10 clusters against the client-go reference.
+const COLD_WHOAMI = flag('cold-whoami');
 const ROTATION_ONLY = flag('rotation-only');
 const ROTATION = flag('rotation') || ROTATION_ONLY;
 const ROTATION_SIZES = (argText('rotation-sizes') ?? '100,1000').split(',').map(Number);
@@ -159,7 +161,7 @@ interface Row {
   t: Timing;
 }
 
-function coldStart(): void {
+async function coldStart(): Promise<void> {
   const k50 = contextsFile(50);
   const k2000 = contextsFile(2000);
   log('cold start ...');
@@ -177,7 +179,7 @@ function coldStart(): void {
   );
   const refs = { node, kubeVersion, kubeHelp, kube50, kube2000 };
   type Ref = keyof typeof refs;
-  const rows: Array<Row & { ref?: Ref; target?: number }> = [
+  const rows: Array<Row & { ref?: Ref | 'whoamiRef'; target?: number }> = [
     { name: 'node (process start floor)', command: 'node -e ""', t: node },
     { name: 'kubectl version', command: 'kubectl version --client', t: kubeVersion },
     { name: 'kubectl help', command: 'kubectl --help', t: kubeHelp },
@@ -230,7 +232,41 @@ function coldStart(): void {
       rows.push({ name: builds.length > 1 ? `${name} (${builds[b].label})` : name, command, t, ref, target }),
     );
   }
-  const refName: Record<Ref, string> = {
+  // --cold-whoami (needs a sandbox): issue 41's goal for a fleet-wide command, `auth whoami --all` over 10 clusters at
+  // most 2.5x the client-go reference, in this table so that every start-up ratio comes from one run.
+  let whoamiRef: Timing | undefined;
+  if (COLD_WHOAMI && sandboxPath && selected('fleet auth whoami --all, 10 clusters')) {
+    log('  fleet auth whoami --all, 10 clusters');
+    const fleet = await buildFleet(readSandbox(sandboxPath), 10);
+    const reference = buildScriptOutput(join(ROOT, 'bench/reference/build.sh'));
+    const cmds = fleetCmds(['auth', 'whoami', '--all', '-o', 'json'], { KUBECONFIG: fleet.kubeconfig });
+    for (const c of cmds) once(c);
+    const ts = timeAll(
+      [
+        ...cmds,
+        {
+          cmd: reference,
+          args: ['-command', 'whoami', '-kubeconfig', fleet.kubeconfig, '-concurrency', '16'],
+          env: { ...fresh, KUBECONFIG: fleet.kubeconfig },
+        },
+      ],
+      RUNS,
+      { preciseCpu: true },
+    );
+    whoamiRef = ts[cmds.length];
+    rows.push({ name: 'client-go reference, 10 clusters', command: 'fleet-reference -command whoami', t: whoamiRef });
+    ts.slice(0, cmds.length).forEach((t, b) =>
+      rows.push({
+        name: `fleet auth whoami --all, 10 clusters${builds.length > 1 ? ` (${builds[b].label})` : ''}`,
+        command: 'fleet auth whoami --all -o json',
+        t,
+        ref: 'whoamiRef',
+        target: 2.5,
+      }),
+    );
+  }
+  const refName: Record<Ref | 'whoamiRef', string> = {
+    whoamiRef: 'client-go reference, 10 clusters',
     node: '`node -e ""`',
     kubeVersion: '`kubectl version --client`',
     kubeHelp: '`kubectl --help`',
@@ -248,8 +284,9 @@ function coldStart(): void {
   );
   const met = (ratio: number, target: number) => (ratio <= target ? 'yes' : '**no**');
   for (const r of rows) {
-    const wall = r.ref ? r.t.wallMs / refs[r.ref].wallMs : undefined;
-    const cpu = r.ref ? r.t.cpuMs / refs[r.ref].cpuMs : undefined;
+    const base = r.ref === 'whoamiRef' ? whoamiRef : r.ref ? refs[r.ref] : undefined;
+    const wall = base ? r.t.wallMs / base.wallMs : undefined;
+    const cpu = base ? r.t.cpuMs / base.cpuMs : undefined;
     const both =
       wall === undefined || cpu === undefined || r.target === undefined
         ? ''
@@ -260,7 +297,7 @@ function coldStart(): void {
   }
   md.push(
     '',
-    'Where a target is missed, what a CPU profile shows is left: docs/decisions.md, "What is left at start-up" and "Start-up after the executable".',
+    'Where a target is missed, what a CPU profile shows is left: below, "Where start-up goes", and docs/decisions.md, "What is left at start-up" and "Start-up after the executable".',
     '',
   );
 }
@@ -544,7 +581,7 @@ function keepOtherSections(old: string, text: string): string {
   return kept.length === 0 ? text : `${text.trimEnd()}\n\n${kept.join('\n\n')}\n`;
 }
 
-if (!ROTATION_ONLY) coldStart();
+if (!ROTATION_ONLY) await coldStart();
 if (COLD_ONLY) {
   // The cold-start table states its own metrics (wall and CPU, both); the metric line is the fleet-scale tables'.
   md.push(

@@ -483,14 +483,18 @@ if (argv.length === 1 && argv[0] === '--version' && !wsl()) {
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
   // The command as typed (\`clusters list -c x\` → clusters:list; \`--help\` alone → --help); a word that names no
-  // command (a typo) takes no new cache.
+  // command (a typo) takes no new cache. A command's help (\`clusters list --help\`) runs oclif's help, not the
+  // command, so it is recorded as --help: recorded as clusters:list, it kept the command's own first run from taking
+  // the cache, and every later \`clusters list\` compiled what it ran again (a newcomer reads the help first).
   const known = new Set(${JSON.stringify(Object.keys(loaders).sort())})
   const words = []
   for (const a of argv) {
     if (a.startsWith('-') || words.length === 2) break
     words.push(a)
   }
-  const id = words.length === 0 ? (argv[0] ?? '') : [words.join(':'), words[0]].find((w) => known.has(w))
+  const dashes = argv.indexOf('--')
+  const asksHelp = (dashes === -1 ? argv : argv.slice(0, dashes)).some((a) => HELP_FLAGS.has(a))
+  const id = asksHelp ? '--help' : words.length === 0 ? (argv[0] ?? '') : [words.join(':'), words[0]].find((w) => known.has(w))
   if (cache.dir && id !== undefined && (!cache.data || script.cachedDataRejected || (!cache.ids.includes(id) && cache.ids.length < 64))) {
     process.once('exit', (code) => {
       if (code < 128) cache.save(script.createCachedData(), script.cachedDataRejected || !cache.data ? [id] : [...cache.ids, id])

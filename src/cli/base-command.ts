@@ -190,9 +190,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     super.log(this.out.composed(String(message)), ...args);
   }
 
-  /** Prints a result in the chosen format, then its failures (Renderer.render). */
-  protected render<Row>(result: unknown, view: View<Row>): void {
-    this.out.render(result, view);
+  /**
+   * Prints a result in the chosen format, then its failures (Renderer.render). A table names file clusters by the short
+   * names of the clusters the run listed (nothing is listed for them); every other format keeps full names.
+   */
+  protected async render<Row>(result: unknown, view: View<Row>): Promise<void> {
+    const table = this.format === 'table' || this.format === 'wide';
+    this.out.render(result, view, table ? await this.fleet.shortNames() : undefined);
   }
 
   /** One line on stderr, scrubbed, then escaped for the terminal: the only way a command writes there. */

@@ -12,10 +12,15 @@ export interface CheckRow {
 
 const WORD: Record<CheckStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: '-' };
 
-export function checkColumns<Row extends CheckRow>(rows: Row[], first: string): Column<Row>[] {
+/** `subjects`: what the rows are; rows of clusters name them as every table does (short names, renderTable). */
+export function checkColumns<Row extends CheckRow>(
+  rows: Row[],
+  first: string,
+  subjects: 'clusters' | 'other' = 'other',
+): Column<Row>[] {
   const names = rows.find((r) => r.checks && r.checks.length > 0)?.checks?.map((c) => c.name) ?? [];
   return [
-    { header: first, get: (r) => r.subject },
+    { header: first, get: (r) => r.subject, cluster: subjects === 'clusters' },
     ...names.map((name): Column<Row> => ({
       header: name,
       get: (r) => {

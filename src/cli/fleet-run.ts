@@ -110,6 +110,11 @@ export class Fleet {
     return this.trustMade;
   }
 
+  /** Short names of the file clusters listed so far (none when no provider was built: nothing is read for them). */
+  shortNames(): Promise<Map<string, string>> {
+    return this.providerMade?.shortNames() ?? Promise.resolve(new Map<string, string>());
+  }
+
   /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
   get provider(): DeferredProvider {
     this.providerMade ??= fleetProvider({

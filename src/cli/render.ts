@@ -100,8 +100,11 @@ export class Renderer {
     process.stderr.write(escapeTerminal(scrub(line)) + '\n');
   }
 
-  /** Prints a result in the chosen format (JSON is printed by oclif from the return value of run), then its failures. */
-  render<Row>(result: unknown, view: View<Row>): void {
+  /**
+   * Prints a result in the chosen format (JSON is printed by oclif from the return value of run), then its failures.
+   * `shortNames` (full cluster name to short) is for the table's cluster columns only (renderTable).
+   */
+  render<Row>(result: unknown, view: View<Row>, shortNames?: ReadonlyMap<string, string>): void {
     const format = this.target.format();
     switch (format) {
       case 'json':
@@ -126,7 +129,9 @@ export class Renderer {
         break;
       default: {
         if (view.rows.length > 0)
-          this.print(renderTable(view.rows, view.columns, { wide: format === 'wide', chalk: this.target.chalk() }));
+          this.print(
+            renderTable(view.rows, view.columns, { wide: format === 'wide', chalk: this.target.chalk(), shortNames }),
+          );
         for (const note of view.notes ?? []) this.stderr(note);
       }
     }

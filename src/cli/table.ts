@@ -10,6 +10,10 @@ export interface Column<Row> {
   wide?: boolean;
   /** Colour for a cell, applied only when colour is on. */
   color?: (row: Row, chalk: ChalkInstance) => ((s: string) => string) | undefined;
+  /** The cell is a cluster's full name: shown by its short name where the run has one (renderTable's shortNames). */
+  cluster?: boolean;
+  /** The cell lists clusters: their full names, each shown by its short name as `cluster` cells are, then joined. */
+  clusterList?: { names: (row: Row) => string[]; join: (shown: string[]) => string };
 }
 
 const GAP = 3;
@@ -28,11 +32,16 @@ const PLAIN = /^[\x20-\x7e]*$/;
  * colour is applied: a CR or LF in a cell cannot start a row of its own, an escape sequence cannot reach the terminal,
  * and chalk's own sequences, added after, are the only ones in the output. The line breaks between rows are the
  * table's layout and are the only line breaks in it.
+ *
+ * Cluster columns show a file cluster by the short name the run's providers accept for it (`shortNames`, full name to
+ * short, from ClusterProvider.shortNames): the one place a table decides how a cluster is named. `/abs/path+context`
+ * in every row made `-o wide` run past 200 columns (issue 41); -o json, yaml and name keep the full name, which is the
+ * identifier, and `-o wide` still shows the file in its SOURCE column.
  */
 export function renderTable<Row>(
   rows: Row[],
   columns: Column<Row>[],
-  options: { wide: boolean; chalk: ChalkInstance },
+  options: { wide: boolean; chalk: ChalkInstance; shortNames?: ReadonlyMap<string, string> },
 ): string {
   const cols = columns.filter((c) => options.wide || !c.wide);
   const head = cols.map((c) => forTerminal(c.header.toUpperCase()));
@@ -43,7 +52,14 @@ export function renderTable<Row>(
   for (const row of rows) {
     const cells: string[] = [];
     for (const c of cols) {
-      const text = c.get(row) ?? '';
+      const short = (name: string) => options.shortNames?.get(name) ?? name;
+      const full = c.get(row) ?? '';
+      const text =
+        c.clusterList && options.shortNames
+          ? c.clusterList.join(c.clusterList.names(row).map(short))
+          : c.cluster
+            ? short(full)
+            : full;
       // Printable ASCII has nothing to escape: the one test every cell needs for the layout also spares it the escaping
       // check, so a table of ordinary names costs what it did before escaping existed.
       if (PLAIN.test(text)) cells.push(text);

@@ -165,7 +165,7 @@ export abstract class WiProbeCommand<T extends typeof Command> extends BaseComma
         ),
       );
     const rows = checkRows(items);
-    this.render(report, {
+    await this.render(report, {
       // -o name: the targets where everything passed, for scripts.
       rows:
         this.format === 'name'

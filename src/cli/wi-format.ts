@@ -65,7 +65,7 @@ export function checkRows(items: Array<ClusterItem<ProbeResult>>): CheckRow[] {
 }
 
 export const checkColumns: Column<CheckRow>[] = [
-  { header: 'target', get: (r) => r.cluster },
+  { header: 'target', get: (r) => r.cluster, cluster: true },
   { header: 'check', get: (r) => (r.diagnosis ? `doctor/${r.check.name}` : r.check.name) },
   {
     header: 'status',

@@ -1,4 +1,4 @@
-import { findCluster } from './not-found.js';
+import { findCluster, shortestNames } from './not-found.js';
 import type { ClusterProvider, ClusterRef } from './types.js';
 
 /**
@@ -23,6 +23,15 @@ export abstract class CachedProvider implements ClusterProvider {
 
   async get(name: string): Promise<ClusterRef> {
     return findCluster(await this.list(), name, this.describe());
+  }
+
+  async shortNames(): Promise<Map<string, string>> {
+    if (!this.refs) return new Map();
+    try {
+      return shortestNames(await this.refs);
+    } catch {
+      return new Map();
+    }
   }
 
   describe(): string {

@@ -1,5 +1,5 @@
 import { FleetError, UsageError, asError } from '../base/errors.js';
-import { ClusterNotFoundError, findCluster } from './not-found.js';
+import { ClusterNotFoundError, findCluster, shortestNames } from './not-found.js';
 import type { ClusterProvider, ClusterRef, ProviderFailure } from './types.js';
 
 /**
@@ -88,6 +88,34 @@ export class MultiProvider implements ClusterProvider {
     const failed = (await this.failures()).find((f) => f.provider === name);
     if (failed) throw failed.error;
     return findCluster(await this.list(), name, this.describe());
+  }
+
+  /**
+   * The short names get() accepts, by full name: the shortest of a name the whole list finds (shortestNames) and
+   * `<provider>#<that provider's short name>`. A name of the whole list is not used when get() would send it elsewhere
+   * first (it has a configured provider before its `#`, or is the name of a provider that could not list).
+   */
+  async shortNames(): Promise<Map<string, string>> {
+    if (!this.listing) return new Map();
+    const { refs, failures } = await this.listing;
+    const routedElsewhere = (name: string) => {
+      const split = splitMultiName(name);
+      return (
+        (split !== undefined && this.providers.some((p) => p.name === split.provider)) ||
+        failures.some((f) => f.provider === name)
+      );
+    };
+    const out = new Map<string, string>();
+    for (const [full, short] of shortestNames(refs)) if (!routedElsewhere(short)) out.set(full, short);
+    for (const p of this.providers) {
+      for (const [inner, short] of (await p.shortNames?.()) ?? []) {
+        const full = `${p.name}${MULTI_SEPARATOR}${inner}`;
+        const prefixedShort = `${p.name}${MULTI_SEPARATOR}${short}`;
+        const known = out.get(full);
+        if (!known || prefixedShort.length < known.length) out.set(full, prefixedShort);
+      }
+    }
+    return out;
   }
 
   /** The current context of the one provider that has one (a kubeconfig file provider). */

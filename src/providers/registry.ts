@@ -215,6 +215,16 @@ export class DeferredProvider implements ClusterProvider {
     return (await (await this.provider()).failures?.()) ?? [];
   }
 
+  /** The short names of the clusters listed so far (ClusterProvider.shortNames); none before the providers are built. */
+  async shortNames(): Promise<Map<string, string>> {
+    if (!this.inner) return new Map();
+    try {
+      return (await (await this.inner).shortNames?.()) ?? new Map<string, string>();
+    } catch {
+      return new Map();
+    }
+  }
+
   async current(context?: string): Promise<ClusterRef> {
     const p = await this.provider();
     if (!p.current)

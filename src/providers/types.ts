@@ -98,4 +98,9 @@ export interface ClusterProvider {
   current?(context?: string): Promise<ClusterRef>;
   /** Where the clusters come from, for messages (`cluster "x" not found in ...`). */
   describe?(): string;
+  /**
+   * The short name of each file cluster listed so far that get() accepts, by full name (shortestNames in
+   * not-found.ts); nothing is listed for it, and a provider that has not listed, or could not, has none.
+   */
+  shortNames?(): Promise<Map<string, string>>;
 }

@@ -327,8 +327,9 @@ describe('fleet auth whoami (live)', () => {
     ]);
     assert.equal(table.code, 1);
     assert.match(table.stdout, /^CLUSTER\s+USERNAME\s+UID\s+GROUPS\s+WARNING\s+ERROR$/m);
-    assert.match(table.stdout, /\+down-\w+@member-1\s+unreachable$/m);
-    assert.match(table.stdout, /\+rejected-\w+@member-1\s+unauthorized$/m);
+    // The CLUSTER column names a file cluster by its context (issue 41's short names).
+    assert.match(table.stdout, /^down-\w+@member-1\s+unreachable$/m);
+    assert.match(table.stdout, /^rejected-\w+@member-1\s+unauthorized$/m);
     assert.match(
       table.stderr,
       new RegExp(`^error: .*\\+down-\\w+@member-1: https://127\\.0\\.0\\.1:${port}: connection refused$`, 'm'),

@@ -84,6 +84,25 @@ describe("the launcher's code cache", () => {
     assert.deepEqual(idsOf(file), ['clusters:list', '--help']);
   });
 
+  it("a command's --help is taken as help, so the command's own first run still takes the cache (issue 41)", () => {
+    const dir = join(scratch, 'help-first');
+    // What a newcomer types first: the command's help, then the command.
+    assert.match(fleet(dir, 'clusters', 'list', '--help'), /USAGE/);
+    const [name] = cacheFiles(dir);
+    const file = join(dir, name);
+    assert.deepEqual(idsOf(file), ['--help']);
+    const before = statSync(file).size;
+    list(dir);
+    assert.deepEqual(idsOf(file), ['--help', 'clusters:list']);
+    assert.ok(statSync(file).size > before, 'the list added nothing to the cache');
+    // After `--`, --help is an argument, not a request for help: the run is the command's.
+    const other = join(scratch, 'dashes');
+    spawnSync(process.execPath, [join(bundle, 'fleet.mjs'), 'kubeconfig', 'credential', '--', '--help'], {
+      env: { ...process.env, FLEET_CODE_CACHE: other, HOME: scratch },
+    });
+    assert.deepEqual(idsOf(join(other, name)), ['kubeconfig:credential']);
+  });
+
   it('a broken cache is refused by V8: fleet runs as without one and replaces it', () => {
     const dir = join(scratch, 'broken');
     const without = list('');

@@ -223,8 +223,9 @@ contexts:
     assert.equal(res.code, 0, res.stderr);
     const lines = res.stdout.trimEnd().split('\n');
     assert.match(lines[0], /^NAME\s+PROVIDER\s+SERVER\s+AUTH\s+NAMESPACE\s+READY\b/);
-    assert.match(lines[1], /\+alpha\s+file\s+https:\/\/k.example\s+none\s+team-a\s+True/);
-    assert.match(lines[2], /\+zeta\s+file\s+https:\/\/k.example\s+none\s+team-z\s+True/);
+    // Sorted by the full name (the order -o json has); the table shows each by its context name (issue 41).
+    assert.match(lines[1], /^alpha\s+file\s+https:\/\/k.example\s+none\s+team-a\s+True/);
+    assert.match(lines[2], /^zeta\s+file\s+https:\/\/k.example\s+none\s+team-z\s+True/);
   });
 });
 

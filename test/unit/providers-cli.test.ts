@@ -63,7 +63,8 @@ describe('fleet clusters list with a fleet configuration', () => {
     const lines = table.stdout.trimEnd().split('\n');
     // The file provider's current context is still the default cluster, so kubectl's CURRENT column shows.
     assert.match(lines[0], /^CURRENT\s+NAME\s+PROVIDER\s+SERVER\s+AUTH\s+READY\s+REASON$/);
-    assert.match(lines[1], /^\*\s+local#/);
+    // The file cluster by its context name, which no other cluster has (issue 41's short names).
+    assert.match(lines[1], /^\*\s+a\s+local\s/);
     assert.match(
       lines[3],
       /^\s+lab#gone\s+lab\s+<none>\s+none\s+False\s+kind get kubeconfig --name gone exited with 1: ERROR/,

@@ -332,12 +332,15 @@ describe('names from a kubeconfig, through the built CLI', () => {
       }),
     );
     const name = `${file}+${ctx}`;
+    const regexpOf = (text: string) => text.replace(/[\\[\]().^$*+?{}|]/g, '\\$&');
     const color = { NO_COLOR: '' };
     for (const format of ['table', 'wide']) {
       const res = await runFleet(['clusters', 'list', '--kubeconfig', file, '-o', format, '--color'], { env: color });
       assert.equal(res.code, 0, res.stderr);
       assert.equal(res.stdout.trimEnd().split('\n').length, 2, res.stdout);
-      assert.ok(res.stdout.includes(escapeTerminal(name)));
+      // The table names the cluster by its context (the one cluster: issue 41's short names), escaped like any cell.
+      assert.match(res.stdout.split('\n')[1], new RegExp(`^\\*\\s+${regexpOf(escapeTerminal(ctx))}\\s`));
+      assert.ok(!res.stdout.includes(escapeTerminal(name)));
       if (format === 'wide') assert.ok(res.stdout.includes(`ns${HOSTILE_SHOWN}`));
       onlyLayout(res.stdout, [
         ...sgrOf(makeChalk(true).green),

@@ -97,7 +97,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
     if (quiet) return undefined;
 
     const columns: Column<AccessReviewItem>[] = [
-      { header: 'cluster', get: (i) => i.cluster },
+      { header: 'cluster', get: (i) => i.cluster, cluster: true },
       {
         header: 'allowed',
         get: (i) => (i.error ? 'error' : i.allowed ? 'yes' : 'no'),
@@ -108,7 +108,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       { header: 'reason', get: (i) => [i.reason, i.evaluationError].filter(Boolean).join('; ') },
       ...errorColumn(items, (i) => i),
     ];
-    this.render(result, {
+    await this.render(result, {
       rows: items,
       columns,
       // -o name: the clusters that said yes, for scripts ("where may I deploy?").

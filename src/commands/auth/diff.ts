@@ -124,7 +124,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
 
     const rows = items.flatMap(toRows);
     const columns: Column<Row>[] = [
-      { header: 'cluster', get: (r) => r.item.cluster },
+      { header: 'cluster', get: (r) => r.item.cluster, cluster: true },
       { header: 'namespace', get: (r) => r.item.namespace ?? '', wide: true },
       {
         header: 'diff',
@@ -141,7 +141,7 @@ Exit 1 when a cluster could not answer, or with --fail-on-drift when any cluster
       baseline === undefined
         ? `${counted(answered.size, 'cluster')} compared with each other`
         : `${counted(answered.size - 1, 'cluster')} compared with ${baseline}`;
-    this.render(result, {
+    await this.render(result, {
       rows,
       columns,
       // -o name: the clusters that differ.

@@ -115,7 +115,11 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
     const columns: Column<PluginEntry>[] = [
       { header: 'command', get: (p) => p.command },
       { header: 'from', get: (p) => (p.trust === 'data' ? 'hub data' : 'user file') },
-      { header: 'clusters', get: (p) => summarize(p.clusters) },
+      {
+        header: 'clusters',
+        get: (p) => summarize(p.clusters),
+        clusterList: { names: (p) => p.clusters, join: summarize },
+      },
       { header: 'allowed', get: (p) => (p.allowed ? 'yes' : 'no'), color: (p, k) => (p.allowed ? undefined : k.red) },
       { header: 'sources', get: (p) => summarize(p.sources), wide: true },
       { header: 'reason', get: (p) => p.reason ?? '', wide: !items.some((i) => !i.allowed) },
@@ -137,7 +141,7 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
         );
       }
     }
-    this.render(result, { rows: items, columns, name: (p) => p.command, notes });
+    await this.render(result, { rows: items, columns, name: (p) => p.command, notes });
     return result;
   }
 }

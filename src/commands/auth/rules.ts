@@ -74,7 +74,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
 
     const rows = result.items.flatMap(toRows);
     const columns: Column<Row>[] = [
-      { header: 'cluster', get: (r) => r.item.cluster },
+      { header: 'cluster', get: (r) => r.item.cluster, cluster: true },
       { header: 'namespace', get: (r) => r.item.namespace ?? '', wide: true },
       { header: 'resources', get: (r) => r.resources.join(',') },
       { header: 'non-resource urls', get: (r) => (r.item.ok ? bracketed(r.nonResourceURLs) : '') },
@@ -87,7 +87,7 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
       },
       ...errorColumn(rows, (r) => r.item),
     ];
-    this.render(result, {
+    await this.render(result, {
       rows,
       columns,
       // -o name: the clusters where the identity holds a risky grant.

@@ -119,7 +119,7 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
         : (item.subjects ?? []).flatMap((subject) => subject.grants.map((grant) => ({ item, subject, grant }))),
     );
     const columns: Column<Row>[] = [
-      { header: 'cluster', get: (r) => r.item.cluster },
+      { header: 'cluster', get: (r) => r.item.cluster, cluster: true },
       { header: 'kind', get: (r) => r.subject?.kind ?? '' },
       {
         header: 'subject',
@@ -137,7 +137,7 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
       },
       ...errorColumn(rows, (r) => r.item),
     ];
-    this.render(result, {
+    await this.render(result, {
       rows,
       columns,
       // -o name: one line per subject and cluster, kind/name (kubectl's way of naming objects).

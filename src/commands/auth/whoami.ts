@@ -53,7 +53,7 @@ Without --cluster, --all or --selector, the current context is used. Exit 1 when
     };
     const noted = result.items.some((i) => i.notes.length > 0);
     const columns: Column<WhoAmIItem>[] = [
-      { header: 'cluster', get: (i) => i.cluster },
+      { header: 'cluster', get: (i) => i.cluster, cluster: true },
       { header: 'username', get: (i) => i.user?.username ?? '' },
       { header: 'uid', get: (i) => i.user?.uid ?? '' },
       { header: 'groups', get: (i) => i.user?.groups.join(',') ?? '' },
@@ -66,7 +66,7 @@ Without --cluster, --all or --selector, the current context is used. Exit 1 when
       ...(noted ? [{ header: 'note', get: (i: WhoAmIItem) => i.notes.map((n) => n.code).join(',') }] : []),
       ...errorColumn(result.items, (i) => i),
     ];
-    this.render(result, {
+    await this.render(result, {
       rows: result.items,
       columns,
       // The usernames, one per cluster that answered: `fleet auth whoami -o name` is the scriptable form.

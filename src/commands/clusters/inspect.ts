@@ -37,7 +37,7 @@ Without NAME, the current context (or --context) is inspected.`;
       connector: this.fleet.connector,
     });
     if (result.live && !result.live.ok) this.markFailed();
-    this.render(result, {
+    await this.render(result, {
       rows: fields(result),
       columns: [
         { header: 'field', get: (f) => f.field },

@@ -16,7 +16,7 @@ export default class ClustersList extends BaseCommand<typeof ClustersList> {
   static summary = 'List the clusters fleet can reach and how each is reached.';
   static description = `Lists the clusters of every provider in the fleet configuration (--fleet-config, ./fleet.yaml, or $XDG_CONFIG_HOME/fleet/config.yaml), or of one with --provider, named as multicluster-runtime names them (<provider>#<name> when several providers are configured).
 
-Without a fleet configuration, or with --kubeconfig, reads kubeconfig files with kubectl's loading rules; each context is a cluster named <path>+<context>.
+Without a fleet configuration, or with --kubeconfig, reads kubeconfig files with kubectl's loading rules; each context is a cluster named <path>+<context>. Tables show such a cluster by the shortest name --cluster accepts for it (its context name when no other cluster has it); -o json, yaml and name keep the full name.
 
 Hub-backed providers read their hub; member clusters are contacted only with --live, which reads each cluster's id (ClusterProperty cluster.clusterset.k8s.io, else the kube-system namespace UID) and marks clusters it cannot reach not ready.
 
@@ -54,7 +54,7 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
       ...(items.some((c) => c.current)
         ? [{ header: 'current', get: (c: ClusterSummary) => (c.current ? '*' : '') }]
         : []),
-      { header: 'name', get: (c) => c.name },
+      { header: 'name', get: (c) => c.name, cluster: true },
       { header: 'provider', get: (c) => c.provider },
       { header: 'server', get: (c) => c.server ?? '<none>' },
       { header: 'auth', get: (c) => c.auth },
@@ -78,7 +78,7 @@ A cluster that is not ready is listed with the reason; --strict makes that exit 
     ];
     // A provider that could not list its clusters is a failure even without --strict.
     if (listing.failures.length > 0 || (this.flags.strict && anyNotReady)) this.markFailed();
-    this.render(result, {
+    await this.render(result, {
       rows: items,
       columns,
       // -o name: the clusters only; a provider that could not list is an error line, not a name.

@@ -70,10 +70,10 @@ export default class ClustersVerify extends BaseCommand<typeof ClustersVerify> {
     if (o.summaryFile) await appendSummary(o.summaryFile, scrub(markdownSummary(report)));
 
     const rows = report.items.map((i) => ({ ...i, subject: i.cluster }));
-    this.render(report, {
+    await this.render(report, {
       rows,
       columns: [
-        ...checkColumns(rows, 'cluster'),
+        ...checkColumns(rows, 'cluster', 'clusters'),
         { header: 'username', get: (r: VerifyItem) => r.username ?? '', wide: true },
         { header: 'version', get: (r: VerifyItem) => r.version ?? '', wide: true },
         { header: 'expires', get: (r: VerifyItem) => r.expires ?? '', wide: true },

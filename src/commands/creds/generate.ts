@@ -132,7 +132,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
       this.log(result.plan!.map((o) => yaml.dump(o, { noRefs: true, lineWidth: -1 })).join('---\n'));
       return result;
     }
-    this.render(result, {
+    await this.render(result, {
       rows: summary(result),
       columns: [
         { header: 'field', get: (r) => r.field },

@@ -77,7 +77,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
       this.markFailed();
     // A hub whose kubeconfig is broken is a configuration error: exit 2, as in every command.
     if (result.errors.some((e) => e.error.kind === 'config' || e.error.kind === 'usage')) this.markFailed(EXIT_USAGE);
-    this.render(result, {
+    await this.render(result, {
       rows: result.items,
       columns: [
         { header: 'location', get: (i: CredentialItem) => i.location },
@@ -103,7 +103,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
           get: (i) => i.credentialId ?? (i.method === 'legacy-token' ? 'none (legacy token)' : ''),
           wide: true,
         },
-        { header: 'cluster', get: (i) => i.cluster ?? '', wide: true },
+        { header: 'cluster', get: (i) => i.cluster ?? '', wide: true, cluster: true },
         { header: 'server', get: (i) => i.server ?? '', wide: true },
         ...(f.live
           ? [

@@ -64,7 +64,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
     // Never a silent success: a failure, or a name that matched nothing without --ignore-not-found, exits 1.
     if (failed.length > 0 || (missing.length > 0 && !f['ignore-not-found'])) this.markFailed();
     const problems = [...failed, ...(f['ignore-not-found'] ? [] : missing)];
-    this.render(report, {
+    await this.render(report, {
       rows: report.items,
       columns: [
         { header: 'credential', get: (i: RevokedCredential) => credentialWhere(i) },

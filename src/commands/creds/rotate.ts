@@ -137,7 +137,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       );
       this.markFailed(cancel.interrupted.exitCode);
     }
-    this.render(report, {
+    await this.render(report, {
       rows: report.items,
       columns: [
         { header: 'credential', get: (i: RotatedCredential) => credentialWhere(i) },

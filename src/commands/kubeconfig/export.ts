@@ -187,7 +187,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     const late = writes.settle();
     if (late) result.warnings = [late];
     const columns: Column<ExportItem>[] = [
-      { header: 'cluster', get: (i) => i.cluster },
+      { header: 'cluster', get: (i) => i.cluster, cluster: true },
       { header: 'context', get: (i) => i.context ?? '' },
       { header: 'server', get: (i) => i.server ?? '', wide: true },
       ...errorColumn(result.items, (i) => i),
@@ -202,7 +202,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
       notes.push(
         `${kuberc}: ${result.kuberc.added.length === 0 ? 'already allows' : dryRun ? 'would add' : 'added'} {name: ${command}}${result.kuberc.added.length === 0 ? '' : ' to credentialPluginAllowlist'}`,
       );
-    this.render(result, {
+    await this.render(result, {
       rows: result.items,
       columns,
       names: result.items.flatMap((i) => (i.context ? [i.context] : [])),

@@ -138,7 +138,7 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
       });
 
     if (!removing || f['dry-run']) {
-      show(
+      await show(
         removing
           ? [`dry run: ${summary(plan.remove)} would be removed from ${file}; nothing changed`, ...current]
           : [`nothing to remove from ${file}`],
@@ -147,13 +147,13 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
     }
     if (!f.yes) {
       if (!this.interactive) {
-        show([]);
+        await show([]);
         throw new UsageError(
           `${file}: ${summary(plan.remove)} to remove; pass --yes to remove them off a terminal (or --dry-run to only show them)`,
         );
       }
       // The table first, then the question: the person sees what goes before saying yes.
-      show([]);
+      await show([]);
       const { confirm } = await import('@inquirer/prompts');
       const yes = await confirm({
         message: `Remove ${summary(plan.remove)} from ${file}? A backup is written first.`,
@@ -169,7 +169,7 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
     result.pruned = true;
     result.backup = applied.backup;
     const done = [`removed ${summary(plan.remove)} from ${file}; backup ${applied.backup}`, ...current];
-    if (f.yes) show(done);
+    if (f.yes) await show(done);
     else for (const line of done) this.logStderr(line);
     return result;
   }

@@ -219,7 +219,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       { header: 'object', get: (p) => describeObject(p.object) },
       { header: 'action', get: (p) => p.result ?? `${p.action} (not applied)` },
     ];
-    this.render(result, {
+    await this.render(result, {
       rows: plan.objects,
       columns,
       name: (p) => `${p.object.kind.toLowerCase()}/${p.object.metadata.name}`,
