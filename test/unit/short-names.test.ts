@@ -72,7 +72,7 @@ describe('short names of file clusters', () => {
     // A context literally named like b's end: `b.kubeconfig+prod` finds it (an alias comes before an end).
     await writeFile(join(d, 'c.kubeconfig'), kc(['b.kubeconfig+prod']));
     const p = new FileProvider({ paths: [d] });
-    assert.deepEqual(await p.shortNames!(), new Map());
+    assert.deepEqual(await p.shortNames(), new Map());
     const shown = await shortsAcceptedBack(p);
     assert.equal(shown[`${join(d, 'a.kubeconfig')}+prod`], 'a.kubeconfig+prod');
     assert.equal(shown[`${join(d, 'b.kubeconfig')}+prod`], `${d.split('/').at(-1)}/b.kubeconfig+prod`);

@@ -179,7 +179,7 @@ class Hostile extends BaseCommand<typeof Hostile> {
     ];
     warnOnce(`server says ${HOSTILE} (run ${++runs})`);
     if (this.flags.fail) throw new FleetError('forbidden', `forbidden: User "${HOSTILE}" cannot list ${SECRET}`);
-    this.render(
+    await this.render(
       { items },
       {
         rows: items,
