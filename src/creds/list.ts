@@ -1,3 +1,5 @@
+import { summarizeRisks } from '../access/risk.js';
+import { rulesReview } from '../access/rules.js';
 import { whoami } from '../access/whoami.js';
 import { mapLimit } from '../base/concurrency.js';
 import { readOptional } from '../base/files.js';
@@ -72,6 +74,11 @@ export interface CredentialItem {
   /** Whether it expires within --expiring-within (or has expired). */
   expiring?: boolean;
   live?: { ok: boolean; username?: string; error?: ErrorInfo };
+  /**
+   * A hub Secret fleet did not write: why `fleet creds adopt` is worth running on it (`legacy`, `static`, `no expiry`,
+   * `client certificate (cannot be revoked)`, `not rotated by fleet`; with --live `risky grant (CODES)`).
+   */
+  adoptable?: string[];
   problems: string[];
 }
 
@@ -357,6 +364,10 @@ export async function hubCredentials(
     items.push(item);
   }
   items.push(...wiProfileItems(profiles, name, spec));
+  for (const item of items) {
+    const reasons = item.source.kind === 'secret' && item.format !== 'unknown' ? adoptableReasons(item) : [];
+    if (reasons.length > 0) item.adoptable = reasons;
+  }
   return items.sort((a, b) => a.location.localeCompare(b.location));
 }
 
@@ -392,10 +403,7 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
   for (const p of profiles) {
     const namespace = p.metadata.namespace ?? '';
     const name = p.metadata.name ?? '';
-    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])] as Array<{
-      name?: string;
-      cluster?: ClusterEntry;
-    }>) {
+    for (const a of providersOf(p) as Array<{ name?: string; cluster?: ClusterEntry }>) {
       const ext = a.cluster?.extensions?.find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as
         { serviceAccount?: unknown } | undefined;
       if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue;
@@ -443,12 +451,19 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
   return items;
 }
 
+/** A list read from hub data, which anyone who may write a ClusterProfile shapes: anything but a list is none. */
+const listOf = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
+const providersOf = (p: ProfileList) => [
+  ...listOf(p.status?.accessProviders),
+  ...listOf(p.status?.credentialProviders),
+];
+
 /** Secrets that ClusterProfiles' access providers hand to kubeconfig-secretreader (`{name, key, namespace?}` in the exec extension). */
 function secretreaderRefs(profiles: ProfileList[]): Array<{ namespace: string; name: string; key: string }> {
   const refs = new Map<string, { namespace: string; name: string; key: string }>();
   for (const p of profiles) {
-    for (const a of [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])]) {
-      for (const e of a.cluster?.extensions ?? []) {
+    for (const a of providersOf(p)) {
+      for (const e of listOf(a.cluster?.extensions)) {
         const c = e.extension as { name?: unknown; key?: unknown; namespace?: unknown } | undefined;
         if (e.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string')
           continue;
@@ -459,6 +474,18 @@ function secretreaderRefs(profiles: ProfileList[]): Array<{ namespace: string; n
     }
   }
   return [...refs.values()];
+}
+
+/** Why a consumer credential fleet did not make is worth adopting; empty for fleet's own and for plugins (nothing held). */
+export function adoptableReasons(i: Pick<CredentialItem, 'method' | 'expires' | 'managedByFleet'>): string[] {
+  if (i.managedByFleet) return [];
+  const out: string[] = [];
+  if (i.method === 'legacy-token') out.push('legacy');
+  if (i.method === 'static-token') out.push('static');
+  if (['legacy-token', 'static-token', 'token', 'bound-token'].includes(i.method) && !i.expires) out.push('no expiry');
+  if (i.method === 'client-cert') out.push('client certificate (cannot be revoked)');
+  if (out.length === 0 && ['token', 'bound-token'].includes(i.method)) out.push('not rotated by fleet');
+  return out;
 }
 
 export function markExpiring(items: CredentialItem[], withinMs: number, now = Date.now()): number {
@@ -484,6 +511,11 @@ export async function checkLive(
     try {
       const client = await o.connector.context(ctx, item.location);
       item.live = { ok: true, username: (await whoami(client)).user.username };
+      // What an adoptable credential may do: the risk report of auth rules (cluster-wide rules show in any namespace).
+      if (item.adoptable) {
+        const risks = summarizeRisks((await rulesReview(client, 'default')).risks);
+        if (risks.length > 0) item.adoptable.push(`risky grant (${risks.join(',')})`);
+      }
     } catch (error) {
       item.live = { ok: false, error: toErrorInfo(error) };
     }

@@ -85,6 +85,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
           color: (i, k) => (i.expiring ? k.red : undefined),
         },
         { header: 'fleet', get: (i) => (i.managedByFleet ? 'yes' : '') },
+        { header: 'adoptable', get: (i) => i.adoptable?.join(', ') ?? '', wide: true },
         { header: 'cluster', get: (i) => i.cluster ?? '', wide: true },
         { header: 'server', get: (i) => i.server ?? '', wide: true },
         ...(f.live
