@@ -450,7 +450,7 @@ async function adoptFresh(
     access: annotations[ANNOTATIONS.access],
     scope: describeScope(namespaces),
   };
-  item.old = oldFate(before, held, r.revokeOld, false);
+  item.old = oldFate(before, held, r.revokeOld);
 
   if (r.dryRun) {
     item.status = 'planned';
@@ -506,7 +506,6 @@ async function adoptFresh(
   );
   const s = await readStored(rot);
   await rotateInto(rot, s, state, target, oldClient, item, found.ref.name);
-  item.old = oldFate(before, held, r.revokeOld, item.old.revoked, item.old.reason);
   item.status = 'adopted';
 }
 
@@ -545,14 +544,7 @@ async function currentGrant(
 }
 
 /** What becomes of the credential that was in the Secret, in plain words. */
-function oldFate(
-  before: CredentialBefore,
-  held: Held,
-  revokeOld: boolean,
-  revoked: boolean,
-  why?: string,
-): NonNullable<AdoptedCredential['old']> {
-  if (revoked) return { valid: false, revoked: true, reason: why ?? 'revoked', heldBy: [] };
+function oldFate(before: CredentialBefore, held: Held, revokeOld: boolean): NonNullable<AdoptedCredential['old']> {
   if (before.method === 'client-cert') {
     const notAfter = certNotAfter(held.user);
     return {
@@ -567,9 +559,7 @@ function oldFate(
     return {
       valid: true,
       revoked: false,
-      reason:
-        (why ? `${why}; ` : '') +
-        `still valid: it never expires; --revoke-old deletes its token Secret ${before.tokenSecret} and checks it is refused`,
+      reason: `still valid: it never expires; --revoke-old deletes its token Secret ${before.tokenSecret} and checks it is refused`,
       heldBy: [
         `the token Secret ${before.tokenSecret} on the cluster (anyone who may read Secrets there)`,
         'any copy made of it',

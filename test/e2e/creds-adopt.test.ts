@@ -559,6 +559,78 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     assert.equal(await whoIs(decode(done.data.kubeconfig)), `system:serviceaccount:${apps}:intr`);
   });
 
+  it('--all-unmanaged with --hub-namespace and -l adopts a hub worth in one run (-o json for a Job): a legacy token into the same ServiceAccount and its grant; a static token, which has no ServiceAccount, is refused naming --service-account', async () => {
+    const bulk = `${run}-bulk`;
+    await applyYaml(hub, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: bulk } }));
+    const sa = 'bulk-reader';
+    await applyYaml(
+      m1,
+      [
+        `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${sa}, namespace: ${apps}}`,
+        `apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ${sa}-view, namespace: ${apps}}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects:\n- {kind: ServiceAccount, name: ${sa}, namespace: ${apps}}`,
+        `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${sa}-token\n  namespace: ${apps}\n  annotations: {kubernetes.io/service-account.name: ${sa}}\ntype: kubernetes.io/service-account-token`,
+      ].join('\n---\n'),
+    );
+    let token = '';
+    for (let i = 0; i < 100 && !token; i++) {
+      token = decode(await kubectl(m1, ['get', 'secret', `${sa}-token`, '-n', apps, '-o', 'jsonpath={.data.token}']));
+      if (!token) await new Promise((r) => setTimeout(r, 200));
+    }
+    secrets.add(token);
+    const carol = tokenUser(m1, 'carol').token;
+    const dave = tokenUser(m1, 'dave').token;
+    secrets.add(carol);
+    secrets.add(dave);
+    const mcr = (name: string, tok: string, pick: string) =>
+      applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name,
+            namespace: bulk,
+            labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true', pick },
+          },
+          data: { kubeconfig: b64(memberKubeconfig('m1', { token: tok })) },
+        }),
+      );
+    await mcr('a-legacy', token, 'yes');
+    await mcr('b-static', carol, 'yes');
+    await mcr('c-other', dave, 'no');
+    const sel = ['--all-unmanaged', '--hub-namespace', bulk, '-l', 'pick=yes'];
+    const res = await fleet([...ADOPT, ...sel, '--revoke-old', '--yes', '-o', 'json']);
+    assert.equal(res.code, 1, res.stderr + res.stdout);
+    const items = res.json<any>().items;
+    assert.deepEqual(
+      items.map((i: any) => [i.secret.name, i.status]),
+      [
+        ['a-legacy', 'adopted'],
+        ['b-static', 'failed'],
+      ],
+    );
+    const [a, b] = items;
+    assert.equal(a.after.identity, `system:serviceaccount:${apps}:${sa}`);
+    assert.equal(a.after.access, 'ClusterRole view');
+    assert.equal(a.after.scope, `namespaces ${apps}`);
+    assert.deepEqual(
+      a.verification.map((c: any) => c.status),
+      ['pass', 'pass', 'pass'],
+    );
+    assert.equal(a.old.revoked, true);
+    assert.equal(b.error.kind, 'config');
+    assert.match(b.error.message, /carol .*not a ServiceAccount.*--service-account/);
+    assert.match(res.stderr, /b-static/);
+    const sa1 = JSON.parse(await kubectl(hub, ['get', 'secret', 'a-legacy', '-n', bulk, '-o', 'json']));
+    const adopted = mcrToken(sa1);
+    secrets.add(adopted);
+    assert.equal(await whoIs(decode(sa1.data.kubeconfig)), `system:serviceaccount:${apps}:${sa}`);
+    assert.equal(await whoIs(memberKubeconfig('m1', { token })), undefined, 'the legacy token still works');
+    const untouched = JSON.parse(await kubectl(hub, ['get', 'secret', 'c-other', '-n', bulk, '-o', 'json']));
+    assert.equal(untouched.metadata.labels['app.kubernetes.io/managed-by'], undefined);
+    await kubectlResult(hub, ['delete', 'namespace', bulk, '--wait=false']);
+  });
+
   it('bad input is one line, exit 2, before anything is asked', async () => {
     for (const [args, re] of [
       [['not-a-name', '--yes'], /NAMESPACE\/NAME/],

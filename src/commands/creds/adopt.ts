@@ -125,8 +125,10 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       if (i.old && i.status !== 'failed' && i.old.valid)
         notes.push(`${where(i)}: the old credential ${i.before?.identity ?? ''} is ${i.old.reason}`);
     if (failed.length > 0) {
-      // Every failure a configuration problem (a grant refused, an identity to name): exit 2, as a usage error.
-      const config = failed.every((i) => i.error?.kind === 'config' || i.error?.kind === 'usage');
+      // Nothing adopted and every failure a configuration problem (a grant refused, an identity to name): exit 2.
+      const config =
+        failed.length === report.items.length &&
+        failed.every((i) => i.error?.kind === 'config' || i.error?.kind === 'usage');
       this.markFailed(config ? 2 : 1);
     }
     if (interruptedExit !== undefined) this.markFailed(interruptedExit);
