@@ -93,6 +93,8 @@ export interface CredentialBefore {
   expires: string;
   /** The risk codes of `auth rules` for what it may do (cluster-admin stands for everything). */
   risks: RiskCode[];
+  /** Why what it may do could not be read (its rules review failed): then `risks` is empty and unknown, not clean. */
+  risksUnknown?: string;
   /** The legacy token Secret on the cluster whose token is this credential (what --revoke-old deletes). */
   tokenSecret?: string;
 }
@@ -323,6 +325,13 @@ async function adoptFresh(
     throw new ConfigError(
       `${where}: not a consumer Secret of a format fleet knows${detected && 'reason' in detected ? ` (${detected.reason})` : ''}; name its format with --format`,
     );
+  // A Secret a controller owns (Cluster API's KubeadmControlPlane makes `<cluster>-kubeconfig` and writes it again from
+  // its own certificate) is that controller's to keep fresh: fleet's token would be overwritten, or fight it.
+  const owner = (secret.metadata.ownerReferences ?? []).find((o) => o.controller);
+  if (owner)
+    throw new ConfigError(
+      `${where} is controlled by ${owner.kind} ${owner.name}, which writes it: leave its credential to that controller`,
+    );
   const format = detected.format;
   item.secret.format = format;
   const codec = codecOf(format, where);
@@ -347,13 +356,14 @@ async function adoptFresh(
   const me = await selfSubjectReview(oldClient);
   const described = await describeUser(held.user);
   const reviewNs = r.into?.namespaces[0] ?? 'default';
-  const rules = await rulesReview(oldClient, reviewNs).catch(() => undefined);
+  const rules = await rulesReview(oldClient, reviewNs).catch((error: unknown) => toErrorInfo(error));
   const before: CredentialBefore = {
     identity: me.username,
     groups: me.groups ?? [],
     method: described.method,
     expires: described.expires ?? 'never',
-    risks: rules ? summarizeRisks(rules.risks) : [],
+    risks: 'risks' in rules ? summarizeRisks(rules.risks) : [],
+    ...('risks' in rules ? {} : { risksUnknown: rules.message }),
   };
   item.before = before;
 

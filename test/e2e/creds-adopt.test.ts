@@ -146,7 +146,13 @@ async function argocdClusterAdd(sa: string, secretName: string): Promise<string>
       data: {
         name: b64('member-1-prod'),
         server: b64(m1.url),
-        config: b64(JSON.stringify({ bearerToken: token, tlsClientConfig: { insecure: false, caData: b64(caPem) } })),
+        config: b64(
+          JSON.stringify({
+            bearerToken: token,
+            tlsClientConfig: { insecure: false, caData: b64(caPem) },
+            disableCompression: true,
+          }),
+        ),
         project: b64('team-a'),
         namespaces: b64('apps,web'),
         clusterResources: b64('true'),
@@ -296,6 +302,8 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     );
     assert.ok(!Object.keys(a).some((k) => k.startsWith('fleet.dev/rotation-')), 'rotation annotations left behind');
     assert.equal(JSON.parse(decode(s1.data.config)).tlsClientConfig.caData, b64(caPem));
+    // A field of Argo CD's config that is no credential is kept.
+    assert.equal(JSON.parse(decode(s1.data.config)).disableCompression, true);
 
     assert.equal(await argocdConnects(argoSecret), `system:serviceaccount:${apps}:argocd-view`);
     assert.equal(await whoIs(memberKubeconfig('old', { token: legacy })), undefined, 'the old token still works');
@@ -326,6 +334,7 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     assert.notEqual(argoToken(s2), token);
     for (const k of ['name', 'project', 'namespaces', 'clusterResources', 'shard'])
       assert.equal(s2.data[k], s0.data[k], k);
+    assert.equal(JSON.parse(decode(s2.data.config)).disableCompression, true);
     assert.ok(Math.abs(Date.parse(r.new.expires) - Date.now() - 30 * 86400_000) < 600_000, r.new.expires);
     assert.equal(await argocdConnects(argoSecret), `system:serviceaccount:${apps}:argocd-view`);
     assert.equal(

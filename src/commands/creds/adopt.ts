@@ -146,7 +146,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
           header: 'before',
           get: (i) =>
             i.before
-              ? `${i.before.identity} ${i.before.method}, ${i.before.risks.length ? i.before.risks.join(',') : 'no risk found'}, expires ${i.before.expires}`
+              ? `${i.before.identity} ${i.before.method}, ${i.before.risksUnknown ? 'risk unknown' : i.before.risks.length ? i.before.risks.join(',') : 'no risk found'}, expires ${i.before.expires}`
               : '',
         },
         {
