@@ -19,6 +19,7 @@ import {
   identityRecord,
   recordedCluster,
 } from './cluster-identity.js';
+import { keepArgocdConfig } from './codecs/argocd.js';
 import { type Held, type SecretFormat, codecOf, destinationSecret } from './codecs/index.js';
 import { identityOf } from './credential-record.js';
 import { KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts } from './kubeconfig-out.js';
@@ -340,35 +341,6 @@ export class SecretStore implements RotationStore {
     }
     throw new FleetError('server', `${this.where}: could not clear the rotation annotations (kept changing)`);
   }
-}
-
-/**
- * Argo CD's `config` with the new credential in it and everything else it held kept (proxyUrl, disableCompression,
- * tlsClientConfig.serverName, fields of a newer Argo CD): only the credential fields are fleet's to replace. Base64 in,
- * base64 out, as in the Secret; a `config` that is not a JSON object is replaced whole.
- */
-export function keepArgocdConfig(oldData: string | undefined, newData: string): string {
-  const parse = (d: string | undefined): Record<string, unknown> | undefined => {
-    try {
-      const v: unknown = JSON.parse(Buffer.from(d ?? '', 'base64').toString('utf8'));
-      return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const old = parse(oldData);
-  const fresh = parse(newData);
-  if (!old || !fresh) return newData;
-  const kept = { ...old };
-  for (const k of ['bearerToken', 'username', 'password', 'execProviderConfig', 'awsAuthConfig']) delete kept[k];
-  const tls = { ...((typeof old.tlsClientConfig === 'object' && old.tlsClientConfig) || {}) } as Record<
-    string,
-    unknown
-  >;
-  delete tls.certData;
-  delete tls.keyData;
-  const merged = { ...kept, ...fresh, tlsClientConfig: { ...tls, ...(fresh.tlsClientConfig as object) } };
-  return Buffer.from(JSON.stringify(merged)).toString('base64');
 }
 
 const ref = (r: { namespace: string; name: string } | undefined) => (r ? `${r.namespace}/${r.name}` : undefined);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { adoptableReasons } from '../../src/creds/list.js';
-import { keepArgocdConfig } from '../../src/creds/rotation-store.js';
+import { keepArgocdConfig } from '../../src/creds/codecs/argocd.js';
 
 const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const dec = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as Record<string, unknown>;
