@@ -7,7 +7,8 @@
 // admin client certificate (which cannot be revoked: reported with its NotAfter) and a hand-made multicluster-runtime
 // Secret with a static token (then creds revoke treats it as fleet's), each read back by the fleet provider that mirrors
 // its consumer. Also: --dry-run changes nothing, off a terminal without --yes is exit 2, Ctrl-C mid-adopt leaves the
-// Secret as it was, a run killed after the replace is finished by the next one, creds list marks what is adoptable, and
+// Secret as it was, a run killed after the replace is finished by the next one, at a terminal it asks, --all-unmanaged
+// adopts a selection, creds list marks what is adoptable, and
 // no credential appears in any output.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -638,6 +639,55 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     const untouched = JSON.parse(await kubectl(hub, ['get', 'secret', 'c-other', '-n', bulk, '-o', 'json']));
     assert.equal(untouched.metadata.labels['app.kubernetes.io/managed-by'], undefined);
     await kubectlResult(hub, ['delete', 'namespace', bulk, '--wait=false']);
+  });
+
+  it('at a terminal it shows the plan and asks: no leaves the Secret as it was, yes adopts it', async () => {
+    const name = `${run}-tty`;
+    const dave = tokenUser(m1, 'dave').token;
+    secrets.add(dave);
+    await applyYaml(
+      hub,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace: hubNs, labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' } },
+        data: { kubeconfig: b64(memberKubeconfig('m1', { token: dave })) },
+      }),
+    );
+    const s0 = await hubSecret(name);
+    const args = [...ADOPT, `${hubNs}/${name}`, '--service-account', `${apps}/tty`, '--role', 'pod-lister'];
+    /** fleet on a pty (script(1)), answering the prompt once it is shown. */
+    const answer = (key: string) =>
+      new Promise<string>((resolve) => {
+        const command = [process.execPath, FLEET_BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+        const env: NodeJS.ProcessEnv = { ...fleetTestEnv(), HOME: '/nonexistent-fleet-test-home' };
+        for (const k of ['CI', 'NO_COLOR']) delete env[k];
+        const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+        let out = '';
+        let asked = false;
+        child.stdout.on('data', (d) => {
+          out += d;
+          if (!asked && out.includes('as planned above?')) {
+            asked = true;
+            child.stdin.write(`${key}\r`);
+          }
+        });
+        const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+        child.on('close', () => (clearTimeout(timer), child.stdin.end(), resolve(out)));
+      });
+    const no = await answer('n');
+    outputs.push({ what: 'adopt at a terminal (n)', text: no });
+    assert.match(no, /planned/);
+    assert.match(no, /dave static-token/);
+    assert.match(no, /nothing was adopted/);
+    assert.deepEqual(content(await hubSecret(name)), content(s0));
+    const yes = await answer('y');
+    outputs.push({ what: 'adopt at a terminal (y)', text: yes });
+    assert.match(yes, /adopted/);
+    const s1 = await hubSecret(name);
+    secrets.add(mcrToken(s1));
+    assert.equal(s1.metadata.labels['app.kubernetes.io/managed-by'], 'fleet');
+    assert.equal(await whoIs(decode(s1.data.kubeconfig)), `system:serviceaccount:${apps}:tty`);
   });
 
   it('bad input is one line, exit 2, before anything is asked', async () => {
