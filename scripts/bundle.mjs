@@ -291,8 +291,11 @@ module.exports = {width: stdtermwidth, colour: [supportsColor(), ansis.bold('x')
       `scripts/bundle.mjs: cli.cjs imports ${left.join(', ')} dynamically; import Node's built-ins statically`,
     );
 }
+// The bundle and package.json's oclif section (topic descriptions live there, not in cli.cjs): a topic's new words
+// must not be answered from a help cache entry of the old ones.
 const bundleHash = createHash('sha256')
   .update(readFileSync(join(out, 'cli.cjs')))
+  .update(JSON.stringify(pjson.oclif ?? {}))
   .digest('hex')
   .slice(0, 16);
 

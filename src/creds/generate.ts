@@ -160,7 +160,7 @@ function destinationKey(d: Destination): string {
   return b64sha(`secret:${d.namespace}/${secretName(d)}:${d.format}`);
 }
 
-async function resolveAccess(req: AccessRequest, target: KubeClient | undefined): Promise<Access> {
+export async function resolveAccess(req: AccessRequest, target: KubeClient | undefined): Promise<Access> {
   if ('preset' in req) {
     const p = findPreset(req.preset);
     return { kind: 'preset', name: p.name, rules: p.rules };

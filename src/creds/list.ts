@@ -1,3 +1,5 @@
+import { summarizeRisks } from '../access/risk.js';
+import { rulesReview } from '../access/rules.js';
 import { whoami } from '../access/whoami.js';
 import { mapLimit } from '../base/concurrency.js';
 import { readOptional } from '../base/files.js';
@@ -83,6 +85,11 @@ export interface CredentialItem {
   expiring?: boolean;
   /** --live: who the server says it is, and the credential-id it recorded for the request (SelfSubjectReview). */
   live?: { ok: boolean; username?: string; credentialId?: string; error?: ErrorInfo };
+  /**
+   * A hub Secret fleet did not write: why `fleet creds adopt` is worth running on it (`legacy`, `static`, `no expiry`,
+   * `client certificate (cannot be revoked)`, `not rotated by fleet`; with --live `risky grant (CODES)`).
+   */
+  adoptable?: string[];
   problems: string[];
 }
 
@@ -400,6 +407,10 @@ export async function hubCredentials(
     items.push(item);
   }
   items.push(...wiProfileItems(profiles, name, spec));
+  for (const item of items) {
+    const reasons = item.source.kind === 'secret' && item.format !== 'unknown' ? adoptableReasons(item) : [];
+    if (reasons.length > 0) item.adoptable = reasons;
+  }
   return items.sort((a, b) => a.location.localeCompare(b.location));
 }
 
@@ -512,6 +523,18 @@ function secretreaderRefs(profiles: ProfileList[]): Array<{ namespace: string; n
   return [...refs.values()];
 }
 
+/** Why a consumer credential fleet did not make is worth adopting; empty for fleet's own and for plugins (nothing held). */
+export function adoptableReasons(i: Pick<CredentialItem, 'method' | 'expires' | 'managedByFleet'>): string[] {
+  if (i.managedByFleet) return [];
+  const out: string[] = [];
+  if (i.method === 'legacy-token') out.push('legacy');
+  if (i.method === 'static-token') out.push('static');
+  if (['legacy-token', 'static-token', 'token', 'bound-token'].includes(i.method) && !i.expires) out.push('no expiry');
+  if (i.method === 'client-cert') out.push('client certificate (cannot be revoked)');
+  if (out.length === 0 && ['token', 'bound-token'].includes(i.method)) out.push('not rotated by fleet');
+  return out;
+}
+
 export function markExpiring(items: CredentialItem[], withinMs: number, now = Date.now()): number {
   let n = 0;
   for (const item of items) {
@@ -540,6 +563,11 @@ export async function checkLive(
       // The server's word against fleet's reading of the credential: they differ only if one of them is wrong.
       if (recorded && item.credentialId && recorded !== item.credentialId)
         item.problems.push(`the server recorded credential-id ${recorded}, not ${item.credentialId}`);
+      // What an adoptable credential may do: the risk report of auth rules (cluster-wide rules show in any namespace).
+      if (item.adoptable) {
+        const risks = summarizeRisks((await rulesReview(client, 'default')).risks);
+        if (risks.length > 0) item.adoptable.push(`risky grant (${risks.join(',')})`);
+      }
     } catch (error) {
       item.live = { ok: false, error: toErrorInfo(error) };
     }

@@ -19,6 +19,7 @@ import {
   identityRecord,
   recordedCluster,
 } from './cluster-identity.js';
+import { keepArgocdConfig } from './codecs/argocd.js';
 import { type Held, type SecretFormat, codecOf, destinationSecret } from './codecs/index.js';
 import { identityOf } from './credential-record.js';
 import { KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts } from './kubeconfig-out.js';
@@ -301,10 +302,9 @@ export class SecretStore implements RotationStore {
       ...(n.lifetimeSeconds ? { [ANNOTATIONS.lifetime]: String(n.lifetimeSeconds) } : {}),
       ...stateAnnotations(state),
     };
-    await this.put({
-      ...withAnnotations(s, annotations),
-      data: { ...(s.data ?? {}), ...(rebuilt.data as Record<string, string>) },
-    });
+    const data = { ...(s.data ?? {}), ...(rebuilt.data as Record<string, string>) };
+    if (st.format === 'argocd') data.config = keepArgocdConfig(s.data?.config, data.config);
+    await this.put({ ...withAnnotations(s, annotations), data });
   }
 
   async current() {

@@ -103,6 +103,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
           get: (i) => i.credentialId ?? (i.method === 'legacy-token' ? 'none (legacy token)' : ''),
           wide: true,
         },
+        { header: 'adoptable', get: (i) => i.adoptable?.join(', ') ?? '', wide: true },
         { header: 'cluster', get: (i) => i.cluster ?? '', wide: true, cluster: true },
         { header: 'server', get: (i) => i.server ?? '', wide: true },
         ...(f.live

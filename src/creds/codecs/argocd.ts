@@ -115,3 +115,32 @@ export const argocd: Codec<'argocd'> = {
     };
   },
 };
+
+/**
+ * Argo CD's `config` with the new credential in it and everything else it held kept (proxyUrl, disableCompression,
+ * tlsClientConfig.serverName, fields of a newer Argo CD): only the credential fields are fleet's to replace. Base64 in,
+ * base64 out, as in the Secret; a `config` that is not a JSON object is replaced whole.
+ */
+export function keepArgocdConfig(oldData: string | undefined, newData: string): string {
+  const parse = (d: string | undefined): Record<string, unknown> | undefined => {
+    try {
+      const v: unknown = JSON.parse(Buffer.from(d ?? '', 'base64').toString('utf8'));
+      return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const old = parse(oldData);
+  const fresh = parse(newData);
+  if (!old || !fresh) return newData;
+  const kept = { ...old };
+  for (const k of ['bearerToken', 'username', 'password', 'execProviderConfig', 'awsAuthConfig']) delete kept[k];
+  const tls = { ...((typeof old.tlsClientConfig === 'object' && old.tlsClientConfig) || {}) } as Record<
+    string,
+    unknown
+  >;
+  delete tls.certData;
+  delete tls.keyData;
+  const merged = { ...kept, ...fresh, tlsClientConfig: { ...tls, ...(fresh.tlsClientConfig as object) } };
+  return Buffer.from(JSON.stringify(merged)).toString('base64');
+}

@@ -1,0 +1,712 @@
+import { createHash } from 'node:crypto';
+
+import type { V1ClusterRoleBinding, V1RoleBinding } from '@kubernetes/client-node';
+
+import { type RiskCode, summarizeRisks } from '../access/risk.js';
+import { rulesReview } from '../access/rules.js';
+import { selfSubjectReview } from '../access/whoami.js';
+import type { Check } from '../base/checks.js';
+import { ConfigError, type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
+import type { NamespacedName } from '../base/names.js';
+import type { HubSpec } from '../config/fleet-config.js';
+import { ApplyLog } from '../kube/apply-log.js';
+import type { KubeClient } from '../kube/client.js';
+import { statusOf } from '../kube/errors.js';
+import type { KubeObject, ObjectMeta, Wire } from '../kube/objects.js';
+import { CLUSTER_ROLE_BINDING, ROLE_BINDING, SECRET, SERVICE_ACCOUNT } from '../kube/resources.js';
+import { deleteObject, getObject, listObjects, updateObject } from '../kube/typed.js';
+import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
+import { registerSecret } from '../kubeconfig/redact.js';
+import type { ClusterRef } from '../providers/types.js';
+import { type Secret, secretText } from '../providers/hub/objects.js';
+import { identityFacts, identityRecord, recordedCluster } from './cluster-identity.js';
+import { FORMAT_QUERIES, type Held, type SecretFormat, codecOf, detectFormat } from './codecs/index.js';
+import { certNotAfter, parseIdentity } from './credential-record.js';
+import { type AccessRequest, plan as generatePlan, resolveAccess } from './generate.js';
+import { kubeconfigSha256 } from './kubeconfig-out.js';
+import { ANNOTATIONS, MANAGED_BY_LABELS, isFleetManaged } from './labels.js';
+import { type Lifetime } from './lifetime.js';
+import { type CredentialMethod, describeUser } from './list.js';
+import { anchorName } from './methods.js';
+import { type Access, type Identity, describeAccess, describeAnnotations, describeScope, username } from './rbac.js';
+import { assessGrant, refuseRisky } from './risk-gate.js';
+import { type RotationState, anchorSuffix, newRunId, stateAnnotations, withoutState } from './rotation-state.js';
+import {
+  type RotateEnv,
+  type RotateRequest,
+  type Rotation,
+  type StepRecord,
+  abandon,
+  confirmDead,
+  finish,
+  findTarget,
+  mint,
+  newRotation,
+  readStored,
+  reachTarget,
+  refText,
+  replace,
+  step,
+  takeOver,
+  verified,
+  verify,
+} from './rotation-steps.js';
+import { SecretStore, type Stored } from './rotation-store.js';
+
+/**
+ * `fleet creds adopt`: a consumer Secret fleet did not write (Argo CD's `argocd cluster add`, a Cluster API kubeconfig,
+ * a hand-made multicluster-runtime Secret) is taken over. The credential in it is described first, with itself (who it
+ * is, what it may do, when it expires); then a fleet credential is minted for the same ServiceAccount or a new
+ * least-privilege identity, proved, and written into the same Secret in the same format, keeping everything fleet does
+ * not own; the old credential is said plainly and, with `revokeOld`, deleted when fleet can prove which object it is.
+ *
+ * No second state machine: the adoption's first write marks the Secret as fleet's (its annotations, as generate writes
+ * them) together with a rotation claim (rotation-state.ts), so the rest is rotation's own steps (mint, verify, replace,
+ * revoke, confirm-revoked, finish) and a run killed after that write is finished by the next `creds adopt` or `creds
+ * rotate`. A failure or an interrupt before the replace puts the Secret's labels and annotations back as they were.
+ */
+export interface AdoptRequest {
+  /** NAMESPACE/NAME of hub Secrets. */
+  names: NamespacedName[];
+  /** `--all-unmanaged`: every consumer Secret on the hub fleet did not write, narrowed by these. */
+  allUnmanaged?: { namespace?: string; labelSelector?: string };
+  /** A Secret's format when it carries no mark (Flux, kubeconfig-secretreader). */
+  format?: SecretFormat;
+  hub?: HubSpec;
+  cluster: (name: string) => Promise<ClusterRef>;
+  clusters: () => Promise<ClusterRef[]>;
+  clusterOverride?: string;
+  /** A new identity and its grant (creds generate's flags); absent: the same ServiceAccount and its grant as it is. */
+  into?: { identity: Identity; access: AccessRequest; namespaces: string[]; allowRisky?: boolean };
+  durationSeconds: number;
+  revokeOld: boolean;
+  dryRun: boolean;
+}
+
+/** What the credential in the Secret is, found with the credential itself (never the credential). */
+export interface CredentialBefore {
+  /** The user the server sees (SelfSubjectReview made with the credential). */
+  identity: string;
+  groups: string[];
+  method: CredentialMethod;
+  /** RFC 3339, or `never`. */
+  expires: string;
+  /** The risk codes of `auth rules` for what it may do (cluster-admin stands for everything). */
+  risks: RiskCode[];
+  /** Why what it may do could not be read (its rules review failed): then `risks` is empty and unknown, not clean. */
+  risksUnknown?: string;
+  /** The legacy token Secret on the cluster whose token is this credential (what --revoke-old deletes). */
+  tokenSecret?: string;
+}
+
+/** The stable JSON shape of one adoption (docs/creds.md, "Adopting credentials fleet did not make"). */
+export interface AdoptedCredential {
+  secret: { hub: string; namespace: string; name: string; format?: string };
+  status: 'adopted' | 'planned' | 'unchanged' | 'failed';
+  reason?: string;
+  /** The phase an interrupted adoption left (this run finished it). */
+  resumed?: string;
+  target?: { cluster: string; by: string };
+  before?: CredentialBefore;
+  after?: {
+    identity: string;
+    method: string;
+    access: string;
+    scope: string;
+    expires?: string;
+    anchor?: string;
+    lifetime?: Lifetime;
+    fingerprint?: string;
+  };
+  /** The credential that was in the Secret: whether it still works, why, and who else may hold it. */
+  old?: { valid: boolean; revoked: boolean; reason: string; heldBy: string[]; notAfter?: string };
+  /** The RBAC objects made for a new identity. */
+  objects?: Array<{ kind: string; name: string; namespace?: string; action: string }>;
+  verification: Check[];
+  steps: StepRecord[];
+  durationMs: number;
+  error?: ErrorInfo;
+}
+
+export interface AdoptionReport {
+  kind: 'CredentialAdoption';
+  dryRun: boolean;
+  hub: string;
+  items: AdoptedCredential[];
+}
+
+/** What marks an adopted Secret (kept after the adoption, so `creds list` and people can tell): the old credential. */
+export const ADOPTED_FROM = 'fleet.dev/adopted-from';
+export const ADOPTED_AT = 'fleet.dev/adopted';
+
+const LEGACY_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
+
+/**
+ * The offline checks of a new identity's grant, before anything is contacted: a preset or rules file that exists and,
+ * without --allow-risky, passes the risk rules (as creds generate refuses it). A ClusterRole is read from the cluster later.
+ */
+export async function checkAdoptGrant(into: AdoptRequest['into']): Promise<void> {
+  if (!into || 'clusterRole' in into.access) return;
+  const access = await resolveAccess(into.access, undefined);
+  if (!into.allowRisky)
+    refuseRisky(
+      assessGrant(access.rules, into.namespaces.length === 0),
+      `to grant ${describeAccess(access)} ${describeScope(into.namespaces)}`,
+    );
+}
+
+/** The consumer Secrets on the hub that fleet did not write (--all-unmanaged), each found once. */
+async function unmanagedSecrets(
+  hub: KubeClient,
+  o: { namespace?: string; labelSelector?: string },
+): Promise<NamespacedName[]> {
+  const found = new Map<string, Secret>();
+  for (const q of FORMAT_QUERIES) {
+    const labelSelector = [q.labelSelector, o.labelSelector].filter(Boolean).join(',');
+    for (const s of await listObjects<Secret>(hub, SECRET, {
+      namespace: o.namespace,
+      labelSelector,
+      fieldSelector: q.fieldSelector,
+      what: 'list Secrets',
+    }))
+      found.set(`${s.metadata.namespace}/${s.metadata.name}`, s);
+  }
+  return [...found.values()]
+    .filter((s) => !isFleetManaged(s.metadata.labels))
+    .map((s) => ({ namespace: s.metadata.namespace ?? 'default', name: s.metadata.name }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+}
+
+export async function adoptCredentials(r: AdoptRequest, env: RotateEnv): Promise<AdoptionReport> {
+  const hub = await env.connector.hub(r.hub, env.env);
+  const hubName = hub.context.contextName;
+  const targets = r.allUnmanaged ? await unmanagedSecrets(hub, r.allUnmanaged) : r.names;
+  const run = newRunId();
+  const items: AdoptedCredential[] = [];
+  for (const t of targets) {
+    if (env.cancel?.interrupted) break;
+    items.push(await adoptOne(hub, hubName, t, r, env, run));
+  }
+  return { kind: 'CredentialAdoption', dryRun: r.dryRun, hub: hubName, items };
+}
+
+/** The rotation request adopt's steps run under (rotation-steps.ts reads the clusters and the lifetime from it). */
+function rotateRequest(r: AdoptRequest, t: NamespacedName): RotateRequest {
+  return {
+    names: [t],
+    all: false,
+    cluster: r.cluster,
+    clusters: r.clusters,
+    clusterOverride: r.clusterOverride,
+    durationSeconds: r.durationSeconds,
+    concurrency: 1,
+  };
+}
+
+/** A Secret's labels and annotations as they were before the adoption's first write: what an undo puts back. */
+interface Original {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  data: Record<string, string>;
+}
+
+async function adoptOne(
+  hub: KubeClient,
+  hubName: string,
+  t: NamespacedName,
+  r: AdoptRequest,
+  env: RotateEnv,
+  run: string,
+): Promise<AdoptedCredential> {
+  const started = Date.now();
+  const item: AdoptedCredential = {
+    secret: { hub: hubName, ...t },
+    status: 'failed',
+    verification: [],
+    steps: [],
+    durationMs: 0,
+  };
+  const store = new SecretStore(hub, t);
+  const rot = newRotation(store, rotateRequest(r, t), env, run);
+  const log = new ApplyLog<'cluster'>();
+  const made: { original?: Original } = {};
+  let lock: { release: () => Promise<void> } | undefined;
+  try {
+    if (!r.dryRun) {
+      lock = await store.lock(run, { lease: true, waitMs: 60_000 });
+      rot.exclusive = true;
+    }
+    const secret = await getObject<Secret>(hub, SECRET, t.name, { namespace: t.namespace });
+    if (!secret) throw new FleetError('not-found', `hub ${hubName}: Secret ${t.namespace}/${t.name} not found`);
+    if (isFleetManaged(secret.metadata.labels)) {
+      await resumeOrLeave(rot, secret, item, r);
+      return item;
+    }
+    await adoptFresh(rot, hub, secret, item, r, log, made);
+  } catch (error) {
+    item.status = 'failed';
+    let message = toErrorInfo(error);
+    const undone =
+      (made.original || log.applied.length > 0) && rot.at.phase !== 'replaced'
+        ? await undo(hub, rot, made.original, log).catch((e: Error) => `the undo failed: ${e.message}`)
+        : undefined;
+    if (env.cancel?.interrupted) {
+      const what =
+        rot.at.phase === 'replaced'
+          ? 'after the Secret got the new credential: the next creds adopt (or creds rotate) finishes it'
+          : undone
+            ? `before the new credential was written: ${undone}`
+            : 'before anything was changed';
+      message = toErrorInfo(env.cancel.error(what));
+    } else if (undone) message = { ...message, message: `${message.message}; ${undone}` };
+    item.error = message;
+    item.reason = message.message;
+  } finally {
+    item.steps = rot.steps;
+    await lock?.release().catch(() => undefined);
+    item.durationMs = Date.now() - started;
+  }
+  return item;
+}
+
+/**
+ * A Secret that already carries fleet's mark: an adoption an earlier run left half-done (a rotation claim) is finished
+ * with rotation's steps; an adopted or generated one is fleet's already (creds rotate keeps it fresh).
+ */
+async function resumeOrLeave(rot: Rotation, secret: Secret, item: AdoptedCredential, r: AdoptRequest): Promise<void> {
+  const ann = secret.metadata.annotations ?? {};
+  item.secret.format = ann[ANNOTATIONS.format];
+  const s = await readStored(rot);
+  if (!s.state) {
+    item.status = 'unchanged';
+    item.reason = ann[ADOPTED_FROM]
+      ? `adopted already (from ${ann[ADOPTED_FROM]}); creds rotate keeps it fresh`
+      : 'written by fleet creds generate: nothing to adopt (creds rotate keeps it fresh)';
+    return;
+  }
+  if (r.dryRun) {
+    item.status = 'planned';
+    item.reason = `would finish the interrupted ${ann[ADOPTED_FROM] ? 'adoption' : 'rotation'} (phase ${s.state.phase})`;
+    return;
+  }
+  item.resumed = s.state.phase;
+  const state = takeOver(rot, s.state);
+  const found = await findTarget(rot, s);
+  item.target = { cluster: found.ref.name, by: found.by };
+  const oldClient =
+    state.phase === 'claimed'
+      ? await rot.env.connector.context(
+          contextFromKubeconfigText(s.held.kubeconfig, `${rot.store.where} (old credential)`, {
+            object: rot.store.where,
+          }),
+          found.ref.name,
+        )
+      : undefined;
+  item.after = { identity: s.identity, method: s.method, access: ann[ANNOTATIONS.access] ?? '', scope: '' };
+  item.after.scope = ann[ANNOTATIONS.scope] ?? '';
+  await rotateInto(rot, s, state, found.client, oldClient, item, found.ref.name);
+  item.status = 'adopted';
+}
+
+/** The inspection of the credential in an unmanaged Secret, then (unless --dry-run) its adoption. */
+async function adoptFresh(
+  rot: Rotation,
+  hub: KubeClient,
+  secret: Secret,
+  item: AdoptedCredential,
+  r: AdoptRequest,
+  log: ApplyLog<'cluster'>,
+  made: { original?: Original },
+): Promise<void> {
+  const where = rot.store.where;
+  const detected = r.format ? { format: r.format } : detectFormat(secret);
+  if (!detected || detected.format === 'unknown')
+    throw new ConfigError(
+      `${where}: not a consumer Secret of a format fleet knows${detected && 'reason' in detected ? ` (${detected.reason})` : ''}; name its format with --format`,
+    );
+  // A Secret a controller owns (Cluster API's KubeadmControlPlane makes `<cluster>-kubeconfig` and writes it again from
+  // its own certificate) is that controller's to keep fresh: fleet's token would be overwritten, or fight it.
+  const owner = (secret.metadata.ownerReferences ?? []).find((o) => o.controller);
+  if (owner)
+    throw new ConfigError(
+      `${where} is controlled by ${owner.kind} ${owner.name}, which writes it: leave its credential to that controller`,
+    );
+  const format = detected.format;
+  item.secret.format = format;
+  const codec = codecOf(format, where);
+  let held: Held | undefined;
+  try {
+    held = codec.decode(secret);
+  } catch (error) {
+    throw new ConfigError(`${where}: the ${codec.key} key cannot be read: ${(error as Error).message}`);
+  }
+  if (!held) throw new ConfigError(`${where}: no credential in the ${format} key ${codec.key}`);
+  registerSecret(held.user.token);
+  registerSecret(held.user['client-key-data']);
+  if (held.user.exec || held.user['auth-provider'])
+    throw new ConfigError(
+      `${where}: the credential is a plugin (${held.user.exec ? 'exec' : 'auth-provider'}), which holds no secret fleet could take over`,
+    );
+
+  // Who the credential is, asked with the credential itself, and what it may do (auth rules' risk report).
+  rot.at.step = 'inspect';
+  const oldCtx = contextFromKubeconfigText(held.kubeconfig, `${where} (the credential in it)`, { object: where });
+  const oldClient = await rot.env.connector.context(oldCtx, where);
+  const me = await selfSubjectReview(oldClient);
+  const described = await describeUser(held.user);
+  const reviewNs = r.into?.namespaces[0] ?? 'default';
+  const rules = await rulesReview(oldClient, reviewNs).catch((error: unknown) => toErrorInfo(error));
+  const before: CredentialBefore = {
+    identity: me.username,
+    groups: me.groups ?? [],
+    method: described.method,
+    expires: described.expires ?? 'never',
+    risks: 'risks' in rules ? summarizeRisks(rules.risks) : [],
+    ...('risks' in rules ? {} : { risksUnknown: rules.message }),
+  };
+  item.before = before;
+
+  // The identity the new credential is for: a new one (--service-account/--user with a grant), else the same ServiceAccount.
+  const sameSa = parseIdentity(me.username);
+  if (!r.into && !sameSa)
+    throw new ConfigError(
+      `${where}: the credential is ${me.username} (${described.method}), not a ServiceAccount, so fleet cannot mint for the same identity; name the identity to adopt into with --service-account NAMESPACE/NAME (or --method client-cert --user NAME) and a grant (--role, --rules or --cluster-role)`,
+    );
+  const id: Identity = r.into?.identity ?? sameSa!;
+  // Tokens only: rotation takes a certificate's groups from the certificate held, which for an adopted admin
+  // certificate would be system:masters again (docs/creds.md says so).
+  if (id.kind !== 'ServiceAccount')
+    throw new ConfigError(
+      'creds adopt mints bound tokens: name a ServiceAccount with --service-account NAMESPACE/NAME',
+    );
+  const method = 'token';
+
+  // The cluster to mint on: found from the credential's own server and CA among the clusters fleet knows, with a
+  // credential that may mint there (as rotation finds it later).
+  rot.at.step = 'target';
+  const found = await reachTarget(rot.request, recordedCluster({}, 'secret', held.cluster), rot.env, {
+    what: where,
+    method,
+    id,
+    self: rot.store.self,
+  });
+  rot.at.target = found.client;
+  const target = found.client;
+  item.target = { cluster: found.ref.name, by: found.by };
+
+  // The legacy token Secret whose token is the old one: what fleet can prove is this credential (--revoke-old).
+  if (sameSaOf(me.username) && held.user.token) {
+    const owner = sameSaOf(me.username)!;
+    const tokens = await listObjects<Secret>(target, SECRET, {
+      namespace: owner.namespace,
+      fieldSelector: `type=${LEGACY_TOKEN_TYPE}`,
+      what: `list token Secrets in ${owner.namespace}`,
+    });
+    const match = tokens.find(
+      (s) =>
+        s.metadata.annotations?.['kubernetes.io/service-account.name'] === owner.name &&
+        secretText(s, 'token') === held.user.token,
+    );
+    if (match) before.tokenSecret = `${owner.namespace}/${match.metadata.name}`;
+  }
+
+  // The grant: a new identity's (checked for risk as generate checks it), or the ServiceAccount's own binding.
+  let access: Access;
+  let namespaces: string[];
+  let objects: KubeObject[] = [];
+  if (r.into) {
+    access = await resolveAccess(r.into.access, target);
+    // A preset or rules file was checked before anything was contacted (checkAdoptGrant); a ClusterRole only now.
+    if (!r.into.allowRisky)
+      refuseRisky(
+        assessGrant(access.rules, r.into.namespaces.length === 0),
+        `to grant ${describeAccess(access)} ${describeScope(r.into.namespaces)}`,
+      );
+    namespaces = r.into.namespaces;
+    const exists =
+      id.kind === 'ServiceAccount' &&
+      Boolean(await getObject(target, SERVICE_ACCOUNT, id.name, { namespace: id.namespace }));
+    const p = generatePlan(
+      {
+        request: {
+          ref: found.ref,
+          identity: id,
+          access: r.into.access,
+          namespaces,
+          method,
+          durationSeconds: r.durationSeconds,
+          destination: { kind: 'stdout' },
+        },
+      },
+      {
+        target,
+        access,
+        missingNamespaces: [],
+        serviceAccountExists: exists,
+        cluster: held.cluster,
+        clusterFacts: {},
+      },
+    );
+    // generate's own objects without its anchor: the anchor is rotation's (named in the claim, made by mint).
+    objects = p.objects.filter((o) => o !== p.credentialObject);
+  } else {
+    ({ access, namespaces } = await currentGrant(target, sameSa!, where));
+  }
+  const annotations = describeAnnotations(id, access, namespaces, method);
+  item.after = {
+    identity: username(id),
+    method,
+    access: annotations[ANNOTATIONS.access],
+    scope: describeScope(namespaces),
+  };
+  item.old = oldFate(before, held, r.revokeOld);
+
+  if (r.dryRun) {
+    item.status = 'planned';
+    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}), verify it, write it into ${where} (${format})${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
+    return;
+  }
+
+  // From here the run changes things: a new identity's RBAC, then the Secret's mark with the rotation claim.
+  for (const obj of objects) await log.apply(target, obj, 'cluster');
+  rot.env.cancel?.check();
+  item.objects = log.applied.map(({ kind, name, namespace, action }) => ({ kind, name, namespace, action }));
+  const facts = await identityFacts(await found.ref.resolve(), target, found.ref);
+  const key = `${short(`${rot.store.self!.namespace}/${rot.store.self!.name}`)}-${anchorSuffix()}`;
+  const oldAnchor = r.revokeOld && before.tokenSecret ? parseRef(before.tokenSecret) : undefined;
+  const state: RotationState = {
+    phase: 'claimed',
+    newAnchor: { namespace: id.namespace, name: anchorName(id.name, key) },
+    oldAnchor,
+    run: rot.run,
+    started: new Date().toISOString(),
+  };
+  made.original = {
+    labels: secret.metadata.labels,
+    annotations: secret.metadata.annotations,
+    data: { ...(secret.data ?? {}) },
+  };
+  const marked: Secret = {
+    ...secret,
+    metadata: {
+      ...secret.metadata,
+      labels: { ...(secret.metadata.labels ?? {}), ...MANAGED_BY_LABELS },
+      annotations: {
+        ...(secret.metadata.annotations ?? {}),
+        ...annotations,
+        [ANNOTATIONS.format]: format,
+        [ANNOTATIONS.cluster]: found.ref.name,
+        ...identityRecord(facts, 'secret'),
+        [ANNOTATIONS.expires]: before.expires,
+        [ANNOTATIONS.fingerprint]: kubeconfigSha256(held.kubeconfig),
+        [ANNOTATIONS.lifetime]: String(r.durationSeconds),
+        [ADOPTED_FROM]: `${before.identity} (${before.method}, expires ${before.expires})`,
+        [ADOPTED_AT]: new Date().toISOString(),
+        ...stateAnnotations(state),
+      },
+    } as Secret['metadata'],
+  };
+  await step(
+    rot,
+    'claim',
+    () => putSecret(hub, marked, where, 'was changed by someone else since it was read; nothing was adopted'),
+    () => 'marked as fleet-managed, adoption claimed',
+    'claimed',
+  );
+  const s = await readStored(rot);
+  await rotateInto(rot, s, state, target, oldClient, item, found.ref.name);
+  item.status = 'adopted';
+}
+
+/** `ns/name`, as rotation keeps anchors. */
+function parseRef(text: string): { namespace: string; name: string } {
+  const [namespace, name] = text.split('/');
+  return { namespace, name };
+}
+
+const sameSaOf = (user: string) => parseIdentity(user);
+
+/** The ServiceAccount's grant as it is: its first ClusterRoleBinding, else a RoleBinding to a ClusterRole. */
+async function currentGrant(
+  target: KubeClient,
+  sa: { namespace: string; name: string },
+  where: string,
+): Promise<{ access: Access; namespaces: string[] }> {
+  type Binding = Wire<V1ClusterRoleBinding | V1RoleBinding> & { metadata: ObjectMeta };
+  const binds = (b: Binding) =>
+    (b.subjects ?? []).some((x) => x.kind === 'ServiceAccount' && x.name === sa.name && x.namespace === sa.namespace);
+  const crb = (await listObjects<Binding>(target, CLUSTER_ROLE_BINDING)).find(binds);
+  if (crb) return { access: { kind: 'cluster-role', name: crb.roleRef.name, rules: [] }, namespaces: [] };
+  const rbs = (await listObjects<Binding>(target, ROLE_BINDING)).filter(
+    (b) => binds(b) && b.roleRef.kind === 'ClusterRole',
+  );
+  if (rbs.length > 0)
+    return {
+      access: { kind: 'cluster-role', name: rbs[0].roleRef.name, rules: [] },
+      namespaces: [
+        ...new Set(rbs.filter((b) => b.roleRef.name === rbs[0].roleRef.name).map((b) => b.metadata.namespace!)),
+      ],
+    };
+  throw new ConfigError(
+    `${where}: ServiceAccount ${sa.namespace}/${sa.name} has no ClusterRoleBinding, and no RoleBinding to a ClusterRole, that fleet could verify a new credential against; name a grant (--service-account with --role, --rules or --cluster-role)`,
+  );
+}
+
+/** What becomes of the credential that was in the Secret, in plain words. */
+function oldFate(before: CredentialBefore, held: Held, revokeOld: boolean): NonNullable<AdoptedCredential['old']> {
+  if (before.method === 'client-cert') {
+    const notAfter = certNotAfter(held.user);
+    return {
+      valid: true,
+      revoked: false,
+      notAfter,
+      reason: `a client certificate cannot be revoked: it stays valid until ${notAfter} (its NotAfter)`,
+      heldBy: ['whoever has its key (copies of this Secret, the kubeconfig it came from)'],
+    };
+  }
+  if (before.tokenSecret)
+    return {
+      valid: true,
+      revoked: false,
+      reason: `still valid: it never expires; --revoke-old deletes its token Secret ${before.tokenSecret} and checks it is refused`,
+      heldBy: [
+        `the token Secret ${before.tokenSecret} on the cluster (anyone who may read Secrets there)`,
+        'any copy made of it',
+      ],
+    };
+  if (before.method === 'static-token')
+    return {
+      valid: true,
+      revoked: false,
+      reason: `still valid: a static token of the API server's --token-auth-file; fleet cannot revoke it (remove it from that file)${revokeOld ? ' (--revoke-old: nothing fleet can prove is this credential)' : ''}`,
+      heldBy: ["the API server's token file", 'any copy made of it'],
+    };
+  return {
+    valid: true,
+    revoked: false,
+    reason: `still valid until ${before.expires}${revokeOld ? ': fleet found no object it could prove is this credential (no legacy token Secret holds it)' : ''}`,
+    heldBy: ['any copy made of it'],
+  };
+}
+
+/**
+ * Rotation's steps from a claim: mint on the target, verify, replace the Secret (resourceVersion precondition),
+ * delete the old token Secret the claim names and prove the old token refused, finish. A verification that fails
+ * lifts the claim (abandon) and throws.
+ */
+async function rotateInto(
+  rot: Rotation,
+  s: Stored,
+  claimedOrReplaced: RotationState,
+  target: KubeClient,
+  oldClient: KubeClient | undefined,
+  item: AdoptedCredential,
+  cluster: string,
+): Promise<void> {
+  let state = claimedOrReplaced;
+  if (state.phase === 'claimed') {
+    const grant = await rot.store.grant(target);
+    const minted = await mint(rot, s, state, target);
+    item.verification = await verify(rot, s, minted, grant, cluster);
+    item.after = {
+      ...item.after!,
+      expires: minted.issued.expires,
+      anchor: refText(state.newAnchor),
+      ...(minted.lifetime ? { lifetime: minted.lifetime } : {}),
+      fingerprint: `sha256:${kubeconfigSha256(minted.kubeconfig)}`,
+    };
+    if (!verified(item.verification)) await abandon(rot, state, target, item.verification);
+    state = await replace(rot, state, minted, target);
+  }
+  const old = state.oldAnchor;
+  if (old) {
+    await step(
+      rot,
+      'revoke',
+      () => deleteObject(target, SECRET, old.name, { namespace: old.namespace }),
+      () => `deleted the old token Secret ${refText(old)}`,
+    );
+    const dead = oldClient
+      ? await step(
+          rot,
+          'confirm-revoked',
+          () => confirmDead(oldClient, 30_000),
+          (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'),
+        )
+      : undefined;
+    item.old = {
+      valid: dead === false,
+      revoked: dead !== false,
+      heldBy: [],
+      reason:
+        dead === undefined
+          ? `the old token Secret ${refText(old)} was deleted (an earlier, interrupted run replaced the token, so it could not be probed here)`
+          : dead
+            ? `the old token Secret ${refText(old)} was deleted; the old token is refused (401)`
+            : `the old token Secret ${refText(old)} was deleted, but the old token still authenticated after 30s`,
+    };
+    if (dead === false) throw new FleetError('server', `${rot.store.where}: ${item.old.reason}`);
+  }
+  await finish(rot);
+}
+
+/** PUT with the resourceVersion the Secret was read at; a 409 is said as `conflict`. */
+async function putSecret(hub: KubeClient, s: Secret, where: string, conflict: string): Promise<void> {
+  try {
+    await updateObject<Secret>(hub, { ...s, apiVersion: 'v1', kind: 'Secret' } as KubeObject, {
+      what: `update ${where}`,
+    });
+  } catch (error) {
+    if (statusOf(error) === 409) throw new FleetError('server', `${where} ${conflict}`);
+    throw error;
+  }
+}
+
+/**
+ * A failure or interrupt before the Secret got the new credential: the new anchor (and every token bound to it) is
+ * deleted, the Secret's labels and annotations are put back as they were (only while its data is still the old one),
+ * and the RBAC a new identity got is removed. Says what it did.
+ */
+async function undo(
+  hub: KubeClient,
+  rot: Rotation,
+  original: Original | undefined,
+  log: ApplyLog<'cluster'>,
+): Promise<string | undefined> {
+  const parts: string[] = [];
+  const { namespace, name } = rot.store.self!;
+  rot.env.cancel?.undoing(() => [`the adoption mark on ${rot.store.where}`, ...log.pending()]);
+  const now = await getObject<Secret>(hub, SECRET, name, { namespace });
+  if (original && now && isFleetManaged(now.metadata.labels) && !isFleetManaged(original.labels)) {
+    const claim = now.metadata.annotations?.['fleet.dev/rotation-new-anchor'];
+    if (claim && rot.at.target) {
+      const ref = parseRef(claim);
+      await deleteObject(rot.at.target, SECRET, ref.name, { namespace: ref.namespace }).catch(() => undefined);
+      parts.push(`the new anchor ${claim} deleted`);
+    }
+    if (JSON.stringify(now.data ?? {}) === JSON.stringify(original.data)) {
+      await putSecret(
+        hub,
+        {
+          ...now,
+          metadata: {
+            ...now.metadata,
+            labels: original.labels ?? {},
+            annotations: withoutState(original.annotations ?? {}),
+          } as Secret['metadata'],
+        },
+        rot.store.where,
+        'changed while the adoption was undone; its labels and annotations were left as they are',
+      );
+      parts.push(`${rot.store.where} is as it was (the old credential in it, fleet's mark removed)`);
+    }
+  } else if (now && !isFleetManaged(now.metadata.labels)) parts.push(`${rot.store.where} is unchanged`);
+  const failed = await log.rollback();
+  if (log.applied.some((o) => o.action === 'created'))
+    parts.push(
+      failed.length > 0 ? `could not remove: ${failed.join('; ')}` : 'the RBAC objects this run created were removed',
+    );
+  rot.at.phase = 'unchanged';
+  return parts.join('; ') || undefined;
+}
