@@ -505,7 +505,7 @@ async function adoptFresh(
         [ADOPTED_AT]: new Date().toISOString(),
         ...stateAnnotations(state),
       },
-    } as Secret['metadata'],
+    },
   };
   await step(
     rot,
@@ -654,9 +654,13 @@ async function rotateInto(
 /** PUT with the resourceVersion the Secret was read at; a 409 is said as `conflict`. */
 async function putSecret(hub: KubeClient, s: Secret, where: string, conflict: string): Promise<void> {
   try {
-    await updateObject<Secret>(hub, { ...s, apiVersion: 'v1', kind: 'Secret' } as KubeObject, {
-      what: `update ${where}`,
-    });
+    await updateObject<Secret>(
+      hub,
+      { ...s, apiVersion: 'v1', kind: 'Secret' },
+      {
+        what: `update ${where}`,
+      },
+    );
   } catch (error) {
     if (statusOf(error) === 409) throw new FleetError('server', `${where} ${conflict}`);
     throw error;
@@ -694,7 +698,7 @@ async function undo(
             ...now.metadata,
             labels: original.labels ?? {},
             annotations: withoutState(original.annotations ?? {}),
-          } as Secret['metadata'],
+          },
         },
         rot.store.where,
         'changed while the adoption was undone; its labels and annotations were left as they are',

@@ -132,7 +132,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       this.markFailed(config ? 2 : 1);
     }
     if (interruptedExit !== undefined) this.markFailed(interruptedExit);
-    this.render(report, {
+    await this.render(report, {
       rows: report.items,
       columns: [
         { header: 'secret', get: (i: AdoptedCredential) => where(i) },
