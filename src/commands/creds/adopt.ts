@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 
+import { counted } from '../../base/text.js';
 import { BaseCommand, type BaseFlags } from '../../cli/base-command.js';
 import { credentialScope } from '../../cli/credential-targets.js';
 import { hubFlags } from '../../cli/hubs.js';
@@ -99,12 +100,12 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     const env = { connector: this.fleet.connector, cancel, hooks: rotationHooks(process.env) };
     if (!o.dryRun && !this.flags.yes) {
       const plan = await adoptCredentials({ ...request, dryRun: true }, env);
-      this.show(plan);
+      await this.show(plan);
       const planned = plan.items.filter((i) => i.status === 'planned');
       if (planned.length === 0) return plan;
       const { confirm } = await import('@inquirer/prompts');
       const go = await confirm({
-        message: `Adopt ${planned.length} Secret${planned.length === 1 ? '' : 's'} as planned above?`,
+        message: `Adopt ${counted(planned.length, 'Secret')} as planned above?`,
         default: false,
       });
       if (!go) {
@@ -113,11 +114,11 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       }
     }
     const report = await adoptCredentials(request, env);
-    this.show(report, cancel.interrupted?.exitCode);
+    await this.show(report, cancel.interrupted?.exitCode);
     return report;
   }
 
-  private show(report: AdoptionReport, interruptedExit?: number): void {
+  private async show(report: AdoptionReport, interruptedExit?: number): Promise<void> {
     const failed = report.items.filter((i) => i.status === 'failed');
     const notes: string[] = [];
     if (report.items.length === 0) notes.push(`no unmanaged consumer Secrets found on hub ${report.hub}`);
