@@ -14,7 +14,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('start-up', () => {
   it('fleet --version prints what oclif prints (its user agent)', async () => {
-    const config = await Config.load({ root });
+    // The oclif configuration the program runs with is the bundle's (dist/bundle/package.json, named for the command,
+    // `fleet`), not the npm package's (fleet-cli).
+    const config = await Config.load({ root: join(root, 'dist/bundle') });
     const res = spawnSync(process.execPath, [join(root, 'bin/run.js'), '--version'], { encoding: 'utf8' });
     assert.equal(res.status, 0, res.stderr);
     assert.equal(res.stdout, `${config.userAgent}\n`);

@@ -133,8 +133,9 @@ describe("the launcher's code cache", () => {
     const other = join(scratch, 'other-bundle');
     cpSync(bundle, other, { recursive: true });
     const source = readFileSync(join(bundle, 'cli.cjs'), 'latin1');
-    assert.equal(source.split('"ClusterList"').length, 2);
-    writeFileSync(join(other, 'cli.cjs'), source.replace('"ClusterList"', '"PlantedList"'), 'latin1');
+    // Every "ClusterList" (clusters list's kind, and the exec provider's input kind) becomes "PlantedList": the same length.
+    assert.ok(source.split('"ClusterList"').length >= 2);
+    writeFileSync(join(other, 'cli.cjs'), source.replaceAll('"ClusterList"', '"PlantedList"'), 'latin1');
     const planted = join(scratch, 'planted');
     const otherEnv = { ...process.env, FLEET_CODE_CACHE: planted, KUBECONFIG: '', HOME: scratch, CI: 'true' };
     const otherRun = spawnSync(
