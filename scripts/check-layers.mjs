@@ -71,6 +71,13 @@ const READ_ALLOWED = new Map([
     'providers/hub/access-providers.ts',
     { json: 1, why: "a ClusterProfile's access-provider config (providers/ is being reshaped on another branch)" },
   ],
+  [
+    'providers/hub/argocd.ts',
+    {
+      json: 1,
+      why: "an Argo CD cluster Secret's `config` key (hub data; its shape checked field by field as Go decodes it)",
+    },
+  ],
   ['cli/render.ts', { json: 1, why: 'JSON.parse(JSON.stringify(result)): a plain copy before -o yaml, no file' }],
   ['cli/completion.ts', { read: 1, why: "the user's .zshrc-side completion file, rewritten in place (not parsed)" }],
   [

@@ -48,6 +48,12 @@ export interface KubeconfigSecretProviderConfig extends Common {
   label?: string;
   key?: string;
 }
+export interface ArgocdProviderConfig extends Common {
+  type: 'argocd';
+  hub?: HubSpec;
+  /** Argo CD's namespace, where its cluster Secrets are; default `argocd`. */
+  namespace?: string;
+}
 export interface ClusterApiProviderConfig extends Common {
   type: 'cluster-api';
   hub?: HubSpec;
@@ -153,6 +159,13 @@ export const PROVIDERS = [
       label: f.string('label'),
       key: f.string('key'),
     }),
+  }),
+  provider<ArgocdProviderConfig>({
+    type: 'argocd',
+    fields: ['hub', 'namespace'],
+    local: [],
+    example: '{name: argo, type: argocd, namespace: argocd}',
+    parse: (f, at) => ({ hub: at.hub(), namespace: f.string('namespace') }),
   }),
   provider<ClusterApiProviderConfig>({
     type: 'cluster-api',
