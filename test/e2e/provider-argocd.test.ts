@@ -64,7 +64,7 @@ function config(allow = false): string {
 }
 
 async function fleet(args: string[], allow = false): Promise<CliResult> {
-  const r = await runFleet(['--fleet-config', config(allow), ...args], { timeoutMs: 120_000 });
+  const r = await runFleet([...args, '--fleet-config', config(allow)], { timeoutMs: 120_000 });
   for (const s of secrets) {
     assert.ok(!r.stdout.includes(s), `a token appears in the stdout of fleet ${args.join(' ')}`);
     assert.ok(!r.stderr.includes(s), `a token appears in the stderr of fleet ${args.join(' ')}`);
@@ -173,8 +173,8 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
   it('lists every cluster as Argo CD reads it, with the in-cluster entry, and labels -l selects like a cluster generator', async () => {
     const broken = await breakArgocdCluster(hub, ns, 'broken');
     const r = await fleet(['clusters', 'list', '-o', 'json']);
-    assert.equal(r.code, 1, r.stderr); // some clusters are not ready
-    const rows = r.json<Row[]>();
+    assert.equal(r.code, 0, r.stderr); // not-ready clusters are listed, not failed (--strict would fail)
+    const rows = r.json<{ items: Row[] }>().items;
     const argo = await argocdView(hub, ns);
     const byName = new Map(rows.map((x) => [x.name, x]));
     assert.deepEqual([...byName.keys()].sort(), ['broken', 'eks', 'hub-exec', 'in-cluster', 'prod-eu', 'staging']);
@@ -229,8 +229,8 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
         .join(',');
       const l = await fleet(['clusters', 'list', '-l', sel, '-o', 'json']);
       const names = l
-        .json<Row[]>()
-        .map((x) => x.name)
+        .json<{ items: Row[] }>()
+        .items.map((x) => x.name)
         .sort();
       assert.deepEqual(names, (await argocdView(hub, ns, selector)).generator, `-l ${sel}`);
     }
@@ -315,7 +315,7 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
       'json',
     ]);
     assert.equal(d.code, 0, d.stderr);
-    const rows = d.json<Row[]>();
+    const rows = d.json<{ items: Row[] }>().items;
     assert.ok(rows.every((x) => x.source.kind === 'argocd-cluster'));
     assert.ok(rows.some((x) => x.name === 'in-cluster'));
   });
@@ -323,7 +323,7 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
   it('a fleet.yaml entry with an unknown field is refused before any cluster is touched', async () => {
     const file = join(dir, `${ns}-bad.fleet.yaml`);
     writeFileSync(file, `kind: FleetConfig\nproviders:\n  - {name: argo, type: argocd, namespaces: [x]}\n`);
-    const r = await runFleet(['--fleet-config', file, 'clusters', 'list']);
+    const r = await runFleet(['clusters', 'list', '--fleet-config', file]);
     assert.equal(r.code, 2);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /namespaces/);
