@@ -160,13 +160,6 @@ export const PROVIDERS = [
       key: f.string('key'),
     }),
   }),
-  provider<ArgocdProviderConfig>({
-    type: 'argocd',
-    fields: ['hub', 'namespace'],
-    local: [],
-    example: '{name: argo, type: argocd, namespace: argocd}',
-    parse: (f, at) => ({ hub: at.hub(), namespace: f.string('namespace') }),
-  }),
   provider<ClusterApiProviderConfig>({
     type: 'cluster-api',
     fields: ['hub', 'namespace', 'apiVersion'],
@@ -240,6 +233,13 @@ export const PROVIDERS = [
         frontProxy: f.boolean('frontProxy'),
       };
     },
+  }),
+  provider<ArgocdProviderConfig>({
+    type: 'argocd',
+    fields: ['hub', 'namespace'],
+    local: [],
+    example: '{name: argo, type: argocd, namespace: argocd}',
+    parse: (f, at) => ({ hub: at.hub(), namespace: f.string('namespace') }),
   }),
 ] as const;
 

@@ -60,8 +60,6 @@ export const CONSTRUCTORS: Constructors = {
     new FileProvider({ name: entry.name, paths: entry.kubeconfig, env: options.env, labels: entry.labels }),
   kubeconfig: async (entry, hub, options) =>
     new (await import('./hub/kubeconfig-secret.js')).KubeconfigSecretProvider({ ...entry, hub }, options),
-  argocd: async (entry, hub, options) =>
-    new (await import('./hub/argocd.js')).ArgocdProvider({ ...entry, hub }, options),
   'cluster-api': async (entry, hub, options) =>
     new (await import('./hub/cluster-api.js')).ClusterApiProvider({ ...entry, hub }, options),
   'cluster-inventory': async (entry, hub, options) =>
@@ -75,6 +73,8 @@ export const CONSTRUCTORS: Constructors = {
       env: options.env,
     }),
   kcp: async (entry, hub, options) => new (await import('./kcp.js')).KcpProvider({ ...entry, hub }, options),
+  argocd: async (entry, hub, options) =>
+    new (await import('./hub/argocd.js')).ArgocdProvider({ ...entry, hub }, options),
 };
 
 export async function createProvider(

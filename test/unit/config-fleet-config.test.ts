@@ -102,7 +102,7 @@ providers:
     );
     rejects(
       'providers:\n  - {type: capi}\n',
-      `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp; got "capi"`,
+      `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, argocd; got "capi"`,
     );
     rejects('providers:\n  - {name: a}\n', `${f}: providers[0].type: is required`);
     rejects(
@@ -272,6 +272,7 @@ providers:
       namespace: ['hub', 'selector'],
       kind: ['prefix'],
       kcp: ['hub', 'root', 'depth', 'server', 'frontProxy'],
+      argocd: ['hub', 'namespace'],
     };
     for (const spec of PROVIDERS) {
       assert.deepEqual([...spec.fields].sort(), [...spec.local, ...(namesNothing[spec.type] ?? [])].sort(), spec.type);
