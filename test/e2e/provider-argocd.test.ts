@@ -32,6 +32,7 @@ import {
   argocdView,
   breakArgocdCluster,
   createArgocdCluster,
+  createManyArgocdClusters,
   removeArgocdCluster,
 } from '../support/argocd.js';
 
@@ -318,6 +319,28 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
     const rows = d.json<{ items: Row[] }>().items;
     assert.ok(rows.every((x) => x.source.kind === 'argocd-cluster'));
     assert.ok(rows.some((x) => x.name === 'in-cluster'));
+  });
+
+  it('more clusters than one page (500) are all listed, as Argo CD lists them', async () => {
+    const many = uniqueName('argo-many');
+    await argocdNamespace(hub, many, { inClusterEnabled: false });
+    try {
+      const names = await createManyArgocdClusters(hub, many, 510, {
+        server: m1.url,
+        config: { bearerToken: 'not-a-real-token', tlsClientConfig: { caData: 'AAAA' } },
+      });
+      const file = join(dir, `${many}.fleet.yaml`);
+      writeFileSync(
+        file,
+        `kind: FleetConfig\nproviders:\n  - {name: many, type: argocd, namespace: ${many}, hub: {kubeconfig: ${hub.kubeconfig}}}\n`,
+      );
+      const r = await runFleet(['clusters', 'list', '-o', 'name', '--fleet-config', file], { timeoutMs: 180_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(r.stdout.trim().split('\n').sort(), names);
+      assert.equal((await argocdView(hub, many)).clusters.length, 510);
+    } finally {
+      await kubectl(hub, ['delete', 'namespace', many, '--wait=false']).catch(() => undefined);
+    }
   });
 
   it('a fleet.yaml entry with an unknown field is refused before any cluster is touched', async () => {
