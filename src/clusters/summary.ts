@@ -90,6 +90,8 @@ export function sourceText(source: ClusterSource | FailedProviderSource): string
       return `ClusterProfile ${object}${source.accessProvider ? ` (access provider ${source.accessProvider})` : source.secret ? ` (Secret ${source.secret})` : ''}`;
     case 'namespace':
       return `Namespace ${object}`;
+    case 'argocd-cluster':
+      return source.name ? `Argo CD cluster Secret ${object}` : `Argo CD in-cluster (hub ${source.hub ?? ''})`;
     case 'kind':
       return `kind cluster ${object}`;
     case 'kcp-workspace': {

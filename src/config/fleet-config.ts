@@ -52,6 +52,12 @@ export interface KubeconfigSecretProviderConfig extends Common {
   label?: string;
   key?: string;
 }
+export interface ArgocdProviderConfig extends Common {
+  type: 'argocd';
+  hub?: HubSpec;
+  /** Argo CD's namespace, where its cluster Secrets are; default `argocd`. */
+  namespace?: string;
+}
 export interface ClusterApiProviderConfig extends Common {
   type: 'cluster-api';
   hub?: HubSpec;
@@ -266,6 +272,13 @@ export const PROVIDERS = [
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       };
     },
+  }),
+  provider<ArgocdProviderConfig>({
+    type: 'argocd',
+    fields: ['hub', 'namespace'],
+    local: [],
+    example: '{name: argo, type: argocd, namespace: argocd}',
+    parse: (f, at) => ({ hub: at.hub(), namespace: f.string('namespace') }),
   }),
 ] as const;
 

@@ -86,6 +86,8 @@ export const CONSTRUCTORS: Constructors = {
       env: options.env,
     });
   },
+  argocd: async (entry, hub, options) =>
+    new (await import('./hub/argocd.js')).ArgocdProvider({ ...entry, hub }, options),
 };
 
 export async function createProvider(

@@ -5,7 +5,15 @@ import type { AuthKind } from '../kubeconfig/credentials.js';
 /** Where a provider found a cluster; enough for a person to go and look. */
 export interface ClusterSource {
   kind:
-    'kubeconfig-file' | 'secret' | 'cluster-api' | 'cluster-profile' | 'namespace' | 'kind' | 'kcp-workspace' | 'exec';
+    | 'kubeconfig-file'
+    | 'secret'
+    | 'cluster-api'
+    | 'cluster-profile'
+    | 'namespace'
+    | 'kind'
+    | 'kcp-workspace'
+    | 'exec'
+    | 'argocd-cluster';
   /** Kubeconfig file (absolute path) and context, for file-based sources; for other sources the context used inside. */
   path?: string;
   context?: string;
@@ -28,6 +36,24 @@ export interface ClusterSource {
   frontProxy?: boolean;
   /** exec: the program that printed the cluster (as fleet.yaml names it). */
   program?: string;
+  /** argocd: what Argo CD keeps beside the credential in its cluster Secret. */
+  argocd?: ArgocdClusterInfo;
+}
+
+/** An Argo CD cluster's settings, as Argo CD's database layer reads them from its Secret (util/db SecretToCluster). */
+export interface ArgocdClusterInfo {
+  /** The `server` key as Argo CD reads it (trailing slashes dropped); `https://kubernetes.default.svc` for in-cluster. */
+  server: string;
+  /** The AppProject the cluster is scoped to (`project`), if any. */
+  project?: string;
+  /** The namespaces Argo CD may manage there (`namespaces`, comma-separated); empty: all. */
+  namespaces: string[];
+  /** Whether cluster-scoped resources may be managed when `namespaces` is set (`clusterResources: "true"`). */
+  clusterResources: boolean;
+  /** The application controller shard the cluster is pinned to (`shard`), if any. */
+  shard?: number;
+  /** The cluster Argo CD runs in: Argo CD reaches it with its own ServiceAccount, fleet with the hub's context. */
+  inCluster?: true;
 }
 
 /**

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds argocd-consumer (main.go: Argo CD's own v1alpha1 cluster types reading a cluster Secret, at the version in go.mod) into a cache outside the repository, keyed by a hash
-# of go.mod, go.sum and main.go, and reuses what is already there. The e2e test of `fleet wi token` runs it. Prints the
+# Builds argocd-consumer (Argo CD's own code at the version in go.mod: its v1alpha1 cluster types reading a cluster Secret,
+# `argocd cluster add`'s RBAC and database layer writing one; main.go) into a cache outside the repository, keyed by a
+# hash of go.mod, go.sum and every .go file, and reuses what is already there. The e2e tests of `fleet wi token` and of
+# the argocd provider run it. Prints the
 # binary's path on its last stdout line (progress goes to stderr).
 #   FLEET_PLUGINS_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/fleet/plugins)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-hash=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)
+hash=$(cat "$here/go.mod" "$here/go.sum" "$here"/*.go | sha256sum | cut -c1-12)
 cache_root=${FLEET_PLUGINS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet/plugins}
 # shellcheck source=../go-build.sh
 source "$here/../go-build.sh"

@@ -1,8 +1,19 @@
-// Command argocd-consumer reads an Argo CD cluster Secret from the hub the way Argo CD does (its `config` key
-// unmarshalled into Argo CD's own v1alpha1.ClusterConfig, `server` as Cluster.Server) and asks the cluster who it is
-// (SelfSubjectReview) through the rest.Config Argo CD builds from it (Cluster.RawRestConfig). fleet's e2e tests run it
-// against what `fleet wi setup --consumer argocd` wrote. It prints one JSON line: {"username": ..., "server": ...};
-// errors go to stderr with exit 1.
+// Command argocd-consumer is Argo CD's own code (the argo-cd/v3 module at the version in go.mod) on both sides of an
+// Argo CD cluster Secret, for fleet's e2e tests. Three modes:
+//
+//   - default (no -mode): reads one cluster Secret from the hub the way Argo CD does (its `config` key unmarshalled into
+//     Argo CD's own v1alpha1.ClusterConfig, `server` as Cluster.Server) and asks the cluster who it is
+//     (SelfSubjectReview) through the rest.Config Argo CD builds from it (Cluster.RawRestConfig). Prints one JSON line:
+//     {"username": ..., "server": ...}. Run against what `fleet wi setup --consumer argocd` wrote.
+//   - -mode add: what `argocd cluster add` does (add.go): the RBAC it installs on the member (clusterauth's
+//     InstallClusterManagerRBAC: ServiceAccount argocd-manager, its role and binding, a never-expiring legacy token
+//     Secret), the Cluster its CLI builds (cmd/util NewCluster), and the cluster Secret written by Argo CD's database
+//     layer (util/db's CreateCluster, which the API server's cluster service calls). Prints {"secret", "server", ...}.
+//   - -mode list: the clusters as Argo CD's database layer reads them (util/db SecretToCluster over the labelled
+//     Secrets), and which of them an ApplicationSet cluster generator with -selector matches (the generator's own
+//     selector: the given one plus the secret-type label, listed by the API server). Prints one JSON object.
+//
+// Errors go to stderr with exit 1.
 package main
 
 import (
@@ -24,8 +35,37 @@ func main() {
 	hubKubeconfig := flag.String("hub-kubeconfig", "", "kubeconfig of the hub, where the Secret is")
 	namespace := flag.String("namespace", "", "the Secret's namespace (Argo CD's)")
 	name := flag.String("name", "", "the Secret's name")
+	mode := flag.String("mode", "", "add (argocd cluster add), list (Argo CD's view of the clusters), or empty (connect with one Secret)")
+	var a addOptions
+	flag.StringVar(&a.memberKubeconfig, "member-kubeconfig", "", "add: kubeconfig of the member (its current context, as `argocd cluster add CONTEXT`)")
+	flag.StringVar(&a.systemNamespace, "system-namespace", "kube-system", "add: where argocd-manager is made (--system-namespace)")
+	flag.StringVar(&a.clusterName, "cluster-name", "", "add: the cluster's name in Argo CD (--name)")
+	flag.StringVar(&a.namespaces, "namespaces", "", "add: comma-separated namespaces to manage (--namespace, repeated)")
+	flag.BoolVar(&a.clusterResources, "cluster-resources", false, "add: --cluster-resources")
+	flag.StringVar(&a.project, "project", "", "add: --project")
+	flag.Int64Var(&a.shard, "shard", -1, "add: --shard")
+	flag.StringVar(&a.labels, "labels", "", "add: comma-separated key=value labels (--label)")
+	flag.StringVar(&a.execCommand, "exec-command", "", "add: --exec-command (no RBAC is installed then, as upstream)")
+	flag.StringVar(&a.execArgs, "exec-args", "", "add: comma-separated --exec-command-args")
+	flag.StringVar(&a.execEnv, "exec-env", "", "add: comma-separated NAME=value --exec-command-env")
+	flag.StringVar(&a.awsClusterName, "aws-cluster-name", "", "add: --aws-cluster-name")
+	flag.StringVar(&a.awsRoleArn, "aws-role-arn", "", "add: --aws-role-arn")
+	flag.BoolVar(&a.tokenOnly, "token-only", false, "add: leave the member's client certificate out of the rest.Config, as for a user whose kubeconfig has none (NewCluster then stores the bearer token)")
+	selector := flag.String("selector", "", "list: an ApplicationSet cluster generator's matchLabels selector (k=v,...)")
 	flag.Parse()
-	if err := run(*hubKubeconfig, *namespace, *name); err != nil {
+	var err error
+	switch *mode {
+	case "":
+		err = run(*hubKubeconfig, *namespace, *name)
+	case "add":
+		a.hubKubeconfig, a.namespace = *hubKubeconfig, *namespace
+		err = add(a)
+	case "list":
+		err = list(*hubKubeconfig, *namespace, *selector)
+	default:
+		err = fmt.Errorf("-mode: %q is not add, list or empty", *mode)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

@@ -102,7 +102,7 @@ providers:
     );
     rejects(
       'providers:\n  - {type: capi}\n',
-      `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, exec; got "capi"`,
+      `${f}: providers[0].type: must be one of file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, exec, argocd; got "capi"`,
     );
     rejects('providers:\n  - {name: a}\n', `${f}: providers[0].type: is required`);
     rejects(
@@ -273,6 +273,7 @@ providers:
       kind: ['prefix'],
       kcp: ['hub', 'root', 'depth', 'server', 'frontProxy'],
       exec: ['timeout'],
+      argocd: ['hub', 'namespace'],
     };
     for (const spec of PROVIDERS) {
       assert.deepEqual([...spec.fields].sort(), [...spec.local, ...(namesNothing[spec.type] ?? [])].sort(), spec.type);

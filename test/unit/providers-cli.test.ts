@@ -144,7 +144,7 @@ describe('fleet clusters list with a fleet configuration', () => {
     assert.equal(unknown.code, 2);
     assert.match(
       unknown.stderr,
-      /^error: --provider: no provider "prod"; .*fleet.yaml names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, exec\n$/,
+      /^error: --provider: no provider "prod"; .*fleet.yaml names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, exec, argocd\n$/,
     );
   });
 });

@@ -246,7 +246,7 @@ describe('provider selection (flags and fleet configuration)', () => {
         provider: 'capi',
       }),
       {
-        message: `--provider: no provider "capi"; ${join(cwd, 'fleet.yaml')} names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, exec`,
+        message: `--provider: no provider "capi"; ${join(cwd, 'fleet.yaml')} names "local", "lab"; provider types: file, kubeconfig, cluster-api, cluster-inventory, namespace, kind, kcp, exec, argocd`,
       },
     );
   });

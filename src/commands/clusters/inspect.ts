@@ -66,6 +66,14 @@ function fields(r: ClusterInspection): Field[] {
       : (r.source.path ?? [r.source.namespace, r.source.name].filter(Boolean).join('/')),
   );
   add('Server', r.server);
+  const argo = r.source.argocd;
+  if (argo) {
+    add('Argo CD server', argo.server + (argo.inCluster ? ' (in-cluster: reached with the hub context)' : ''));
+    add('Argo CD project', argo.project);
+    add('Argo CD namespaces', argo.namespaces.length ? argo.namespaces.join(', ') : 'all');
+    add('Argo CD cluster resources', argo.clusterResources);
+    add('Argo CD shard', argo.shard);
+  }
   add('Ready', r.ready ? 'True' : `False (${r.reason})`);
   add('Auth', r.auth);
   add('CA', r.ca);
