@@ -29,7 +29,7 @@
 //                   provider `cannot list clusters: ...`, none of its clusters (nothing half-listed), the other
 //                   provider of the run still listed
 //
-// Adding a provider (say `argocd`) is one entry in PROVIDERS:
+// Adding a provider is one entry in PROVIDERS (argocd, the last one, shows it for a hub provider):
 //   { type: 'argocd', sourceKind: '...', features: [...], notApplicable: {feature: 'why not'}, pluginTrust, start }
 // where start(env) returns a Kit: `scope(id)` makes an isolated place for clusters (a hub namespace) and returns a
 // Scope: `entry(via?)` (the fleet.yaml provider entry listing that place; `via` routes its hub through the suite's

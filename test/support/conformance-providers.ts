@@ -20,6 +20,14 @@ import {
 } from './conformance.js';
 import { applyYaml, kubectl, tokenUser } from './fixture.js';
 import { type Kcp, startKcp } from './kcp.js';
+import {
+  type ArgocdConfigJson,
+  argocdNamespace,
+  breakArgocdCluster,
+  createArgocdCluster,
+  createManyArgocdClusters,
+  removeArgocdCluster,
+} from './argocd.js';
 
 const FAKE_KIND = fileURLToPath(new URL('../fixtures/providers/fake-kind/kind', import.meta.url));
 const EXEC_INFO_PLUGIN = fileURLToPath(new URL('../fixtures/providers/exec-info-plugin.mjs', import.meta.url));
@@ -571,6 +579,112 @@ const kcp: ProviderEntry = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------------------------------
+
+/** Argo CD cluster Secrets in a namespace of the hub, written in the shape Argo CD's database layer writes (argocd.ts). */
+const argocd: ProviderEntry = {
+  type: 'argocd',
+  sourceKind: 'argocd-cluster',
+  features: [
+    'list',
+    'names',
+    'short-names',
+    'labels',
+    'not-ready',
+    'refused-plugin',
+    'removal',
+    'wrong-shape',
+    'paging',
+    'hub-gone',
+  ],
+  notApplicable: {},
+  pluginTrust: 'data',
+  async start(env): Promise<Kit> {
+    const held: string[] = [];
+    const member = env.cp.members[0];
+    const caData = readFileSync(member.caFile).toString('base64');
+    const ready = (): ArgocdConfigJson => ({ bearerToken: alice(env).token, tlsClientConfig: { caData } });
+    return {
+      hub: await hubAdminAccess(env),
+      async scope(id): Promise<Scope> {
+        const ns = `${env.run}-argo-${id}`;
+        const dir = join(env.dir, ns);
+        mkdirSync(dir, { recursive: true });
+        // No in-cluster entry: the scope lists only what the case makes.
+        await argocdNamespace(env.cp.hub, ns, { inClusterEnabled: false });
+        return {
+          baseline: [],
+          entry: (via) => ({
+            type: 'argocd',
+            namespace: ns,
+            hub: { kubeconfig: via ? viaKubeconfig(dir, ns, via) : env.cp.hub.kubeconfig },
+          }),
+          async add(spec): Promise<Cluster> {
+            // Argo CD's name differs from the Secret's, which is the short name that also finds it.
+            const name = `argo-${spec.id}`;
+            const secretName = spec.id;
+            const config: ArgocdConfigJson =
+              spec.state === 'refused-plugin'
+                ? {
+                    execProviderConfig: { command: spec.plugin, apiVersion: 'client.authentication.k8s.io/v1' },
+                    tlsClientConfig: { caData },
+                  }
+                : ready();
+            await createArgocdCluster(env.cp.hub, ns, {
+              id: secretName,
+              name,
+              server: member.url,
+              config,
+              labels: spec.labels,
+            });
+            const base = { id: secretName, name, alias: secretName };
+            switch (spec.state) {
+              case 'not-ready':
+                held.push(`${ns}/${secretName}`);
+                await kubectl(env.cp.hub, [
+                  'patch',
+                  'secret',
+                  secretName,
+                  '-n',
+                  ns,
+                  '--type=merge',
+                  '-p',
+                  JSON.stringify({ metadata: { finalizers: [HOLD] } }),
+                ]);
+                await kubectl(env.cp.hub, ['delete', 'secret', secretName, '-n', ns, '--wait=false']);
+                return { ...base, reason: /being deleted/ };
+              case 'refused-plugin':
+                return { ...base, reason: new RegExp(`exec plugin "${spec.plugin}" is named by hub data`) };
+              case 'wrong-shape':
+                return { ...base, reason: await breakArgocdCluster(env.cp.hub, ns, secretName, 'wrong-type') };
+              default:
+                return { ...base, server: member.url, auth: 'token' };
+            }
+          },
+          remove: (c) => removeArgocdCluster(env.cp.hub, ns, c.id),
+          addMany: (n) => createManyArgocdClusters(env.cp.hub, ns, n, { server: member.url, config: ready() }),
+          cleanup: () => dropNamespace(env, ns).then(() => undefined),
+        };
+      },
+      async stop() {
+        for (const key of held) {
+          const [ns, name] = key.split('/');
+          await kubectl(env.cp.hub, [
+            'patch',
+            'secret',
+            name,
+            '-n',
+            ns,
+            '--type=merge',
+            '-p',
+            '{"metadata":{"finalizers":null}}',
+          ]).catch(() => undefined);
+        }
+      },
+    };
+  },
+};
+
 /**
  * The provider table. One entry per provider type; its features and a fixture-maker. The suite runs every case over
  * every entry: a feature an entry lacks is reported as not applicable with the entry's reason.
@@ -583,4 +697,5 @@ export const PROVIDERS: ProviderEntry[] = [
   namespaces,
   kind,
   kcp,
+  argocd,
 ];

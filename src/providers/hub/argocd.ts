@@ -74,7 +74,7 @@ export function parseArgocdConfig(text: string | undefined): ArgocdClusterConfig
   if (value === null) return {};
   if (!isMapping(value)) return new Error('must be a JSON object');
   const problem = checkShape(value, CONFIG_SHAPE, '');
-  return problem ? new Error(problem) : (value as ArgocdClusterConfig);
+  return problem ? new Error(problem) : value;
 }
 
 type Shape = 'string' | 'boolean' | 'bytes' | 'strings' | 'stringMap' | 'any' | { [k: string]: Shape };
