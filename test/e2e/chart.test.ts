@@ -51,6 +51,9 @@ function run(cmd: string, args: string[], o: { stdin?: string; env?: NodeJS.Proc
         resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
       },
     );
+    // A program that exits before reading its stdin (most take none) closes the pipe: EPIPE there is not the failure;
+    // its exit status and stderr, which the callback reports, are.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(o.stdin ?? '');
   });
 }
