@@ -91,6 +91,23 @@ async function hubNamespace(
 const dropNamespace = (env: SuiteEnv, ns: string) =>
   kubectl(env.cp.hub, ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']);
 
+/** Lets go of the Secrets a `not-ready` case held in deletion with a finalizer (`NAMESPACE/NAME` each). */
+async function releaseHeld(env: SuiteEnv, held: string[]): Promise<void> {
+  for (const key of held) {
+    const [ns, name] = key.split('/');
+    await kubectl(env.cp.hub, [
+      'patch',
+      'secret',
+      name,
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"metadata":{"finalizers":null}}',
+    ]).catch(() => undefined);
+  }
+}
+
 const MCR_LABEL = 'sigs.k8s.io/multicluster-runtime-kubeconfig';
 const HOLD = 'conformance.fleet.dev/hold';
 const CAPI_SECRET_TYPE = 'cluster.x-k8s.io/secret';
@@ -202,21 +219,7 @@ const kubeconfigSecrets: ProviderEntry = {
           cleanup: () => dropNamespace(env, ns).then(() => undefined),
         };
       },
-      async stop() {
-        for (const key of held) {
-          const [ns, name] = key.split('/');
-          await kubectl(env.cp.hub, [
-            'patch',
-            'secret',
-            name,
-            '-n',
-            ns,
-            '--type=merge',
-            '-p',
-            '{"metadata":{"finalizers":null}}',
-          ]).catch(() => undefined);
-        }
-      },
+      stop: () => releaseHeld(env, held),
     };
   },
 };
@@ -666,21 +669,7 @@ const argocd: ProviderEntry = {
           cleanup: () => dropNamespace(env, ns).then(() => undefined),
         };
       },
-      async stop() {
-        for (const key of held) {
-          const [ns, name] = key.split('/');
-          await kubectl(env.cp.hub, [
-            'patch',
-            'secret',
-            name,
-            '-n',
-            ns,
-            '--type=merge',
-            '-p',
-            '{"metadata":{"finalizers":null}}',
-          ]).catch(() => undefined);
-        }
-      },
+      stop: () => releaseHeld(env, held),
     };
   },
 };
