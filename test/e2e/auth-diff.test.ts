@@ -183,20 +183,22 @@ describe('fleet auth diff (live)', () => {
     assert.deepEqual(two.missing, { rules: [rule('configmaps', ['get'])], nonResourceRules: [] });
 
     const strict = await runFleet(['auth', 'diff', ...all(), '--fail-on-drift']);
+    // A table names a file's cluster by its context when no other listed cluster has that name (issue 41).
+    const shown = { m2: `${user}@${m2.name}` };
     assert.equal(strict.code, 1, 'drift fails --fail-on-drift');
     assert.match(strict.stdout, /^CLUSTER\s+DIFF\s+SCOPE\s+RESOURCE\s+RESOURCE NAMES\s+VERBS$/m);
     const esc = (s: string) => s.replace(/[.+*?[\]()]/g, '\\$&');
     assert.match(
       strict.stdout,
-      new RegExp(`^${esc(names.m2)}\\s+\\+\\s+namespace\\s+secrets\\s+\\[s1\\]\\s+\\[get\\]$`, 'm'),
+      new RegExp(`^${esc(shown.m2)}\\s+\\+\\s+namespace\\s+secrets\\s+\\[s1\\]\\s+\\[get\\]$`, 'm'),
     );
     assert.match(
       strict.stdout,
-      new RegExp(`^${esc(names.m2)}\\s+-\\s+namespace\\s+configmaps\\s+\\[\\]\\s+\\[get\\]$`, 'm'),
+      new RegExp(`^${esc(shown.m2)}\\s+-\\s+namespace\\s+configmaps\\s+\\[\\]\\s+\\[get\\]$`, 'm'),
     );
     assert.match(
       strict.stdout,
-      new RegExp(`^${esc(names.m2)}\\s+\\+\\s+namespace\\s+pods\\s+\\[\\]\\s+\\[\\*\\]$`, 'm'),
+      new RegExp(`^${esc(shown.m2)}\\s+\\+\\s+namespace\\s+pods\\s+\\[\\]\\s+\\[\\*\\]$`, 'm'),
     );
     assert.equal(
       strict.stdout.trim().split('\n').length,
