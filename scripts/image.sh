@@ -190,7 +190,10 @@ case $engine in
     buildah "${storage[@]}" bud --quiet --layers -f "$context/Containerfile" -t "$tag" "$context" >/dev/null
     # The image this tag named before is now unnamed: drop it and its layers (the cached base layer stays in use).
     buildah "${storage[@]}" rmi --prune >/dev/null 2>&1 || true
-    size=$(buildah "${storage[@]}" images --format '{{.Size}}' "$tag" | head -1) ;;
+    # The first line only, taken without a pipe: under pipefail, `| head -1` fails the build with SIGPIPE (exit 141)
+    # when buildah lists more than head reads.
+    size=$(buildah "${storage[@]}" images --format '{{.Size}}' "$tag")
+    size=${size%%$'\n'*} ;;
   podman|docker)
     "$engine" build --quiet -f "$context/Containerfile" -t "$tag" "$context" >/dev/null
     size=$("$engine" image inspect --format '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1 / 1000000}') ;;
