@@ -64,6 +64,9 @@ import { PROVIDERS } from '../support/conformance-providers.js';
 import { loadControlPlane, scratchDir, tokenUser, uniqueName } from '../support/fixture.js';
 import { type HubProxy, type ProxiedRequest, startHubProxy } from '../support/hub-proxy.js';
 
+/** The name a table shows: a file cluster by its context (its alias here, unique in a scope); others by their name. */
+const shown = (u: { entry: { sourceKind: string } }, c: { name: string; alias?: string }) =>
+  u.entry.sourceKind === 'kubeconfig-file' && c.alias ? c.alias : c.name;
 const started = performance.now();
 const cp = loadControlPlane();
 const env: SuiteEnv = { cp, run: uniqueName('conf'), dir: '' };
@@ -182,7 +185,7 @@ const CASES: Record<Feature, Case> = {
       assert.equal(table.code, 0, table.stderr);
       assert.match(lines(table.stdout)[0], /^NAME\s+PROVIDER\s+SERVER\s+AUTH\s+READY/);
       assert.ok(
-        lines(table.stdout).some((l) => l.startsWith(`${a.name} `) && /\sTrue(\s|$)/.test(l)),
+        lines(table.stdout).some((l) => l.startsWith(`${shown(u, a)} `) && /\sTrue(\s|$)/.test(l)),
         `table row of ${a.name}:\n${table.stdout}`,
       );
       const byAuth = await fleet(['clusters', 'list', '-l', `fleet.dev/auth=${a.auth}`, '-o', 'name'], config, scope);
@@ -272,7 +275,7 @@ const CASES: Record<Feature, Case> = {
       assert.match(rows.get(down.name)?.reason ?? '', down.reason!);
       const table = await fleet(['clusters', 'list'], config, scope);
       assert.match(lines(table.stdout)[0], /\sREADY\s.*REASON$/);
-      const row = lines(table.stdout).find((l) => l.startsWith(`${down.name} `)) ?? '';
+      const row = lines(table.stdout).find((l) => l.startsWith(`${shown(u, down)} `)) ?? '';
       assert.ok(row.includes(rows.get(down.name)!.reason!.slice(0, 30)) && /\sFalse\s/.test(row), row);
       const strict = await fleet(['clusters', 'list', '--strict', '-o', 'name'], config, scope);
       assert.equal(strict.code, 1);
