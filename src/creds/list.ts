@@ -28,6 +28,7 @@ import {
   EXEC_CLUSTER_CONFIG_EXTENSION,
   type UserEntry,
 } from '../kubeconfig/types.js';
+import { accessShapeProblem } from '../providers/hub/access-providers.js';
 import { Hub } from '../providers/hub/client.js';
 import { type Secret, secretText } from '../providers/hub/objects.js';
 import type { ClusterRef } from '../providers/types.js';
@@ -422,12 +423,14 @@ interface ProfileList {
   };
 }
 
-/** A field of hub data that should be a list: anything else (a hostile or half-written object) is no entries. */
-const listOf = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
-
-/** A ClusterProfile's access providers and (older API) credential providers. */
+/**
+ * A ClusterProfile's access providers and (older API) credential providers. A status of the wrong shape (hub data
+ * anyone who may write a ClusterProfile shapes) names no credential: the cluster-inventory provider's one shape rule
+ * decides, and lists that profile as a not-ready row with the reason.
+ */
 function profileProviders(p: ProfileList): NonNullable<NonNullable<ProfileList['status']>['accessProviders']> {
-  return [...listOf(p.status?.accessProviders), ...listOf(p.status?.credentialProviders)];
+  if (accessShapeProblem(p.status)) return [];
+  return [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])];
 }
 
 async function listProfiles(hub: Hub): Promise<ProfileList[]> {
@@ -458,9 +461,9 @@ function wiProfileItems(profiles: ProfileList[], hub: string, spec: HubSpec): Cr
       name?: string;
       cluster?: ClusterEntry;
     }>) {
-      const ext = listOf(a?.cluster?.extensions).find((e) => e?.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as
+      const ext = (a.cluster?.extensions ?? []).find((e) => e.name === EXEC_CLUSTER_CONFIG_EXTENSION)?.extension as
         { serviceAccount?: unknown } | undefined;
-      if (typeof ext?.serviceAccount !== 'string' || !a?.name || !a.cluster) continue;
+      if (typeof ext?.serviceAccount !== 'string' || !a.name || !a.cluster) continue;
       const location = `clusterprofile ${hub}:${namespace}/${name} (accessProvider ${a.name})`;
       const hubArgs = spec.kubeconfig?.length
         ? ['--hub-kubeconfig', spec.kubeconfig.join(':'), ...(spec.context ? ['--hub-context', spec.context] : [])]
@@ -510,9 +513,9 @@ function secretreaderRefs(profiles: ProfileList[]): Array<{ namespace: string; n
   const refs = new Map<string, { namespace: string; name: string; key: string }>();
   for (const p of profiles) {
     for (const a of profileProviders(p)) {
-      for (const e of listOf(a?.cluster?.extensions)) {
-        const c = e?.extension as { name?: unknown; key?: unknown; namespace?: unknown } | undefined;
-        if (e?.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string')
+      for (const e of a.cluster?.extensions ?? []) {
+        const c = e.extension as { name?: unknown; key?: unknown; namespace?: unknown } | undefined;
+        if (e.name !== EXEC_CLUSTER_CONFIG_EXTENSION || typeof c?.name !== 'string' || typeof c.key !== 'string')
           continue;
         const namespace =
           typeof c.namespace === 'string' && c.namespace ? c.namespace : (p.metadata.namespace ?? 'default');

@@ -1,10 +1,10 @@
 import { EXEC_CLUSTER_CONFIG_EXTENSION } from '../../kubeconfig/types.js';
 import type { ClusterEntry, UserEntry } from '../../kubeconfig/types.js';
-import { secretText } from '../../providers/hub/objects.js';
+import { ARGOCD_SECRET_TYPE_LABEL, secretText } from '../../providers/hub/objects.js';
 import { buildKubeconfig } from '../kubeconfig-out.js';
 import { type Codec, b64, destinationByName, sameName } from './codec.js';
 
-export const ARGOCD_SECRET_TYPE_LABEL = 'argocd.argoproj.io/secret-type';
+export { ARGOCD_SECRET_TYPE_LABEL };
 /** The label value that makes a Secret one of Argo CD's clusters. */
 export const ARGOCD_CLUSTER_LABELS = { [ARGOCD_SECRET_TYPE_LABEL]: 'cluster' };
 

@@ -11,7 +11,7 @@ import { EXEC_CLUSTER_CONFIG_EXTENSION } from '../../kubeconfig/types.js';
 import { makeRef } from '../ref.js';
 import type { ArgocdClusterInfo, ClusterRef } from '../types.js';
 import { HubProvider } from './hub-provider.js';
-import { type ObjectMeta, type Secret, secretText } from './objects.js';
+import { ARGOCD_SECRET_TYPE_LABEL, type ObjectMeta, type Secret, secretText } from './objects.js';
 
 /**
  * Argo CD's clusters: every Secret of one namespace of the hub labelled `argocd.argoproj.io/secret-type: cluster`,
@@ -20,7 +20,7 @@ import { type ObjectMeta, type Secret, secretText } from './objects.js';
  * selects what an ApplicationSet cluster generator with that selector selects. Facts from argo-cd v3.2; see
  * docs/providers.md "Argo CD clusters".
  */
-export const ARGOCD_SECRET_TYPE_LABEL = 'argocd.argoproj.io/secret-type';
+export { ARGOCD_SECRET_TYPE_LABEL };
 export const ARGOCD_CLUSTER_SECRET_TYPE = 'cluster';
 /** Where Argo CD runs by default (`argocd` namespace of the install manifests). */
 export const ARGOCD_DEFAULT_NAMESPACE = 'argocd';

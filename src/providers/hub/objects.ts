@@ -5,6 +5,9 @@ import type { ResolvedContext } from '../../kubeconfig/loading-rules.js';
 import { asError } from '../../base/errors.js';
 import type { ObjectMeta, Wire } from '../../kube/objects.js';
 
+/** The label that makes a Secret one of Argo CD's clusters (value `cluster`): what the provider lists, what creds writes. */
+export const ARGOCD_SECRET_TYPE_LABEL = 'argocd.argoproj.io/secret-type';
+
 /** The Kubernetes object shapes hub-backed providers read (client-node's models, as JSON), and how a kubeconfig is taken out of a Secret. */
 export type { ObjectMeta } from '../../kube/objects.js';
 
