@@ -344,6 +344,7 @@ async function adoptFresh(
   if (!held) throw new ConfigError(`${where}: no credential in the ${format} key ${codec.key}`);
   registerSecret(held.user.token);
   registerSecret(held.user['client-key-data']);
+  registerSecret(held.user.password);
   if (held.user.exec || held.user['auth-provider'])
     throw new ConfigError(
       `${where}: the credential is a plugin (${held.user.exec ? 'exec' : 'auth-provider'}), which holds no secret fleet could take over`,

@@ -122,7 +122,34 @@ describe('consumer Secret codecs', () => {
       extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { serviceAccount: 'n/s' } }],
     });
     assert.match(held.kubeconfig, /command: fleet/);
-    assert.throws(() => CODECS.argocd.decode({ ...s, data: { config: btoa('{not json') } }), SyntaxError);
+    assert.throws(() => CODECS.argocd.decode({ ...s, data: { config: btoa('{not json') } }), /not valid JSON/);
+  });
+
+  it("Argo CD's basic auth, awsAuthConfig, proxy and a wrong-typed field read as the argocd provider reads them", () => {
+    const secret = (config: unknown, server = 'https://y') =>
+      ({
+        metadata: { name: 'c', namespace: 'argocd' },
+        data: { server: btoa(server), config: btoa(JSON.stringify(config)) },
+      }) as unknown as Secret;
+    const basic = CODECS.argocd.decode(
+      secret({ username: 'u', password: 'p', proxyUrl: 'http://proxy:3128', tlsClientConfig: { caData: 'Q0E=' } }),
+    )!;
+    assert.deepEqual(basic.user, { username: 'u', password: 'p' });
+    assert.deepEqual(basic.cluster, {
+      server: 'https://y',
+      'certificate-authority-data': 'Q0E=',
+      'proxy-url': 'http://proxy:3128',
+    });
+    // awsAuthConfig is Argo CD's own plugin, and wins over a bearer token beside it (Cluster.RawRestConfig's order).
+    const aws = CODECS.argocd.decode(
+      secret({ bearerToken: 'ignored', awsAuthConfig: { clusterName: 'prod', roleARN: 'arn:aws:iam::1:role/r' } }),
+    )!;
+    assert.equal(aws.user.token, undefined);
+    assert.deepEqual(aws.user.exec?.args, ['aws', '--cluster-name', 'prod', '--role-arn', 'arn:aws:iam::1:role/r']);
+    assert.equal(aws.user.exec?.command, 'argocd-k8s-auth');
+    // A field of the wrong type fails the Secret, as Go's decoder (and so Argo CD) refuses it.
+    assert.throws(() => CODECS.argocd.decode(secret({ bearerToken: 7 })), /bearerToken must be a string/);
+    assert.throws(() => CODECS.argocd.decode(secret([1])), /must be a JSON object/);
   });
 
   it('cluster-inventory needs its consumer label before anything is contacted', () => {

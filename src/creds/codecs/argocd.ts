@@ -1,5 +1,5 @@
-import { EXEC_CLUSTER_CONFIG_EXTENSION } from '../../kubeconfig/types.js';
 import type { ClusterEntry, UserEntry } from '../../kubeconfig/types.js';
+import { type ArgocdClusterConfig, argocdEntries, parseArgocdConfig } from '../../providers/hub/argocd.js';
 import { ARGOCD_SECRET_TYPE_LABEL, secretText } from '../../providers/hub/objects.js';
 import { buildKubeconfig } from '../kubeconfig-out.js';
 import { type Codec, b64, destinationByName, sameName } from './codec.js';
@@ -8,20 +8,8 @@ export { ARGOCD_SECRET_TYPE_LABEL };
 /** The label value that makes a Secret one of Argo CD's clusters. */
 export const ARGOCD_CLUSTER_LABELS = { [ARGOCD_SECRET_TYPE_LABEL]: 'cluster' };
 
-/** Argo CD's cluster `config` (the fields fleet writes and reads; Argo CD's ClusterConfig has more). */
-export interface ArgocdConfig {
-  bearerToken?: string;
-  tlsClientConfig?: { insecure?: boolean; caData?: string; serverName?: string; certData?: string; keyData?: string };
-  /** client-go's exec config as Argo CD holds it (env a map; v3.5+ adds provideClusterInfo and config). */
-  execProviderConfig?: {
-    command?: string;
-    args?: string[];
-    apiVersion?: string;
-    env?: Record<string, string>;
-    provideClusterInfo?: boolean;
-    config?: unknown;
-  };
-}
+/** Argo CD's cluster `config`: one type with the provider's decoder (Argo CD's ClusterConfig has more fields). */
+export type ArgocdConfig = ArgocdClusterConfig;
 
 /** The TLS part of the config: the CA, server name and skip-verify of the cluster, and a client certificate if the user has one. */
 export function tlsClientConfig(
@@ -47,39 +35,6 @@ export function argocdData(
   return { name: b64(displayName), server: b64(server ?? ''), config: b64(JSON.stringify(config)) };
 }
 
-/** The credential in a `config`, as kubeconfig entries (Argo CD's exec config as client-go runs it). */
-function entries(server: string | undefined, config: ArgocdConfig): { cluster: ClusterEntry; user: UserEntry } {
-  const tls = config.tlsClientConfig ?? {};
-  const exec = config.execProviderConfig;
-  // Only the fields that are set: the entries are also written out as a kubeconfig, which has no undefined.
-  const cluster: ClusterEntry = server === undefined ? {} : { server };
-  if (tls.caData) cluster['certificate-authority-data'] = tls.caData;
-  if (tls.serverName) cluster['tls-server-name'] = tls.serverName;
-  if (tls.insecure) cluster['insecure-skip-tls-verify'] = true;
-  if (exec?.config !== undefined)
-    cluster.extensions = [{ name: EXEC_CLUSTER_CONFIG_EXTENSION, extension: exec.config }];
-  const user: UserEntry = {};
-  if (config.bearerToken) user.token = config.bearerToken;
-  if (tls.certData) {
-    user['client-certificate-data'] = tls.certData;
-    user['client-key-data'] = tls.keyData;
-  }
-  if (exec) {
-    const set = Object.entries({
-      command: exec.command,
-      args: exec.args,
-      apiVersion: exec.apiVersion,
-      provideClusterInfo: exec.provideClusterInfo,
-    }).filter(([, v]) => v !== undefined);
-    user.exec = {
-      ...Object.fromEntries(set),
-      interactiveMode: 'Never',
-      env: Object.entries(exec.env ?? {}).map(([name, value]) => ({ name, value })),
-    };
-  }
-  return { cluster, user };
-}
-
 /**
  * Argo CD's declarative cluster Secret: labelled `argocd.argoproj.io/secret-type=cluster`, with `name` (what Argo CD
  * shows), `server` and `config` (a JSON bearer token or client certificate, and the CA) instead of a kubeconfig.
@@ -102,10 +57,13 @@ export const argocd: Codec<'argocd'> = {
     }),
   }),
   decode: (s) => {
-    const { cluster, user } = entries(
-      secretText(s, 'server'),
-      JSON.parse(secretText(s, 'config') ?? '{}') as ArgocdConfig,
-    );
+    // Read as the argocd provider (and Argo CD's own Cluster.RawRestConfig) reads it: one decoder for both, so a
+    // Secret creds list or adopt accepts is one the provider connects with, basic auth and awsAuthConfig included.
+    const config = parseArgocdConfig(secretText(s, 'config'));
+    if (config instanceof Error) throw config;
+    const server = secretText(s, 'server');
+    const { cluster, user } = argocdEntries(server ?? '', config);
+    if (server === undefined) delete cluster.server;
     const names = { cluster: s.metadata.name, user: s.metadata.name };
     return {
       kubeconfig: buildKubeconfig({ name: names.cluster, userName: names.user, cluster, user }),

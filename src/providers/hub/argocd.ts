@@ -36,7 +36,7 @@ export const ARGOCD_AWS_AUTH_COMMAND = 'argocd-k8s-auth';
 const AWS_EXEC_API_VERSION = 'client.authentication.k8s.io/v1beta1';
 
 /** The keys of an Argo CD cluster Secret's `config` fleet reads (Argo CD's ClusterConfig; JSON names). */
-interface ArgocdClusterConfig {
+export interface ArgocdClusterConfig {
   username?: string;
   password?: string;
   bearerToken?: string;
