@@ -350,11 +350,26 @@ async function adoptFresh(
       `${where}: the credential is a plugin (${held.user.exec ? 'exec' : 'auth-provider'}), which holds no secret fleet could take over`,
     );
 
+  // Basic authentication alone: kube-apiserver dropped it in 1.19 and treats such requests as anonymous, so there is
+  // no identity to take over (a certificate or token beside it is what client-go would authenticate with instead).
+  if ((held.user.username || held.user.password) && !held.user.token && !held.user['client-certificate-data'])
+    throw new ConfigError(
+      `${where}: the credential is basic authentication (username/password), which kube-apiserver has not accepted since 1.19: there is no identity to take over; write a new credential with creds generate`,
+    );
+
   // Who the credential is, asked with the credential itself, and what it may do (auth rules' risk report).
   rot.at.step = 'inspect';
   const oldCtx = contextFromKubeconfigText(held.kubeconfig, `${where} (the credential in it)`, { object: where });
   const oldClient = await rot.env.connector.context(oldCtx, where);
-  const me = await selfSubjectReview(oldClient);
+  const anonymous = () =>
+    new FleetError(
+      'unauthorized',
+      `${where}: the API server does not accept the credential (its requests are anonymous): there is no identity to take over`,
+    );
+  const me = await selfSubjectReview(oldClient).catch((error: unknown) => {
+    throw statusOf(error) === 403 && /"system:anonymous"/.test(toErrorInfo(error).message) ? anonymous() : error;
+  });
+  if (me.username === 'system:anonymous') throw anonymous();
   const described = await describeUser(held.user);
   const reviewNs = r.into?.namespaces[0] ?? 'default';
   const rules = await rulesReview(oldClient, reviewNs).catch((error: unknown) => toErrorInfo(error));

@@ -198,7 +198,12 @@ async function describeMethod(user: UserEntry): Promise<Described> {
       problems,
     };
   }
-  if (user.username || user.password) return { method: 'basic', identity: user.username, problems };
+  if (user.username || user.password) {
+    problems.push(
+      'basic authentication: kube-apiserver has not accepted it since 1.19 (requests with it are anonymous)',
+    );
+    return { method: 'basic', identity: user.username, problems };
+  }
   return { method: 'none', problems };
 }
 
