@@ -3,8 +3,13 @@
 // with credentials fleet generated (a bound token in a hub Secret, one in a kubeconfig file, a client certificate) and
 // with one it rotated; the credential-id each audit event records in user.extra["authentication.kubernetes.io/
 // credential-id"] is handed to `fleet creds list --credential-id`, which must name the Secret or file holding it. The
-// old credential of a rotation is found nowhere. No token, key or certificate made here appears in any output.
+// old credential of a rotation is found nowhere. Adopted credentials too (issue 39 item 2): Secrets fleet did not write
+// (an Argo CD cluster Secret with a legacy token, which the server's own token controller fills; hand-made
+// multicluster-runtime Secrets with a client certificate and with a --token-auth-file static token) are traced, or shown
+// to leave no credential-id, before `fleet creds adopt`, and by their bound token's JTI after it and after a rotation.
+// No token, key or certificate made here appears in any output.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -27,6 +32,7 @@ const saNs = `${run}-sa`;
 const CREDENTIAL_ID = 'authentication.kubernetes.io/credential-id';
 const HUB = ['--hub-kubeconfig', hub.kubeconfig];
 
+const staticToken = randomBytes(24).toString('hex');
 const outputs: Array<{ what: string; res: CliResult }> = [];
 const secrets = new Set<string>();
 let dir: string;
@@ -176,9 +182,18 @@ before(async () => {
   auditLog = join(dir, `${run}-audit.log`);
   const policy = join(dir, `${run}-audit-policy.yaml`);
   writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n');
+  // One static token user, as a hand-made multicluster-runtime Secret holds one (the adoption tests below).
+  const tokens = join(dir, `${run}-tokens.csv`);
+  writeFileSync(tokens, `${staticToken},${run}-static,${run}-static-uid\n`, { mode: 0o600 });
+  secrets.add(staticToken);
   audited = await startExtraApiserver({
     name: `${run}-audit`,
-    extraArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json'],
+    extraArgs: [
+      `--audit-policy-file=${policy}`,
+      `--audit-log-path=${auditLog}`,
+      '--audit-log-format=json',
+      `--token-auth-file=${tokens}`,
+    ],
     // The token controller fills the legacy token Secret `argocd cluster add` makes (the adoption tests below).
     controllers: ['serviceaccount-token-controller'],
   });
@@ -630,6 +645,61 @@ describe(
       const gone = await holders(before.id!);
       assert.equal(gone.code, 1);
       assert.deepEqual(gone.json<CredentialList>().items, []);
+    });
+
+    it('a hand-made multicluster-runtime Secret with a static token: audited with no credential-id (as creds list says); adopted, its bound token JTI is traced to it', async () => {
+      const name = `${run}-static`;
+      const text = kubeconfigFor({ token: staticToken });
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace: hubNs, labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' } },
+          data: { kubeconfig: b64(text) },
+        }),
+      );
+      const location = `secret hub:${hubNs}/${name}`;
+      await request(text, `${run}-static0`);
+      const before = await recordedId(`${run}-static0`);
+      assert.equal(before.username, `${run}-static`);
+      assert.equal(before.id, undefined, 'kube-apiserver 1.34 records no credential-id for a --token-auth-file token');
+      const list = await fleet(['creds', 'list', ...HUB, '-o', 'json']);
+      assert.equal(list.code, 0, list.stderr);
+      const item = list.json<CredentialList>().items.find((i) => i.location === location);
+      assert.deepEqual(
+        [item?.method, item?.credentialId, item?.noCredentialId],
+        ['static-token', undefined, 'a static token (not a JWT): the API server records no credential-id for it'],
+      );
+
+      const res = await fleet([
+        'creds',
+        'adopt',
+        ...AUDITED().slice(0, 2),
+        ...HUB,
+        `${hubNs}/${name}`,
+        '--service-account',
+        `${saNs}/static-lister`,
+        '--role',
+        'pod-lister',
+        '--duration',
+        '2h',
+        '--yes',
+        '-o',
+        'json',
+      ]);
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      assert.equal(res.json<{ items: Array<{ status: string }> }>().items[0].status, 'adopted');
+      await request(await heldKubeconfig(name), `${run}-static1`);
+      const after = await recordedId(`${run}-static1`);
+      assert.equal(after.username, `system:serviceaccount:${saNs}:static-lister`);
+      assert.match(after.id ?? '', /^JTI=/);
+      const found = await holders(after.id!);
+      assert.equal(found.code, 0, found.stderr);
+      assert.deepEqual(
+        found.json<CredentialList>().items.map((i) => [i.location, i.method, i.managedByFleet, i.credentialId]),
+        [[location, 'bound-token', true, after.id]],
+      );
     });
 
     it('a value that is not a credential-id is one usage line, exit 2, before anything is read', async () => {
