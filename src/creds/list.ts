@@ -99,7 +99,10 @@ export interface CredentialList {
   items: CredentialItem[];
   /** Hubs that could not be read (the listing is incomplete). */
   errors: Array<{ hub: string; error: ErrorInfo }>;
-  /** The current context taken as the hub (nothing configured) refused to list Secrets: said, not counted as a failure. */
+  /**
+   * Said, not counted as a failure: the current context taken as the hub (nothing configured) refused to list Secrets;
+   * a ClusterProfile whose status is of the wrong shape was not followed (its profile and field named).
+   */
   warnings?: string[];
   expiringWithin?: string;
   /** --credential-id: the credential-ids asked for; items are only the credentials that have one of them. */
@@ -370,7 +373,7 @@ async function describeSecret(
 /** Consumer Secrets of every known format on one hub (each found once). */
 export async function hubCredentials(
   spec: HubSpec,
-  o: { connector: Connector; env?: NodeJS.ProcessEnv },
+  o: { connector: Connector; env?: NodeJS.ProcessEnv; warnings?: string[] },
 ): Promise<CredentialItem[]> {
   const hub = new Hub(spec, { connector: o.connector, env: o.env }, 'hub');
   const name = await hub.name();
@@ -385,6 +388,7 @@ export async function hubCredentials(
   const consumers = [...found.values()].filter((s) => detectFormat(s) !== undefined);
   const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)));
   const profiles = await listProfiles(hub);
+  o.warnings?.push(...profileShapeWarnings(profiles, name));
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
   for (const ref of secretreaderRefs(profiles)) {
     const id = `${ref.namespace}/${ref.name}`;
@@ -429,9 +433,30 @@ interface ProfileList {
 }
 
 /**
+ * One warning per ClusterProfile whose status is of the wrong shape (the cluster-inventory provider's rule): the
+ * credentials its access providers name were not followed, and a listing or a --credential-id search that says
+ * nothing of it would look complete. Names the profile and the field only: no value of the profile is repeated.
+ */
+export function profileShapeWarnings(
+  profiles: Array<{ metadata: { namespace?: string; name?: string }; status?: unknown }>,
+  hub: string,
+): string[] {
+  const out: string[] = [];
+  for (const p of profiles) {
+    const problem = accessShapeProblem(p.status);
+    if (problem)
+      out.push(
+        `ClusterProfile ${hub}:${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}: ${problem}; the credentials its access providers name were not read`,
+      );
+  }
+  return out;
+}
+
+/**
  * A ClusterProfile's access providers and (older API) credential providers. A status of the wrong shape (hub data
  * anyone who may write a ClusterProfile shapes) names no credential: the cluster-inventory provider's one shape rule
- * decides, and lists that profile as a not-ready row with the reason.
+ * decides (that provider lists the profile as a not-ready row with the reason; creds list says it in a warning,
+ * profileShapeWarnings).
  */
 function profileProviders(p: ProfileList): NonNullable<NonNullable<ProfileList['status']>['accessProviders']> {
   if (accessShapeProblem(p.status)) return [];
@@ -607,7 +632,7 @@ export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: Li
   const warnings: string[] = [];
   for (const { guessed, ...spec } of hubs) {
     try {
-      found.push(...(await hubCredentials(spec, o)));
+      found.push(...(await hubCredentials(spec, { ...o, warnings })));
     } catch (error) {
       const info = toErrorInfo(error);
       const hub = spec.context ?? spec.kubeconfig?.join(':') ?? 'current context';

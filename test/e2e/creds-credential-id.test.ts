@@ -3,8 +3,13 @@
 // with credentials fleet generated (a bound token in a hub Secret, one in a kubeconfig file, a client certificate) and
 // with one it rotated; the credential-id each audit event records in user.extra["authentication.kubernetes.io/
 // credential-id"] is handed to `fleet creds list --credential-id`, which must name the Secret or file holding it. The
-// old credential of a rotation is found nowhere. No token, key or certificate made here appears in any output.
+// old credential of a rotation is found nowhere. Adopted credentials too (issue 39 item 2): Secrets fleet did not write
+// (an Argo CD cluster Secret with a legacy token, which the server's own token controller fills; hand-made
+// multicluster-runtime Secrets with a client certificate and with a --token-auth-file static token) are traced, or shown
+// to leave no credential-id, before `fleet creds adopt`, and by their bound token's JTI after it and after a rotation.
+// No token, key or certificate made here appears in any output.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +21,7 @@ import { type CliResult, runFleet } from '../support/cli.js';
 import { type ExtraApiserver, startExtraApiserver } from '../support/extra-apiserver.js';
 import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
 import { kubeconfigInSecret } from '../support/kubeconfig.js';
+import { makeLeaf } from '../support/pki.js';
 
 const cp = loadControlPlane();
 const hub = cp.hub;
@@ -26,6 +32,7 @@ const saNs = `${run}-sa`;
 const CREDENTIAL_ID = 'authentication.kubernetes.io/credential-id';
 const HUB = ['--hub-kubeconfig', hub.kubeconfig];
 
+const staticToken = randomBytes(24).toString('hex');
 const outputs: Array<{ what: string; res: CliResult }> = [];
 const secrets = new Set<string>();
 let dir: string;
@@ -64,6 +71,57 @@ async function request(kubeconfigText: string, marker: string): Promise<void> {
   writeFileSync(path, yaml.dump(doc), { mode: 0o600 });
   const r = await kubectlResult(audited, ['get', 'configmaps', '-n', marker], { kubeconfig: path });
   assert.doesNotMatch(r.stderr, /Unauthorized/, `${marker}: the credential was not accepted`);
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const decode = (v: string) => Buffer.from(v, 'base64').toString('utf8');
+
+/** A one-context kubeconfig for the audited server with this user entry. */
+function kubeconfigFor(user: Record<string, string>): string {
+  return yaml.dump({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'audited',
+        cluster: { server: audited.url, 'certificate-authority-data': b64(readFileSync(audited.caFile, 'utf8')) },
+      },
+    ],
+    users: [{ name: 'u', user }],
+    contexts: [{ name: 'audited', context: { cluster: 'audited', user: 'u' } }],
+    'current-context': 'audited',
+  });
+}
+const tokenKubeconfig = (token: string) => kubeconfigFor({ token });
+
+/** A kubeconfig file (0600) of this text in the scratch directory. */
+function writeFor(text: string, marker: string): Promise<string> {
+  const path = join(dir, `${marker}.kubeconfig`);
+  writeFileSync(path, text, { mode: 0o600 });
+  return Promise.resolve(path);
+}
+
+/**
+ * The credential the Argo CD cluster Secret holds now, as a kubeconfig built from the Secret's own content (server,
+ * config.bearerToken, config.tlsClientConfig.caData): what Argo CD connects with.
+ */
+async function argoKubeconfig(): Promise<string> {
+  const s = JSON.parse(await kubectl(hub, ['get', 'secret', `${run}-argocd`, '-n', hubNs, '-o', 'json']));
+  const config = JSON.parse(decode(s.data.config)) as { bearerToken: string; tlsClientConfig: { caData: string } };
+  secrets.add(config.bearerToken);
+  return yaml.dump({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'argo',
+        cluster: { server: decode(s.data.server), 'certificate-authority-data': config.tlsClientConfig.caData },
+      },
+    ],
+    users: [{ name: 'argo', user: { token: config.bearerToken } }],
+    contexts: [{ name: 'argo', context: { cluster: 'argo', user: 'argo' } }],
+    'current-context': 'argo',
+  });
 }
 
 interface AuditEvent {
@@ -124,9 +182,20 @@ before(async () => {
   auditLog = join(dir, `${run}-audit.log`);
   const policy = join(dir, `${run}-audit-policy.yaml`);
   writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n');
+  // One static token user, as a hand-made multicluster-runtime Secret holds one (the adoption tests below).
+  const tokens = join(dir, `${run}-tokens.csv`);
+  writeFileSync(tokens, `${staticToken},${run}-static,${run}-static-uid\n`, { mode: 0o600 });
+  secrets.add(staticToken);
   audited = await startExtraApiserver({
     name: `${run}-audit`,
-    extraArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json'],
+    extraArgs: [
+      `--audit-policy-file=${policy}`,
+      `--audit-log-path=${auditLog}`,
+      '--audit-log-format=json',
+      `--token-auth-file=${tokens}`,
+    ],
+    // The token controller fills the legacy token Secret `argocd cluster add` makes (the adoption tests below).
+    controllers: ['serviceaccount-token-controller'],
   });
   await applyYaml(hub, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: hubNs } }));
 });
@@ -299,6 +368,338 @@ describe(
       ]);
       const wide = await fleet(['creds', 'list', ...HUB, '-o', 'wide']);
       assert.match(wide.stdout, new RegExp(`secret hub:${hubNs}/legacy .*none \\(legacy token\\)`));
+    });
+
+    // Adopted credentials (issue 39 items 2 and 3): a Secret fleet did not write, as `argocd cluster add` leaves it,
+    // on the audited server. Its legacy token leaves no credential-id in the log; once adopted, the bound token in it
+    // does, and that id names the Secret; after a rotation the new id does and the adopted one names nothing.
+    const argoSa = `argocd-manager-${run}`;
+    const argoSecret = `${run}-argocd`;
+    const ARGO_LOCATION = `secret hub:${hubNs}/${argoSecret}`;
+    let legacyToken = '';
+    let adoptedId = '';
+
+    it('an Argo CD cluster Secret fleet did not write: its legacy token is audited with no credential-id, which creds list says, and no recorded id names it', async () => {
+      // What `argocd cluster add` installs (as creds-adopt.test.ts builds it), on the audited server, whose token
+      // controller fills the legacy token Secret.
+      await applyYaml(
+        audited,
+        [
+          `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${argoSa}, namespace: kube-system}`,
+          `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ${argoSa}-role}\nrules:\n- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}\n- {nonResourceURLs: ['*'], verbs: ['*']}`,
+          `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ${argoSa}-role-binding}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${argoSa}-role}\nsubjects:\n- {kind: ServiceAccount, name: ${argoSa}, namespace: kube-system}`,
+          `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${argoSa}-long-lived-token\n  namespace: kube-system\n  annotations: {kubernetes.io/service-account.name: ${argoSa}}\ntype: kubernetes.io/service-account-token`,
+        ].join('\n---\n'),
+      );
+      for (let i = 0; i < 150 && !legacyToken; i++) {
+        legacyToken = decode(
+          await kubectl(audited, [
+            'get',
+            'secret',
+            `${argoSa}-long-lived-token`,
+            '-n',
+            'kube-system',
+            '-o',
+            'jsonpath={.data.token}',
+          ]),
+        );
+        if (!legacyToken) await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.ok(legacyToken, "the audited server's token controller did not fill the legacy token Secret");
+      secrets.add(legacyToken);
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name: argoSecret,
+            namespace: hubNs,
+            labels: { 'argocd.argoproj.io/secret-type': 'cluster' },
+          },
+          type: 'Opaque',
+          data: {
+            name: b64('audited'),
+            server: b64(audited.url),
+            config: b64(
+              JSON.stringify({
+                bearerToken: legacyToken,
+                tlsClientConfig: { insecure: false, caData: b64(readFileSync(audited.caFile, 'utf8')) },
+              }),
+            ),
+            project: b64('team-a'),
+          },
+        }),
+      );
+
+      // A request with the legacy token: authenticated, audited, and no credential-id recorded for it.
+      const marker = `${run}-legacy0`;
+      await request(await argoKubeconfig(), marker);
+      const { id, username } = await recordedId(marker);
+      assert.equal(username, `system:serviceaccount:kube-system:${argoSa}`);
+      assert.equal(id, undefined, 'kube-apiserver 1.34 records no credential-id for a legacy token');
+      const byLegacy = auditEvents().filter((e) => e.user.username === username);
+      assert.ok(byLegacy.length > 0);
+      assert.ok(byLegacy.every((e) => e.user.extra?.[CREDENTIAL_ID] === undefined));
+
+      // creds list says why it has none (in JSON and in the wide table) and marks it adoptable.
+      const list = await fleet(['creds', 'list', ...HUB, '-o', 'json']);
+      assert.equal(list.code, 0, list.stderr);
+      const item = list.json<CredentialList>().items.find((i) => i.location === ARGO_LOCATION);
+      assert.ok(item, list.stdout);
+      assert.equal(item.format, 'argocd');
+      assert.equal(item.method, 'legacy-token');
+      assert.equal(item.managedByFleet, false);
+      assert.equal(item.credentialId, undefined);
+      assert.equal(
+        item.noCredentialId,
+        'a legacy ServiceAccount token: the API server records no credential-id for it',
+      );
+      assert.deepEqual(item.adoptable, ['legacy', 'no expiry']);
+      const wide = await fleet(['creds', 'list', ...HUB, '-o', 'wide']);
+      assert.match(wide.stdout, new RegExp(`^${ARGO_LOCATION} .*none \\(legacy token\\)`, 'm'));
+
+      // Every credential-id the log has recorded so far, asked at once: the holders of the others are named, this
+      // Secret by none of them.
+      const recorded = [...new Set(auditEvents().flatMap((e) => e.user.extra?.[CREDENTIAL_ID] ?? []))];
+      assert.ok(recorded.length >= 4, recorded.join(' '));
+      const all = await holders(
+        recorded[0],
+        recorded.slice(1).flatMap((r) => ['--credential-id', r]),
+      );
+      assert.equal(all.code, 0, all.stderr);
+      const named = all.json<CredentialList>().items.map((i) => i.location);
+      assert.ok(named.includes(`secret hub:${hubNs}/gen`), named.join(', '));
+      assert.ok(!named.includes(ARGO_LOCATION), 'a recorded credential-id named the legacy-token Secret');
+    });
+
+    it('adopted into a bound token: a request made with the Secret content is audited with JTI=<jti>, which creds list --credential-id traces to the adopted Secret (JSON and table); the old token is refused', async () => {
+      const res = await fleet([
+        'creds',
+        'adopt',
+        ...AUDITED().slice(0, 2),
+        ...HUB,
+        `${hubNs}/${argoSecret}`,
+        '--service-account',
+        `${saNs}/argocd-view`,
+        '--role',
+        'view',
+        '--duration',
+        '30d',
+        '--revoke-old',
+        '--yes',
+        '-o',
+        'json',
+      ]);
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      const adopted = res.json<{ items: Array<{ status: string; old: { revoked: boolean } }> }>().items[0];
+      assert.equal(adopted.status, 'adopted', JSON.stringify(adopted));
+      assert.equal(adopted.old.revoked, true);
+
+      const marker = `${run}-adopted`;
+      await request(await argoKubeconfig(), marker);
+      const { id, username } = await recordedId(marker);
+      assert.equal(username, `system:serviceaccount:${saNs}:argocd-view`);
+      assert.match(id ?? '', /^JTI=[0-9a-f-]{36}$/);
+      adoptedId = id!;
+      // The adoption's TokenRequest issued exactly this id.
+      assert.ok(
+        auditEvents().some(
+          (e) =>
+            e.objectRef?.subresource === 'token' &&
+            e.objectRef.name === 'argocd-view' &&
+            e.annotations?.['authentication.kubernetes.io/issued-credential-id'] === id,
+        ),
+        'no TokenRequest of the adoption issued the id the request recorded',
+      );
+
+      const found = await holders(adoptedId);
+      assert.equal(found.code, 0, found.stderr);
+      const list = found.json<CredentialList>();
+      assert.deepEqual(list.credentialIds, [adoptedId]);
+      assert.deepEqual(
+        list.items.map((i) => [i.location, i.source, i.format, i.method, i.managedByFleet, i.credentialId]),
+        [
+          [
+            ARGO_LOCATION,
+            { kind: 'secret', hub: 'hub', namespace: hubNs, name: argoSecret, key: 'config' },
+            'argocd',
+            'bound-token',
+            true,
+            adoptedId,
+          ],
+        ],
+      );
+      const table = await fleet(['creds', 'list', ...HUB, '--credential-id', adoptedId, '-o', 'wide']);
+      assert.equal(table.code, 0, table.stderr);
+      const rows = table.stdout.trim().split('\n');
+      assert.equal(rows.length, 2, table.stdout);
+      assert.match(rows[1], new RegExp(`^${ARGO_LOCATION} +argocd +bound-token .*${adoptedId}`));
+
+      // --revoke-old deleted the legacy token Secret: the old token is refused (401), and that event names nobody.
+      const refused = await kubectlResult(audited, ['get', 'configmaps', '-n', `${run}-legacy1`], {
+        kubeconfig: await writeFor(tokenKubeconfig(legacyToken), `${run}-legacy1`),
+      });
+      assert.match(refused.stderr, /Unauthorized/);
+    });
+
+    it('the adopted Secret rotated: the new id traces to it, the adopted id to nothing (exit 1)', async () => {
+      assert.ok(adoptedId, 'the adoption test did not run');
+      const rot = await fleet([
+        'creds',
+        'rotate',
+        ...AUDITED().slice(0, 2),
+        ...HUB,
+        `${hubNs}/${argoSecret}`,
+        '-o',
+        'json',
+      ]);
+      assert.equal(rot.code, 0, rot.stderr + rot.stdout);
+      assert.equal(rot.json<{ items: Array<{ status: string }> }>().items[0].status, 'rotated');
+      const marker = `${run}-argorot`;
+      await request(await argoKubeconfig(), marker);
+      const now = (await recordedId(marker)).id!;
+      assert.match(now, /^JTI=/);
+      assert.notEqual(now, adoptedId);
+
+      const found = await holders(now);
+      assert.equal(found.code, 0, found.stderr);
+      assert.deepEqual(
+        found.json<CredentialList>().items.map((i) => [i.location, i.credentialId]),
+        [[ARGO_LOCATION, now]],
+      );
+      const gone = await holders(adoptedId);
+      assert.equal(gone.code, 1, 'the adopted, since rotated credential is held by no one');
+      assert.deepEqual(gone.json<CredentialList>().items, []);
+      const said = await fleet(['creds', 'list', ...HUB, '--credential-id', adoptedId]);
+      assert.equal(said.code, 1);
+      assert.match(said.stderr, new RegExp(`no credential with credential-id ${adoptedId} in`));
+    });
+
+    it('a hand-made multicluster-runtime Secret with a client certificate: X509SHA256 traced to it before adoption; after, the bound token JTI is, and the certificate id names nothing', async () => {
+      const name = `${run}-mcr`;
+      const cert = await makeLeaf({
+        ca: cp.clientCa,
+        dir,
+        base: `${run}-mcr-user`,
+        cn: `${run}-mcr-user`,
+        usage: 'client',
+      });
+      const key = readFileSync(cert.keyFile, 'utf8');
+      const text = remember(
+        kubeconfigFor({
+          'client-certificate-data': b64(readFileSync(cert.certFile, 'utf8')),
+          'client-key-data': b64(key),
+        }),
+      );
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace: hubNs, labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' } },
+          data: { kubeconfig: b64(text) },
+        }),
+      );
+      const location = `secret hub:${hubNs}/${name}`;
+      await request(text, `${run}-mcr0`);
+      const before = await recordedId(`${run}-mcr0`);
+      assert.equal(before.username, `${run}-mcr-user`);
+      assert.match(before.id ?? '', /^X509SHA256=[0-9a-f]{64}$/);
+      const unmanaged = await holders(before.id!);
+      assert.equal(unmanaged.code, 0, unmanaged.stderr);
+      assert.deepEqual(
+        unmanaged.json<CredentialList>().items.map((i) => [i.location, i.method, i.managedByFleet]),
+        [[location, 'client-cert', false]],
+      );
+
+      const res = await fleet([
+        'creds',
+        'adopt',
+        ...AUDITED().slice(0, 2),
+        ...HUB,
+        `${hubNs}/${name}`,
+        '--service-account',
+        `${saNs}/mcr-lister`,
+        '--role',
+        'pod-lister',
+        '--duration',
+        '2h',
+        '--yes',
+        '-o',
+        'json',
+      ]);
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      assert.equal(res.json<{ items: Array<{ status: string }> }>().items[0].status, 'adopted');
+      const now = await heldKubeconfig(name);
+      await request(now, `${run}-mcr1`);
+      const after = await recordedId(`${run}-mcr1`);
+      assert.equal(after.username, `system:serviceaccount:${saNs}:mcr-lister`);
+      assert.match(after.id ?? '', /^JTI=/);
+      const found = await holders(after.id!);
+      assert.equal(found.code, 0, found.stderr);
+      assert.deepEqual(
+        found.json<CredentialList>().items.map((i) => [i.location, i.method, i.managedByFleet, i.credentialId]),
+        [[location, 'bound-token', true, after.id]],
+      );
+      const gone = await holders(before.id!);
+      assert.equal(gone.code, 1);
+      assert.deepEqual(gone.json<CredentialList>().items, []);
+    });
+
+    it('a hand-made multicluster-runtime Secret with a static token: audited with no credential-id (as creds list says); adopted, its bound token JTI is traced to it', async () => {
+      const name = `${run}-static`;
+      const text = kubeconfigFor({ token: staticToken });
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace: hubNs, labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' } },
+          data: { kubeconfig: b64(text) },
+        }),
+      );
+      const location = `secret hub:${hubNs}/${name}`;
+      await request(text, `${run}-static0`);
+      const before = await recordedId(`${run}-static0`);
+      assert.equal(before.username, `${run}-static`);
+      assert.equal(before.id, undefined, 'kube-apiserver 1.34 records no credential-id for a --token-auth-file token');
+      const list = await fleet(['creds', 'list', ...HUB, '-o', 'json']);
+      assert.equal(list.code, 0, list.stderr);
+      const item = list.json<CredentialList>().items.find((i) => i.location === location);
+      assert.deepEqual(
+        [item?.method, item?.credentialId, item?.noCredentialId],
+        ['static-token', undefined, 'a static token (not a JWT): the API server records no credential-id for it'],
+      );
+
+      const res = await fleet([
+        'creds',
+        'adopt',
+        ...AUDITED().slice(0, 2),
+        ...HUB,
+        `${hubNs}/${name}`,
+        '--service-account',
+        `${saNs}/static-lister`,
+        '--role',
+        'pod-lister',
+        '--duration',
+        '2h',
+        '--yes',
+        '-o',
+        'json',
+      ]);
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      assert.equal(res.json<{ items: Array<{ status: string }> }>().items[0].status, 'adopted');
+      await request(await heldKubeconfig(name), `${run}-static1`);
+      const after = await recordedId(`${run}-static1`);
+      assert.equal(after.username, `system:serviceaccount:${saNs}:static-lister`);
+      assert.match(after.id ?? '', /^JTI=/);
+      const found = await holders(after.id!);
+      assert.equal(found.code, 0, found.stderr);
+      assert.deepEqual(
+        found.json<CredentialList>().items.map((i) => [i.location, i.method, i.managedByFleet, i.credentialId]),
+        [[location, 'bound-token', true, after.id]],
+      );
     });
 
     it('a value that is not a credential-id is one usage line, exit 2, before anything is read', async () => {

@@ -25,6 +25,9 @@ export interface ExtraApiserverOptions {
   /** More kube-apiserver flags, after fleet's own (e.g. `--service-account-max-token-expiration=2h`, to see a server
    * issue a shorter token than asked). */
   extraArgs?: string[];
+  /** kube-controller-manager controllers to run beside it (e.g. `serviceaccount-token-controller`, which fills a legacy
+   * `kubernetes.io/service-account-token` Secret), signing with the server's own ServiceAccount key. Omit for none. */
+  controllers?: string[];
 }
 
 export interface ExtraApiserver extends ServerState {
@@ -104,7 +107,8 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
     '--endpoint-reconciler-type=none',
-    // No controller manager runs for it: nothing would create ServiceAccounts' tokens or default objects.
+    // No controller manager runs for it unless `controllers` asks for one; the ServiceAccount admission plugin, which
+    // waits for default ServiceAccounts the serviceaccount controller makes, stays off either way.
     '--disable-admission-plugins=ServiceAccount',
     `--cert-dir=${join(dir, 'certs')}`,
     ...(config !== undefined ? [`--authentication-config=${authFile}`] : []),
@@ -113,19 +117,35 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
   const bin = cp.binaries.kubeApiserver;
   const pids: number[] = [];
   let record: ProcessRecord | undefined;
+  let kcm: ProcessRecord | undefined;
   let exited: string | undefined;
 
-  const stop = async () => {
+  const forget = (pid: number) => {
+    const book = readProcesses(cp.dir);
+    if (book) {
+      book.processes = book.processes.filter((p) => p.pid !== pid);
+      writeJsonAtomic(processesFile(cp.dir), book);
+    }
+  };
+  const stopControllers = async () => {
+    if (!kcm) return;
+    const r = kcm;
+    kcm = undefined;
+    await killGroups([r]);
+    await waitReaped([r.pid]);
+    forget(r.pid);
+  };
+  const stopServer = async () => {
     if (!record) return;
     const r = record;
     record = undefined;
     await killGroups([r]);
     await waitReaped([r.pid]);
-    const book = readProcesses(cp.dir);
-    if (book) {
-      book.processes = book.processes.filter((p) => p.pid !== r.pid);
-      writeJsonAtomic(processesFile(cp.dir), book);
-    }
+    forget(r.pid);
+  };
+  const stop = async () => {
+    await stopControllers();
+    await stopServer();
   };
 
   const launch = async () => {
@@ -136,7 +156,7 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
       book.processes.push(record);
       writeJsonAtomic(processesFile(cp.dir), book);
     });
-    pids.splice(0, pids.length, started.pid);
+    pids.splice(0, 1, started.pid);
     void started.exited.then(({ code, signal }) => {
       if (record?.pid === started.pid) exited = signal ?? `code ${code}`;
     });
@@ -156,13 +176,40 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
       }).catch(() => undefined);
       if (r?.status === 200) return;
       if (Date.now() > deadline) {
-        await stop();
+        await stopServer();
         throw new Error(`extra apiserver ${name} not ready in time; last lines of ${logFile}:\n${tail(logFile)}`);
       }
       await sleep(250);
     }
   };
   await launch();
+  let kcmLogFile = '';
+  if (o.controllers && o.controllers.length > 0) {
+    // The same flags as the control plane's own controller managers, with this server's key (it signs legacy tokens,
+    // which this server verifies with the matching public key).
+    const kcmBin = cp.binaries.kubeControllerManager;
+    const kcmLog = join(dir, 'controller-manager.log');
+    kcmLogFile = kcmLog;
+    const started = await spawnDetached(
+      kcmBin,
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--service-account-private-key-file=${sa.keyFile}`,
+        `--root-ca-file=${serverCa.certFile}`,
+        '--leader-elect=false',
+        `--controllers=${o.controllers.join(',')}`,
+        '--secure-port=0',
+      ],
+      kcmLog,
+      (pid) => {
+        kcm = { name: `${name}-controller-manager`, pid, bin: kcmBin, log: kcmLog };
+        const book = readProcesses(cp.dir) ?? { ownerPid: null, processes: [] };
+        book.processes.push(kcm);
+        writeJsonAtomic(processesFile(cp.dir), book);
+      },
+    );
+    pids.push(started.pid);
+  }
 
   return {
     name,
@@ -177,7 +224,7 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     serviceAccountPublicKeyFile: sa.publicKeyFile,
     ...(config !== undefined ? { authenticationConfigFile: authFile } : {}),
     pids,
-    logs: { apiserver: logFile, controllerManager: '' },
+    logs: { apiserver: logFile, controllerManager: kcmLogFile },
     tokenUsers: [],
     writeAuthenticationConfig: (c) => {
       if (config === undefined)
@@ -186,7 +233,8 @@ export async function startExtraApiserver(o: ExtraApiserverOptions = {}): Promis
     },
     restartWithAuthenticationConfig: async (c) => {
       if (config === undefined) throw new Error(`${name} was started without --authentication-config`);
-      await stop();
+      // The controller manager, if any, keeps running and reconnects.
+      await stopServer();
       writeAuth(c);
       await launch();
     },

@@ -12,7 +12,7 @@ import { displayName } from '../../src/creds/generate.js';
 import { FORMATS, destinationSecret, secretName } from '../../src/creds/codecs/index.js';
 import { secretreaderAccessProvider } from '../../src/creds/codecs/kubeconfig-secretreader.js';
 import { buildKubeconfig, kubeconfigSha256 } from '../../src/creds/kubeconfig-out.js';
-import { describeUser, markExpiring, type CredentialItem } from '../../src/creds/list.js';
+import { describeUser, markExpiring, profileShapeWarnings, type CredentialItem } from '../../src/creds/list.js';
 import { CREDENTIAL_ID_EXTRA, parseCredentialId } from '../../src/kubeconfig/credentials.js';
 import { PRESETS, findPreset } from '../../src/creds/presets.js';
 import { rbacObjects, safeName } from '../../src/creds/rbac.js';
@@ -383,5 +383,39 @@ describe('creds list: Flux references', () => {
       'value',
       'neither: value, so the problem names the key Flux wants first',
     );
+  });
+});
+
+describe('creds list: ClusterProfiles of the wrong shape', () => {
+  const p = (name: string, status: unknown) => ({ metadata: { namespace: 'inv', name }, status });
+  it('one warning per malformed profile, naming the hub, the profile and the field; none for a good one or a provider without a cluster', () => {
+    const secretreader = {
+      extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { name: 's', key: 'k' } }],
+    };
+    assert.deepEqual(
+      profileShapeWarnings(
+        [
+          p('good', { accessProviders: [{ name: 'kubeconfig-secretreader', cluster: secretreader }] }),
+          p('no-status', undefined),
+          p('no-cluster', { accessProviders: [{ name: 'kubeconfig-secretreader' }] }),
+          p('mapping', { accessProviders: { 'kubeconfig-secretreader': { cluster: secretreader } } }),
+          p('number-name', { accessProviders: [{ name: 7, cluster: secretreader }] }),
+          p('old-api', { credentialProviders: [{ name: 'x', cluster: 'https://10.0.0.1' }] }),
+          p('status-list', ['token-abc']),
+        ],
+        'hub',
+      ),
+      [
+        'ClusterProfile hub:inv/mapping: status.accessProviders must be a list, got a mapping; the credentials its access providers name were not read',
+        'ClusterProfile hub:inv/number-name: status.accessProviders[0] must be a mapping with a string name; the credentials its access providers name were not read',
+        'ClusterProfile hub:inv/old-api: status.credentialProviders[0].cluster must be a mapping, got string; the credentials its access providers name were not read',
+        'ClusterProfile hub:inv/status-list: status must be a mapping, got a list; the credentials its access providers name were not read',
+      ],
+    );
+  });
+  it('repeats no value of the profile (a token misplaced in it stays out of the warning)', () => {
+    const w = profileShapeWarnings([p('leak', { accessProviders: { token: 'sekret-token-value' } })], 'hub');
+    assert.equal(w.length, 1);
+    assert.doesNotMatch(w[0], /sekret/);
   });
 });
