@@ -16,7 +16,9 @@ function credentialLabels(i: CredentialItem): Record<string, string> {
   const where: Record<string, string> =
     s.kind === 'kubeconfig'
       ? { path: s.path, context: s.context, user: s.user ?? '' }
-      : { hub: s.hub, namespace: s.namespace, name: s.name, key: (s.kind === 'secret' ? s.key : undefined) ?? '' };
+      : s.kind === 'exec'
+        ? { provider: s.provider, program: s.program }
+        : { hub: s.hub, namespace: s.namespace, name: s.name, key: (s.kind === 'secret' ? s.key : undefined) ?? '' };
   return { location: i.location, source: s.kind, cluster: i.cluster ?? '', ...where };
 }
 

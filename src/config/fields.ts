@@ -6,10 +6,15 @@ import { editDistance } from '../base/text.js';
  * a configuration file is found without reading code: `fleet.yaml: providers[1].namespace: must be a string`.
  */
 export class Fields {
+  /**
+   * `opaque`: the document is data that may hold secrets (an exec provider program's output), so a value of the wrong
+   * type is named by its type, never quoted (an `env` of `["AWS_SECRET_ACCESS_KEY=..."]` must not end up in a reason).
+   */
   constructor(
     readonly file: string,
     readonly path: string,
     readonly value: Record<string, unknown>,
+    readonly opaque = false,
   ) {}
 
   static root(file: string, value: unknown, what: string): Fields {
@@ -44,7 +49,7 @@ export class Fields {
   string(key: string): string | undefined {
     const v = this.value[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') throw this.error(key, `must be a string, got ${describe(v)}`);
+    if (typeof v !== 'string') throw this.error(key, `must be a string, got ${describe(v, this.opaque)}`);
     if (v.trim() === '') throw this.error(key, 'must not be empty');
     return v;
   }
@@ -65,7 +70,7 @@ export class Fields {
   boolean(key: string): boolean | undefined {
     const v = this.value[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') throw this.error(key, `must be true or false, got ${describe(v)}`);
+    if (typeof v !== 'boolean') throw this.error(key, `must be true or false, got ${describe(v, this.opaque)}`);
     return v;
   }
 
@@ -74,7 +79,8 @@ export class Fields {
     const v = this.value[key];
     if (v === undefined || v === null) return undefined;
     const list = typeof v === 'string' ? [v] : v;
-    if (!Array.isArray(list)) throw this.error(key, `must be a string or a list of strings, got ${describe(v)}`);
+    if (!Array.isArray(list))
+      throw this.error(key, `must be a string or a list of strings, got ${describe(v, this.opaque)}`);
     return list.map((item, i) => {
       if (typeof item !== 'string' || item.trim() === '') throw this.error(key, `item ${i} must be a non-empty string`);
       return item;
@@ -84,18 +90,19 @@ export class Fields {
   mapping(key: string): Fields | undefined {
     const v = this.value[key];
     if (v === undefined || v === null) return undefined;
-    if (!isMapping(v)) throw this.error(key, `must be a mapping, got ${describe(v)}`);
-    return new Fields(this.file, this.fieldPath(key), v);
+    if (!isMapping(v)) throw this.error(key, `must be a mapping, got ${describe(v, this.opaque)}`);
+    return new Fields(this.file, this.fieldPath(key), v, this.opaque);
   }
 
   list(key: string): Fields[] {
     const v = this.value[key];
     if (v === undefined || v === null) return [];
-    if (!Array.isArray(v)) throw this.error(key, `must be a list, got ${describe(v)}`);
+    if (!Array.isArray(v)) throw this.error(key, `must be a list, got ${describe(v, this.opaque)}`);
     return v.map((item, i) => {
       const path = `${this.fieldPath(key)}[${i}]`;
-      if (!isMapping(item)) throw new ConfigError(`${this.file}: ${path}: must be a mapping, got ${describe(item)}`);
-      return new Fields(this.file, path, item);
+      if (!isMapping(item))
+        throw new ConfigError(`${this.file}: ${path}: must be a mapping, got ${describe(item, this.opaque)}`);
+      return new Fields(this.file, path, item, this.opaque);
     });
   }
 }
@@ -112,9 +119,11 @@ export function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function describe(v: unknown): string {
+/** What a wrong value is: its type, and (unless `opaque`) the value, which helps find it in a configuration file. */
+function describe(v: unknown, opaque = false): string {
   if (Array.isArray(v)) return 'a list';
   if (v === null) return 'null';
   if (typeof v === 'object') return 'a mapping';
+  if (opaque) return `a ${typeof v}`;
   return `${typeof v} ${JSON.stringify(v)}`;
 }

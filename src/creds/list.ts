@@ -62,8 +62,11 @@ export interface CredentialItem {
     | { kind: 'kubeconfig'; path: string; context: string; user?: string }
     | { kind: 'secret'; hub: string; namespace: string; name: string; key?: string }
     /** A ClusterProfile access provider that runs fleet wi token: no Secret, the profile is the record. */
-    | { kind: 'cluster-profile'; hub: string; namespace: string; name: string; accessProvider: string };
-  format: 'kubeconfig' | SecretFormat | 'unknown';
+    | { kind: 'cluster-profile'; hub: string; namespace: string; name: string; accessProvider: string }
+    /** An entry of the ClusterList an exec provider's program printed (docs/providers.md "exec"): the program holds it. */
+    | { kind: 'exec'; provider: string; program: string; cluster: string };
+  /** `cluster-list`: an exec provider program's output (its entry's kubeconfig, or its server and exec credential). */
+  format: 'kubeconfig' | 'cluster-list' | SecretFormat | 'unknown';
   cluster?: string;
   server?: string;
   method: CredentialMethod;
@@ -263,6 +266,54 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
         ctx,
       ),
     );
+  }
+  return items;
+}
+
+/** Why an exec provider's credential is not fleet's to replace: the program prints it from a source fleet cannot write. */
+export const EXEC_HELD = 'held by the program: replace it at its source (creds adopt writes only Secrets)';
+
+/**
+ * The credentials in the ClusterLists exec providers' programs printed (one row per cluster): a kubeconfig's token or
+ * client certificate, described as a file's is, or an exec credential (its command; nothing is run, nothing is secret).
+ * The output is data: a plugin or file the trust policy refuses is not run or read, and the row says so. None is
+ * fleet's (`managedByFleet` false); a stored one is `adoptable` for the same reasons as a Secret's, and EXEC_HELD says
+ * where it must be replaced.
+ */
+export async function execCredentials(refs: ClusterRef[], trust: TrustPolicy): Promise<CredentialItem[]> {
+  const items: CredentialItem[] = [];
+  for (const ref of refs) {
+    if (ref.source.kind !== 'exec') continue;
+    const program = ref.source.program ?? '';
+    const cluster = ref.source.name ?? ref.name;
+    const base = {
+      location: `exec:${program} (provider ${ref.provider}, cluster ${cluster})`,
+      source: { kind: 'exec' as const, provider: ref.provider, program, cluster },
+      format: 'cluster-list' as const,
+      cluster: ref.name,
+      managedByFleet: false,
+    };
+    let ctx: ResolvedContext;
+    try {
+      ctx = await ref.resolve();
+    } catch (error) {
+      // A refused plugin is still an exec credential: its command is known (the ref's verdict), and nothing ran.
+      const refused = ref.plugin && !ref.plugin.allowed ? ref.plugin : undefined;
+      items.push({
+        ...base,
+        ...(ref.server ? { server: ref.server } : {}),
+        method: refused ? 'exec' : 'none',
+        ...(refused
+          ? { identity: refused.command, noCredentialId: NO_CREDENTIAL_ID.exec }
+          : { noCredentialId: NO_CREDENTIAL_ID.none }),
+        problems: [toErrorInfo(error).message],
+      });
+      continue;
+    }
+    const item: CredentialItem = { ...base, server: ctx.cluster.server, ...(await describeHeld(ctx, trust)) };
+    const reasons = adoptableReasons(item);
+    if (reasons.length > 0) item.adoptable = [...reasons, EXEC_HELD];
+    items.push(remember(item, ctx));
   }
   return items;
 }
@@ -627,7 +678,7 @@ export interface ListOptions {
 export type ListHub = HubSpec & { guessed?: boolean };
 
 export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: ListOptions): Promise<CredentialList> {
-  const found = await kubeconfigCredentials(refs);
+  const found = [...(await kubeconfigCredentials(refs)), ...(await execCredentials(refs, o.connector.trust))];
   const errors: CredentialList['errors'] = [];
   const warnings: string[] = [];
   for (const { guessed, ...spec } of hubs) {

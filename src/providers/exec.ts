@@ -144,7 +144,8 @@ export function parseClusterList(stdout: string, o: { provider: string; program:
     throw fail(
       `output is ${typeof version === 'string' ? `apiVersion "${version}"` : 'without an apiVersion'} ${typeof kind === 'string' ? `kind "${kind}"` : 'without a kind'}; fleet reads apiVersion ${CLUSTER_LIST_API_VERSION} kind ${CLUSTER_LIST_KIND}`,
     );
-  const root = new Fields('output', '', doc);
+  // Opaque: a wrong value is named by its field and type, never quoted (the output may hold secrets fleet cannot tell).
+  const root = new Fields('output', '', doc, true);
   let entries: Fields[];
   try {
     root.only(TOP_FIELDS);

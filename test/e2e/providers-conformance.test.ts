@@ -27,7 +27,11 @@
 //                   second page when there are several, else the last list of the provider's own objects) up to half
 //                   of its body, then drops every connection and stops listening. Expected: exit 1, one row for the
 //                   provider `cannot list clusters: ...`, none of its clusters (nothing half-listed), the other
-//                   provider of the run still listed
+//                   provider of the run still listed. A provider without a hub (exec) names the ways its source fails
+//                   mid-list instead (Scope.failures: a program cut off mid-output, killed, exiting non-zero, hanging
+//                   past its timeout): the same row and exit, one error line naming the program, nothing of its stderr
+//   paging (no pages)  for an entry whose paging is not applicable but that sets `manyWhole`: 600 clusters in one
+//                   answer, all listed, in reasonable time
 //
 // Adding a provider is one entry in PROVIDERS (argocd, the last one, shows it for a hub provider):
 //   { type: 'argocd', sourceKind: '...', features: [...], notApplicable: {feature: 'why not'}, pluginTrust, start }
@@ -399,6 +403,7 @@ const CASES: Record<Feature, Case> = {
   },
 
   async 'hub-gone'(u) {
+    if (!u.kit.hub) return sourceGone(u);
     // With paging, the many-cluster scope (the cut is on its second page); else a scope of two clusters.
     const scope = u.entry.features.includes('paging')
       ? (await manyScope(u)).scope
@@ -456,6 +461,70 @@ const CASES: Record<Feature, Case> = {
   },
 };
 
+/** `hub-gone` without a hub: each way the source fails mid-list (Scope.failures) gives the provider's failed row. */
+async function sourceGone(u: Under): Promise<(note: (line: string) => void) => Promise<void>> {
+  const scope = await scopeOf(u, 'gone');
+  await scope.add({ id: 'a' });
+  await scope.add({ id: 'b' });
+  const failures = scope.failures?.() ?? [];
+  assert.ok(failures.length > 0, `${u.entry.type}: no hub, so its scope names the ways its source fails (failures)`);
+  return async (note) => {
+    const config = fleetConfig(`${u.entry.type}-gone`, { p: scope.entry(), companion: companion() });
+    for (const f of failures) {
+      await f.start();
+      try {
+        const t0 = performance.now();
+        const r = await fleet(['clusters', 'list', '-o', 'json'], config, scope);
+        const ms = performance.now() - t0;
+        assert.equal(r.code, 1, `${f.what}: ${r.stderr}`);
+        const rows = items(r);
+        assert.deepEqual(
+          rows.map((i) => i.name),
+          ['p', COMPANION_NAME],
+          `${f.what}: one row for the provider, none of its clusters`,
+        );
+        assert.deepEqual(
+          [rows[0].ready, rows[0].provider, rows[0].source.kind, rows[0].source.name, rows[1].ready],
+          [false, 'p', 'provider', 'p', true],
+        );
+        assert.match(rows[0].reason ?? '', new RegExp(`^cannot list clusters: ${u.entry.type} provider "p" `));
+        assert.match(rows[0].reason ?? '', f.reason, f.what);
+        // One line, and it is the row's reason: nothing else of the failure (nor of the source's stderr) is printed.
+        assert.deepEqual(lines(r.stderr), [`error: ${rows[0].reason}`], f.what);
+        if (f.secret) assert.ok(!(r.stdout + r.stderr).includes(f.secret), `${f.what}: its stderr was shown`);
+        assert.ok(ms < 30_000, `${f.what}: took ${Math.round(ms)} ms`);
+        await f.check?.();
+        note(`${f.what}: ${rows[0].reason} (${Math.round(ms)} ms)`);
+      } finally {
+        await f.stop();
+      }
+    }
+    // The source answering again, its clusters are listed again.
+    const again = await fleet(['clusters', 'list', '-o', 'name'], config, scope);
+    assert.equal(again.code, 0, again.stderr);
+  };
+}
+
+/** `paging (no pages)`: MANY clusters in one answer (the paging scope's), all listed, in reasonable time. */
+async function manyWhole(u: Under): Promise<(note: (line: string) => void) => Promise<void>> {
+  const { scope, names } = await manyScope(u);
+  return async (note) => {
+    const config = fleetConfig(`${u.entry.type}-many`, { p: scope.entry() });
+    const t0 = performance.now();
+    const r = await fleet(['clusters', 'list', '-o', 'json'], config, scope);
+    const ms = performance.now() - t0;
+    assert.equal(r.code, 0, r.stderr);
+    const rows = items(r);
+    assert.deepEqual(rows.map((i) => i.name).sort(), [...scope.baseline, ...names].sort());
+    assert.ok(
+      rows.every((i) => i.ready),
+      'every one ready',
+    );
+    assert.ok(ms < 30_000, `took ${Math.round(ms)} ms`);
+    note(`${rows.length} clusters in one answer, listed in ${Math.round(ms)} ms (clusters list -o json, wall)`);
+  };
+}
+
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('provider table', () => {
@@ -483,15 +552,21 @@ describe('provider conformance', { concurrency: PROVIDERS.length }, () => {
     // One provider's cases run in order; the providers side by side.
     describe(entry.type, { concurrency: 1 }, () => {
       const u: Under = { entry, kit: undefined as unknown as Kit, scopes: [] };
-      const checks = new Map<Feature, Promise<(note: (line: string) => void) => Promise<void>>>();
+      const checks = new Map<Feature | 'many-whole', Promise<(note: (line: string) => void) => Promise<void>>>();
       before(async () => {
         u.kit = await entry.start(env);
         if (u.kit.hub) SECRETS.push(u.kit.hub.token);
+        SECRETS.push(...(u.kit.secrets ?? []));
         // Every case's fixture is made at once; each case then waits for its own.
         for (const feature of entry.features) {
           const made = CASES[feature](u);
           made.catch(() => undefined); // reported by the case's own test
           checks.set(feature, made);
+        }
+        if (entry.manyWhole && !entry.features.includes('paging')) {
+          const made = manyWhole(u);
+          made.catch(() => undefined);
+          checks.set('many-whole', made);
         }
       });
       after(async () => {
@@ -505,6 +580,9 @@ describe('provider conformance', { concurrency: PROVIDERS.length }, () => {
           (await checks.get(feature)!)((line) => t.diagnostic(line)),
         );
       }
+      if (entry.manyWhole && !entry.features.includes('paging'))
+        it(`paging (no pages): ${MANY} clusters in one answer are all listed`, async (t) =>
+          (await checks.get('many-whole')!)((line) => t.diagnostic(line)));
     });
   }
 });

@@ -1,6 +1,7 @@
 // The provider table of the conformance suite (test/e2e/providers-conformance.test.ts): one entry per provider type,
 // each with its features and a fixture-maker that makes and removes real clusters of that provider on the test control
 // plane. Adding a provider is adding one entry to PROVIDERS (see the suite's header).
+import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -674,6 +675,204 @@ const argocd: ProviderEntry = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------------------------------
+
+/**
+ * The program of the exec entry, written by the suite: prints the ClusterList of the state file it is given (one per
+ * scope, which the entry rewrites between lists), or fails the way the state says, as a real inventory program can: cut
+ * off mid-output (exits 0), killed mid-output, exiting non-zero after writing a secret on stderr, or hanging with a
+ * child of its own that holds stdout open (fleet's timeout must end them both).
+ */
+const EXEC_PROGRAM = `#!${process.execPath}
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const state = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const text = JSON.stringify({ apiVersion: 'fleet.dev/v1alpha1', kind: 'ClusterList', clusters: state.clusters });
+const half = text.slice(0, Math.floor(text.length / 2));
+if (state.fail === 'cut') {
+  process.stdout.write(half);
+} else if (state.fail === 'killed') {
+  process.stdout.write(half);
+  process.stderr.write('inventory: lost the session of key ' + state.secret + '\\n');
+  process.kill(process.pid, 'SIGKILL');
+} else if (state.fail === 'exit') {
+  process.stderr.write('inventory: access denied for key ' + state.secret + '\\n');
+  process.exitCode = 3;
+} else if (state.fail === 'hang') {
+  process.stdout.write(half);
+  const child = spawn('sleep', ['300'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  writeFileSync(state.pidFile, String(child.pid));
+} else {
+  process.stdout.write(text);
+}
+`;
+
+/** Whether a process still runs (a zombie not yet reaped by init counts as gone: it holds nothing open). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The exec provider: a program named in fleet.yaml prints the clusters of a state file the entry rewrites. */
+const exec: ProviderEntry = {
+  type: 'exec',
+  sourceKind: 'exec',
+  features: ['list', 'names', 'labels', 'not-ready', 'refused-plugin', 'removal', 'wrong-shape', 'hub-gone'],
+  notApplicable: {
+    'short-names': "a cluster is named by the program's `name`: there is no shorter name",
+    paging:
+      "the program's stdout is read whole, one answer: there is no page (600 clusters in one answer: `paging (no pages)`)",
+  },
+  manyWhole: true,
+  // What the program prints is data, like a hub Secret: its exec credentials run only where the entry allows them.
+  pluginTrust: 'data',
+  async start(env): Promise<Kit> {
+    const member = env.cp.members[0];
+    const caData = readFileSync(member.caFile).toString('base64');
+    const base = join(env.dir, 'exec');
+    mkdirSync(base, { recursive: true, mode: 0o700 });
+    const program = join(base, 'inventory.mjs');
+    writeFileSync(program, EXEC_PROGRAM, { mode: 0o755 });
+    // The exec credential of the ready clusters that use one: allowed by the entry (credentialPluginAllowlist), and it
+    // answers with alice's token if run.
+    const plugin = join(base, 'alice-plugin.sh');
+    writeFileSync(plugin, `#!/bin/sh\ncat '${join(base, 'alice.json')}'\n`, { mode: 0o755 });
+    writeFileSync(
+      join(base, 'alice.json'),
+      JSON.stringify({
+        apiVersion: 'client.authentication.k8s.io/v1',
+        kind: 'ExecCredential',
+        status: { token: alice(env).token },
+      }),
+      { mode: 0o600 },
+    );
+    // A key the wrong-shape entry and the failing program carry: a secret fleet does not know, never to be printed.
+    const secret = `AKIA${env.run.replace(/[^a-z0-9]/gi, '').toUpperCase()}SECRETKEY`;
+    const ready = (id: string) => ({ name: id, kubeconfig: credentialText(env, `exec-${id}`, { id }) });
+    return {
+      secrets: [secret],
+      async scope(id): Promise<Scope> {
+        const dir = join(base, id);
+        mkdirSync(dir, { recursive: true });
+        const stateFile = join(dir, 'state.json');
+        const state: { clusters: Record<string, unknown>[]; fail?: string; secret: string; pidFile: string } = {
+          clusters: [],
+          secret,
+          pidFile: join(dir, 'hang.pid'),
+        };
+        const save = () => writeFileSync(stateFile, JSON.stringify(state), { mode: 0o600 });
+        save();
+        const failing = (what: string, fail: string, reason: RegExp, check?: () => void) => ({
+          what,
+          reason,
+          secret,
+          start: () => {
+            state.fail = fail;
+            save();
+          },
+          stop: () => {
+            delete state.fail;
+            save();
+          },
+          check,
+        });
+        return {
+          baseline: [],
+          entry: () => ({
+            type: 'exec',
+            command: program,
+            args: [stateFile],
+            // The failures' scope: a hanging program is ended within seconds.
+            ...(id === 'gone' ? { timeout: '5s' } : {}),
+            credentialPluginAllowlist: [{ command: plugin }],
+          }),
+          async add(spec): Promise<Cluster> {
+            const labels = spec.labels ? { labels: spec.labels } : {};
+            const base = { id: spec.id, name: spec.id };
+            const server = { server: member.url, certificateAuthorityData: caData };
+            let cluster: Record<string, unknown>;
+            let out: Cluster;
+            switch (spec.state) {
+              case 'not-ready':
+                // A cluster the program knows without an endpoint yet (as EKS's CREATING ones): fleet cannot reach it.
+                // fleet probes no server when listing, for any provider: not ready is what the listing can tell.
+                cluster = { name: spec.id, exec: { command: plugin } };
+                out = {
+                  ...base,
+                  reason: new RegExp(`^output: clusters\\[${state.clusters.length}\\]\\.server: is required$`),
+                };
+                break;
+              case 'refused-plugin':
+                cluster = { name: spec.id, ...server, exec: { command: spec.plugin } };
+                out = { ...base, reason: new RegExp(`exec plugin "${spec.plugin}" is named by hub data`) };
+                break;
+              case 'wrong-shape':
+                // env as `NAME=value` strings (a shell's habit) where the schema has {name, value}: named by field and
+                // type, never quoted (the key in it is a secret).
+                cluster = {
+                  name: spec.id,
+                  ...server,
+                  exec: { command: plugin, env: [`AWS_SECRET_ACCESS_KEY=${secret}`] },
+                };
+                out = {
+                  ...base,
+                  reason: new RegExp(
+                    `^output: clusters\\[${state.clusters.length}\\]\\.exec\\.env\\[0\\]: must be a mapping, got a string$`,
+                  ),
+                };
+                break;
+              default:
+                // b through the allowed exec credential, every other through a kubeconfig with a token.
+                cluster = spec.id === 'b' ? { name: spec.id, ...server, exec: { command: plugin } } : ready(spec.id);
+                out = { ...base, server: member.url, auth: spec.id === 'b' ? 'exec' : 'token' };
+            }
+            state.clusters.push({ ...cluster, ...labels });
+            save();
+            return out;
+          },
+          async remove(c) {
+            state.clusters = state.clusters.filter((x) => x.name !== c.id);
+            save();
+          },
+          async addMany(n) {
+            const names = Array.from({ length: n }, (_, i) => `x-${String(i).padStart(4, '0')}`);
+            state.clusters.push(...names.map(ready));
+            save();
+            return names;
+          },
+          failures: () => [
+            failing(
+              'cut off mid-output (exit 0)',
+              'cut',
+              /\): output is not valid JSON( \(at byte \d+\))?; expected a ClusterList/,
+            ),
+            failing('killed mid-output', 'killed', /\): exited with SIGKILL \(its stderr is not shown/),
+            failing('exits 3 after writing a key on stderr', 'exit', /\): exited with 3 \(its stderr is not shown/),
+            failing(
+              'hangs past its timeout (5s) with a child holding stdout',
+              'hang',
+              /\): no answer within 5s$/,
+              () => {
+                const pid = Number(readFileSync(state.pidFile, 'utf8'));
+                assert.equal(running(pid), false, `the program's child ${pid} outlived the timeout`);
+              },
+            ),
+          ],
+        };
+      },
+    };
+  },
+};
+
 /**
  * The provider table. One entry per provider type; its features and a fixture-maker. The suite runs every case over
  * every entry: a feature an entry lacks is reported as not applicable with the entry's reason.
@@ -687,4 +886,5 @@ export const PROVIDERS: ProviderEntry[] = [
   kind,
   kcp,
   argocd,
+  exec,
 ];

@@ -18,7 +18,8 @@ export const FEATURES = {
   removal: 'a cluster removed between two lists is gone from the second, and its name is not found',
   'wrong-shape': 'an object of the wrong shape is named with what is wrong, and hides nothing else',
   paging: 'paging: more clusters than one page (500) are all listed, read page by page',
-  'hub-gone': 'the hub going away mid-list: one failed row for the provider, none of its clusters, the rest listed',
+  'hub-gone':
+    'the hub (or a program: its run) going away mid-list: one failed row for the provider, none of its clusters, the rest listed',
 } as const;
 
 export type Feature = keyof typeof FEATURES;
@@ -70,6 +71,22 @@ export interface Scope {
   addMany?(n: number): Promise<string[]>;
   /** Undo what the scope made that teardown of the control plane would not (finalizers, namespaces). */
   cleanup?(): Promise<void>;
+  /** `hub-gone` of a provider without a hub (exec): the ways its source fails in the middle of a list. */
+  failures?(): SourceFailure[];
+}
+
+/**
+ * One way a provider's source without a hub fails mid-list (a program cut off, killed, failing, hanging): `start()` makes
+ * the next list fail that way, `stop()` puts the source back. The provider's failed row must match `reason`; `secret`
+ * (what the source wrote on stderr) must appear nowhere in fleet's output; `check()` is what else must hold afterwards.
+ */
+export interface SourceFailure {
+  what: string;
+  reason: RegExp;
+  secret?: string;
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+  check?(): void | Promise<void>;
 }
 
 /** What an entry starts once for the suite. */
@@ -79,6 +96,8 @@ export interface Kit {
   hub?: HubAccess;
   /** Plugins the provider's good clusters run, which a kuberc refusing the case's plugin must still allow. */
   allowedPlugins?: string[];
+  /** Secrets the entry's fixtures hold (beyond the suite's tokens): never in fleet's output either. */
+  secrets?: string[];
   stop?(): Promise<void>;
 }
 
@@ -104,6 +123,11 @@ export interface ProviderEntry {
   pluginTrust?: 'data' | 'user';
   /** What an object of the wrong shape does: a not-ready row (default), or the provider fails with it (a file). */
   wrongShape?: 'row' | 'provider-fails';
+  /**
+   * With `paging` not applicable (one answer, no pages): the scope's `addMany(600)` is still listed, all of it, by a case
+   * of its own (`paging (no pages)`), so a provider without pages still shows it holds a fleet of that size.
+   */
+  manyWhole?: boolean;
   /** Starts what the provider needs (once per suite run). */
   start(env: SuiteEnv): Promise<Kit>;
 }

@@ -156,7 +156,7 @@ describe('exec provider: the ClusterList a program prints', () => {
       list([], { items: [] }),
       'exec provider "inv" (/opt/list-clusters): output: items: unknown field (known: apiVersion, kind, clusters)',
     );
-    failsWith(list(['x']), /output: clusters\[0\]: must be a mapping, got string "x"$/);
+    failsWith(list(['x']), /output: clusters\[0\]: must be a mapping, got a string$/);
   });
 
   it('a cluster without a usable, unique name fails the listing (it could not be named to be left out)', () => {
@@ -216,6 +216,29 @@ describe('exec provider: the ClusterList a program prints', () => {
       'output: clusters[0].exec.interactiveMode: unknown field (known: command, args, env, apiVersion, provideClusterInfo, installHint)',
     );
     assert.match(reason({ name: 'k', kubeconfig: 'clusters: 3' }), /clusters\[0\]\.kubeconfig/);
+  });
+
+  it('a value of the wrong type is named by its field and type, never quoted: the output may hold secrets', () => {
+    const key = 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY';
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [
+        execCluster({ exec: { command: 'aws', env: [key] } }),
+        'clusters[0].exec.env[0]: must be a mapping, got a string',
+      ],
+      [execCluster({ exec: { command: 'aws', env: key } }), 'clusters[0].exec.env: must be a list, got a string'],
+      [execCluster({ exec: `aws --token ${key}` }), 'clusters[0].exec: must be a mapping, got a string'],
+      [
+        execCluster({ exec: { command: 'aws', provideClusterInfo: key } }),
+        'clusters[0].exec.provideClusterInfo: must be true or false, got a string',
+      ],
+      [execCluster({ tlsServerName: 12345678901 }), 'clusters[0].tlsServerName: must be a string, got a number'],
+    ];
+    for (const [cluster, message] of cases) assert.equal(reason(cluster), `output: ${message}`);
+    // An entry that is not an object has no name to be listed under: the listing fails, still without the value.
+    failsWith(
+      list([key]),
+      'exec provider "inv" (/opt/list-clusters): output: clusters[0]: must be a mapping, got a string',
+    );
   });
 });
 

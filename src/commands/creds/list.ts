@@ -11,7 +11,7 @@ import { type CredentialItem, type CredentialList, listCredentials } from '../..
 
 export default class CredsList extends BaseCommand<typeof CredsList> {
   static summary = 'List every credential fleet can see, with its method, identity and expiry.';
-  static description = `Reads the users of the kubeconfig files fleet uses and the consumer Secrets on the hubs of the fleet configuration (multicluster-runtime, Cluster API, cluster-inventory, Argo CD, and every Secret fleet wrote), and describes each from the credential itself: JWT iat/exp, certificate NotBefore/NotAfter. Nothing secret is printed. With --expiring-within, exit 1 when any credential expires within that time (for a CI cron). --live checks that each still authenticates.`;
+  static description = `Reads the users of the kubeconfig files fleet uses, the credentials exec providers' programs print, and the consumer Secrets on the hubs of the fleet configuration (multicluster-runtime, Cluster API, cluster-inventory, Argo CD, and every Secret fleet wrote), and describes each from the credential itself: JWT iat/exp, certificate NotBefore/NotAfter. Nothing secret is printed. With --expiring-within, exit 1 when any credential expires within that time (for a CI cron). --live checks that each still authenticates.`;
 
   static examples = [
     '<%= config.bin %> creds list',
