@@ -14,7 +14,15 @@ import { after, before, describe, it } from 'node:test';
 import yaml from 'js-yaml';
 
 import { FLEET_BIN, runFleet, fleetTestEnv } from '../support/cli.js';
-import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
+import {
+  applyYaml,
+  kubectl,
+  kubectlResult,
+  loadControlPlane,
+  scratchDir,
+  uniqueName,
+  deleteFleetObjectsOf,
+} from '../support/fixture.js';
 import { isAlive } from '../support/procs.js';
 
 const cp = loadControlPlane();
@@ -159,7 +167,7 @@ before(async () => {
 
 after(async () => {
   await kubectlResult(hub, ['delete', 'namespace', hubNs, '--wait=false']);
-  await kubectlResult(m1, ['delete', 'namespaces', '-l', 'app.kubernetes.io/managed-by=fleet', '--wait=false']);
+  await deleteFleetObjectsOf(m1, 'namespaces', run);
 });
 
 const TOKEN_STEPS = ['checked', 'namespace', 'service-account', 'role', 'binding', 'anchor', 'mint', 'verify'];

@@ -23,6 +23,7 @@ import {
   scratchDir,
   tokenUser,
   uniqueName,
+  deleteFleetObjectsOf,
 } from '../support/fixture.js';
 
 const cp = loadControlPlane();
@@ -124,7 +125,7 @@ before(async () => {
 after(async () => {
   await kubectl(hub, ['delete', 'namespace', hubNs, '--wait=false']);
   await kubectlResult(m1, ['delete', 'namespace', nsA, nsSys, '--wait=false']);
-  await kubectlResult(m1, ['delete', 'clusterrole,clusterrolebinding', '-l', 'app.kubernetes.io/managed-by=fleet']);
+  await deleteFleetObjectsOf(m1, 'clusterrole,clusterrolebinding', run);
 });
 
 describe('fleet creds generate (live)', () => {

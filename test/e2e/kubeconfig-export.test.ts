@@ -38,6 +38,7 @@ import {
   scratchDir,
   uniqueName,
   writeKubeconfig,
+  deleteFleetObjectsOf,
 } from '../support/fixture.js';
 import { STATIC_CREDENTIAL_SECONDS } from '../../src/export/credential-cache.js';
 import { FLEET_EXPORT_EXTENSION } from '../../src/kubeconfig/export-marker.js';
@@ -238,7 +239,7 @@ after(async () => {
   await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-cloud-view`, '--wait=false']);
   await kubectlResult(m1, ['delete', 'clusterrolebinding', `${run}-wi-view`, '--wait=false']);
   await kubectlResult(hub, ['delete', 'namespace', execNs, '--wait=false']);
-  await kubectlResult(m1, ['delete', 'clusterrolebinding', '-l', 'app.kubernetes.io/managed-by=fleet', '--wait=false']);
+  await deleteFleetObjectsOf(m1, 'clusterrole,clusterrolebinding', run);
 });
 
 describe('fleet kubeconfig export, used by kubectl', { concurrency: false }, () => {

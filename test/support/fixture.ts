@@ -202,3 +202,17 @@ export function kubeconfigFor(
     namespace: o.namespace,
   });
 }
+
+/**
+ * Deletes the fleet-labelled objects of these kinds whose names contain RUN (a test's uniqueName): what a test's own
+ * runs made, and nothing of the tests running beside it on the same control plane (a bare `-l managed-by=fleet` delete
+ * removed the RBAC a concurrent test's credential was being verified with).
+ */
+export async function deleteFleetObjectsOf(ref: ServerRef, kinds: string, run: string): Promise<void> {
+  const r = await kubectlResult(ref, ['get', kinds, '-l', 'app.kubernetes.io/managed-by=fleet', '-o', 'name']);
+  const names = r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && l.slice(l.indexOf('/') + 1).includes(run));
+  if (names.length > 0) await kubectlResult(ref, ['delete', ...names, '--wait=false', '--ignore-not-found']);
+}
