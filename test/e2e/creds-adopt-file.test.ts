@@ -454,7 +454,7 @@ describe('fleet creds adopt --file', { concurrency: false }, () => {
     assert.equal(await canI(path, 'admin', 'delete', 'namespaces'), false);
   });
 
-  it('a static token: SIGINT after the mint leaves the file as it was and the run identity gone; then adopted, the token said still valid and not revocable by fleet', async () => {
+  it('a static token: SIGINT after the mint leaves the file as it was and the run identity gone; the token is said still valid and not revocable by fleet; a run killed after the replace is finished by the next', async () => {
     const carol = tokenUser(m1, 'carol').token;
     secrets.add(carol);
     const path = join(dir, 'real', 'static.kubeconfig');
@@ -508,18 +508,40 @@ describe('fleet creds adopt --file', { concurrency: false }, () => {
       'the ServiceAccount the run made is left',
     );
 
+    // Said before anything is done: a static token, never expires, still valid and not revocable by fleet.
+    const dry = await fleet([...args.filter((a) => a !== '--yes'), '--dry-run']);
+    assert.equal(dry.code, 0, dry.stderr);
+    const planned = dry.json<any>().items[0];
+    assert.equal(planned.before.identity, 'carol');
+    assert.equal(planned.before.method, 'static-token');
+    assert.equal(planned.before.expires, 'never');
+    assert.equal(planned.old.valid, true);
+    assert.match(planned.old.reason, /still valid: a static token .*fleet cannot revoke it/);
+
+    // Killed (SIGKILL, no cleanup) right after the replace: the file holds the new credential and the claim; the next
+    // adopt finishes it.
+    const killed = await runFleet(args, {
+      env: { HOME: home, FLEET_ROTATE_FAILPOINT: 'after-replace' },
+      timeoutMs: 120_000,
+    });
+    outputs.push({ what: 'adopt --file killed', text: killed.stdout + killed.stderr });
+    assert.notEqual(killed.code, 0);
+    const mid = fileOf(path);
+    assert.equal(facts(mid)['rotation-phase'], 'replaced');
+    const token = userOf(mid, 'ci-user').token as string;
+    secrets.add(token);
+    assert.notEqual(token, carol);
+
     const res = await fleet(args);
     assert.equal(res.code, 0, res.stderr + res.stdout);
     const item = res.json<any>().items[0];
     assert.equal(item.status, 'adopted', JSON.stringify(item));
-    assert.equal(item.before.method, 'static-token');
-    assert.equal(item.before.expires, 'never');
-    assert.equal(item.old.valid, true);
-    assert.match(item.old.reason, /still valid: a static token .*fleet cannot revoke it/);
-    assert.equal(await tokenIs(carol), 'carol');
-    const token = userOf(fileOf(path), 'ci-user').token as string;
-    secrets.add(token);
+    assert.equal(item.resumed, 'replaced');
+    const done = fileOf(path);
+    assert.ok(!Object.keys(facts(done)).some((k) => k.startsWith('rotation-')), 'rotation facts left behind');
+    assert.equal(userOf(done, 'ci-user').token, token);
     assert.equal(await whoami(path), `system:serviceaccount:${apps}:ci`);
+    assert.equal(await tokenIs(carol), 'carol');
   });
 
   it('no token or key made here appears in any output', () => {

@@ -156,7 +156,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     if (report.items.length === 0) notes.push(`no unmanaged consumer Secrets found on hub ${report.hub}`);
     for (const i of report.items)
       if (i.old && i.status !== 'failed' && i.old.valid)
-        notes.push(`${where(i)}: the old credential ${i.before?.identity ?? ''} is ${i.old.reason}`);
+        notes.push(`${where(i)}: the old credential ${i.before?.identity ?? ''}: ${i.old.reason}`);
     if (failed.length > 0) {
       // Nothing adopted and every failure a configuration problem (a grant refused, an identity to name): exit 2.
       const config =
