@@ -151,7 +151,9 @@ describe('withoutContext', () => {
         { name: 'example.com/x', extension: { k: 'v' } },
       ],
     };
-    const out = yaml.load(withoutContext(d, 'b')) as any;
+    const text = withoutContext(d, 'b');
+    assert.ok(text);
+    const out = yaml.load(text) as any;
     assert.deepEqual(
       out.contexts.map((c: any) => c.name),
       ['a'],
