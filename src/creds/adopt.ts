@@ -101,7 +101,9 @@ export interface CredentialBefore {
 
 /** The stable JSON shape of one adoption (docs/creds.md, "Adopting credentials fleet did not make"). */
 export interface AdoptedCredential {
-  secret: { hub: string; namespace: string; name: string; format?: string };
+  /** A hub Secret, or (`file`) a kubeconfig file and the context whose user was adopted (`creds adopt --file`). */
+  secret?: { hub: string; namespace: string; name: string; format?: string };
+  file?: { path: string; context: string };
   status: 'adopted' | 'planned' | 'unchanged' | 'failed';
   reason?: string;
   /** The phase an interrupted adoption left (this run finished it). */
@@ -276,7 +278,7 @@ async function adoptOne(
  */
 async function resumeOrLeave(rot: Rotation, secret: Secret, item: AdoptedCredential, r: AdoptRequest): Promise<void> {
   const ann = secret.metadata.annotations ?? {};
-  item.secret.format = ann[ANNOTATIONS.format];
+  item.secret!.format = ann[ANNOTATIONS.format];
   const s = await readStored(rot);
   if (!s.state) {
     item.status = 'unchanged';
@@ -333,7 +335,7 @@ async function adoptFresh(
       `${where} is controlled by ${owner.kind} ${owner.name}, which writes it: leave its credential to that controller`,
     );
   const format = detected.format;
-  item.secret.format = format;
+  item.secret!.format = format;
   const codec = codecOf(format, where);
   let held: Held | undefined;
   try {
@@ -361,41 +363,9 @@ async function adoptFresh(
   rot.at.step = 'inspect';
   const oldCtx = contextFromKubeconfigText(held.kubeconfig, `${where} (the credential in it)`, { object: where });
   const oldClient = await rot.env.connector.context(oldCtx, where);
-  const anonymous = () =>
-    new FleetError(
-      'unauthorized',
-      `${where}: the API server does not accept the credential (its requests are anonymous): there is no identity to take over`,
-    );
-  const me = await selfSubjectReview(oldClient).catch((error: unknown) => {
-    throw statusOf(error) === 403 && /"system:anonymous"/.test(toErrorInfo(error).message) ? anonymous() : error;
-  });
-  if (me.username === 'system:anonymous') throw anonymous();
-  const described = await describeUser(held.user);
-  const reviewNs = r.into?.namespaces[0] ?? 'default';
-  const rules = await rulesReview(oldClient, reviewNs).catch((error: unknown) => toErrorInfo(error));
-  const before: CredentialBefore = {
-    identity: me.username,
-    groups: me.groups ?? [],
-    method: described.method,
-    expires: described.expires ?? 'never',
-    risks: 'risks' in rules ? summarizeRisks(rules.risks) : [],
-    ...('risks' in rules ? {} : { risksUnknown: rules.message }),
-  };
+  const before = await inspectCredential(oldClient, held.user, r.into, where);
   item.before = before;
-
-  // The identity the new credential is for: a new one (--service-account/--user with a grant), else the same ServiceAccount.
-  const sameSa = parseIdentity(me.username);
-  if (!r.into && !sameSa)
-    throw new ConfigError(
-      `${where}: the credential is ${me.username} (${described.method}), not a ServiceAccount, so fleet cannot mint for the same identity; name the identity to adopt into with --service-account NAMESPACE/NAME (or --method client-cert --user NAME) and a grant (--role, --rules or --cluster-role)`,
-    );
-  const id: Identity = r.into?.identity ?? sameSa!;
-  // Tokens only: rotation takes a certificate's groups from the certificate held, which for an adopted admin
-  // certificate would be system:masters again (docs/creds.md says so).
-  if (id.kind !== 'ServiceAccount')
-    throw new ConfigError(
-      'creds adopt mints bound tokens: name a ServiceAccount with --service-account NAMESPACE/NAME',
-    );
+  const id = adoptedIdentity(before, r.into, where);
   const method = 'token';
 
   // The cluster to mint on: found from the credential's own server and CA among the clusters fleet knows, with a
@@ -410,65 +380,8 @@ async function adoptFresh(
   rot.at.target = found.client;
   const target = found.client;
   item.target = { cluster: found.ref.name, by: found.by };
-
-  // The legacy token Secret whose token is the old one: what fleet can prove is this credential (--revoke-old).
-  if (sameSaOf(me.username) && held.user.token) {
-    const owner = sameSaOf(me.username)!;
-    const tokens = await listObjects<Secret>(target, SECRET, {
-      namespace: owner.namespace,
-      fieldSelector: `type=${LEGACY_TOKEN_TYPE}`,
-      what: `list token Secrets in ${owner.namespace}`,
-    });
-    const match = tokens.find(
-      (s) =>
-        s.metadata.annotations?.['kubernetes.io/service-account.name'] === owner.name &&
-        secretText(s, 'token') === held.user.token,
-    );
-    if (match) before.tokenSecret = `${owner.namespace}/${match.metadata.name}`;
-  }
-
-  // The grant: a new identity's (checked for risk as generate checks it), or the ServiceAccount's own binding.
-  let access: Access;
-  let namespaces: string[];
-  let objects: KubeObject[] = [];
-  if (r.into) {
-    access = await resolveAccess(r.into.access, target);
-    // A preset or rules file was checked before anything was contacted (checkAdoptGrant); a ClusterRole only now.
-    if (!r.into.allowRisky)
-      refuseRisky(
-        assessGrant(access.rules, r.into.namespaces.length === 0),
-        `to grant ${describeAccess(access)} ${describeScope(r.into.namespaces)}`,
-      );
-    namespaces = r.into.namespaces;
-    const exists =
-      id.kind === 'ServiceAccount' &&
-      Boolean(await getObject(target, SERVICE_ACCOUNT, id.name, { namespace: id.namespace }));
-    const p = generatePlan(
-      {
-        request: {
-          ref: found.ref,
-          identity: id,
-          access: r.into.access,
-          namespaces,
-          method,
-          durationSeconds: r.durationSeconds,
-          destination: { kind: 'stdout' },
-        },
-      },
-      {
-        target,
-        access,
-        missingNamespaces: [],
-        serviceAccountExists: exists,
-        cluster: held.cluster,
-        clusterFacts: {},
-      },
-    );
-    // generate's own objects without its anchor: the anchor is rotation's (named in the claim, made by mint).
-    objects = p.objects.filter((o) => o !== p.credentialObject);
-  } else {
-    ({ access, namespaces } = await currentGrant(target, sameSa!, where));
-  }
+  before.tokenSecret = await legacyTokenSecret(target, before.identity, held.user.token);
+  const { access, namespaces, objects } = await adoptGrant(target, found.ref, id, r, held.cluster, where);
   const annotations = describeAnnotations(id, access, namespaces, method);
   item.after = {
     identity: username(id),
@@ -535,13 +448,128 @@ async function adoptFresh(
   item.status = 'adopted';
 }
 
+/**
+ * Who the credential is, asked with the credential itself (SelfSubjectReview), what it may do (the risk codes of `auth
+ * rules`, reviewed in the first namespace of a new identity's grant, else `default`), and when it expires. Shared by a
+ * Secret's and a file's adoption.
+ */
+export async function inspectCredential(
+  oldClient: KubeClient,
+  user: Held['user'],
+  into: AdoptRequest['into'],
+  where: string,
+): Promise<CredentialBefore> {
+  // A credential the server does not recognise is taken as system:anonymous (forbidden to ask, or answered as such):
+  // said as that, not as a 403 for a user nobody named.
+  const anonymous = () =>
+    new FleetError(
+      'unauthorized',
+      `${where}: the API server does not accept the credential (its requests are anonymous): there is no identity to take over`,
+    );
+  const me = await selfSubjectReview(oldClient).catch((error: unknown) => {
+    throw statusOf(error) === 403 && /"system:anonymous"/.test(toErrorInfo(error).message) ? anonymous() : error;
+  });
+  if (me.username === 'system:anonymous') throw anonymous();
+  const described = await describeUser(user);
+  const rules = await rulesReview(oldClient, into?.namespaces[0] ?? 'default').catch((error: unknown) =>
+    toErrorInfo(error),
+  );
+  return {
+    identity: me.username,
+    groups: me.groups ?? [],
+    method: described.method,
+    expires: described.expires ?? 'never',
+    risks: 'risks' in rules ? summarizeRisks(rules.risks) : [],
+    ...('risks' in rules ? {} : { risksUnknown: rules.message }),
+  };
+}
+
+/** The identity the new credential is for: a new one (--service-account with a grant), else the same ServiceAccount. */
+export function adoptedIdentity(
+  before: CredentialBefore,
+  into: AdoptRequest['into'],
+  where: string,
+): Extract<Identity, { kind: 'ServiceAccount' }> {
+  const sameSa = parseIdentity(before.identity);
+  if (!into && !sameSa)
+    throw new ConfigError(
+      `${where}: the credential is ${before.identity} (${before.method}), not a ServiceAccount, so fleet cannot mint for the same identity; name the identity to adopt into with --service-account NAMESPACE/NAME and a grant (--role, --rules or --cluster-role)`,
+    );
+  const id = into?.identity ?? sameSa!;
+  // Tokens only: rotation takes a certificate's groups from the certificate held, which for an adopted admin
+  // certificate would be system:masters again (docs/creds.md says so).
+  if (id.kind !== 'ServiceAccount')
+    throw new ConfigError(
+      'creds adopt mints bound tokens: name a ServiceAccount with --service-account NAMESPACE/NAME',
+    );
+  return id;
+}
+
+/** The legacy token Secret on the cluster whose token is the old one: what fleet can prove is this credential (--revoke-old). */
+export async function legacyTokenSecret(
+  target: KubeClient,
+  identity: string,
+  token: string | undefined,
+): Promise<string | undefined> {
+  const owner = parseIdentity(identity);
+  if (!owner || owner.kind !== 'ServiceAccount' || !token) return undefined;
+  const tokens = await listObjects<Secret>(target, SECRET, {
+    namespace: owner.namespace,
+    fieldSelector: `type=${LEGACY_TOKEN_TYPE}`,
+    what: `list token Secrets in ${owner.namespace}`,
+  });
+  const match = tokens.find(
+    (s) =>
+      s.metadata.annotations?.['kubernetes.io/service-account.name'] === owner.name && secretText(s, 'token') === token,
+  );
+  return match ? `${owner.namespace}/${match.metadata.name}` : undefined;
+}
+
+/**
+ * The grant of the adopted credential: a new identity's (checked for risk as generate checks it, with generate's own
+ * RBAC objects to apply, its anchor left to rotation's mint), or the same ServiceAccount's binding as it is.
+ */
+export async function adoptGrant(
+  target: KubeClient,
+  ref: ClusterRef,
+  id: Extract<Identity, { kind: 'ServiceAccount' }>,
+  r: Pick<AdoptRequest, 'into' | 'durationSeconds'>,
+  cluster: Held['cluster'],
+  where: string,
+): Promise<{ access: Access; namespaces: string[]; objects: KubeObject[] }> {
+  if (!r.into) return { ...(await currentGrant(target, id, where)), objects: [] };
+  const access = await resolveAccess(r.into.access, target);
+  // A preset or rules file was checked before anything was contacted (checkAdoptGrant); a ClusterRole only now.
+  if (!r.into.allowRisky)
+    refuseRisky(
+      assessGrant(access.rules, r.into.namespaces.length === 0),
+      `to grant ${describeAccess(access)} ${describeScope(r.into.namespaces)}`,
+    );
+  const namespaces = r.into.namespaces;
+  const exists = Boolean(await getObject(target, SERVICE_ACCOUNT, id.name, { namespace: id.namespace }));
+  const p = generatePlan(
+    {
+      request: {
+        ref,
+        identity: id,
+        access: r.into.access,
+        namespaces,
+        method: 'token',
+        durationSeconds: r.durationSeconds,
+        destination: { kind: 'stdout' },
+      },
+    },
+    { target, access, missingNamespaces: [], serviceAccountExists: exists, cluster, clusterFacts: {} },
+  );
+  // generate's own objects without its anchor: the anchor is rotation's (named in the claim, made by mint).
+  return { access, namespaces, objects: p.objects.filter((o) => o !== p.credentialObject) };
+}
+
 /** `ns/name`, as rotation keeps anchors. */
-function parseRef(text: string): { namespace: string; name: string } {
+export function parseRef(text: string): { namespace: string; name: string } {
   const [namespace, name] = text.split('/');
   return { namespace, name };
 }
-
-const sameSaOf = (user: string) => parseIdentity(user);
 
 /** The ServiceAccount's grant as it is: its first ClusterRoleBinding, else a RoleBinding to a ClusterRole. */
 async function currentGrant(
@@ -570,7 +598,11 @@ async function currentGrant(
 }
 
 /** What becomes of the credential that was in the Secret, in plain words. */
-function oldFate(before: CredentialBefore, held: Held, revokeOld: boolean): NonNullable<AdoptedCredential['old']> {
+export function oldFate(
+  before: CredentialBefore,
+  held: Pick<Held, 'user'>,
+  revokeOld: boolean,
+): NonNullable<AdoptedCredential['old']> {
   if (before.method === 'client-cert') {
     const notAfter = certNotAfter(held.user);
     return {
@@ -611,7 +643,7 @@ function oldFate(before: CredentialBefore, held: Held, revokeOld: boolean): NonN
  * delete the old token Secret the claim names and prove the old token refused, finish. A verification that fails
  * lifts the claim (abandon) and throws.
  */
-async function rotateInto(
+export async function rotateInto(
   rot: Rotation,
   s: Stored,
   claimedOrReplaced: RotationState,

@@ -66,6 +66,14 @@ export function fileFacts(doc: KubeconfigDoc | undefined): Record<string, string
     Record<string, string> | undefined;
 }
 
+/**
+ * The context whose user fleet's record describes: the one `creds adopt --file` recorded (an adopted file keeps its
+ * other contexts), else the current one (a file `creds generate --out` wrote has one context).
+ */
+export function recordedContext(doc: KubeconfigDoc, facts: Record<string, string> | undefined): string | undefined {
+  return facts?.context ?? doc['current-context'];
+}
+
 /** The file with its facts replaced (other extensions kept), as fleet writes it. */
 export function withFileFacts(doc: KubeconfigDoc, facts: Record<string, string>): string {
   const extensions = [
@@ -77,3 +85,32 @@ export function withFileFacts(doc: KubeconfigDoc, facts: Record<string, string>)
 
 /** SHA-256 of the kubeconfig bytes: what multicluster-runtime compares to notice a changed credential. */
 export const kubeconfigSha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The file without one context (revoking an adopted file's credential): the context goes, with its user and cluster
+ * when no other context names them, and fleet's record (the file is not fleet's any more); a current-context that named
+ * it is unset. Undefined when no other context is left: then the whole file is the credential's and is deleted.
+ */
+export function withoutContext(doc: KubeconfigDoc, name: string): string | undefined {
+  const gone = doc.contexts?.find((c) => c.name === name)?.context;
+  const contexts = (doc.contexts ?? []).filter((c) => c.name !== name);
+  if (contexts.length === 0) return undefined;
+  const named = (field: 'user' | 'cluster', value: string | undefined) =>
+    value !== undefined && contexts.some((c) => c.context?.[field] === value);
+  const users = (doc.users ?? []).filter((u) => u.name !== gone?.user || named('user', gone?.user));
+  const clusters = (doc.clusters ?? []).filter((c) => c.name !== gone?.cluster || named('cluster', gone?.cluster));
+  const extensions = (doc.extensions ?? []).filter((x) => x.name !== KUBECONFIG_EXTENSION);
+  const { 'current-context': current, extensions: _drop, ...rest } = doc;
+  void _drop;
+  return yaml.dump(
+    {
+      ...rest,
+      clusters,
+      users,
+      contexts,
+      ...(current && current !== name ? { 'current-context': current } : {}),
+      ...(extensions.length > 0 ? { extensions } : {}),
+    },
+    { noRefs: true, lineWidth: -1 },
+  );
+}

@@ -3,6 +3,7 @@ import { rulesReview } from '../access/rules.js';
 import { whoami } from '../access/whoami.js';
 import { mapLimit } from '../base/concurrency.js';
 import { readOptional } from '../base/files.js';
+import { loadYamlIfValid } from '../base/yaml.js';
 import { fleetCommand } from '../base/self.js';
 import { type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
 import type { HubSpec } from '../config/fleet-config.js';
@@ -20,6 +21,7 @@ import {
 } from '../kubeconfig/credentials.js';
 import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
 import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
+import type { KubeconfigDoc } from '../kubeconfig/types.js';
 import type { TrustPolicy } from '../kubeconfig/trust.js';
 import { registerSecret } from '../kubeconfig/redact.js';
 import {
@@ -34,7 +36,7 @@ import { type Secret, secretText } from '../providers/hub/objects.js';
 import type { ClusterRef } from '../providers/types.js';
 import { fluxKey, fluxSecretRefs } from './flux-refs.js';
 import { CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat } from './codecs/index.js';
-import { KUBECONFIG_EXTENSION } from './kubeconfig-out.js';
+import { KUBECONFIG_EXTENSION, fileFacts } from './kubeconfig-out.js';
 import { ANNOTATIONS, MANAGED_BY_SELECTOR, isFleetManaged } from './labels.js';
 import { ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec } from '../kubeconfig/wi-token-exec.js';
 
@@ -221,8 +223,11 @@ function remember(item: CredentialItem, ctx: ResolvedContext | undefined): Crede
   return item;
 }
 
-function fleetMadeKubeconfig(text: string | undefined): boolean {
-  return Boolean(text && text.includes(KUBECONFIG_EXTENSION));
+function fleetMadeKubeconfig(text: string | undefined, context?: string): boolean {
+  if (!text || !text.includes(KUBECONFIG_EXTENSION)) return false;
+  // A file creds adopt --file took over records the one context fleet keeps; its other contexts stay the user's.
+  const adopted = fileFacts(loadYamlIfValid(text) as KubeconfigDoc | undefined)?.context;
+  return !adopted || context === undefined || adopted === context;
 }
 
 /** Kubeconfig users reachable through the file-backed providers (one row per context). */
@@ -261,7 +266,7 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
           cluster: ref.name,
           server: ctx.cluster.server,
           ...(await describeUser(ctx.user)),
-          managedByFleet: fleetMadeKubeconfig(text),
+          managedByFleet: fleetMadeKubeconfig(text, ctx.contextName),
         },
         ctx,
       ),

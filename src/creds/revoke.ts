@@ -35,7 +35,8 @@ import type { KubeconfigDoc, UserEntry } from '../kubeconfig/types.js';
 import type { Secret } from '../providers/hub/objects.js';
 import type { ClusterRef } from '../providers/types.js';
 import { codecOf } from './codecs/index.js';
-import { KUBECONFIG_EXTENSION, fileFacts } from './kubeconfig-out.js';
+import { KUBECONFIG_EXTENSION, fileFacts, recordedContext, withoutContext } from './kubeconfig-out.js';
+import { Conflict, writeKubeconfigIfUnchanged } from './rotation-store.js';
 import { ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY_SELECTOR, isFleetManaged } from './labels.js';
 import { METHODS, type Method, anchorName, legacySecretName } from './methods.js';
 import { type Access, type Identity, credentialId, rbacObjects } from './rbac.js';
@@ -129,7 +130,7 @@ export function reach(r: RevokeRequest, env: RevokeEnv) {
     hub: () => env.connector.hub(r.hub, env.env),
     // The same resolution as rotate: the recorded server, CA and cluster ID among the clusters fleet knows.
     target: async (rec: CredentialRecord) => {
-      const held = contextFromKubeconfigText(rec.kubeconfig, rec.where, recordOrigin(rec)).cluster;
+      const held = contextFromKubeconfigText(rec.kubeconfig, rec.where, recordOrigin(rec), rec.context).cluster;
       const found = await reachTarget(find, recordedCluster(rec.facts, rec.consumer.kind, held), env, {
         what: rec.where,
         method: rec.method,
@@ -157,6 +158,8 @@ interface CredentialRecord {
   id: Identity;
   /** Anchor / legacy token Secrets the record names (the current one, and a rotation's new and old). */
   anchors: Array<{ namespace: string; name: string }>;
+  /** A file's context whose user is the credential (an adopted file's recorded one; else the current context). */
+  context?: string;
   /** The record itself, deleted last. */
   consumer: { kind: 'secret'; secret: Secret } | { kind: 'file'; path: string; text: string };
 }
@@ -312,9 +315,10 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     throw notFleets(`--file ${abs}`, `was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`);
   const method = facts.method as Method;
   if (!METHODS.includes(method)) throw notFleets(`--file ${abs}`, `names an unknown credential method "${method}"`);
-  const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context;
+  const context = recordedContext(doc, facts);
+  const ctx = doc.contexts?.find((c) => c.name === context)?.context;
   const user = doc.users?.find((u) => u.name === ctx?.user)?.user;
-  if (!user) throw new ConfigError(`--file ${abs}: the current context has no user; nothing was deleted`);
+  if (!user) throw new ConfigError(`--file ${abs}: context ${context ?? '(none)'} has no user; nothing was deleted`);
   registerSecret(user.token);
   registerSecret(user['client-key-data']);
   const id = identityOf(method, facts.identity, user);
@@ -330,6 +334,7 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     cluster: facts.cluster,
     facts,
     kubeconfig: text,
+    context,
     user,
     id,
     // generate's destination key for a file (generate.ts destinationKey): the anchor's name derives from the absolute path.
@@ -582,7 +587,7 @@ async function revokeOne(
 
   // Kept to prove afterwards that the server refuses it.
   const old = await env.connector.context(
-    contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`, recordOrigin(rec)),
+    contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`, recordOrigin(rec), rec.context),
     rec.cluster,
   );
   // Credential first, then bindings before roles, then the ServiceAccount: a re-run after an interruption finds the
@@ -651,7 +656,19 @@ async function revokeOne(
         `${rec.where} changed since it was read (a rotation?): not deleted; run revoke again`,
       );
     else {
-      await unlink(rec.consumer.path);
+      // A file adopt took over keeps the user's other contexts: only the revoked one goes (with its user and cluster
+      // when no other context names them); a file with nothing else in it is deleted, as one generate wrote.
+      const doc = loadYamlIfValid(now) as KubeconfigDoc;
+      const rest = rec.facts.context ? withoutContext(doc, rec.facts.context) : undefined;
+      if (rest) {
+        await writeKubeconfigIfUnchanged(rec.consumer.path, now, rest).catch((error: unknown) => {
+          if (error instanceof Conflict)
+            throw new FleetError('server', `${rec.where} changed since it was read: not rewritten; run revoke again`);
+          throw error;
+        });
+        consumer.kind = 'Context';
+        consumer.name = `${rec.consumer.path} (context ${rec.facts.context})`;
+      } else await unlink(rec.consumer.path);
       consumer.action = 'deleted';
     }
   }

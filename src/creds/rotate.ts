@@ -251,7 +251,7 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   if (state.phase === 'claimed') {
     // The old credential is still the store's: kept to prove later that it stopped working.
     oldClient = await env.connector.context(
-      contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store)),
+      contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store), s.context),
       cluster,
     );
     const grant = await store.grant(target!);

@@ -9,7 +9,7 @@ import { statusOf } from '../kube/errors.js';
 import type { ObjectMeta, Wire } from '../kube/objects.js';
 import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, SECRET } from '../kube/resources.js';
 import { getObject, listObjects, updateObject } from '../kube/typed.js';
-import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
+import { writeFileAtomic, writeTarget } from '../kubeconfig/atomic-write.js';
 import { registerSecret } from '../kubeconfig/redact.js';
 import type { KubeconfigDoc, UserEntry } from '../kubeconfig/types.js';
 import { type Secret, secretText } from '../providers/hub/objects.js';
@@ -22,7 +22,7 @@ import {
 import { keepArgocdConfig } from './codecs/argocd.js';
 import { type Held, type SecretFormat, codecOf, destinationSecret } from './codecs/index.js';
 import { identityOf } from './credential-record.js';
-import { KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, withFileFacts } from './kubeconfig-out.js';
+import { KUBECONFIG_EXTENSION, fileFacts, kubeconfigSha256, recordedContext, withFileFacts } from './kubeconfig-out.js';
 import { ANNOTATIONS, CREDENTIAL_LABEL, factKey, isFleetManaged } from './labels.js';
 import { acquireLease, leaseName } from './lease.js';
 import { METHODS, type Method, anchorName, legacySecretName } from './methods.js';
@@ -76,6 +76,8 @@ export interface Stored {
   clusterName?: string;
   recorded: RecordedCluster;
   held: Held;
+  /** The context of `held.kubeconfig` whose user is the credential (a file's recorded one); absent: its current one. */
+  context?: string;
   old: { fingerprint?: string; expires?: string; anchor?: string };
   /** The lifetime generate was asked for, in seconds (as recorded), if it was. */
   lifetime?: string;
@@ -351,7 +353,7 @@ const ref = (r: { namespace: string; name: string } | undefined) => (r ? `${r.na
 type Facts = Record<string, string>;
 
 /** A file keeps the rotation state under the annotation names without their prefix (`rotation-phase`, ...). */
-const fileState = (f: Facts) =>
+export const fileState = (f: Facts) =>
   readState(
     Object.fromEntries(
       Object.values(ROTATION)
@@ -359,7 +361,7 @@ const fileState = (f: Facts) =>
         .filter((e): e is [string, string] => e[1] !== undefined),
     ),
   );
-const stateFacts = (s: RotationState): Facts =>
+export const stateFacts = (s: RotationState): Facts =>
   Object.fromEntries(Object.entries(stateAnnotations(s)).map(([k, v]) => [factKey(k), v]));
 function clearedFacts(f: Facts): Facts {
   const out = { ...f };
@@ -367,8 +369,9 @@ function clearedFacts(f: Facts): Facts {
   return out;
 }
 
-function currentOf(doc: KubeconfigDoc) {
-  const name = doc['current-context'];
+/** The context fleet's record names (an adopted file's `context` fact), else the current one (a file generate wrote). */
+function currentOf(doc: KubeconfigDoc, facts: Facts | undefined) {
+  const name = recordedContext(doc, facts);
   const ctx = doc.contexts?.find((c) => c.name === name)?.context;
   const user = doc.users?.find((x) => x.name === ctx?.user);
   const cluster = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster;
@@ -398,6 +401,24 @@ async function grantOnCluster(
     rules: role?.rules ?? [],
     namespaces: crbs.length > 0 ? [] : [...new Set(rbs.map((x) => x.metadata.namespace!))],
   };
+}
+
+/**
+ * The one way a kubeconfig file fleet keeps is written: only if it still holds `expected` (compared by SHA-256, so a
+ * kubectl or editor write since it was read is never overwritten: a Conflict), atomically, 0600, and through a symlink
+ * to the file it leads to (the link stays a link, as kubectl writes through it).
+ */
+export async function writeKubeconfigIfUnchanged(
+  path: string,
+  expected: string,
+  next: string | Uint8Array,
+  mode = 0o600,
+): Promise<void> {
+  const target = await writeTarget(path);
+  const now = await readFile(target, 'utf8').catch(() => undefined);
+  if (now === undefined || kubeconfigSha256(now) !== kubeconfigSha256(expected))
+    throw new Conflict(`${path} changed since it was read`);
+  await writeFileAtomic(target, next, { mode });
 }
 
 /** An exclusive lock file beside the kubeconfig (O_EXCL, the holder's pid); a dead holder's lock is taken over. */
@@ -432,6 +453,8 @@ export class FileStore implements RotationStore {
   private doc?: KubeconfigDoc;
   private facts?: Facts;
   private stored?: Stored;
+  /** The bytes last read: every write is made only if the file still holds them (writeKubeconfigIfUnchanged). */
+  private text?: string;
 
   /** `where` is the absolute path. */
   constructor(readonly where: string) {}
@@ -449,6 +472,7 @@ export class FileStore implements RotationStore {
       throw new FleetError('config', `${this.where}: ${(error as Error).message}`);
     }
     const doc = yaml.load(text) as KubeconfigDoc;
+    this.text = text;
     return { text, doc, facts: fileFacts(doc) };
   }
 
@@ -458,8 +482,9 @@ export class FileStore implements RotationStore {
       throw new NotFleetsError(
         `--file ${this.where} was not written by fleet creds generate (no ${KUBECONFIG_EXTENSION} extension)`,
       );
-    const cur = currentOf(doc);
-    if (!cur.user || !cur.cluster) throw new FleetError('config', `${this.where}: the current context has no user`);
+    const cur = currentOf(doc, facts);
+    if (!cur.user || !cur.cluster)
+      throw new FleetError('config', `${this.where}: context ${cur.name ?? '(none)'} has no user or cluster`);
     this.doc = doc;
     this.facts = facts;
     const fileKey = short(`file:${this.where}`);
@@ -474,6 +499,7 @@ export class FileStore implements RotationStore {
         user: cur.user.user,
         names: { cluster: cur.name ?? 'cluster', user: cur.user.name, namespace: cur.ctx?.namespace },
       },
+      context: cur.name,
       old: { fingerprint: `sha256:${kubeconfigSha256(text)}`, expires: facts.expires, anchor: d.anchor },
       lifetime: facts.lifetime,
       state: fileState(facts),
@@ -483,7 +509,9 @@ export class FileStore implements RotationStore {
   }
 
   private async write(doc: KubeconfigDoc, facts: Facts): Promise<void> {
-    await writeFileAtomic(this.where, withFileFacts(doc, facts), { mode: 0o600 });
+    const next = withFileFacts(doc, facts);
+    await writeKubeconfigIfUnchanged(this.where, this.text!, next);
+    this.text = next;
     this.doc = doc;
     this.facts = facts;
   }
@@ -492,8 +520,13 @@ export class FileStore implements RotationStore {
     await this.write(this.doc!, { ...this.facts!, ...stateFacts(state) });
   }
 
-  grant(target: KubeClient) {
-    return grantOnCluster(target, this.stored!.id);
+  async grant(target: KubeClient) {
+    // An adopted file records its grant as a Secret does (the identity's own binding need not carry fleet's label).
+    const f = this.facts!;
+    const access = f[factKey(ANNOTATIONS.access)];
+    if (!access) return grantOnCluster(target, this.stored!.id);
+    const namespaces = parseScope(f[factKey(ANNOTATIONS.scope)]);
+    return { rules: await grantedRules(target, access, this.stored!.id, namespaces), namespaces };
   }
 
   anchorAnnotations(): Record<string, string> {

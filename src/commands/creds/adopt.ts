@@ -20,6 +20,7 @@ import type { AccessRequest } from '../../creds/generate.js';
 import { describeLifetime } from '../../creds/lifetime.js';
 import { PRESETS } from '../../creds/presets.js';
 import { rotationHooks } from '../../creds/rotation-state.js';
+import { type AdoptFile, adoptFile, checkAdoptFileWritable, readAdoptFile } from '../../creds/adopt-file.js';
 
 export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
   static summary =
@@ -30,6 +31,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     '<%= config.bin %> creds adopt argocd/cluster-10.0.0.5-1234567 --dry-run',
     '<%= config.bin %> creds adopt argocd/cluster-10.0.0.5-1234567 --service-account argocd-system/argocd-view --role view --duration 30d --revoke-old --yes',
     '<%= config.bin %> creds adopt --all-unmanaged --hub-namespace capi-clusters --yes -o json',
+    '<%= config.bin %> creds adopt --file ./ci.kubeconfig --context ci --service-account ci/deployer --role edit -n apps --duration 30d --yes',
   ];
 
   static strict = false;
@@ -39,6 +41,11 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
   };
 
   static flags = {
+    file: Flags.string({
+      description:
+        'A kubeconfig file fleet did not write: the credential of its --context (default its current-context) is adopted in the file, every other entry kept. A symlink is written through, as kubectl does.',
+      exclusive: ['all-unmanaged', 'format', 'hub-namespace', 'selector'],
+    }),
     'all-unmanaged': Flags.boolean({
       description: 'Every consumer Secret on the hub that fleet did not write (narrowed by --hub-namespace and -l).',
     }),
@@ -89,11 +96,14 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
 
   async run(): Promise<AdoptionReport> {
     const o = await adoptOptions(this.flags, this.positionals);
+    // The file, its context and its credential are checked before anything else: one line, exit 2, nothing contacted.
+    const file = this.flags.file ? await readAdoptFile(this.flags.file, this.flags.context) : undefined;
     // Asked before any hub or cluster is touched: off a terminal nothing is adopted without --yes.
     if (!o.dryRun && !this.flags.yes && !this.interactive)
       throw new UsageError(
-        'creds adopt replaces credentials in Secrets: pass --yes to adopt without a prompt (or --dry-run to see what it would do)',
+        `creds adopt replaces credentials in ${file ? 'a kubeconfig file' : 'Secrets'}: pass --yes to adopt without a prompt (or --dry-run to see what it would do)`,
       );
+    if (file) return this.adoptFile(o, file);
     const hubs = await this.credsHubs(this.flags);
     const request: AdoptRequest = { ...o, ...credentialScope(this.fleet, hubs, this.flags.cluster) };
     const cancel = this.cancellation();
@@ -118,13 +128,35 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     return report;
   }
 
+  /** --file: the same report, plan, question and exit codes as a Secret's adoption; no hub is needed. */
+  private async adoptFile(o: Awaited<ReturnType<typeof adoptOptions>>, file: AdoptFile): Promise<AdoptionReport> {
+    if (!o.dryRun) await checkAdoptFileWritable(file);
+    const scope = credentialScope(this.fleet, [], this.flags.cluster);
+    const request = { ...o, ...scope, file };
+    const cancel = this.cancellation();
+    const env = { connector: this.fleet.connector, cancel, hooks: rotationHooks(process.env) };
+    if (!o.dryRun && !this.flags.yes) {
+      const plan = await adoptFile({ ...request, dryRun: true }, env);
+      await this.show(plan);
+      if (plan.items[0]?.status !== 'planned') return plan;
+      const { confirm } = await import('@inquirer/prompts');
+      if (!(await confirm({ message: `Adopt ${where(plan.items[0])} as planned above?`, default: false }))) {
+        this.logStderr('nothing was adopted');
+        return plan;
+      }
+    }
+    const report = await adoptFile(request, env);
+    await this.show(report, cancel.interrupted?.exitCode);
+    return report;
+  }
+
   private async show(report: AdoptionReport, interruptedExit?: number): Promise<void> {
     const failed = report.items.filter((i) => i.status === 'failed');
     const notes: string[] = [];
     if (report.items.length === 0) notes.push(`no unmanaged consumer Secrets found on hub ${report.hub}`);
     for (const i of report.items)
       if (i.old && i.status !== 'failed' && i.old.valid)
-        notes.push(`${where(i)}: the old credential ${i.before?.identity ?? ''} is ${i.old.reason}`);
+        notes.push(`${where(i)}: the old credential ${i.before?.identity ?? ''}: ${i.old.reason}`);
     if (failed.length > 0) {
       // Nothing adopted and every failure a configuration problem (a grant refused, an identity to name): exit 2.
       const config =
@@ -136,8 +168,8 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     await this.render(report, {
       rows: report.items,
       columns: [
-        { header: 'secret', get: (i: AdoptedCredential) => where(i) },
-        { header: 'format', get: (i) => i.secret.format ?? '' },
+        { header: report.items.some((i) => i.file) ? 'file' : 'secret', get: (i: AdoptedCredential) => where(i) },
+        { header: 'format', get: (i) => (i.file ? 'kubeconfig' : (i.secret?.format ?? '')) },
         {
           header: 'status',
           get: (i) => i.status + (i.resumed ? ` (resumed ${i.resumed})` : ''),
@@ -165,7 +197,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
         { header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true },
         { header: 'reason', get: (i) => (i.status === 'adopted' ? '' : (i.reason ?? '')) },
       ],
-      name: (i) => `secret/${where(i)}`,
+      name: (i) => (i.file ? `file/${where(i)}` : `secret/${where(i)}`),
       notes,
       failures: failed.map((i) => ({
         error: {
@@ -179,15 +211,18 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
   }
 }
 
-const where = (i: AdoptedCredential) => `${i.secret.namespace}/${i.secret.name}`;
+const where = (i: AdoptedCredential) =>
+  i.file ? `${i.file.path} (context ${i.file.context})` : `${i.secret?.namespace}/${i.secret?.name}`;
 
 /** The flags and arguments as a request, every value checked before any hub or cluster is touched (exit 2). */
 export async function adoptOptions(
   f: BaseFlags<typeof CredsAdopt>,
   names: string[],
 ): Promise<Omit<AdoptRequest, 'cluster' | 'clusters' | 'hub' | 'clusterOverride'>> {
-  if (!f['all-unmanaged'] && names.length === 0)
-    throw new UsageError('name at least one hub Secret NAMESPACE/NAME, or pass --all-unmanaged');
+  if (f.file && names.length > 0)
+    throw new UsageError('--file and Secret names exclude each other: adopt one or the other');
+  if (!f.file && !f['all-unmanaged'] && names.length === 0)
+    throw new UsageError('name at least one hub Secret NAMESPACE/NAME, or pass --all-unmanaged or --file PATH');
   if (f['all-unmanaged'] && names.length > 0)
     throw new UsageError('--all-unmanaged and Secret names exclude each other');
   if (!f['all-unmanaged'] && (f['hub-namespace'] || f.selector))

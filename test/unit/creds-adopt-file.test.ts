@@ -1,0 +1,189 @@
+// The offline parts of `creds adopt --file`: which path and context are taken (relative, absolute, `..`, a symlink) and
+// what is refused in one line before any cluster is touched; the write that keeps a file only if its bytes are as read
+// (and writes through a symlink); the file a revoked adopted context leaves; and the flag combinations of the command.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { after, describe, it } from 'node:test';
+import yaml from 'js-yaml';
+
+import { readAdoptFile } from '../../src/creds/adopt-file.js';
+import { withoutContext } from '../../src/creds/kubeconfig-out.js';
+import { Conflict, writeKubeconfigIfUnchanged } from '../../src/creds/rotation-store.js';
+import { adoptOptions } from '../../src/commands/creds/adopt.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fleet-adopt-file-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const doc = (users: Record<string, Record<string, unknown>>, current = Object.keys(users)[0], shared?: string) => ({
+  apiVersion: 'v1',
+  kind: 'Config',
+  preferences: {},
+  clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1', 'certificate-authority-data': 'Q0E=' } }],
+  users: Object.entries(users).map(([name, user]) => ({ name: `${name}-user`, user })),
+  contexts: [
+    ...Object.keys(users).map((name) => ({ name, context: { cluster: 'c', user: `${name}-user` } })),
+    ...(shared ? [{ name: 'twin', context: { cluster: 'c', user: `${shared}-user` } }] : []),
+  ],
+  'current-context': current,
+});
+const write = (name: string, content: unknown, mode = 0o600) => {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : yaml.dump(content), { mode });
+  return path;
+};
+
+describe('readAdoptFile', () => {
+  const path = write('team.kubeconfig', doc({ a: { token: 'tok-a' }, b: { token: 'tok-b' } }, 'a'));
+
+  it('takes --context, else the current context; relative, absolute and `..` spellings name the same file', async () => {
+    assert.equal((await readAdoptFile(path, undefined)).context, 'a');
+    const b = await readAdoptFile(path, 'b');
+    assert.equal(b.context, 'b');
+    assert.equal(b.resolved.user.token, 'tok-b');
+    assert.equal(b.path, path);
+    assert.equal(b.target, path);
+    assert.equal(b.mode, 0o600);
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    const viaDots = await readAdoptFile(join(dir, 'sub', '..', 'team.kubeconfig'), 'b');
+    assert.equal(viaDots.path, path);
+    const rel = relative(process.cwd(), path);
+    assert.equal((await readAdoptFile(rel, 'b')).path, path);
+  });
+
+  it('through a symlink: the path stays the link, writes go to the file it leads to', async () => {
+    mkdirSync(join(dir, 'links'), { recursive: true });
+    const link = join(dir, 'links', 'config');
+    symlinkSync('../team.kubeconfig', link);
+    const f = await readAdoptFile(link, 'b');
+    assert.equal(f.path, link);
+    assert.equal(f.target, path);
+  });
+
+  it('refuses in one line what it cannot adopt', async () => {
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    const cases: Array<[string, string | undefined, RegExp]> = [
+      [join(dir, 'missing'), undefined, /^--file .*missing: file not found$/],
+      [dir, undefined, /^--file .*: is a directory, not a kubeconfig file$/],
+      [join(dir, 'fifo'), undefined, /^--file .*fifo: not a regular file$/],
+      [path, 'zz', /no context "zz" in the file \(its contexts: a, b\)$/],
+      [
+        write('nocurrent.kubeconfig', { ...doc({ a: { token: 't' } }), 'current-context': undefined }),
+        undefined,
+        /sets no current-context: name the context with --context$/,
+      ],
+      [
+        write(
+          'exec.kubeconfig',
+          doc({ e: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'gke-gcloud-auth-plugin' } } }),
+        ),
+        undefined,
+        /the exec plugin gke-gcloud-auth-plugin, which makes and renews it/,
+      ],
+      [write('ap.kubeconfig', doc({ o: { 'auth-provider': { name: 'oidc' } } })), undefined, /the oidc auth-provider/],
+      [write('empty.kubeconfig', doc({ n: {} })), undefined, /has no token or client certificate/],
+      [
+        write('shared.kubeconfig', doc({ s: { token: 't' } }, 's', 's')),
+        's',
+        /user "s-user" of context "s" is also the user of "twin"/,
+      ],
+      [write('bad.kubeconfig', 'clusters: [\n'), undefined, /^--file .*bad\.kubeconfig/],
+    ];
+    for (const [p, ctx, want] of cases) {
+      const error = await readAdoptFile(p, ctx).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      assert.ok(error, `${p} was accepted`);
+      assert.equal(error.name, 'ConfigError', `${p}: ${error.message}`);
+      assert.match(error.message, want);
+      assert.equal(error.message.split('\n').length, 1, error.message);
+    }
+  });
+
+  it('a file fleet keeps for another context is refused; for this context its record is returned', async () => {
+    const kept = {
+      ...doc({ a: { token: 't' }, b: { token: 'u' } }),
+      extensions: [{ name: 'fleet.dev/credential', extension: { method: 'token', context: 'a' } }],
+    };
+    const p = write('kept.kubeconfig', kept);
+    assert.equal((await readAdoptFile(p, 'a')).facts?.context, 'a');
+    await assert.rejects(readAdoptFile(p, 'b'), /fleet keeps context "a" of this file already/);
+  });
+});
+
+describe('writeKubeconfigIfUnchanged', () => {
+  it('writes atomically 0600 only while the file holds what was read, and through a symlink', async () => {
+    const p = write('w.kubeconfig', 'one\n', 0o644);
+    const link = join(dir, 'w-link');
+    symlinkSync('w.kubeconfig', link);
+    await writeKubeconfigIfUnchanged(link, 'one\n', 'two\n');
+    assert.ok(lstatSync(link).isSymbolicLink());
+    assert.equal(readFileSync(p, 'utf8'), 'two\n');
+    assert.equal(statSync(p).mode & 0o777, 0o600);
+    await assert.rejects(writeKubeconfigIfUnchanged(p, 'one\n', 'three\n'), Conflict);
+    assert.equal(readFileSync(p, 'utf8'), 'two\n');
+    // An undo puts the mode it read back.
+    await writeKubeconfigIfUnchanged(p, 'two\n', 'one\n', 0o640);
+    assert.equal(statSync(p).mode & 0o777, 0o640);
+    chmodSync(p, 0o600);
+  });
+});
+
+describe('withoutContext', () => {
+  it('drops the context, its unshared user and cluster, and fleet record; keeps the rest', () => {
+    const d = {
+      ...doc({ a: { token: 'ta' }, b: { token: 'tb' } }, 'b'),
+      extensions: [
+        { name: 'fleet.dev/credential', extension: { context: 'b' } },
+        { name: 'example.com/x', extension: { k: 'v' } },
+      ],
+    };
+    const text = withoutContext(d, 'b');
+    assert.ok(text);
+    const out = yaml.load(text) as any;
+    assert.deepEqual(
+      out.contexts.map((c: any) => c.name),
+      ['a'],
+    );
+    assert.deepEqual(
+      out.users.map((u: any) => u.name),
+      ['a-user'],
+    );
+    // The cluster is still named by context a.
+    assert.deepEqual(
+      out.clusters.map((c: any) => c.name),
+      ['c'],
+    );
+    assert.equal(out['current-context'], undefined);
+    assert.deepEqual(out.extensions, [{ name: 'example.com/x', extension: { k: 'v' } }]);
+    assert.deepEqual(out.preferences, {});
+  });
+  it('is undefined when no other context is left (the whole file is the credential)', () => {
+    assert.equal(withoutContext(doc({ a: { token: 't' } }) as never, 'a'), undefined);
+  });
+});
+
+describe('adoptOptions with --file', () => {
+  const flags = (f: Record<string, unknown>) =>
+    ({ duration: '24h', 'revoke-old': false, 'dry-run': false, ...f }) as never;
+  it('needs no Secret names; refuses names beside it; keeps the grant rules of the Secret path', async () => {
+    const o = await adoptOptions(flags({ file: 'x' }), []);
+    assert.deepEqual(o.names, []);
+    await assert.rejects(adoptOptions(flags({ file: 'x' }), ['ns/n']), /--file and Secret names exclude each other/);
+    await assert.rejects(adoptOptions(flags({ file: 'x', role: 'view' }), []), /name it with --service-account/);
+    await assert.rejects(adoptOptions(flags({}), []), /or --file PATH/);
+  });
+});
