@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
-import { ConfigError, FleetError, toErrorInfo } from '../base/errors.js';
+import { ConfigError, FleetError } from '../base/errors.js';
 import { checkWritableFile, fileError, readNamedFile, readOptional } from '../base/files.js';
 import { loadYamlIfValid } from '../base/yaml.js';
 import { ApplyLog } from '../kube/apply-log.js';
@@ -21,6 +21,7 @@ import {
   type AdoptedCredential,
   type AdoptionReport,
   adoptGrant,
+  adoptionFailed,
   adoptedIdentity,
   inspectCredential,
   legacyTokenSecret,
@@ -193,23 +194,13 @@ async function adoptFileOne(r: AdoptFileRequest, env: RotateEnv, run: string): P
     if (f.facts) await resumeOrLeave(rot, f, item, r);
     else await adoptFresh(rot, f, item, r, log, made);
   } catch (error) {
-    item.status = 'failed';
-    let message = toErrorInfo(error);
-    const undone =
-      (made.claimed || log.applied.length > 0) && rot.at.phase !== 'replaced'
-        ? await undo(rot, f, log).catch((e: Error) => `the undo failed: ${e.message}`)
-        : undefined;
-    if (env.cancel?.interrupted) {
-      const what =
-        rot.at.phase === 'replaced'
-          ? 'after the file got the new credential: the next creds adopt --file (or creds rotate --file) finishes it'
-          : undone
-            ? `before the new credential was written: ${undone}`
-            : 'before anything was changed';
-      message = toErrorInfo(env.cancel.error(what));
-    } else if (undone) message = { ...message, message: `${message.message}; ${undone}` };
-    item.error = message;
-    item.reason = message.message;
+    const adopting = f;
+    await adoptionFailed(item, error, rot, env, {
+      made: Boolean(made.claimed) || log.applied.length > 0,
+      undo: () => undo(rot, adopting, log),
+      afterReplace:
+        'after the file got the new credential: the next creds adopt --file (or creds rotate --file) finishes it',
+    });
   } finally {
     item.steps = rot.steps;
     await release?.().catch(() => undefined);

@@ -247,29 +247,47 @@ async function adoptOne(
     }
     await adoptFresh(rot, hub, secret, item, r, log, made);
   } catch (error) {
-    item.status = 'failed';
-    let message = toErrorInfo(error);
-    const undone =
-      (made.original || log.applied.length > 0) && rot.at.phase !== 'replaced'
-        ? await undo(hub, rot, made.original, log).catch((e: Error) => `the undo failed: ${e.message}`)
-        : undefined;
-    if (env.cancel?.interrupted) {
-      const what =
-        rot.at.phase === 'replaced'
-          ? 'after the Secret got the new credential: the next creds adopt (or creds rotate) finishes it'
-          : undone
-            ? `before the new credential was written: ${undone}`
-            : 'before anything was changed';
-      message = toErrorInfo(env.cancel.error(what));
-    } else if (undone) message = { ...message, message: `${message.message}; ${undone}` };
-    item.error = message;
-    item.reason = message.message;
+    await adoptionFailed(item, error, rot, env, {
+      made: Boolean(made.original) || log.applied.length > 0,
+      undo: () => undo(hub, rot, made.original, log),
+      afterReplace: 'after the Secret got the new credential: the next creds adopt (or creds rotate) finishes it',
+    });
   } finally {
     item.steps = rot.steps;
     await lock?.release().catch(() => undefined);
     item.durationMs = Date.now() - started;
   }
   return item;
+}
+
+/**
+ * An adoption that failed or was interrupted: what this run made is undone unless the credential was already replaced
+ * (then the next run finishes it), and the item says which of the three happened (one wording for Secrets and files).
+ */
+export async function adoptionFailed(
+  item: AdoptedCredential,
+  error: unknown,
+  rot: Rotation,
+  env: RotateEnv,
+  o: { made: boolean; undo: () => Promise<string | undefined>; afterReplace: string },
+): Promise<void> {
+  item.status = 'failed';
+  let message = toErrorInfo(error);
+  const undone =
+    o.made && rot.at.phase !== 'replaced'
+      ? await o.undo().catch((e: Error) => `the undo failed: ${e.message}`)
+      : undefined;
+  if (env.cancel?.interrupted) {
+    const what =
+      rot.at.phase === 'replaced'
+        ? o.afterReplace
+        : undone
+          ? `before the new credential was written: ${undone}`
+          : 'before anything was changed';
+    message = toErrorInfo(env.cancel.error(what));
+  } else if (undone) message = { ...message, message: `${message.message}; ${undone}` };
+  item.error = message;
+  item.reason = message.message;
 }
 
 /**
