@@ -6,7 +6,9 @@
 // Secret and the old token is refused (401), and creds rotate then rotates it. The same for a Cluster API Secret with an
 // admin client certificate (which cannot be revoked: reported with its NotAfter) and a hand-made multicluster-runtime
 // Secret with a static token (then creds revoke treats it as fleet's), each read back by the fleet provider that mirrors
-// its consumer. Also: --dry-run changes nothing, off a terminal without --yes is exit 2, Ctrl-C mid-adopt leaves the
+// its consumer and by the consumer's own code (test/secret-consumers: Cluster API's remote client, multicluster-runtime's
+// kubeconfig provider). A Flux, a cluster-inventory and a kubeconfig-secretreader Secret with legacy tokens are adopted
+// into their ServiceAccounts and read by Flux's runtime client and cluster-inventory-api's access library. Also: --dry-run changes nothing, off a terminal without --yes is exit 2, Ctrl-C mid-adopt leaves the
 // Secret as it was, a run killed after the replace is finished by the next one, at a terminal it asks, --all-unmanaged
 // adopts a selection, creds list marks what is adoptable, and
 // no credential appears in any output.
@@ -21,6 +23,7 @@ import yaml from 'js-yaml';
 import { buildScriptOutput } from '../support/binaries.js';
 import { type CliResult, FLEET_BIN, fleetTestEnv, runFleet } from '../support/cli.js';
 import { writeConsumerFleet } from '../support/consumer-fleet.js';
+import { consumerReads } from '../support/secret-consumers.js';
 import {
   applyYaml,
   kubectl,
@@ -41,6 +44,7 @@ const HUB = ['--hub-kubeconfig', hub.kubeconfig];
 const ADOPT = ['creds', 'adopt', '--kubeconfig', m1.kubeconfig, ...HUB];
 const consumer = `${run}-consumer`;
 const ARGOCD_BUILD = fileURLToPath(new URL('../argocd-consumer/build.sh', import.meta.url));
+const WI_CONSUMER_BUILD = fileURLToPath(new URL('../wi-consumer/build.sh', import.meta.url));
 
 const outputs: Array<{ what: string; text: string }> = [];
 const secrets = new Set<string>();
@@ -178,6 +182,23 @@ function argocdConnects(secretName: string): Promise<string> {
         else resolve((JSON.parse(stdout) as { username: string }).username);
       },
     ),
+  );
+}
+
+/**
+ * cluster-inventory-api's own access library (test/wi-consumer: pkg/access BuildConfigFromCP) connecting through a
+ * ClusterProfile whose access provider is its kubeconfig-secretreader plugin (the provider file writeConsumerFleet wrote).
+ */
+function secretreaderConnects(profile: string): Promise<string> {
+  const bin = buildScriptOutput(WI_CONSUMER_BUILD);
+  const args = ['-hub-kubeconfig', hub.kubeconfig, '-namespace', hubNs, '-name', profile];
+  args.push('-clusterprofile-provider-file', join(dir, `${run}-access.json`));
+  return new Promise((resolve, reject) =>
+    execFile(bin, args, { timeout: 60_000 }, (error, stdout, stderr) => {
+      outputs.push({ what: 'wi-consumer', text: stdout + stderr });
+      if (error) reject(new Error(`wi-consumer: ${stderr}`));
+      else resolve((JSON.parse(stdout) as { username: string }).username);
+    }),
   );
 }
 
@@ -384,6 +405,8 @@ describe('fleet creds adopt', { concurrency: false }, () => {
         data: { value: b64(text) },
       }),
     );
+    // Cluster API's own reader (controllers/remote over util/kubeconfig.FromSecret) connects with it as the admin.
+    assert.equal(await consumerReads('capi', hub, hubNs, name), cp.admin.user);
     const res = await fleet([
       ...ADOPT,
       `${hubNs}/${name}-kubeconfig`,
@@ -430,6 +453,8 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     ]);
     assert.equal(who.code, 0, who.stderr);
     assert.equal(who.json<any>().items[0].user.username, `system:serviceaccount:${apps}:capi-view`);
+    // ... and Cluster API's own code, not only fleet's provider that mirrors it, connects as the new identity.
+    assert.equal(await consumerReads('capi', hub, hubNs, name), `system:serviceaccount:${apps}:capi-view`);
   });
 
   it('a hand-made multicluster-runtime Secret with a static token: adopted (the static token said to be fleet-unrevokable), read back by the kubeconfig provider; creds revoke then treats it as fleet', async () => {
@@ -445,6 +470,8 @@ describe('fleet creds adopt', { concurrency: false }, () => {
         data: { kubeconfig: b64(memberKubeconfig('m1', { token: alice })) },
       }),
     );
+    // multicluster-runtime's kubeconfig provider (a manager on the hub namespace) engages it as alice.
+    assert.equal(await consumerReads('mcr', hub, hubNs, name), 'alice');
     const res = await fleet([
       ...ADOPT,
       `${hubNs}/${name}`,
@@ -471,6 +498,7 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     const who = await fleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', `mcr#${name}`, '-o', 'json']);
     assert.equal(who.code, 0, who.stderr);
     assert.equal(who.json<any>().items[0].user.username, `system:serviceaccount:${apps}:mcr-lister`);
+    assert.equal(await consumerReads('mcr', hub, hubNs, name), `system:serviceaccount:${apps}:mcr-lister`);
 
     const rev = await fleet([
       'creds',
@@ -639,6 +667,191 @@ describe('fleet creds adopt', { concurrency: false }, () => {
     const untouched = JSON.parse(await kubectl(hub, ['get', 'secret', 'c-other', '-n', bulk, '-o', 'json']));
     assert.equal(untouched.metadata.labels['app.kubernetes.io/managed-by'], undefined);
     await kubectlResult(hub, ['delete', 'namespace', bulk, '--wait=false']);
+  });
+
+  it('a Flux kubeConfig Secret, a cluster-inventory Secret and a kubeconfig-secretreader Secret, each with a legacy token: adopted into the same ServiceAccount with a bound token; Flux and cluster-inventory-api read them with their own code; creds list shows them managed', async () => {
+    // One ServiceAccount per Secret, each with a never-expiring legacy token Secret fleet did not make.
+    const legacyToken = async (sa: string): Promise<string> => {
+      await applyYaml(
+        m1,
+        [
+          `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${sa}, namespace: ${apps}}`,
+          `apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ${sa}-view, namespace: ${apps}}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects:\n- {kind: ServiceAccount, name: ${sa}, namespace: ${apps}}`,
+          `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${sa}-token\n  namespace: ${apps}\n  annotations: {kubernetes.io/service-account.name: ${sa}}\ntype: kubernetes.io/service-account-token`,
+        ].join('\n---\n'),
+      );
+      let token = '';
+      for (let i = 0; i < 100 && !token; i++) {
+        token = decode(await kubectl(m1, ['get', 'secret', `${sa}-token`, '-n', apps, '-o', 'jsonpath={.data.token}']));
+        if (!token) await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.ok(token, `kube-controller-manager did not fill ${apps}/${sa}-token`);
+      secrets.add(token);
+      return token;
+    };
+    const sas = { flux: 'flux-legacy', inv: 'inv-legacy', kcsr: 'kcsr-legacy' };
+    const tokens = {
+      flux: await legacyToken(sas.flux),
+      inv: await legacyToken(sas.inv),
+      kcsr: await legacyToken(sas.kcsr),
+    };
+    const names = { flux: `${run}-flux`, inv: `${run}-inv-cfg`, kcsr: `${run}-kcsr-cfg` };
+    const profiles = { inv: `${run}-inv`, kcsr: `${run}-kcsr` };
+    const secret = (name: string, data: Record<string, string>, labels?: Record<string, string>) =>
+      applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace: hubNs, ...(labels ? { labels } : {}) },
+          data,
+        }),
+      );
+    // Flux: an unlabelled Secret (key value) that a Kustomization's spec.kubeConfig.secretRef names.
+    await secret(names.flux, { value: b64(memberKubeconfig('flux', { token: tokens.flux })) });
+    await applyYaml(
+      hub,
+      JSON.stringify({
+        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+        kind: 'Kustomization',
+        metadata: { name: `${run}-apps`, namespace: hubNs },
+        spec: { interval: '10m', prune: false, kubeConfig: { secretRef: { name: names.flux } } },
+      }),
+    );
+    // cluster-inventory's Secret strategy: labelled with the consumer and the ClusterProfile, key Config.
+    for (const profile of [profiles.inv, profiles.kcsr])
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+          kind: 'ClusterProfile',
+          metadata: { name: profile, namespace: hubNs },
+          spec: { clusterManager: { name: 'fleet-e2e' } },
+        }),
+      );
+    await secret(
+      names.inv,
+      { Config: b64(memberKubeconfig('inv', { token: tokens.inv })) },
+      { 'x-k8s.io/cluster-inventory-consumer': consumer, 'x-k8s.io/cluster-profile': profiles.inv },
+    );
+    // kubeconfig-secretreader: an unlabelled Secret (key kubeconfig) that a ClusterProfile's access provider names.
+    await secret(names.kcsr, { kubeconfig: b64(memberKubeconfig('kcsr', { token: tokens.kcsr })) });
+    const accessProviders = [
+      {
+        name: 'kubeconfig-secretreader',
+        cluster: {
+          server: m1.url,
+          'certificate-authority-data': b64(caPem),
+          extensions: [
+            {
+              name: 'client.authentication.k8s.io/exec',
+              extension: { name: names.kcsr, namespace: hubNs, key: 'kubeconfig' },
+            },
+          ],
+        },
+      },
+    ];
+    await kubectl(hub, [
+      'patch',
+      'clusterprofiles',
+      profiles.kcsr,
+      '-n',
+      hubNs,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { accessProviders } }),
+    ]);
+    const user = (k: keyof typeof sas) => `system:serviceaccount:${apps}:${sas[k]}`;
+    // Before: each consumer's own code connects with the legacy token.
+    assert.equal(await consumerReads('flux', hub, hubNs, names.flux), user('flux'));
+    assert.equal(await secretreaderConnects(profiles.kcsr), user('kcsr'));
+
+    const listed = async () => {
+      const list = await fleet(['creds', 'list', '--kubeconfig', m1.kubeconfig, ...HUB, '-o', 'json']);
+      assert.equal(list.code, 0, list.stderr);
+      const items = list.json<any>().items as any[];
+      return (name: string) => {
+        const item = items.find((i) => i.location === `secret ${hub.context}:${hubNs}/${name}`);
+        assert.ok(item, `creds list does not list ${hubNs}/${name}`);
+        return item;
+      };
+    };
+    const before = await listed();
+    assert.deepEqual(
+      [names.flux, names.inv, names.kcsr].map((n) => [before(n).format, before(n).method, before(n).managedByFleet]),
+      [
+        ['flux', 'legacy-token', false],
+        ['cluster-inventory', 'legacy-token', false],
+        ['kubeconfig-secretreader', 'legacy-token', false],
+      ],
+    );
+
+    const adopt = async (name: string, format?: string) => {
+      const res = await fleet([
+        ...ADOPT,
+        `${hubNs}/${name}`,
+        ...(format ? ['--format', format] : []),
+        '--yes',
+        '-o',
+        'json',
+      ]);
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      const item = res.json<any>().items[0];
+      assert.equal(item.status, 'adopted', JSON.stringify(item));
+      assert.equal(item.before.method, 'legacy-token');
+      assert.equal(item.before.expires, 'never');
+      return item;
+    };
+    const items = {
+      flux: await adopt(names.flux, 'flux'),
+      inv: await adopt(names.inv),
+      kcsr: await adopt(names.kcsr, 'kubeconfig-secretreader'),
+    };
+    const keyOf = { flux: 'value', inv: 'Config', kcsr: 'kubeconfig' } as const;
+    for (const k of ['flux', 'inv', 'kcsr'] as const) {
+      assert.equal(items[k].before.identity, user(k));
+      assert.equal(items[k].after.identity, user(k), `${k}: not the same ServiceAccount`);
+      const s = await hubSecret(names[k]);
+      const token = mcrToken(s, keyOf[k]);
+      secrets.add(token);
+      assert.notEqual(token, tokens[k]);
+      // A bound token: a TokenRequest JWT that expires, not the legacy `kubernetes/serviceaccount` issuer's.
+      const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+      assert.equal(typeof claims.exp, 'number', `${k}: the new token does not expire`);
+      assert.notEqual(claims.iss, 'kubernetes/serviceaccount', `${k}: still a legacy token`);
+      assert.ok(claims['kubernetes.io']?.serviceaccount, `${k}: not a ServiceAccount token`);
+    }
+    assert.deepEqual((await hubSecret(names.inv)).metadata.labels['x-k8s.io/cluster-profile'], profiles.inv);
+
+    // After: Flux's own runtime client and cluster-inventory-api's own access library (BuildConfigFromCP running the
+    // upstream kubeconfig-secretreader plugin) connect with the adopted Secrets as the same ServiceAccount.
+    assert.equal(await consumerReads('flux', hub, hubNs, names.flux), user('flux'));
+    assert.equal(await secretreaderConnects(profiles.kcsr), user('kcsr'));
+    // The Secret strategy has no reader of its own in cluster-inventory-api v0.1.2 (multicluster-runtime's provider
+    // that read it is not on the module proxy): fleet's cluster-inventory provider, which mirrors it, reads it.
+    const who = await fleet([
+      'auth',
+      'whoami',
+      '--fleet-config',
+      fleetYaml,
+      '--cluster',
+      `inv#${hubNs}/${profiles.inv}`,
+      '-o',
+      'json',
+    ]);
+    assert.equal(who.code, 0, who.stderr);
+    assert.equal(who.json<any>().items[0].user.username, user('inv'));
+
+    const after = await listed();
+    assert.deepEqual(
+      [names.flux, names.inv, names.kcsr].map((n) => [after(n).format, after(n).method, after(n).managedByFleet]),
+      [
+        ['flux', 'bound-token', true],
+        ['cluster-inventory', 'bound-token', true],
+        ['kubeconfig-secretreader', 'bound-token', true],
+      ],
+    );
   });
 
   it('at a terminal it shows the plan and asks: no leaves the Secret as it was, yes adopts it', async () => {

@@ -15,6 +15,7 @@ import yaml from 'js-yaml';
 import { type CliResult, runFleet } from '../support/cli.js';
 import { writeConsumerFleet } from '../support/consumer-fleet.js';
 import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
+import { consumerWhoami } from '../support/secret-consumers.js';
 import { kubeconfigInSecret } from '../support/kubeconfig.js';
 import { cronJobRotator } from '../support/rbac.js';
 
@@ -192,6 +193,8 @@ describe('fleet creds rotate (token)', { concurrency: false }, () => {
     const who = await fleet(['auth', 'whoami', '--fleet-config', fleetYaml, '--cluster', 'mcr#member-1', '-o', 'json']);
     assert.equal(who.code, 0, who.stderr);
     assert.equal(who.json().items[0].user.username, `system:serviceaccount:${nsSys}:mcr`);
+    // ... and multicluster-runtime's own kubeconfig provider engages the rotated Secret as the same identity.
+    assert.equal((await consumerWhoami('mcr', hub, hubNs, 'member-1')).username, `system:serviceaccount:${nsSys}:mcr`);
   });
 
   it('rotates an Argo CD cluster Secret (bearerToken in config)', async () => {
@@ -231,6 +234,12 @@ describe('fleet creds rotate (token)', { concurrency: false }, () => {
     assert.equal(await whoIs(oldText), undefined, 'the old legacy token still authenticates');
     assert.equal(await whoIs(newText), `system:serviceaccount:${nsSys}:legacy`);
     assert.deepEqual(await anchors('legacy', 'token'), [item.new.anchor.split('/')[1]]);
+    // Flux's runtime client (the Impersonator kustomize-controller builds for spec.kubeConfig.secretRef) connects with
+    // the rotated Secret.
+    assert.equal(
+      (await consumerWhoami('flux', hub, hubNs, 'legacy-flux')).username,
+      `system:serviceaccount:${nsSys}:legacy`,
+    );
   });
 
   it('rotates a client certificate (Cluster API Secret, read back by the cluster-api provider): the old one is reported valid until its NotAfter', async () => {
@@ -286,6 +295,10 @@ describe('fleet creds rotate (token)', { concurrency: false }, () => {
     assert.equal(who.code, 0, who.stderr);
     assert.equal(who.json().items[0].user.username, user);
     assert.ok(who.json().items[0].user.groups.includes('ci'));
+    // Cluster API's own reader (controllers/remote over util/kubeconfig.FromSecret) connects with the new certificate.
+    const capi = await consumerWhoami('capi', hub, hubNs, 'work');
+    assert.equal(capi.username, user);
+    assert.ok(capi.groups.includes('ci'));
   });
 
   it('rotates a cluster-inventory Secret (Secret strategy): read back by the cluster-inventory provider, old token refused', async () => {

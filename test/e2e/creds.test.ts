@@ -12,6 +12,7 @@ import yaml from 'js-yaml';
 
 import { type CliResult, runFleet } from '../support/cli.js';
 import { writeConsumerFleet } from '../support/consumer-fleet.js';
+import { consumerWhoami } from '../support/secret-consumers.js';
 
 import { grant } from '../support/rbac.js';
 import {
@@ -298,6 +299,8 @@ describe('fleet creds generate (live)', () => {
       assert.ok(!secrets.some((x) => v.includes(x)), 'a secret in an annotation');
     const user = await whoamiVia(['--fleet-config', fleetYaml, '--cluster', 'mcr#member-1']);
     assert.equal(user.username, `system:serviceaccount:${nsSys}:mcr`);
+    // multicluster-runtime's own kubeconfig provider (a manager on the hub namespace) engages it as the same identity.
+    assert.equal((await consumerWhoami('mcr', hub, hubNs, 'member-1')).username, `system:serviceaccount:${nsSys}:mcr`);
     const kc = join(dir, `${run}-mcr.kubeconfig`);
     writeFileSync(kc, text, { mode: 0o600 });
     await assertAccess(
@@ -376,6 +379,10 @@ describe('fleet creds generate (live)', () => {
     const who = await whoamiVia(['--fleet-config', fleetYaml, '--cluster', `capi#${hubNs}/work`]);
     assert.equal(who.username, user);
     assert.ok(who.groups.includes('ci'));
+    // Cluster API's own reader (controllers/remote over util/kubeconfig.FromSecret) connects with the certificate.
+    const capi = await consumerWhoami('capi', hub, hubNs, 'work');
+    assert.equal(capi.username, user);
+    assert.ok(capi.groups.includes('ci'));
     const kc = join(dir, `${run}-ci.kubeconfig`);
     writeFileSync(kc, text, { mode: 0o600 });
     await assertAccess(
@@ -578,6 +585,8 @@ describe('fleet creds generate (live)', () => {
     assert.equal(config.tlsClientConfig.caData, readFileSync(m1.caFile).toString('base64'));
     const flux = await hubSecret('flux-m1');
     remember(decode(flux.data.value));
+    // Flux's runtime client (the Impersonator kustomize-controller builds for spec.kubeConfig.secretRef) connects with it.
+    assert.equal((await consumerWhoami('flux', hub, hubNs, 'flux-m1')).username, `system:serviceaccount:${nsSys}:flux`);
     const list = await fleet(['creds', 'list', ...HUB, '--live', '-o', 'json']);
     const items = list.json().items as any[];
     for (const [name, format] of [
