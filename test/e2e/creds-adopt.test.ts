@@ -24,6 +24,7 @@ import { buildScriptOutput } from '../support/binaries.js';
 import { type CliResult, FLEET_BIN, fleetTestEnv, runFleet } from '../support/cli.js';
 import { writeConsumerFleet } from '../support/consumer-fleet.js';
 import { consumerReads } from '../support/secret-consumers.js';
+import { argocdManagerByHand } from '../support/argocd.js';
 import {
   applyYaml,
   kubectl,
@@ -110,31 +111,7 @@ const mcrToken = (s: any, key = 'kubeconfig') => (yaml.load(decode(s.data[key]))
  * project, namespaces, clusterResources and shard keys a team sets. Returns the legacy token.
  */
 async function argocdClusterAdd(sa: string, secretName: string): Promise<string> {
-  await applyYaml(
-    m1,
-    [
-      `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${sa}, namespace: kube-system}`,
-      `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ${sa}-role}\nrules:\n- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}\n- {nonResourceURLs: ['*'], verbs: ['*']}`,
-      `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ${sa}-role-binding}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${sa}-role}\nsubjects:\n- {kind: ServiceAccount, name: ${sa}, namespace: kube-system}`,
-      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${sa}-long-lived-token\n  namespace: kube-system\n  annotations: {kubernetes.io/service-account.name: ${sa}}\ntype: kubernetes.io/service-account-token`,
-    ].join('\n---\n'),
-  );
-  let token = '';
-  for (let i = 0; i < 100 && !token; i++) {
-    token = decode(
-      await kubectl(m1, [
-        'get',
-        'secret',
-        `${sa}-long-lived-token`,
-        '-n',
-        'kube-system',
-        '-o',
-        'jsonpath={.data.token}',
-      ]),
-    );
-    if (!token) await new Promise((r) => setTimeout(r, 200));
-  }
-  assert.ok(token, 'kube-controller-manager did not fill the legacy token Secret');
+  const token = await argocdManagerByHand(m1, sa);
   secrets.add(token);
   await applyYaml(
     hub,

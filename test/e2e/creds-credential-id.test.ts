@@ -18,6 +18,7 @@ import yaml from 'js-yaml';
 import type { CredentialList } from '../../src/creds/list.js';
 import type { WhoAmIList } from '../../src/commands/auth/whoami.js';
 import { type CliResult, runFleet } from '../support/cli.js';
+import { argocdManagerByHand } from '../support/argocd.js';
 import { type ExtraApiserver, startExtraApiserver } from '../support/extra-apiserver.js';
 import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
 import { kubeconfigInSecret } from '../support/kubeconfig.js';
@@ -382,30 +383,7 @@ describe(
     it('an Argo CD cluster Secret fleet did not write: its legacy token is audited with no credential-id, which creds list says, and no recorded id names it', async () => {
       // What `argocd cluster add` installs (as creds-adopt.test.ts builds it), on the audited server, whose token
       // controller fills the legacy token Secret.
-      await applyYaml(
-        audited,
-        [
-          `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${argoSa}, namespace: kube-system}`,
-          `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ${argoSa}-role}\nrules:\n- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}\n- {nonResourceURLs: ['*'], verbs: ['*']}`,
-          `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ${argoSa}-role-binding}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${argoSa}-role}\nsubjects:\n- {kind: ServiceAccount, name: ${argoSa}, namespace: kube-system}`,
-          `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${argoSa}-long-lived-token\n  namespace: kube-system\n  annotations: {kubernetes.io/service-account.name: ${argoSa}}\ntype: kubernetes.io/service-account-token`,
-        ].join('\n---\n'),
-      );
-      for (let i = 0; i < 150 && !legacyToken; i++) {
-        legacyToken = decode(
-          await kubectl(audited, [
-            'get',
-            'secret',
-            `${argoSa}-long-lived-token`,
-            '-n',
-            'kube-system',
-            '-o',
-            'jsonpath={.data.token}',
-          ]),
-        );
-        if (!legacyToken) await new Promise((r) => setTimeout(r, 200));
-      }
-      assert.ok(legacyToken, "the audited server's token controller did not fill the legacy token Secret");
+      legacyToken = await argocdManagerByHand(audited, argoSa);
       secrets.add(legacyToken);
       await applyYaml(
         hub,

@@ -20,7 +20,7 @@ import { after, before, describe, it } from 'node:test';
 import yaml from 'js-yaml';
 
 import { argocdClusterAdd, argocdConnect, argocdNamespace } from '../support/argocd.js';
-import { type CliResult, runFleet } from '../support/cli.js';
+import { type CliResult, cleanEnv, runFleet } from '../support/cli.js';
 import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
 import { mergedKubeconfig } from '../support/kubeconfig.js';
 
@@ -42,18 +42,6 @@ let tokenSecret = ''; // argocd-manager's legacy token Secret on the member
 const steps = new Set<string>();
 const needs = (step: string) => assert.ok(steps.has(step), `step ${step} did not pass`);
 
-function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    HOME: home,
-    KUBECONFIG: undefined,
-    XDG_CONFIG_HOME: undefined,
-    KUBERNETES_SERVICE_HOST: undefined,
-    KUBERNETES_SERVICE_PORT: undefined,
-    FLEET_IN_CLUSTER_TOKEN_FILE: undefined,
-    FLEET_IN_CLUSTER_CA_FILE: undefined,
-    ...extra,
-  };
-}
 async function fleet(args: string[], o: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliResult> {
   const res = await runFleet(args, { cwd: o.cwd, env: o.env, timeoutMs: 240_000 });
   outputs.push({ what: args.join(' '), res });

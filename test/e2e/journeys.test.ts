@@ -47,7 +47,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import yaml from 'js-yaml';
 
-import { type CliResult, runFleet } from '../support/cli.js';
+import { type CliResult, cleanEnv, runFleet } from '../support/cli.js';
 import { writeConsumerFleet } from '../support/consumer-fleet.js';
 import { applyYaml, kubectl, kubectlResult, loadControlPlane, scratchDir, uniqueName } from '../support/fixture.js';
 import { mergedKubeconfig } from '../support/kubeconfig.js';
@@ -82,20 +82,6 @@ const at = {
 };
 let merged = ''; // absolute path of the laptop's merged kubeconfig
 let consumerFleet = ''; // the consumers' view of the hub: every fleet provider that reads a consumer Secret format
-
-/** Environment of a person at a terminal: an empty HOME, nothing else that names a kubeconfig, hub or fleet config. */
-function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    HOME: home,
-    KUBECONFIG: undefined,
-    XDG_CONFIG_HOME: undefined,
-    KUBERNETES_SERVICE_HOST: undefined,
-    KUBERNETES_SERVICE_PORT: undefined,
-    FLEET_IN_CLUSTER_TOKEN_FILE: undefined,
-    FLEET_IN_CLUSTER_CA_FILE: undefined,
-    ...extra,
-  };
-}
 
 async function fleet(args: string[], o: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliResult> {
   const res = await runFleet(args, { cwd: o.cwd, env: o.env, timeoutMs: 240_000 });

@@ -243,3 +243,36 @@ export async function createManyArgocdClusters(
   await applyYaml(hub, JSON.stringify(list));
   return names;
 }
+
+/**
+ * What `argocd cluster add` installs on a member, made by hand where Argo CD's CLI cannot be pointed (an extra API
+ * server, a test that needs the objects' names): ServiceAccount kube-system/SA, a ClusterRole with `*` on `*` and every
+ * non-resource URL, its binding, and the legacy `SA-long-lived-token` Secret, which the member's token controller fills.
+ * Returns the legacy token once it is there (up to about 30 s).
+ */
+export async function argocdManagerByHand(member: ServerRef, sa: string): Promise<string> {
+  await applyYaml(
+    member,
+    [
+      `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${sa}, namespace: kube-system}`,
+      `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ${sa}-role}\nrules:\n- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}\n- {nonResourceURLs: ['*'], verbs: ['*']}`,
+      `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ${sa}-role-binding}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${sa}-role}\nsubjects:\n- {kind: ServiceAccount, name: ${sa}, namespace: kube-system}`,
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${sa}-long-lived-token\n  namespace: kube-system\n  annotations: {kubernetes.io/service-account.name: ${sa}}\ntype: kubernetes.io/service-account-token`,
+    ].join('\n---\n'),
+  );
+  const secretName = `${sa}-long-lived-token`;
+  for (let i = 0; i < 150; i++) {
+    const data = await kubectl(member, [
+      'get',
+      'secret',
+      secretName,
+      '-n',
+      'kube-system',
+      '-o',
+      'jsonpath={.data.token}',
+    ]);
+    if (data) return Buffer.from(data, 'base64').toString('utf8');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the token controller of ${server(member).name} did not fill kube-system/${secretName}`);
+}

@@ -106,3 +106,17 @@ export function inTerminal(args: string[], env: NodeJS.ProcessEnv, options: { cw
     child.on('close', () => resolve(out));
   });
 }
+
+/** Environment of a person at a terminal: an empty HOME, nothing else that names a kubeconfig, hub or fleet config. */
+export function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    HOME: home,
+    KUBECONFIG: undefined,
+    XDG_CONFIG_HOME: undefined,
+    KUBERNETES_SERVICE_HOST: undefined,
+    KUBERNETES_SERVICE_PORT: undefined,
+    FLEET_IN_CLUSTER_TOKEN_FILE: undefined,
+    FLEET_IN_CLUSTER_CA_FILE: undefined,
+    ...extra,
+  };
+}
