@@ -1,10 +1,10 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 
 import { parseTimeLimit } from '../base/duration.js';
 import { ConfigError, UsageError } from '../base/errors.js';
 import { readOptional } from '../base/files.js';
 import { loadYaml } from '../base/yaml.js';
-import { expandHome, homeDir } from '../base/paths.js';
+import { expandHome, homeDir, kernelPath } from '../base/paths.js';
 import type { DataAllowances } from '../kubeconfig/trust.js';
 import { Fields } from './fields.js';
 
@@ -348,9 +348,12 @@ export function defaultConfigPaths(env: NodeJS.ProcessEnv = process.env, cwd = p
   return [join(cwd, 'fleet.yaml'), join(configHome, 'fleet', 'config.yaml')];
 }
 
-/** `~/x` is the home directory; other relative paths are relative to the file that names them. */
+/**
+ * `~/x` is the home directory; other relative paths are relative to the file that names them, and name the file the
+ * kernel opens from that directory (`link/..` follows the link, as for a path on the command line: base/paths.ts).
+ */
 export function expandPath(value: string, baseFile: string, env: NodeJS.ProcessEnv = process.env): string {
-  return expandHome(value, env) ?? resolve(dirname(resolve(baseFile)), value);
+  return expandHome(value, env) ?? kernelPath(value, dirname(kernelPath(baseFile)));
 }
 
 const readText = (path: string) => readOptional(path, 'a fleet configuration file');
@@ -367,7 +370,7 @@ export async function loadFleetConfig(
 ): Promise<FleetConfig | undefined> {
   const env = options.env ?? process.env;
   if (options.path !== undefined) {
-    const text = await readText(resolve(options.cwd ?? process.cwd(), options.path));
+    const text = await readText(kernelPath(options.path, options.cwd ?? process.cwd()));
     if (text === undefined) throw new ConfigError(`--fleet-config: ${options.path}: no such file`);
     return parseFleetConfig(text, options.path, env, options.cwd);
   }
@@ -459,7 +462,7 @@ export function parseFleetConfig(
   }
   const kind = root.string('kind');
   if (kind !== undefined && kind !== 'FleetConfig') throw root.error('kind', `must be FleetConfig; got "${kind}"`);
-  const absFile = resolve(cwd, path);
+  const absFile = kernelPath(path, cwd);
   const hub = readHub(root, absFile, env, found);
   const entries = root.list('providers');
   if (entries.length === 0) throw root.error('providers', 'name at least one provider');

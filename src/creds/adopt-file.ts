@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 
 import { ConfigError, FleetError } from '../base/errors.js';
 import { checkWritableFile, fileError, readNamedFile, readOptional } from '../base/files.js';
@@ -47,6 +46,7 @@ import {
   takeOver,
 } from './rotation-steps.js';
 import { Conflict, FileStore, fileState, stateFacts, writeKubeconfigIfUnchanged } from './rotation-store.js';
+import { kernelPath } from '../base/paths.js';
 
 /**
  * `fleet creds adopt --file PATH [--context NAME]`: a kubeconfig file fleet did not write is taken over the way a hub
@@ -90,7 +90,7 @@ export interface AdoptFile {
  */
 export async function readAdoptFile(path: string, context: string | undefined): Promise<AdoptFile> {
   const label = `--file ${path}`;
-  const abs = resolve(path);
+  const abs = kernelPath(path);
   let bytes: Buffer;
   let mode: number;
   try {

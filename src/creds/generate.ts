@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { resolve } from 'node:path';
+
 import type { V1ClusterRole, V1Namespace, V1ServiceAccount } from '@kubernetes/client-node';
 
 import { accessReview } from '../access/access-review.js';
@@ -67,6 +67,7 @@ import {
 import { assessGrant, refuseRisky } from './risk-gate.js';
 import { loadRulesFile } from './rules-file.js';
 import { verifyCredential } from './verify.js';
+import { kernelPath } from '../base/paths.js';
 
 export type AccessRequest = { preset: string } | { rulesFile: string } | { clusterRole: string };
 
@@ -155,7 +156,7 @@ export interface GenerateOutcome {
 const b64sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8);
 
 function destinationKey(d: Destination): string {
-  if (d.kind === 'file') return b64sha(`file:${resolve(d.path)}`);
+  if (d.kind === 'file') return b64sha(`file:${kernelPath(d.path)}`);
   if (d.kind === 'stdout') return b64sha('stdout');
   return b64sha(`secret:${d.namespace}/${secretName(d)}:${d.format}`);
 }
@@ -497,7 +498,7 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
             format: r.destination.format,
           }
         : r.destination.kind === 'file'
-          ? { kind: 'file', path: resolve(r.destination.path) }
+          ? { kind: 'file', path: kernelPath(r.destination.path) }
           : { kind: 'stdout' },
     anchor: undefined,
     objects: [],
@@ -642,7 +643,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
       ...(result.anchor ? { [ANNOTATIONS.anchor]: `${result.anchor.namespace}/${result.anchor.name}` } : {}),
     };
     if (r.destination.kind === 'file') {
-      await writeFileAtomic(resolve(r.destination.path), kubeconfig, { mode: 0o600 });
+      await writeFileAtomic(kernelPath(r.destination.path), kubeconfig, { mode: 0o600 });
     } else if (r.destination.kind === 'stdout') {
       outcome.kubeconfig = kubeconfig;
     } else {
@@ -661,7 +662,7 @@ export async function execute(p: GeneratePlan, f: GenerateFacts, env: GenerateEn
     // Delivered: from here a signal undoes nothing (the command warns that the credential is kept).
     cancel?.delivered(
       r.destination.kind === 'file'
-        ? resolve(r.destination.path)
+        ? kernelPath(r.destination.path)
         : r.destination.kind === 'stdout'
           ? 'on stdout'
           : `Secret ${r.destination.namespace}/${r.destination.name} on the hub`,

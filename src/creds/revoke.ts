@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
-import { resolve } from 'node:path';
+
 import type {
   V1ClusterRole,
   V1ClusterRoleBinding,
@@ -47,6 +47,7 @@ import { ROTATION } from './rotation-state.js';
 import type { ContextOrigin } from '../kubeconfig/trust.js';
 import { jwtClaims } from '../kubeconfig/credentials.js';
 import { counted } from '../base/text.js';
+import { kernelPath } from '../base/paths.js';
 
 /**
  * `fleet creds revoke`: the end of a credential's life. For a hub Secret or a kubeconfig file `creds generate` wrote, it
@@ -288,7 +289,7 @@ async function readSecretRecord(
 }
 
 async function readFileRecord(path: string): Promise<CredentialRecord | RevokedCredential> {
-  const abs = resolve(path);
+  const abs = kernelPath(path);
   const item: RevokedCredential = {
     file: { path: abs },
     status: 'failed',

@@ -1,5 +1,3 @@
-import { resolve } from 'node:path';
-
 import { FleetError, toErrorInfo } from '../base/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { SECRET } from '../kube/resources.js';
@@ -40,6 +38,7 @@ import {
   verify,
 } from './rotation-steps.js';
 import { FileStore, NotFleetsError, type RotationStore, SecretStore } from './rotation-store.js';
+import { kernelPath } from '../base/paths.js';
 
 export type { RotateEnv, RotateRequest, RotatedCredential, StepRecord, Unfinished } from './rotation-steps.js';
 
@@ -72,7 +71,7 @@ async function fleetSecrets(hub: KubeClient): Promise<Secret[]> {
 
 export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promise<RotationReport> {
   const run = newRunId();
-  const files = (r.files ?? []).map((path) => new FileStore(resolve(path)));
+  const files = (r.files ?? []).map((path) => new FileStore(kernelPath(path)));
   const hub = r.all || r.names.length > 0 ? await env.connector.hub(r.hub, env.env) : undefined;
   const named = hub ? r.names.map((t) => new SecretStore(hub, t)) : [];
   // A named Secret or file fleet did not write, or one in a format it does not know, refuses the whole run before

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 
 import type { FleetConfig, HubSpec } from '../config/fleet-config.js';
 import { precedence } from '../kubeconfig/loading-rules.js';
 import { mergeHub } from '../providers/registry.js';
 import type { ClusterRef } from '../providers/types.js';
 import { innerName } from './names.js';
+import { kernelPath } from '../base/paths.js';
 
 /** The first arguments of every exported exec entry: the command kubectl runs is `<fleet> kubeconfig credential ...`. */
 export const CREDENTIAL_COMMAND = ['kubeconfig', 'credential'] as const;
@@ -34,7 +34,7 @@ export interface ExportSource {
  */
 export function credentialArgs(ref: ClusterRef, source: ExportSource): string[] {
   const cwd = source.cwd ?? process.cwd();
-  const abs = (paths: string[]) => paths.map((p) => resolve(cwd, p)).join(':');
+  const abs = (paths: string[]) => paths.map((p) => kernelPath(p, cwd)).join(':');
   const kubectlView = source.kubeconfig !== undefined && !source.provider;
   const config = kubectlView ? undefined : source.config;
   const entry = config?.providers.find((p) => p.name === ref.provider);
@@ -47,7 +47,7 @@ export function credentialArgs(ref: ClusterRef, source: ExportSource): string[] 
     file && ref.source.path && ref.source.context ? `${ref.source.path}+${ref.source.context}` : innerName(ref),
   );
   args.push('--provider', ref.provider);
-  if (config) args.push('--fleet-config', resolve(cwd, config.path));
+  if (config) args.push('--fleet-config', kernelPath(config.path, cwd));
   if (file) {
     const flagged =
       source.kubeconfig && (kubectlView || source.provider === ref.provider) ? source.kubeconfig : undefined;
@@ -69,5 +69,5 @@ export function credentialArgs(ref: ClusterRef, source: ExportSource): string[] 
 
 /** The kubeconfig files the loading rules read now (KUBECONFIG's, or ~/.kube/config), those that exist. */
 function loadingRuleFiles(env: NodeJS.ProcessEnv, cwd: string): string[] {
-  return precedence(env).paths.filter((p) => existsSync(resolve(cwd, p)));
+  return precedence(env).paths.filter((p) => existsSync(kernelPath(p, cwd)));
 }

@@ -28,6 +28,7 @@ import type { ContextOrigin } from '../kubeconfig/types.js';
 import { ClusterNotFoundError } from '../providers/not-found.js';
 import type { ClusterProvider } from '../providers/types.js';
 import { FailureRecords } from './prune-state.js';
+import { kernelPath } from '../base/paths.js';
 
 /**
  * `fleet kubeconfig prune [FILE]`: the contexts of one kubeconfig file that are certainly dead, found and (after the
@@ -192,7 +193,7 @@ async function kubectlView(
       placed = true;
       continue;
     }
-    const other = await readKubeconfig(resolve(path));
+    const other = await readKubeconfig(kernelPath(path));
     if (!other) continue;
     ordered.push(other);
     others.push(other);

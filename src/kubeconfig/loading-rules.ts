@@ -1,7 +1,7 @@
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 import { ConfigError } from '../base/errors.js';
-import { homeDir } from '../base/paths.js';
+import { homeDir, kernelPath } from '../base/paths.js';
 import { type KubeconfigFile, readKubeconfig } from './parse.js';
 import type { ClusterEntry, ContextEntry, ContextOrigin, UserEntry } from './types.js';
 
@@ -79,7 +79,7 @@ export function mergeKubeconfigs(files: KubeconfigFile[], missing: string[] = []
  */
 export async function loadMerged(paths: string[], options: { explicit?: boolean } = {}): Promise<MergedKubeconfig> {
   // Read in parallel (hundreds of files are common in a fleet), merge in precedence order.
-  const read = await Promise.allSettled(paths.map((p) => readKubeconfig(resolve(p))));
+  const read = await Promise.allSettled(paths.map((p) => readKubeconfig(kernelPath(p))));
   const files: KubeconfigFile[] = [];
   const missing: string[] = [];
   read.forEach((outcome, i) => {
@@ -88,7 +88,7 @@ export async function loadMerged(paths: string[], options: { explicit?: boolean 
     const file = outcome.value;
     if (file) files.push(file);
     else if (options.explicit) throw kubeconfigNotFound(paths[i]);
-    else missing.push(resolve(paths[i]));
+    else missing.push(kernelPath(paths[i]));
   });
   return mergeKubeconfigs(files, missing);
 }

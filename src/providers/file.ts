@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
 import { fileError } from '../base/files.js';
 import { ConfigError } from '../base/errors.js';
@@ -18,6 +18,7 @@ import { type LabelRule, fileClusterLabels } from './file-labels.js';
 import { contextNotFound } from './not-found.js';
 import { withAuthLabel } from './ref.js';
 import type { ClusterRef } from './types.js';
+import { kernelPath } from '../base/paths.js';
 
 /** Names that count as kubeconfig files inside a directory (upstream file provider's globs). */
 export function isKubeconfigFileName(name: string): boolean {
@@ -81,7 +82,7 @@ async function kind(path: string): Promise<'file' | 'dir' | 'missing'> {
 }
 
 async function standalone(path: string, displayPath: string): Promise<Group> {
-  const file = await readKubeconfig(resolve(path));
+  const file = await readKubeconfig(kernelPath(path));
   if (!file) throw kubeconfigNotFound(displayPath);
   return { merged: mergeKubeconfigs([file]), display: new Map([[file.path, displayPath]]), primary: false };
 }
@@ -120,7 +121,7 @@ export class FileProvider extends CachedProvider {
       }
       if (files.length > 0) {
         const merged = await loadMerged(files, { explicit: true });
-        groups.unshift({ merged, display: new Map(files.map((f) => [resolve(f), f])), primary: true });
+        groups.unshift({ merged, display: new Map(files.map((f) => [kernelPath(f), f])), primary: true });
       }
       return groups;
     }
@@ -132,7 +133,7 @@ export class FileProvider extends CachedProvider {
           what: `none of the files in KUBECONFIG=${env.KUBECONFIG} exist`,
           short: 'none of its files exist',
         };
-      groups.push({ merged, display: new Map(paths.map((p) => [resolve(p), p])), primary: true });
+      groups.push({ merged, display: new Map(paths.map((p) => [kernelPath(p), p])), primary: true });
       return groups;
     }
     // Nothing in KUBECONFIG and no ~/.kube/config: like upstream's file provider, look in the working directory.

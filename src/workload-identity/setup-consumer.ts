@@ -24,6 +24,7 @@ import {
   writeProfile,
 } from './consumers.js';
 import { type ServiceAccountRef, parseServiceAccount } from './service-account.js';
+import { kernelPath } from '../base/paths.js';
 
 /** `wi setup --consumer`: the flags checked before any cluster is touched, then what each consumer gets. */
 export interface ConsumerChoice {
@@ -77,7 +78,7 @@ export interface ConsumerFlags {
 }
 
 async function checkOutDir(path: string, flag: string): Promise<void> {
-  const dir = dirname(resolve(path));
+  const dir = dirname(kernelPath(path));
   const st = await stat(dir).catch(() => undefined);
   if (!st?.isDirectory()) throw new UsageError(`${flag} ${path}: directory ${dir} does not exist`);
   await access(dir, constants.W_OK).catch(() => {
@@ -119,7 +120,7 @@ export async function checkConsumerFlags(f: ConsumerFlags): Promise<ConsumerChoi
         kubeconfig: f.pluginHubKubeconfig
           .split(':')
           .filter(Boolean)
-          .map((p) => resolve(p)),
+          .map((p) => kernelPath(p)),
         context: f.pluginHubContext,
       }
     : undefined;
@@ -233,7 +234,7 @@ export async function consumerHubSide(
 export async function writeConsumer(side: ConsumerSide, o: { apply: boolean; dryRun: boolean }): Promise<void> {
   if (o.dryRun) return;
   for (const f of side.files) {
-    await writeFileAtomic(resolve(f.path), f.text, { mode: f.mode });
+    await writeFileAtomic(kernelPath(f.path), f.text, { mode: f.mode });
     f.record.written = true;
   }
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../../cli/base-command.js';
@@ -8,6 +8,7 @@ import { UsageError } from '../../base/errors.js';
 import { DEFAULT_UNREACHABLE_FOR_MS, type PruneItem, applyPrune, planPrune } from '../../export/prune.js';
 import { FailureRecords, pruneStatePath } from '../../export/prune-state.js';
 import { precedence } from '../../kubeconfig/loading-rules.js';
+import { kernelPath } from '../../base/paths.js';
 
 /**
  * The shortest --request-timeout prune judges with: under it a healthy server far away (or a busy one) does not answer
@@ -90,7 +91,10 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
         const flagged = this.fleet.kubeconfigPaths;
         const fleetConfig = flagged && !this.flags.provider ? undefined : this.fleet.trust.configPath;
         const kubeconfig = flagged ?? precedence().paths.filter((p) => existsSync(p));
-        return { fleetConfig: fleetConfig && resolve(fleetConfig), kubeconfig: kubeconfig.map((p) => resolve(p)) };
+        return {
+          fleetConfig: fleetConfig && kernelPath(fleetConfig),
+          kubeconfig: kubeconfig.map((p) => kernelPath(p)),
+        };
       },
       concurrency: f.concurrency,
       kubeconfigPaths: this.fleet.kubeconfigPaths ?? precedence().paths,
