@@ -5,6 +5,7 @@ import yaml from 'js-yaml';
 
 import { ConfigError, FleetError } from '../base/errors.js';
 import type { KubeClient } from '../kube/client.js';
+import { readNamedFile } from '../base/files.js';
 import { statusOf } from '../kube/errors.js';
 import type { ObjectMeta, Wire } from '../kube/objects.js';
 import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, SECRET } from '../kube/resources.js';
@@ -415,7 +416,11 @@ export async function writeKubeconfigIfUnchanged(
   mode = 0o600,
 ): Promise<void> {
   const target = await writeTarget(path);
-  const now = await readFile(target, 'utf8').catch(() => undefined);
+  // Through base's reader: a regular file of at most 1 MiB, as adopt read it; a FIFO or device swapped in since then is
+  // refused (a Conflict), never opened for a blocking read.
+  const now = await readNamedFile(target)
+    .then((b) => b.toString('utf8'))
+    .catch(() => undefined);
   if (now === undefined || kubeconfigSha256(now) !== kubeconfigSha256(expected))
     throw new Conflict(`${path} changed since it was read`);
   await writeFileAtomic(target, next, { mode });

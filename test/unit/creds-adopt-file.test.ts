@@ -140,6 +140,15 @@ describe('writeKubeconfigIfUnchanged', () => {
     assert.equal(statSync(p).mode & 0o777, 0o640);
     chmodSync(p, 0o600);
   });
+
+  it('a FIFO swapped in where the file was is a Conflict at once, never a blocking read', async () => {
+    const fifo = join(dir, 'swapped.kubeconfig');
+    execFileSync('mkfifo', [fifo]);
+    const started = Date.now();
+    await assert.rejects(writeKubeconfigIfUnchanged(fifo, 'one\n', 'two\n'), Conflict);
+    assert.ok(Date.now() - started < 2000, 'the FIFO was waited on');
+    assert.ok(lstatSync(fifo).isFIFO(), 'the FIFO was replaced');
+  });
 });
 
 describe('withoutContext', () => {
