@@ -44,6 +44,14 @@ export async function checkHeldServer(
     throw new ConfigError(
       `${what}: its cluster entry sends the credential through a proxy it names (proxy-url ${held['proxy-url']}); ${not} (fleet sends credentials only through the proxy of ${dest.name} in the operator's configuration)`,
     );
+  const same =
+    serverKey(server) === serverKey(dest.server) &&
+    (held['tls-server-name'] ?? '') === (dest.cluster['tls-server-name'] ?? '');
+  const why = same ? undefined : await certificateVerifies(dest, server, held['tls-server-name']);
+  if (why)
+    throw new ConfigError(
+      `${what}: its server ${server} is not ${dest.name}'s server ${dest.server}: ${why}; ${not} (name the cluster whose server it is with --cluster)`,
+    );
   const destCa = await destinationCa(dest);
   const caFile = held['certificate-authority'];
   const heldCa =
@@ -64,15 +72,5 @@ export async function checkHeldServer(
         `${what}: its cluster entry names a CA that is not ${dest.name}'s (a consumer would trust servers that CA vouches for); ${not}`,
       );
   }
-  if (
-    serverKey(server) === serverKey(dest.server) &&
-    (held['tls-server-name'] ?? '') === (dest.cluster['tls-server-name'] ?? '')
-  )
-    return { server, verifiedAt: dest.server, by: 'same URL' };
-  const why = await certificateVerifies(dest, server, held['tls-server-name']);
-  if (why)
-    throw new ConfigError(
-      `${what}: its server ${server} is not ${dest.name}'s server ${dest.server}: ${why}; ${not} (name the cluster whose server it is with --cluster)`,
-    );
-  return { server, verifiedAt: dest.server, by: `certificate verified against ${dest.name}'s CA` };
+  return { server, verifiedAt: dest.server, by: same ? 'same URL' : `certificate verified against ${dest.name}'s CA` };
 }

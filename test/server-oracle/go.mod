@@ -1,0 +1,3 @@
+module github.com/fleet-cli/fleet/test/server-oracle
+
+go 1.26
