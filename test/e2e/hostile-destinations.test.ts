@@ -39,6 +39,9 @@ import yaml from 'js-yaml';
 import { credentialScope } from '../../src/cli/credential-targets.js';
 import { Fleet } from '../../src/cli/fleet-run.js';
 import { whoami } from '../../src/access/whoami.js';
+import { runOverClusters } from '../../src/fleet/runner.js';
+import { DEFAULT_POLICY } from '../../src/verify/policy.js';
+import { FleetVerifier } from '../../src/verify/report.js';
 import { adoptCredentials } from '../../src/creds/adopt.js';
 import { rotateCredentials } from '../../src/creds/rotate.js';
 import { rotationHooks } from '../../src/creds/rotation-state.js';
@@ -920,11 +923,20 @@ async function whoamiCase(c: WhoamiCase): Promise<string[]> {
   const fleet = operatorFleet({ fleetConfig: whoamiYaml });
   try {
     const refs = await fleet.provider.list();
-    const ref = refs.find((r) => r.source.kind === 'secret' && r.source.name === name);
+    const ref = refs.find((r) => r.source.name === name || r.source.secret === `${whoNs}/${name}`);
     if (!ref) count('whoami: not listed');
     else {
-      const me = await whoami(await fleet.connector.cluster(ref), ref.source);
-      count(`whoami answered (${me.user.username === poseAs.username ? 'as the pose' : 'other'})`);
+      const me = await whoami(await fleet.connector.cluster(ref), ref.source).catch((error: Error) => error);
+      count(
+        me instanceof Error
+          ? `whoami ${describeOutcome('failed', me.message.replace(/^[^:]*: /, ''))}`
+          : `whoami answered (${me.user.username === poseAs.username ? 'as the pose' : 'other'})`,
+      );
+      // clusters verify over the same cluster, as the command runs it: the runner, the connector, the default policy.
+      const verifier = new FleetVerifier(DEFAULT_POLICY, { exec: fleet.execRunner, strict: false });
+      await verifier.prepare([ref]);
+      const [result] = await runOverClusters([ref], verifier.work, fleet.runOptions('0'));
+      count(`verify ${result.ok ? 'ran' : describeOutcome('failed', result.error?.message.replace(/^[^:]*: /, ''))}`);
     }
   } catch (error) {
     count(`whoami ${describeOutcome('failed', (error as Error).message.replace(/^[^:]*: /, ''))}`);
@@ -933,7 +945,7 @@ async function whoamiCase(c: WhoamiCase): Promise<string[]> {
   return leaks(since(mark), new Set(token ? [token] : []));
 }
 
-describe("auth whoami over hub providers: only hub data's own credential reaches hub data's server", () => {
+describe("auth whoami and clusters verify over hub providers: only hub data's own credential reaches hub data's server", () => {
   before(async () => {
     await api(hub, 'POST', '/api/v1/namespaces', { metadata: { name: whoNs } });
     whoamiYaml = join(dir, 'fleet-whoami.yaml');
@@ -955,7 +967,7 @@ describe("auth whoami over hub providers: only hub data's own credential reaches
   });
 
   it(`in-process, ${RUNS} cases`, { timeout: 600_000 }, async () => {
-    await property('auth whoami', whoamiCaseArb, whoamiCase);
+    await property('auth whoami + clusters verify', whoamiCaseArb, whoamiCase);
   });
 });
 
