@@ -28,6 +28,7 @@
 // dials, parsed as Go's net/url parses it (host as written, port with the scheme's default) and verified as the
 // provider verifies it (same CA bytes, TLS server name, no skipped verification the provider does not skip).
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -112,11 +113,23 @@ interface Captures {
   proxyOwn: Capture; // CONNECT into own
   proxyMemberCa: Capture; // CONNECT into memberCa
 }
-let cap: Captures;
+/**
+ * A worker runs cases one after the other with a set of captures of its own (so what a capture received belongs to the
+ * one case that worker runs) and, for rotate, managed Secrets of its own; workers run side by side.
+ */
+interface Worker {
+  id: number;
+  cap: Captures;
+  managed: Map<SecretFormat, string>;
+}
+const WORKERS = Number(process.env.FLEET_DESTINATION_WORKERS ?? 4);
+const workers: Worker[] = [];
+const current = new AsyncLocalStorage<Worker>();
+const here = () => current.getStore() ?? workers[0];
 let ownCaPem: string;
-const allCaptures = () => Object.values(cap) as Capture[];
-const marks = () => allCaptures().map((c) => c.records.length);
-const since = (m: number[]) => allCaptures().flatMap((c, i) => c.records.slice(m[i]));
+const capturesOf = (w: Worker) => Object.values(w.cap) as Capture[];
+const marks = () => capturesOf(here()).map((c) => c.records.length);
+const since = (m: number[]) => capturesOf(here()).flatMap((c, i) => c.records.slice(m[i]));
 
 // ---------------------------------------------------------------------------------------------------------------
 // The oracle: what the operator's configuration holds and what fleet minted, against what the captures received.
@@ -220,7 +233,7 @@ const serverArb = fc.oneof(
 
 function portOf(t: Target): number {
   if (t === 'member') return Number(memberPort);
-  return cap[t].port;
+  return here().cap[t].port;
 }
 function serverText(s: ServerSpelling | 'exact'): string {
   if (s === 'exact') return m1.url;
@@ -289,7 +302,7 @@ function clusterEntry(d: HubData): Record<string, unknown> {
   if (ca) c['certificate-authority-data'] = ca;
   if (d.insecure) c['insecure-skip-tls-verify'] = true;
   if (d.proxy !== 'none')
-    c['proxy-url'] = `http://127.0.0.1:${(d.proxy === 'own' ? cap.proxyOwn : cap.proxyMemberCa).port}`;
+    c['proxy-url'] = `http://127.0.0.1:${(d.proxy === 'own' ? here().cap.proxyOwn : here().cap.proxyMemberCa).port}`;
   if (d.tlsServerName) c['tls-server-name'] = d.tlsServerName;
   return c;
 }
@@ -476,17 +489,20 @@ before(async () => {
     usage: 'server',
     ips: ['127.0.0.2'],
   });
-  const own = await startCapture({ name: 'capture (own CA)', pose: poseAs, tls: ownLeaf });
-  const memberCaCapture = await startCapture({ name: "capture (members' CA)", pose: poseAs, tls: mcaLeaf });
-  cap = {
-    own,
-    memberCa: memberCaCapture,
-    wrongSan: await startCapture({ name: "capture (members' CA, SAN 127.0.0.2)", pose: poseAs, tls: sanLeaf }),
-    alt: await startCapture({ name: 'capture (own CA, 127.0.0.2)', pose: poseAs, tls: altLeaf, host: '127.0.0.2' }),
-    plain: await startCapture({ name: 'capture (plain HTTP)', pose: poseAs }),
-    proxyOwn: await startCaptureProxy({ name: 'capture proxy (into own CA)', into: own }),
-    proxyMemberCa: await startCaptureProxy({ name: "capture proxy (into members' CA)", into: memberCaCapture }),
-  };
+  for (let id = 0; id < Math.max(1, WORKERS); id++) {
+    const own = await startCapture({ name: 'capture (own CA)', pose: poseAs, tls: ownLeaf });
+    const memberCaCapture = await startCapture({ name: "capture (members' CA)", pose: poseAs, tls: mcaLeaf });
+    const cap: Captures = {
+      own,
+      memberCa: memberCaCapture,
+      wrongSan: await startCapture({ name: "capture (members' CA, SAN 127.0.0.2)", pose: poseAs, tls: sanLeaf }),
+      alt: await startCapture({ name: 'capture (own CA, 127.0.0.2)', pose: poseAs, tls: altLeaf, host: '127.0.0.2' }),
+      plain: await startCapture({ name: 'capture (plain HTTP)', pose: poseAs }),
+      proxyOwn: await startCaptureProxy({ name: 'capture proxy (into own CA)', into: own }),
+      proxyMemberCa: await startCaptureProxy({ name: "capture proxy (into members' CA)", into: memberCaCapture }),
+    };
+    workers.push({ id, cap, managed: new Map() });
+  }
 
   // The hub namespace for the generated Secrets, and on member-1 the ServiceAccount the captures pose as: bound
   // cluster-wide to view, with a legacy token Secret (the "victim" token a Secret may really hold).
@@ -511,7 +527,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(allCaptures().map((c) => c.close()));
+  await Promise.all(workers.flatMap(capturesOf).map((c) => c.close()));
   await kubectl(hub, ['delete', 'namespace', hubNs, '--wait=false', '--ignore-not-found']).catch(() => undefined);
   for (const m of [m1, m2])
     await kubectl(m, ['delete', 'namespace', saNs, '--wait=false', '--ignore-not-found']).catch(() => undefined);
@@ -525,14 +541,25 @@ after(async () => {
 /** Runs the property; a failure names the generated case (symbols only: no token is printed) and every leak. */
 async function property<T>(name: string, arb: fc.Arbitrary<T>, check: (c: T) => Promise<string[]>, runs = RUNS) {
   const t0 = Date.now();
-  await fc.assert(
-    fc.asyncProperty(arb, async (c) => {
-      const found = await check(c);
-      if (found.length > 0) throw new Error(`${name}: a credential reached a capture:\n  ${found.join('\n  ')}`);
-    }),
-    { numRuns: runs, seed: SEED, endOnFailure: true },
+  // The cases fast-check generates from the seed, run by the workers side by side; the first leak stops them all.
+  const cases = fc.sample(arb, { seed: SEED, numRuns: runs });
+  let next = 0;
+  let failure: string | undefined;
+  await Promise.all(
+    workers.map((w) =>
+      current.run(w, async () => {
+        while (failure === undefined && next < cases.length) {
+          const i = next++;
+          const found = await check(cases[i]);
+          if (found.length > 0 && failure === undefined)
+            failure = `case ${i} of ${runs} (seed ${SEED}): ${JSON.stringify(cases[i])}\n  ${found.join('\n  ')}`;
+        }
+      }),
+    ),
   );
-  console.log(`${name}: ${runs} cases in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const took = ((Date.now() - t0) / 1000).toFixed(1);
+  if (failure) throw new Error(`${name}: a credential reached a capture, after ${next} cases in ${took} s: ${failure}`);
+  console.log(`${name}: ${runs} cases in ${took} s (${workers.length} workers)`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -591,8 +618,6 @@ describe('creds adopt: generated hub data never gets a credential fleet minted o
 // ---------------------------------------------------------------------------------------------------------------
 // creds rotate of a fleet-managed Secret whose data someone changed since fleet wrote it
 
-/** The managed Secrets (creds generate --secret, one per format), by format: NAME in hubNs. */
-const managed = new Map<SecretFormat, string>();
 const FORMATS_ROTATE: SecretFormat[] = ['multicluster-runtime', 'cluster-api', 'argocd', 'flux'];
 const RECORD_KEYS = [
   'fleet.dev/credential-cluster',
@@ -618,7 +643,7 @@ const rotateCaseArb: fc.Arbitrary<RotateCase> = fc.record({
 });
 
 async function rotateCase(c: RotateCase): Promise<string[]> {
-  const name = managed.get(c.format)!;
+  const name = here().managed.get(c.format)!;
   const now = await api(hub, 'GET', secretPath(hubNs, name));
   const held = tokensIn(now)[0];
   assert.ok(held, `${name} holds a token`);
@@ -658,8 +683,8 @@ async function rotateCase(c: RotateCase): Promise<string[]> {
 
 describe('creds rotate: a managed Secret whose data was changed never gets the next credential sent elsewhere', () => {
   before(async () => {
-    for (const format of FORMATS_ROTATE) {
-      const base = `rot-${format}`;
+    const made = async (w: Worker, format: SecretFormat) => {
+      const base = `rot${w.id}-${format}`;
       const res = await runFleet([
         'creds',
         'generate',
@@ -668,7 +693,7 @@ describe('creds rotate: a managed Secret whose data was changed never gets the n
         '--cluster',
         'member-1',
         '--service-account',
-        `${saNs}/rot-${format}`,
+        `${saNs}/rot${w.id}-${format}`,
         '--role',
         'view',
         '-n',
@@ -685,8 +710,9 @@ describe('creds rotate: a managed Secret whose data was changed never gets the n
         'json',
       ]);
       assert.equal(res.code, 0, res.stderr);
-      managed.set(format, format === 'cluster-api' ? `${base}-kubeconfig` : base);
-    }
+      w.managed.set(format, format === 'cluster-api' ? `${base}-kubeconfig` : base);
+    };
+    for (const w of workers) await Promise.all(FORMATS_ROTATE.map((f) => made(w, f)));
   });
 
   it(`in-process, ${RUNS} cases`, { timeout: 900_000 }, async () => {
@@ -1024,10 +1050,10 @@ describe('the same through bin/run.js (a sample per command)', () => {
   });
 
   it(`creds rotate, ${CLI_RUNS} cases`, { timeout: 600_000 }, async () => {
-    assert.ok(managed.size > 0, 'the managed Secrets were made');
+    assert.ok(workers[0].managed.size > 0, 'the managed Secrets were made');
     const problems: string[] = [];
     for (const c of fc.sample(rotateCaseArb, { seed: SEED + 2, numRuns: CLI_RUNS })) {
-      const name = managed.get(c.format)!;
+      const name = workers[0].managed.get(c.format)!;
       const now = await api(hub, 'GET', secretPath(hubNs, name));
       const held = tokensIn(now)[0];
       const edited = consumerSecret(c.format, name, c.data, held);
