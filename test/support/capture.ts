@@ -173,9 +173,20 @@ export async function startCapture(o: {
 export async function startCaptureProxy(o: { name: string; into: Capture }): Promise<Capture> {
   const records: Captured[] = [];
   const sockets = new Set<Socket>();
+  // A request sent to the proxy in absolute form (a plain http:// server through it) carries its headers and body in clear.
   const server = http.createServer((req, res) => {
-    records.push({ at: o.name, method: req.method ?? '', path: req.url ?? '', authorization: undefined, body: '' });
-    res.writeHead(405).end('CONNECT only\n');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      records.push({
+        at: o.name,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        authorization: req.headers.authorization ?? req.headers['proxy-authorization'],
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      res.writeHead(405).end('CONNECT only\n');
+    });
   });
   track(server, 'connection', sockets);
   server.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => {
