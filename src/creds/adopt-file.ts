@@ -23,12 +23,14 @@ import {
   adoptionFailed,
   adoptedIdentity,
   inspectCredential,
+  requireMayMint,
   legacyTokenSecret,
   oldFate,
   parseRef,
   rotateInto,
 } from './adopt.js';
 import { identityFacts, identityRecord, recordedCluster } from './cluster-identity.js';
+import { checkHeldServer } from './held-server.js';
 import { fileFacts, recordedContext, withFileFacts } from './kubeconfig-out.js';
 import { ANNOTATIONS, factKey } from './labels.js';
 import { anchorName } from './methods.js';
@@ -230,16 +232,21 @@ async function resumeOrLeave(rot: Rotation, f: AdoptFile, item: AdoptedCredentia
   const state = takeOver(rot, s.state);
   const found = await findTarget(rot, s);
   item.target = { cluster: found.ref.name, by: found.by };
+  item.destination = await checkHeldServer(f.resolved.cluster, found.destination, f.path, 'adopt', { userFiles: true });
   // Only a claim still holds the old credential in the file: then it can be probed once its Secret is deleted.
   const oldClient =
-    state.phase === 'claimed' ? await rot.env.connector.context(f.resolved, `${f.path} (old credential)`) : undefined;
+    state.phase === 'claimed'
+      ? await rot.env.connector.withCredential(found.destination, f.resolved.user, `${f.path} (old credential)`, {
+          userFiles: true,
+        })
+      : undefined;
   item.after = {
     identity: s.identity,
     method: s.method,
     access: facts[factKey(ANNOTATIONS.access)] ?? '',
     scope: facts[factKey(ANNOTATIONS.scope)] ?? '',
   };
-  await rotateInto(rot, s, state, found.client, oldClient, item, found.ref.name);
+  await rotateInto(rot, s, state, found.client, oldClient, item, found.destination);
   item.status = 'adopted';
 }
 
@@ -252,25 +259,29 @@ async function adoptFresh(
   made: { claimed?: boolean },
 ): Promise<void> {
   const where = `${f.path} (context ${f.context})`;
-  // Who the credential is, asked with the credential itself, and what it may do (auth rules' risk report).
-  rot.at.step = 'inspect';
-  const oldClient = await rot.env.connector.context(f.resolved, where);
-  const before = await inspectCredential(oldClient, f.resolved.user, r.into, where);
-  item.before = before;
-  const id = adoptedIdentity(before, r.into, where);
   const method = 'token';
-
   // The cluster to mint on: the context's server and CA among the clusters fleet knows, with a credential that may
-  // mint there (with --kubeconfig FILE alone, the old credential itself, when it may).
+  // ask who the held token is (or mint for the identity named; with --kubeconfig FILE alone, the old credential
+  // itself, when it may). The file's entry must reach that cluster (held-server.ts) before anything is sent.
   rot.at.step = 'target';
   const found = await reachTarget(rot.request, recordedCluster({}, 'file', f.resolved.cluster), rot.env, {
     what: where,
     method,
-    id,
+    id: r.into?.identity,
   });
   rot.at.target = found.client;
   const target = found.client;
   item.target = { cluster: found.ref.name, by: found.by };
+  item.destination = await checkHeldServer(f.resolved.cluster, found.destination, where, 'adopt', { userFiles: true });
+
+  // Who the credential is, asked of the member, and what it may do there (auth rules' risk report).
+  rot.at.step = 'inspect';
+  const { before, oldClient } = await inspectCredential(found, f.resolved.user, r.into, where, rot.env.connector, {
+    userFiles: true,
+  });
+  item.before = before;
+  const id = adoptedIdentity(before, r.into, where);
+  if (!r.into) await requireMayMint(target, id, found.ref.name, where);
   before.tokenSecret = await legacyTokenSecret(target, before.identity, f.resolved.user.token);
   const { access, namespaces, objects } = await adoptGrant(target, found.ref, id, r, f.resolved.cluster, where);
   const annotations = describeAnnotations(id, access, namespaces, method);
@@ -284,7 +295,7 @@ async function adoptFresh(
 
   if (r.dryRun) {
     item.status = 'planned';
-    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}), verify it, write it into ${where} in place of user "${f.resolved.userName}"'s credential${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
+    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}), verify it at ${item.destination.verifiedAt}, write it into ${where} (for server ${item.destination.server}, ${item.destination.by}) in place of user "${f.resolved.userName}"'s credential${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
     return;
   }
 
@@ -336,7 +347,7 @@ async function adoptFresh(
     'claimed',
   );
   const s = await readStored(rot);
-  await rotateInto(rot, s, state, target, oldClient, item, found.ref.name);
+  await rotateInto(rot, s, state, target, oldClient, item, found.destination);
   item.status = 'adopted';
 }
 

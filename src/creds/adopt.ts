@@ -5,17 +5,20 @@ import type { V1ClusterRoleBinding, V1RoleBinding } from '@kubernetes/client-nod
 import { type RiskCode, summarizeRisks } from '../access/risk.js';
 import { rulesReview } from '../access/rules.js';
 import { selfSubjectReview } from '../access/whoami.js';
+import { accessReview } from '../access/access-review.js';
+import { tokenReview } from '../access/token-review.js';
 import type { Check } from '../base/checks.js';
 import { ConfigError, type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
 import type { NamespacedName } from '../base/names.js';
 import type { HubSpec } from '../config/fleet-config.js';
 import { ApplyLog } from '../kube/apply-log.js';
 import type { KubeClient } from '../kube/client.js';
+import type { Connector } from '../kube/connector.js';
+import type { Destination } from '../kube/destination.js';
 import { statusOf } from '../kube/errors.js';
 import type { KubeObject, ObjectMeta, Wire } from '../kube/objects.js';
 import { CLUSTER_ROLE_BINDING, ROLE_BINDING, SECRET, SERVICE_ACCOUNT } from '../kube/resources.js';
 import { deleteObject, getObject, listObjects, updateObject } from '../kube/typed.js';
-import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
 import { registerSecret } from '../kubeconfig/redact.js';
 import type { ClusterRef } from '../providers/types.js';
 import { type Secret, secretText } from '../providers/hub/objects.js';
@@ -52,6 +55,7 @@ import {
   verify,
 } from './rotation-steps.js';
 import { SecretStore, type Stored } from './rotation-store.js';
+import { type HeldServer, checkHeldServer } from './held-server.js';
 
 /**
  * `fleet creds adopt`: a consumer Secret fleet did not write (Argo CD's `argocd cluster add`, a Cluster API kubeconfig,
@@ -109,6 +113,8 @@ export interface AdoptedCredential {
   /** The phase an interrupted adoption left (this run finished it). */
   resumed?: string;
   target?: { cluster: string; by: string };
+  /** The server the new credential is written for, where it is minted and verified, and why they are one cluster. */
+  destination?: HeldServer;
   before?: CredentialBefore;
   after?: {
     identity: string;
@@ -314,18 +320,15 @@ async function resumeOrLeave(rot: Rotation, secret: Secret, item: AdoptedCredent
   const state = takeOver(rot, s.state);
   const found = await findTarget(rot, s);
   item.target = { cluster: found.ref.name, by: found.by };
+  // The Secret may have been edited since the interrupted run: its entry must still reach the target.
+  item.destination = await checkHeldServer(s.held.cluster, found.destination, rot.store.where, 'adopt');
   const oldClient =
     state.phase === 'claimed'
-      ? await rot.env.connector.context(
-          contextFromKubeconfigText(s.held.kubeconfig, `${rot.store.where} (old credential)`, {
-            object: rot.store.where,
-          }),
-          found.ref.name,
-        )
+      ? await rot.env.connector.withCredential(found.destination, s.held.user, `${rot.store.where} (old credential)`)
       : undefined;
   item.after = { identity: s.identity, method: s.method, access: ann[ANNOTATIONS.access] ?? '', scope: '' };
   item.after.scope = ann[ANNOTATIONS.scope] ?? '';
-  await rotateInto(rot, s, state, found.client, oldClient, item, found.ref.name);
+  await rotateInto(rot, s, state, found.client, oldClient, item, found.destination);
   item.status = 'adopted';
 }
 
@@ -377,27 +380,29 @@ async function adoptFresh(
       `${where}: the credential is basic authentication (username/password), which kube-apiserver has not accepted since 1.19: there is no identity to take over; write a new credential with creds generate`,
     );
 
-  // Who the credential is, asked with the credential itself, and what it may do (auth rules' risk report).
-  rot.at.step = 'inspect';
-  const oldCtx = contextFromKubeconfigText(held.kubeconfig, `${where} (the credential in it)`, { object: where });
-  const oldClient = await rot.env.connector.context(oldCtx, where);
-  const before = await inspectCredential(oldClient, held.user, r.into, where);
-  item.before = before;
-  const id = adoptedIdentity(before, r.into, where);
+  // The cluster to mint on, among the clusters the operator's configuration knows (--cluster, else by the Secret's
+  // server and CA), with a credential that may ask who the held token is (or mint for the identity named). Nothing is
+  // sent to the server the Secret names: its entry is checked against the cluster's (held-server.ts) before anything else.
   const method = 'token';
-
-  // The cluster to mint on: found from the credential's own server and CA among the clusters fleet knows, with a
-  // credential that may mint there (as rotation finds it later).
   rot.at.step = 'target';
   const found = await reachTarget(rot.request, recordedCluster({}, 'secret', held.cluster), rot.env, {
     what: where,
     method,
-    id,
+    id: r.into?.identity,
     self: rot.store.self,
   });
   rot.at.target = found.client;
   const target = found.client;
   item.target = { cluster: found.ref.name, by: found.by };
+  item.destination = await checkHeldServer(held.cluster, found.destination, where, 'adopt');
+
+  // Who the credential is, asked of the member (TokenReview with the operator's credential; a certificate is judged by
+  // the member's own CA), and what it may do (auth rules' risk report, at the member).
+  rot.at.step = 'inspect';
+  const { before, oldClient } = await inspectCredential(found, held.user, r.into, where, rot.env.connector);
+  item.before = before;
+  const id = adoptedIdentity(before, r.into, where);
+  if (!r.into) await requireMayMint(target, id, found.ref.name, where);
   before.tokenSecret = await legacyTokenSecret(target, before.identity, held.user.token);
   const { access, namespaces, objects } = await adoptGrant(target, found.ref, id, r, held.cluster, where);
   const annotations = describeAnnotations(id, access, namespaces, method);
@@ -411,7 +416,7 @@ async function adoptFresh(
 
   if (r.dryRun) {
     item.status = 'planned';
-    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}), verify it, write it into ${where} (${format})${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
+    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}) on ${found.ref.name}, verify it at ${item.destination.verifiedAt}, write it into ${where} (${format}) for server ${item.destination.server} (${item.destination.by})${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
     return;
   }
 
@@ -462,21 +467,47 @@ async function adoptFresh(
     'claimed',
   );
   const s = await readStored(rot);
-  await rotateInto(rot, s, state, target, oldClient, item, found.ref.name);
+  await rotateInto(rot, s, state, target, oldClient, item, found.destination);
   item.status = 'adopted';
 }
 
+/** Without --service-account the identity is the held one's: the target's credential must may mint for it. */
+export async function requireMayMint(
+  target: KubeClient,
+  id: Extract<Identity, { kind: 'ServiceAccount' }>,
+  cluster: string,
+  where: string,
+): Promise<void> {
+  const need = {
+    verb: 'create',
+    group: '',
+    resource: 'serviceaccounts',
+    subresource: 'token',
+    namespace: id.namespace,
+  };
+  if (!(await accessReview(target, { resource: need })).allowed)
+    throw new ConfigError(
+      `${where}: the credential fleet reaches ${cluster} with may not mint a token for ${username(id)} (create serviceaccounts/token in ${id.namespace}); nothing was minted`,
+    );
+}
+
 /**
- * Who the credential is, asked with the credential itself (SelfSubjectReview), what it may do (the risk codes of `auth
- * rules`, reviewed in the first namespace of a new identity's grant, else `default`), and when it expires. Shared by a
- * Secret's and a file's adoption.
+ * Who the credential is, asked of the member: a token by TokenReview with the operator's own credential for the
+ * member (`target.client`), a client certificate by SelfSubjectReview made with it at the member's destination (the
+ * member's CA decides); what it may do (the risk codes of `auth rules`, reviewed with it at the member, in the first
+ * namespace of a new identity's grant, else `default`), and when it expires. Never asked of the server the Secret or
+ * file names. Shared by a Secret's and a file's adoption; the client for the held credential (at the member) is kept
+ * for --revoke-old's proof.
  */
 export async function inspectCredential(
-  oldClient: KubeClient,
+  target: { client: KubeClient; destination: Destination },
   user: Held['user'],
   into: AdoptRequest['into'],
   where: string,
-): Promise<CredentialBefore> {
+  connector: Connector,
+  o: { userFiles?: boolean } = {},
+): Promise<{ before: CredentialBefore; oldClient: KubeClient }> {
+  const oldClient = await connector.withCredential(target.destination, user, `${where} (the credential in it)`, o);
   // A credential the server does not recognise is taken as system:anonymous (forbidden to ask, or answered as such):
   // said as that, not as a 403 for a user nobody named.
   const anonymous = () =>
@@ -484,15 +515,27 @@ export async function inspectCredential(
       'unauthorized',
       `${where}: the API server does not accept the credential (its requests are anonymous): there is no identity to take over`,
     );
-  const me = await selfSubjectReview(oldClient).catch((error: unknown) => {
-    throw statusOf(error) === 403 && /"system:anonymous"/.test(toErrorInfo(error).message) ? anonymous() : error;
-  });
+  const selfReview = () =>
+    selfSubjectReview(oldClient).catch((error: unknown) => {
+      throw statusOf(error) === 403 && /"system:anonymous"/.test(toErrorInfo(error).message) ? anonymous() : error;
+    });
+  let me: { username: string; groups?: string[] };
+  if (user.token) {
+    // The operator's credential asks: the member's authenticators judge the token. A credential that may not review
+    // tokens (403) falls back to the token's own SelfSubjectReview, still at the member's destination.
+    const review = await tokenReview(target.client, user.token).catch((error: unknown) => {
+      if (statusOf(error) === 403) return undefined;
+      throw error;
+    });
+    if (review && !review.authenticated) throw anonymous();
+    me = review?.authenticated ? review : await selfReview();
+  } else me = await selfReview();
   if (me.username === 'system:anonymous') throw anonymous();
   const described = await describeUser(user);
   const rules = await rulesReview(oldClient, into?.namespaces[0] ?? 'default').catch((error: unknown) =>
     toErrorInfo(error),
   );
-  return {
+  const before: CredentialBefore = {
     identity: me.username,
     groups: me.groups ?? [],
     method: described.method,
@@ -500,6 +543,7 @@ export async function inspectCredential(
     risks: 'risks' in rules ? summarizeRisks(rules.risks) : [],
     ...('risks' in rules ? {} : { risksUnknown: rules.message }),
   };
+  return { before, oldClient };
 }
 
 /** The identity the new credential is for: a new one (--service-account with a grant), else the same ServiceAccount. */
@@ -668,13 +712,13 @@ export async function rotateInto(
   target: KubeClient,
   oldClient: KubeClient | undefined,
   item: AdoptedCredential,
-  cluster: string,
+  destination: Destination,
 ): Promise<void> {
   let state = claimedOrReplaced;
   if (state.phase === 'claimed') {
     const grant = await rot.store.grant(target);
     const minted = await mint(rot, s, state, target);
-    item.verification = await verify(rot, s, minted, grant, cluster);
+    item.verification = await verify(rot, s, minted, grant, destination);
     item.after = {
       ...item.after!,
       expires: minted.issued.expires,

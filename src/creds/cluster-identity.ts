@@ -4,6 +4,7 @@ import { FleetError } from '../base/errors.js';
 import { readClusterId } from '../clusters/ids.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
+import { serverKey } from '../kubeconfig/server.js';
 import type { ClusterEntry } from '../kubeconfig/types.js';
 import type { ClusterRef } from '../providers/types.js';
 import { portableCluster } from './kubeconfig-out.js';
@@ -50,16 +51,12 @@ export function caFingerprint(caData: string | undefined): string | undefined {
   return [...new Set(parts.map((d) => createHash('sha256').update(d).digest('hex')))].sort().join(',');
 }
 
-/** A server URL as compared: scheme, lower-case host, explicit port, no trailing slash. */
+/**
+ * A server URL as compared: as kubectl dials it (src/kubeconfig/server.ts, the one comparison): `127.1` or a trailing
+ * dot is another server than `127.0.0.1`, a default port or the host's case is not.
+ */
 export function normalServer(server: string | undefined): string | undefined {
-  if (!server) return undefined;
-  try {
-    const u = new URL(server);
-    const port = u.port || (u.protocol === 'http:' ? '80' : '443');
-    return `${u.protocol}//${u.hostname.toLowerCase()}:${port}${u.pathname.replace(/\/+$/, '')}`;
-  } catch {
-    return server.replace(/\/+$/, '');
-  }
+  return server ? serverKey(server) : undefined;
 }
 
 const sameCa = (a: string | undefined, b: string | undefined) =>

@@ -6,6 +6,7 @@ import { type Shard, inShard } from '../fleet/shard.js';
 import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
 import type { Secret } from '../providers/hub/objects.js';
 import { identityFacts } from './cluster-identity.js';
+import { checkHeldServer } from './held-server.js';
 import { UnknownFormatError } from './codecs/index.js';
 import { kubeconfigSha256 } from './kubeconfig-out.js';
 import { ANNOTATIONS, MANAGED_BY_SELECTOR } from './labels.js';
@@ -225,6 +226,16 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   const toTarget = async () => {
     const found = await findTarget(rot, s);
     item.target = { cluster: found.ref.name, by: found.by };
+    // A hub Secret's cluster entry is hub data: whoever may write the Secret may have pointed it elsewhere since fleet
+    // wrote it. The new credential is written into that entry, so it must still reach the target (held-server.ts).
+    if (store.kind === 'secret')
+      item.destination = await checkHeldServer(s.held.cluster, found.destination, where, 'rotate');
+    else
+      item.destination = {
+        server: s.held.cluster.server ?? '',
+        verifiedAt: found.destination.server,
+        by: "the user's own file",
+      };
     return found;
   };
 
@@ -232,7 +243,13 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   if (decision.status !== 'rotate') {
     // --dry-run says where it would mint; a skipped credential is not looked for.
     if (decision.needsTarget) await toTarget();
-    return { status: decision.status, reason: decision.reason };
+    const at = item.destination
+      ? `; the new credential is written for ${item.destination.server} and verified at ${item.destination.verifiedAt} (${item.destination.by})`
+      : '';
+    return {
+      status: decision.status,
+      reason: decision.status === 'planned' ? `${decision.reason}${at}` : decision.reason,
+    };
   }
 
   // The cluster is found before the claim: a resolution failure leaves the store as it was (no claim behind).
@@ -249,15 +266,19 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   let oldClient: KubeClient | undefined;
   if (state.phase === 'claimed') {
     // The old credential is still the store's: kept to prove later that it stopped working.
-    oldClient = await env.connector.context(
-      contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store), s.context),
-      cluster,
-    );
+    // A Secret's credential goes to the target's destination, never to the server its entry names.
+    oldClient =
+      store.kind === 'secret' && reached
+        ? await env.connector.withCredential(reached.destination, s.held.user, `${where} (old credential)`)
+        : await env.connector.context(
+            contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store), s.context),
+            cluster,
+          );
     const grant = await store.grant(target!);
     const claimed = state;
     const minted = await mint(rot, s, claimed, target!);
     if (minted.lifetime) item.lifetime = minted.lifetime;
-    item.verification = await verify(rot, s, minted, grant, cluster);
+    item.verification = await verify(rot, s, minted, grant, reached!.destination);
     item.new = {
       fingerprint: fp(kubeconfigSha256(minted.kubeconfig)),
       expires: minted.issued.expires,

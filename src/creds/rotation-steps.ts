@@ -7,13 +7,14 @@ import { namespacedName } from '../base/names.js';
 import type { HubSpec } from '../config/fleet-config.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Connector } from '../kube/connector.js';
+import type { Destination } from '../kube/destination.js';
+import type { HeldServer } from './held-server.js';
 import { ApplyLog } from '../kube/apply-log.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CERTIFICATE_SIGNING_REQUEST, SECRET } from '../kube/resources.js';
 import { applyObject, deleteObject } from '../kube/typed.js';
 import type { Shard } from '../fleet/shard.js';
 import type { Progress } from '../fleet/runner.js';
-import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
 import type { ContextOrigin } from '../kubeconfig/trust.js';
 import type { ClusterRef } from '../providers/types.js';
 import {
@@ -110,6 +111,8 @@ export interface RotatedCredential {
   cluster?: string;
   /** The cluster the new credential was minted on, and how it was found from what the credential recorded. */
   target?: { cluster: string; by: string };
+  /** The server the new credential is written for, where it is minted and verified, and why they are one cluster. */
+  destination?: HeldServer;
   method?: string;
   identity?: string;
   status: 'rotated' | 'failed' | 'skipped' | 'planned';
@@ -226,7 +229,7 @@ export async function readStored(rot: Rotation): Promise<Stored> {
 }
 
 /** Finds the cluster to mint on from what the credential recorded; remembered for an interrupt. */
-export async function findTarget(rot: Rotation, s: Stored): Promise<ResolvedTarget> {
+export async function findTarget(rot: Rotation, s: Stored): Promise<ResolvedTarget & { destination: Destination }> {
   rot.at.step = 'target';
   const found = await reachTarget(rot.request, s.recorded, rot.env, {
     what: rot.store.where,
@@ -400,18 +403,17 @@ export async function mint(rot: Rotation, s: Stored, claimed: RotationState, tar
   };
 }
 
-/** Step verify: the new credential, connected as the consumer will, is who it should be and may what the grant says. */
+/** Step verify: the new credential, connected to its cluster's destination, is who it should be and may what the grant says. */
 export async function verify(
   rot: Rotation,
   s: Stored,
   minted: Minted,
   grant: { rules: PolicyRule[]; namespaces: string[] },
-  cluster: string,
+  destination: Destination,
 ): Promise<Check[]> {
-  const fresh = await rot.env.connector.context(
-    contextFromKubeconfigText(minted.kubeconfig, 'the new credential', storeOrigin(rot.store)),
-    cluster,
-  );
+  // To the cluster it was minted on, as the operator's configuration reaches it: never the server, CA or proxy of the
+  // store's cluster entry (checkHeldServer proved that entry reaches the same cluster, without a credential).
+  const fresh = await rot.env.connector.withCredential(destination, minted.issued.user, 'the new credential');
   return step(
     rot,
     'verify',
@@ -564,15 +566,17 @@ export async function reachTarget(
   r: RotateRequest,
   rec: RecordedCluster,
   env: RotateEnv,
-  o: { what: string; method: Method; id: Identity; self?: { namespace: string; name: string } },
-): Promise<ResolvedTarget> {
-  const need =
-    o.id.kind === 'User'
+  o: { what: string; method: Method; id?: Identity; self?: { namespace: string; name: string } },
+): Promise<ResolvedTarget & { destination: Destination }> {
+  // No identity yet (creds adopt asks the member whose the held token is): the cluster must answer a TokenReview.
+  const need = !o.id
+    ? { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews', namespace: '' }
+    : o.id.kind === 'User'
       ? { verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', namespace: '' }
       : o.method === 'token'
         ? { verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', namespace: o.id.namespace }
         : { verb: 'create', group: '', resource: 'secrets', namespace: o.id.namespace };
-  return resolveCredentialCluster(rec, {
+  const found = await resolveCredentialCluster(rec, {
     override: r.clusterOverride,
     clusters: { get: r.cluster, list: r.clusters ?? (async () => []) },
     connect: (ref) => env.connector.cluster(ref),
@@ -586,6 +590,8 @@ export async function reachTarget(
       ),
     what: o.what,
   });
+  // Where whatever is minted there goes: the target's server, CA and proxy as the operator's configuration holds them.
+  return { ...found, destination: await env.connector.destination(found.ref) };
 }
 
 /** How long the server may stay silent while the old credential's refusal is being confirmed. */

@@ -1,3 +1,4 @@
+import { serverKey } from '../kubeconfig/server.js';
 import { ConfigError, FleetError } from '../base/errors.js';
 import { fileError, requireNamedFile } from '../base/files.js';
 import type { Connector } from '../kube/connector.js';
@@ -24,24 +25,8 @@ export interface FetchedCredential {
   expirationTimestamp?: string;
 }
 
-/**
- * A server URL as kubectl treats two spellings as one server: an http(s) URL parsed as a URL (scheme and host in lower
- * case, the scheme's default port dropped, IDNA applied), without the trailing slashes of its path; the query and
- * fragment, which client-go does not use to choose the server, kept as written (so they must match too). Anything else
- * (no scheme, not a URL) compares as written without trailing slashes.
- */
-export function serverKey(server: string): string {
-  try {
-    const u = new URL(server);
-    if ((u.protocol === 'https:' || u.protocol === 'http:') && u.host !== '') {
-      const user = u.username || u.password ? `${u.username}:${u.password}@` : '';
-      return `${u.protocol}//${user}${u.host}${u.pathname.replace(/\/+$/, '')}${u.search}${u.hash}`;
-    }
-  } catch {
-    // Not a URL: compared as written.
-  }
-  return server.replace(/\/+$/, '');
-}
+/** The one comparison of servers (src/kubeconfig/server.ts): as kubectl dials them, the host as written. */
+export { serverKey };
 
 /** The CA bytes a cluster entry names (data or file), empty when it names none: the system roots. */
 async function caBytes(c: ClusterEntry): Promise<Buffer> {

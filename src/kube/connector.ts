@@ -4,6 +4,8 @@ import { inClusterAvailable, inClusterContext, useInCluster } from '../kubeconfi
 import { type ResolvedContext, loadMerged, precedence, resolveContext } from '../kubeconfig/loading-rules.js';
 import { TrustPolicy } from '../kubeconfig/trust.js';
 import type { Impersonation, KubeClient } from './client.js';
+import { type Destination, credentialUser, makeDestination } from './destination.js';
+import type { UserEntry } from '../kubeconfig/types.js';
 import type { ExecCredentialRunner } from './exec-credential.js';
 import type { RequestLog } from './request-log.js';
 
@@ -82,6 +84,31 @@ export class Connector {
   /** A client for a provider's cluster (a ClusterRef). */
   async cluster(ref: NamedContext): Promise<KubeClient> {
     return this.context(await ref.resolve(), ref.name);
+  }
+
+  /**
+   * Where a credential for a provider's cluster may go: its server, CA, TLS server name and proxy as the context the
+   * provider resolved holds them, after the trust policy approved it (files as resolved). The only maker of a
+   * Destination (src/kube/destination.ts).
+   */
+  async destination(ref: NamedContext): Promise<Destination> {
+    const approval = await this.trust.approve(await ref.resolve());
+    if (approval.refusal) throw new FleetError(approval.refusal.kind, approval.refusal.message, { exitCode: 1 });
+    return makeDestination(ref.name, approval.context);
+  }
+
+  /**
+   * A client for a credential fleet did not read from the operator's configuration (one it minted, or the one a hub
+   * Secret or a file being adopted holds): connected to the destination only, never to a server, CA or proxy named
+   * beside the credential. Inline data only (a token, a client certificate): no file, no plugin.
+   */
+  withCredential(
+    destination: Destination,
+    user: UserEntry,
+    what: string,
+    o: { userFiles?: boolean } = {},
+  ): Promise<KubeClient> {
+    return this.context(destination.contextFor(credentialUser(user, what, o.userFiles)), destination.name);
   }
 
   /**

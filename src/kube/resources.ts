@@ -123,3 +123,5 @@ export function resourceOf(o: { kind: string; apiVersion?: string }): Resource {
   if (group !== r.group) throw new FleetError('internal', `kind ${o.kind} is not in ${o.apiVersion}`);
   return atVersion(r, o.apiVersion.slice(slash + 1));
 }
+/** Who a bearer token is, asked by a credential that may (create tokenreviews): what the authenticators say of it. */
+export const TOKEN_REVIEW = resource('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false);
