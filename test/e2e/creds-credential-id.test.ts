@@ -763,7 +763,18 @@ describe(
       assert.equal(liveWarnings.length, 1, JSON.stringify(liveWarnings));
       assert.ok(liveWarnings[0].endsWith(`; the server accepts secret hub:${hubNs}/real`), liveWarnings[0]);
       // The table (-o wide) says it in each row's problems.
-      const wide = await holders(id, ['--kubeconfig', audited.kubeconfig, '--live', '-o', 'wide']);
+      const wide = await fleet([
+        'creds',
+        'list',
+        ...HUB,
+        '--kubeconfig',
+        audited.kubeconfig,
+        '--live',
+        '--credential-id',
+        id,
+        '-o',
+        'wide',
+      ]);
       assert.match(
         wide.stdout,
         /the server refuses it; its signature does not verify against the keys of \/openid\/v1\/jwks/,
