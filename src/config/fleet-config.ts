@@ -57,6 +57,12 @@ export interface ArgocdProviderConfig extends Common {
   hub?: HubSpec;
   /** Argo CD's namespace, where its cluster Secrets are; default `argocd`. */
   namespace?: string;
+  /**
+   * Reach Argo CD's in-cluster entry (`https://kubernetes.default.svc`: the one Argo CD adds, or a Secret for that
+   * address without a credential of its own) with the hub's own credential. Off by default: without it that entry is
+   * listed not ready, saying this.
+   */
+  inCluster?: boolean;
 }
 export interface ClusterApiProviderConfig extends Common {
   type: 'cluster-api';
@@ -275,10 +281,12 @@ export const PROVIDERS = [
   }),
   provider<ArgocdProviderConfig>({
     type: 'argocd',
-    fields: ['hub', 'namespace'],
-    local: [],
-    example: '{name: argo, type: argocd, namespace: argocd}',
-    parse: (f, at) => ({ hub: at.hub(), namespace: f.string('namespace') }),
+    fields: ['hub', 'namespace', 'inCluster'],
+    // inCluster lends the user's own hub credential to an entry hub data describes: an allowance for hub data, which a
+    // ./fleet.yaml found in the working directory may not give.
+    local: ['inCluster'],
+    example: '{name: argo, type: argocd, namespace: argocd, inCluster: true}',
+    parse: (f, at) => ({ hub: at.hub(), namespace: f.string('namespace'), inCluster: f.boolean('inCluster') }),
   }),
 ] as const;
 

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import { summarizeRisks } from '../access/risk.js';
 import { rulesReview } from '../access/rules.js';
 import { whoami } from '../access/whoami.js';
@@ -9,6 +11,8 @@ import { type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
 import type { HubSpec } from '../config/fleet-config.js';
 import type { Connector } from '../kube/connector.js';
 import { CLUSTER_PROFILE, SECRET } from '../kube/resources.js';
+import { SERVICE_ACCOUNT_JWKS_PATH } from '../kube/paths.js';
+import { type IssuerKeys, readIssuerKeys, verifySignature } from '../kube/service-account-keys.js';
 import {
   CREDENTIAL_ID_EXTRA,
   bearerToken,
@@ -89,6 +93,13 @@ export interface CredentialItem {
   referencedBy?: string[];
   /** Whether it expires within --expiring-within (or has expired). */
   expiring?: boolean;
+  /**
+   * Another credential fleet read claims the same credential-id with a different token (other bytes, so another
+   * signature): the API server issued at most one token under a jti, so all but one are copies of its `jti` in a token
+   * someone else signed (a forgery, or a token re-signed with another key). With --live: whether the server accepts
+   * this one, and whether its signature verifies against the member's service-account issuer keys.
+   */
+  credentialIdShared?: SharedCredentialId;
   /** --live: who the server says it is, and the credential-id it recorded for the request (SelfSubjectReview). */
   live?: { ok: boolean; username?: string; credentialId?: string; error?: ErrorInfo };
   /**
@@ -97,6 +108,19 @@ export interface CredentialItem {
    */
   adoptable?: string[];
   problems: string[];
+}
+
+export interface SharedCredentialId {
+  /** The locations of the other holders whose token differs from this one. */
+  otherHolders: string[];
+  /** --live: the server accepted this token (its SelfSubjectReview answered), or refused it as unauthenticated. */
+  accepted?: boolean;
+  /**
+   * --live: this token's signature against the keys the member publishes at /openid/v1/jwks, read with the operator's
+   * own context for the item's server (a context of the kubeconfig files whose server is the same): `verifies` absent
+   * when the keys could not be read (`reason` says why).
+   */
+  signature?: { verifies?: boolean; keys?: string; issuer?: string; reason?: string };
 }
 
 export interface CredentialList {
@@ -663,6 +687,134 @@ export async function checkLive(
   });
 }
 
+/** The tokens fleet read, by item, as a digest: compared, never shown. */
+const tokenDigests = new WeakMap<CredentialItem, string>();
+
+/** The bearer token an item holds (a JWT whose id is JTI=...), read the way describing it did. */
+async function heldToken(item: CredentialItem): Promise<string | undefined> {
+  const user = contexts.get(item)?.user;
+  if (!user || !item.credentialId?.startsWith('JTI=') || !(user.token || user.tokenFile)) return undefined;
+  return bearerToken(user).catch(() => undefined);
+}
+
+/** One credential-id that two or more different tokens claim, with its holders. */
+interface SharedGroup {
+  credentialId: string;
+  holders: CredentialItem[];
+}
+
+/**
+ * Flags every credential-id (JTI=) that more than one distinct token claims. The same token in two places is one
+ * credential copied (not flagged here); a different token with the same jti was not issued under that id by the API
+ * server, which mints one token per jti. (An X509SHA256 id is the certificate's own hash: two different certificates
+ * cannot share it.)
+ */
+async function markSharedCredentialIds(items: CredentialItem[]): Promise<SharedGroup[]> {
+  const byId = new Map<string, CredentialItem[]>();
+  for (const item of items) {
+    const token = await heldToken(item);
+    if (!token || !item.credentialId) continue;
+    tokenDigests.set(item, createHash('sha256').update(token).digest('hex'));
+    byId.set(item.credentialId, [...(byId.get(item.credentialId) ?? []), item]);
+  }
+  const groups: SharedGroup[] = [];
+  for (const [credentialId, holders] of byId) {
+    if (new Set(holders.map((h) => tokenDigests.get(h))).size < 2) continue;
+    for (const h of holders) {
+      const otherHolders = holders.filter((x) => tokenDigests.get(x) !== tokenDigests.get(h)).map((x) => x.location);
+      h.credentialIdShared = { otherHolders };
+      h.problems.push(
+        `credential-id ${credentialId} is also claimed by a different token (${otherHolders.join(', ')}): the API server issued at most one of them under it`,
+      );
+    }
+    groups.push({ credentialId, holders });
+  }
+  return groups;
+}
+
+/**
+ * --live for a shared credential-id: which token the server accepts (the SelfSubjectReview each item's own --live
+ * check made), and whether each signature verifies against the member's issuer keys. The keys are read with the
+ * operator's own context for the item's server (from the kubeconfig files fleet read, server as written), never with
+ * a credential from hub data: the server an item names only selects which of the operator's contexts is asked.
+ */
+async function checkShared(groups: SharedGroup[], found: CredentialItem[], connector: Connector): Promise<void> {
+  const own = found
+    .filter((i) => i.source.kind === 'kubeconfig')
+    .map((i) => contexts.get(i))
+    .filter((c): c is ResolvedContext => c !== undefined);
+  const keysByServer = new Map<string, Promise<IssuerKeys & { keys?: string }>>();
+  const keysFor = (server: string) => {
+    let p = keysByServer.get(server);
+    if (!p) {
+      p = (async () => {
+        const candidates = own.filter((c) => c.cluster.server === server);
+        if (candidates.length === 0)
+          return {
+            error: `no context of your kubeconfig files has server ${server}: the member's issuer keys were not read`,
+          };
+        let last: IssuerKeys = {};
+        for (const ctx of candidates) {
+          const where = `${SERVICE_ACCOUNT_JWKS_PATH} of ${server} (context ${ctx.contextName})`;
+          try {
+            last = await readIssuerKeys(await connector.context(ctx, ctx.contextName));
+          } catch (error) {
+            last = { error: toErrorInfo(error).message };
+          }
+          if (last.jwks !== undefined) return { ...last, keys: where };
+          last = { ...last, error: `${where}: ${last.error ?? 'not read'}` };
+        }
+        return last;
+      })();
+      keysByServer.set(server, p);
+    }
+    return p;
+  };
+  for (const g of groups) {
+    for (const item of g.holders) {
+      const shared = item.credentialIdShared!;
+      if (item.live?.ok) shared.accepted = true;
+      else if (item.live?.error?.kind === 'unauthorized') shared.accepted = false;
+      const token = await heldToken(item);
+      if (!token || !item.server) {
+        shared.signature = { reason: 'no server or token to check' };
+        continue;
+      }
+      const keys = await keysFor(item.server);
+      if (keys.jwks === undefined) {
+        shared.signature = { reason: keys.error ?? 'the keys were not read' };
+        continue;
+      }
+      const verdict = await verifySignature(token, keys.jwks);
+      shared.signature = {
+        verifies: verdict.ok,
+        keys: keys.keys,
+        ...(keys.issuer ? { issuer: keys.issuer } : {}),
+        ...(verdict.ok ? {} : { reason: verdict.reason }),
+      };
+      const accepted =
+        shared.accepted === true ? 'the server accepts it' : shared.accepted === false ? 'the server refuses it' : '';
+      const signed = verdict.ok
+        ? `its signature verifies against the keys of ${keys.keys}`
+        : `its signature does not verify against the keys of ${keys.keys} (${verdict.reason})`;
+      item.problems.push(`credential-id ${g.credentialId}: ${[accepted, signed].filter((x) => x).join('; ')}`);
+    }
+  }
+}
+
+/** The one warning line of a shared credential-id: its holders, and with --live the one the server accepts. */
+function sharedWarning(g: SharedGroup): string {
+  const distinct = new Set(g.holders.map((h) => tokenDigests.get(h))).size;
+  const accepted = g.holders.filter((h) => h.credentialIdShared?.accepted === true).map((h) => h.location);
+  const checked = g.holders.some((h) => h.credentialIdShared?.accepted !== undefined);
+  const verdict = !checked
+    ? '--live says which one the server accepts'
+    : accepted.length > 0
+      ? `the server accepts ${accepted.join(', ')}`
+      : 'the server accepts none of them';
+  return `credential-id ${g.credentialId} is claimed by ${distinct} different tokens (${g.holders.map((h) => h.location).join(', ')}): the API server issues one token per jti, so the others copy its jti into a token someone else signed; ${verdict}`;
+}
+
 export interface ListOptions {
   /** The command's connector: hubs and --live clusters. */
   connector: Connector;
@@ -706,7 +858,10 @@ export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: Li
   for (const item of items)
     if (item.issued) item.ageSeconds = Math.max(0, Math.round((now - Date.parse(item.issued)) / 1000));
   if (o.expiringWithinMs !== undefined) markExpiring(items, o.expiringWithinMs);
+  const shared = await markSharedCredentialIds(items);
   if (o.live) await checkLive(items, o);
+  if (o.live && shared.length > 0) await checkShared(shared, found, o.connector);
+  warnings.push(...shared.map(sharedWarning));
   return {
     kind: 'CredentialList',
     items,

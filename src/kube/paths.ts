@@ -85,6 +85,8 @@ export const VERSION_PATH = '/version';
 export const READYZ_PATH = '/readyz';
 /** The service account issuer's OpenID discovery document, as the API server publishes it. */
 export const OIDC_CONFIGURATION_PATH = '/.well-known/openid-configuration';
+/** The keys the API server verifies service account tokens with (`--service-account-key-file`'s public keys), as a JWKS. */
+export const SERVICE_ACCOUNT_JWKS_PATH = '/openid/v1/jwks';
 /** The API server's Prometheus metrics. */
 export const METRICS_PATH = '/metrics';
 

@@ -54,6 +54,12 @@ export interface ArgocdClusterInfo {
   shard?: number;
   /** The cluster Argo CD runs in: Argo CD reaches it with its own ServiceAccount, fleet with the hub's context. */
   inCluster?: true;
+  /**
+   * Argo CD's own name for an in-cluster entry that fleet lists as `in-cluster` instead: a Secret for the in-cluster
+   * address with no credential of its own names it as it likes in Argo CD, but the hub's credential it borrows is
+   * reached only by the operator's name for it.
+   */
+  argocdName?: string;
 }
 
 /**

@@ -1,5 +1,3 @@
-import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
-
 import { toErrorInfo, type ErrorInfo } from '../base/errors.js';
 import { parseStatus } from '../kube/errors.js';
 import type { Connector } from '../kube/connector.js';
@@ -69,23 +67,5 @@ export async function fetchAnonymous<T>(
   }
 }
 
-export type SignatureResult = { ok: true; kid?: string } | { ok: false; reason: string };
-
-/** Verifies the token's signature (only the signature: expiry and audience are separate checks) against the JWKS. */
-export async function verifySignature(token: string, jwks: unknown): Promise<SignatureResult> {
-  const set = jwks as JSONWebKeySet;
-  if (!set || !Array.isArray(set.keys)) return { ok: false, reason: 'the JWKS has no "keys" array' };
-  try {
-    const verified = await compactVerify(token, createLocalJWKSet(set));
-    return { ok: true, kid: verified.protectedHeader.kid };
-  } catch (error) {
-    const e = error as { code?: string; message?: string };
-    const reason =
-      e.code === 'ERR_JWKS_NO_MATCHING_KEY'
-        ? "no key in the JWKS matches the token's kid/alg (the hub rotated its signing key, or this is another issuer's token)"
-        : e.code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED'
-          ? 'the signature does not verify with the published key'
-          : (e.message ?? String(error));
-    return { ok: false, reason };
-  }
-}
+// One verifier for every token fleet checks against an issuer's keys (wi doctor, creds list --credential-id --live).
+export { type SignatureResult, verifySignature } from '../kube/service-account-keys.js';

@@ -9,7 +9,7 @@
 // to leave no credential-id, before `fleet creds adopt`, and by their bound token's JTI after it and after a rotation.
 // No token, key or certificate made here appears in any output.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -75,6 +75,17 @@ async function request(kubeconfigText: string, marker: string): Promise<void> {
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/**
+ * A token with the same header and claims as `token` (so the same kid and jti) signed RS256 by a key of our own: what
+ * anyone who once read the real token can make, and what the API server must refuse.
+ */
+function forgeWithOwnKey(token: string): string {
+  const [header, claims] = token.split('.');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const signature = sign('sha256', Buffer.from(`${header}.${claims}`), privateKey).toString('base64url');
+  return `${header}.${claims}.${signature}`;
+}
 const decode = (v: string) => Buffer.from(v, 'base64').toString('utf8');
 
 /** A one-context kubeconfig for the audited server with this user entry. */
@@ -678,6 +689,114 @@ describe(
         found.json<CredentialList>().items.map((i) => [i.location, i.method, i.managedByFleet, i.credentialId]),
         [[location, 'bound-token', true, after.id]],
       );
+    });
+
+    it('a forged token copying a real jti into a second hub Secret: both holders flagged; --live says the server accepts the real one, and only its signature verifies against the member keys', async () => {
+      await generate('real', AUDITED(), ['--service-account', `${saNs}/real`]);
+      const realText = await heldKubeconfig('real');
+      const doc = yaml.load(realText) as { users: Array<{ user: { token: string } }> };
+      const realToken = doc.users[0].user.token;
+      const forged = forgeWithOwnKey(realToken);
+      secrets.add(forged);
+      assert.notEqual(forged, realToken);
+      // A second Secret of the same format holding the forged copy (what anyone who may write a hub Secret can make).
+      const real = JSON.parse(await kubectl(hub, ['get', 'secret', 'real', '-n', hubNs, '-o', 'json'])) as {
+        metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+        data: Record<string, string>;
+      };
+      doc.users[0].user.token = forged;
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'forged', namespace: hubNs, labels: real.metadata.labels ?? {} },
+          data: Object.fromEntries(
+            Object.keys(real.data).map((k) => [k, k === 'kubeconfig' ? b64(yaml.dump(doc)) : real.data[k]]),
+          ),
+        }),
+      );
+      await request(realText, `${run}-real`);
+      const { id } = await recordedId(`${run}-real`);
+      const jti = JSON.parse(Buffer.from(realToken.split('.')[1], 'base64url').toString('utf8')) as { jti: string };
+      assert.equal(id, `JTI=${jti.jti}`);
+
+      // Offline: two holders of one id with different tokens, each flagged with the other, and one warning.
+      const offline = await holders(id);
+      assert.equal(offline.code, 0, offline.stderr);
+      const list = offline.json<CredentialList>();
+      const locations = [`secret hub:${hubNs}/forged`, `secret hub:${hubNs}/real`];
+      assert.deepEqual(
+        list.items.map((i) => [i.location, i.credentialId, i.credentialIdShared]),
+        [
+          [locations[0], id, { otherHolders: [locations[1]] }],
+          [locations[1], id, { otherHolders: [locations[0]] }],
+        ],
+      );
+      assert.equal(list.warnings?.length, 1, JSON.stringify(list.warnings));
+      assert.equal(
+        list.warnings[0],
+        `credential-id ${id} is claimed by 2 different tokens (${locations.join(', ')}): the API server issues one token per jti, so the others copy its jti into a token someone else signed; --live says which one the server accepts`,
+      );
+
+      // --live, with the operator's own kubeconfig for the member: the server accepts the real token and refuses the
+      // copy; the member's own keys (/openid/v1/jwks, read with the operator's context) verify only the real one.
+      const live = await holders(id, ['--kubeconfig', audited.kubeconfig, '--live']);
+      assert.equal(live.code, 1, 'a credential the server refuses is not a success');
+      const items = new Map(live.json<CredentialList>().items.map((i) => [i.location, i]));
+      const r = items.get(locations[1])!;
+      const f = items.get(locations[0])!;
+      assert.equal(r.live?.ok, true);
+      assert.equal(r.live?.credentialId, id);
+      assert.equal(r.credentialIdShared?.accepted, true);
+      assert.equal(r.credentialIdShared?.signature?.verifies, true, JSON.stringify(r.credentialIdShared));
+      assert.match(
+        r.credentialIdShared?.signature?.keys ?? '',
+        /^\/openid\/v1\/jwks of https:\/\/127\.0\.0\.1:\d+ \(context /,
+      );
+      assert.equal(f.live?.ok, false);
+      assert.equal(f.live?.error?.kind, 'unauthorized');
+      assert.equal(f.credentialIdShared?.accepted, false);
+      assert.equal(f.credentialIdShared?.signature?.verifies, false, JSON.stringify(f.credentialIdShared));
+      assert.equal(f.credentialIdShared?.signature?.reason, 'the signature does not verify with the published key');
+      const liveWarnings = live.json<CredentialList>().warnings ?? [];
+      assert.equal(liveWarnings.length, 1, JSON.stringify(liveWarnings));
+      assert.ok(liveWarnings[0].endsWith(`; the server accepts secret hub:${hubNs}/real`), liveWarnings[0]);
+      // The table (-o wide) says it in each row's problems.
+      const wide = await fleet([
+        'creds',
+        'list',
+        ...HUB,
+        '--kubeconfig',
+        audited.kubeconfig,
+        '--live',
+        '--credential-id',
+        id,
+        '-o',
+        'wide',
+      ]);
+      assert.match(
+        wide.stdout,
+        /the server refuses it; its signature does not verify against the keys of \/openid\/v1\/jwks/,
+      );
+      assert.match(wide.stdout, /the server accepts it; its signature verifies against the keys of \/openid\/v1\/jwks/);
+
+      // The same token copied into another Secret is one credential in two places: not a shared id.
+      await applyYaml(
+        hub,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'forged', namespace: hubNs, labels: real.metadata.labels ?? {} },
+          data: real.data,
+        }),
+      );
+      const copied = await holders(id);
+      assert.equal(copied.code, 0, copied.stderr);
+      const c = copied.json<CredentialList>();
+      assert.equal(c.items.length, 2);
+      assert.ok(c.items.every((i) => i.credentialIdShared === undefined));
+      assert.equal(c.warnings, undefined);
     });
 
     it('a value that is not a credential-id is one usage line, exit 2, before anything is read', async () => {

@@ -8,11 +8,15 @@
 //   rest.Config has (argocd-manager's legacy token; the client certificate `argocd cluster add` kept instead);
 // - an execProviderConfig is refused (never run) until fleet.yaml allows its command, then runs; an awsAuthConfig's
 //   argocd-k8s-auth is refused; a Secret Argo CD cannot decode is listed not ready with why;
-// - the token never appears in fleet's output.
+// - the token never appears in fleet's output;
+// - (issue 46) the in-cluster entry is reached with the hub's own credential only with fleet.yaml's `inCluster: true`,
+//   and a Secret for https://kubernetes.default.svc without a credential of its own is listed as `in-cluster`, never
+//   under the name and labels its author gave it (which Argo CD's own reading shows it would carry there).
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import yaml from 'js-yaml';
 
 import { type CliResult, runFleet } from '../support/cli.js';
 import {
@@ -58,6 +62,9 @@ function config(allow = false): string {
     `    type: argocd`,
     `    namespace: ${ns}`,
     `    hub: {kubeconfig: ${hub.kubeconfig}}`,
+    // The operator's opt-in to reach the in-cluster entry with the hub's own credential (issue 46; its absence is
+    // tested in the describe below).
+    `    inCluster: true`,
     ...(allow ? [`    credentialPluginAllowlist: [{command: ${plugin}}]`] : []),
   ];
   writeFileSync(file, ['kind: FleetConfig', 'providers:', ...entry, ''].join('\n'));
@@ -91,6 +98,7 @@ interface Row {
       clusterResources: boolean;
       shard?: number;
       inCluster?: boolean;
+      argocdName?: string;
     };
   };
 }
@@ -350,5 +358,147 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
     assert.equal(r.code, 2);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /namespaces/);
+  });
+});
+
+describe('argocd provider: the in-cluster entry and the hub credential (issue 46)', { timeout: 300_000 }, () => {
+  const ns2 = uniqueName('argo-in');
+  const outputs: CliResult[] = [];
+  let ownToken: string;
+  let ownUser: string;
+
+  /** A fleet.yaml for ns2, with or without the operator's opt-in. */
+  function file(optIn: boolean): string {
+    const f = join(dir, `${ns2}${optIn ? '-in' : ''}.fleet.yaml`);
+    writeFileSync(
+      f,
+      [
+        'kind: FleetConfig',
+        'providers:',
+        `  - name: argo`,
+        `    type: argocd`,
+        `    namespace: ${ns2}`,
+        `    hub: {kubeconfig: ${hub.kubeconfig}}`,
+        ...(optIn ? ['    inCluster: true'] : []),
+        '',
+      ].join('\n'),
+    );
+    return f;
+  }
+  async function run(args: string[], optIn: boolean): Promise<CliResult> {
+    const r = await runFleet([...args, '--fleet-config', file(optIn)], { timeoutMs: 120_000 });
+    outputs.push(r);
+    return r;
+  }
+  const rows = (r: CliResult) => r.json<{ items: Row[] }>().items;
+  const hubContext = () =>
+    (yaml.load(readFileSync(hub.kubeconfig, 'utf8')) as { 'current-context': string })['current-context'];
+  const optInLine = (optIn: boolean) => `add inCluster: true to provider "argo" in ${file(optIn)}`;
+
+  before(async () => {
+    argocdConsumer();
+    await argocdNamespace(hub, ns2);
+    const saNs = uniqueName('argo-in-sa');
+    ownToken = await createServiceAccountToken(hub, saNs, 'local', { duration: '1h' });
+    ownUser = `system:serviceaccount:${saNs}:local`;
+  });
+  after(async () => {
+    await kubectl(hub, ['delete', 'namespace', ns2, '--wait=false']).catch(() => undefined);
+  });
+
+  it("Argo CD's own in-cluster entry: not ready without inCluster: true (the refusal says how), the hub's context with it", async () => {
+    // Argo CD's reading: no Secret for the address, so it adds its local cluster, named in-cluster.
+    assert.deepEqual((await argocdView(hub, ns2)).generator, ['in-cluster']);
+    const off = await run(['clusters', 'list', '-o', 'json'], false);
+    assert.equal(off.code, 0, off.stderr);
+    const row = rows(off).find((x) => x.name === 'in-cluster')!;
+    assert.equal(row.ready, false);
+    assert.equal(
+      row.reason,
+      `Argo CD's in-cluster entry (https://kubernetes.default.svc) is reached with the hub's own credential (context ${hubContext()}), which fleet uses only when its configuration says so; to allow it, ${optInLine(false)}`,
+    );
+    const who = await run(['auth', 'whoami', '-c', 'in-cluster', '-o', 'json'], false);
+    assert.notEqual(who.code, 0);
+    assert.ok(who.stderr.includes(optInLine(false)), who.stderr);
+
+    const on = await run(['auth', 'whoami', '-c', 'in-cluster', '-o', 'json'], true);
+    assert.equal(on.code, 0, on.stderr);
+    assert.equal(on.json<{ items: Array<{ user: { username: string } }> }>().items[0].user.username, cp.admin.user);
+  });
+
+  it('a Secret for https://kubernetes.default.svc without a credential is in-cluster, never its own name and labels', async () => {
+    await createArgocdCluster(hub, ns2, {
+      id: 'borrowed',
+      name: 'prod-eu',
+      server: 'https://kubernetes.default.svc',
+      config: {},
+      labels: { env: 'prod', tier: 'payments' },
+    });
+    // Argo CD itself would call it prod-eu with those labels (and reach it with its own pod's ServiceAccount).
+    const argo = await argocdView(hub, ns2, { env: 'prod' });
+    assert.deepEqual(argo.generator, ['prod-eu']);
+    assert.equal(argo.clusters.find((c) => c.secret === 'borrowed')?.name, 'prod-eu');
+
+    for (const optIn of [false, true]) {
+      const l = await run(['clusters', 'list', '-o', 'json'], optIn);
+      assert.equal(l.code, 0, l.stderr);
+      const all = rows(l);
+      assert.deepEqual(
+        all.map((x) => x.name),
+        ['in-cluster'],
+        'one entry, under the name Argo CD gives its in-cluster entry',
+      );
+      const row = all[0];
+      assert.equal(row.source.secret, `${ns2}/borrowed`);
+      assert.equal(row.source.argocd?.argocdName, 'prod-eu');
+      assert.equal(row.labels.env, undefined);
+      assert.equal(row.labels.tier, undefined);
+      assert.equal(row.ready, optIn, row.reason);
+      if (!optIn)
+        assert.ok(
+          row.reason?.startsWith(
+            `Secret ${ns2}/borrowed (server https://kubernetes.default.svc, no credential of its own)`,
+          ),
+        );
+      // The author's name and labels select nothing.
+      const byLabel = await run(['clusters', 'list', '-l', 'env=prod', '-o', 'json'], optIn);
+      // No cluster matches (the listing may then be empty or an error line): neither the entry nor the Secret's name.
+      assert.ok(!/in-cluster|prod-eu|borrowed/.test(byLabel.stdout), byLabel.stdout);
+      const byName = await run(['auth', 'whoami', '-c', 'prod-eu', '-o', 'json'], optIn);
+      assert.notEqual(byName.code, 0, 'prod-eu is not a cluster of this provider');
+      const byAlias = await run(['auth', 'whoami', '-c', 'borrowed', '-o', 'json'], optIn);
+      assert.notEqual(byAlias.code, 0, "the Secret's name is no alias of the hub's credential");
+    }
+    const who = await run(['auth', 'whoami', '-c', 'in-cluster', '-o', 'json'], true);
+    assert.equal(who.code, 0, who.stderr);
+    assert.equal(who.json<{ items: Array<{ user: { username: string } }> }>().items[0].user.username, cp.admin.user);
+    await removeArgocdCluster(hub, ns2, 'borrowed');
+  });
+
+  it('a Secret for the address with its own token borrows nothing: named and labelled as Argo CD reads it, no opt-in', async () => {
+    await createArgocdCluster(hub, ns2, {
+      id: 'own',
+      name: 'local-sa',
+      server: 'https://kubernetes.default.svc',
+      config: { bearerToken: ownToken },
+      labels: { env: 'dev' },
+    });
+    assert.deepEqual((await argocdView(hub, ns2, { env: 'dev' })).generator, ['local-sa']);
+    const l = await run(['clusters', 'list', '-l', 'env=dev', '-o', 'json'], false);
+    assert.deepEqual(
+      rows(l).map((x) => [x.name, x.ready]),
+      [['local-sa', true]],
+    );
+    const who = await run(['auth', 'whoami', '-c', 'local-sa', '-o', 'json'], false);
+    assert.equal(who.code, 0, who.stderr);
+    assert.equal(who.json<{ items: Array<{ user: { username: string } }> }>().items[0].user.username, ownUser);
+    await removeArgocdCluster(hub, ns2, 'own');
+  });
+
+  it('no token appears in any output', () => {
+    assert.ok(outputs.length > 5);
+    for (const r of outputs) {
+      assert.ok(!r.stdout.includes(ownToken) && !r.stderr.includes(ownToken));
+    }
   });
 });

@@ -106,6 +106,14 @@ providers:
     );
     rejects('providers:\n  - {name: a}\n', `${f}: providers[0].type: is required`);
     rejects(
+      'providers:\n  - {type: argocd, inCluster: "yes"}\n',
+      `${f}: providers[0].inCluster: must be true or false, got string "yes"`,
+    );
+    rejects(
+      'providers:\n  - {type: argocd, incluster: true}\n',
+      `${f}: providers[0].incluster: unknown field (did you mean "inCluster"?)`,
+    );
+    rejects(
       'providers:\n  - {type: file}\n  - {type: file}\n',
       `${f}: providers[1].name: duplicate provider name "file" (give each entry its own name)`,
     );
@@ -227,6 +235,8 @@ describe('a ./fleet.yaml fleet finds by itself in the working directory (issue 3
         'providers[0].credentialPluginAllowlist',
       ],
       ['providers: [{type: kcp, localFileAllowlist: [/var/run/]}]\n', 'providers[0].localFileAllowlist'],
+      // Lends the user's own hub credential to an entry hub data describes (issue 46): the operator's word only.
+      ['providers: [{type: argocd, inCluster: true}]\n', 'providers[0].inCluster'],
     ];
     for (const [text, field] of cases) {
       assert.throws(

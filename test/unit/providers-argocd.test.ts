@@ -34,7 +34,15 @@ const hubContext: ResolvedContext = {
   clusterFile: '/home/u/.kube/config',
   userFile: '/home/u/.kube/config',
 };
-const o = { provider: 'argo', hub: 'hub-admin', hubContext, inClusterEnabled: true };
+// The operator opted in to the in-cluster entry (fleet.yaml `inCluster: true`); the cases without it are below.
+const o = {
+  provider: 'argo',
+  hub: 'hub-admin',
+  hubContext,
+  inClusterEnabled: true,
+  inCluster: true,
+  configPath: '/etc/fleet/fleet.yaml',
+};
 
 describe('argocd provider: one cluster Secret', () => {
   it('is named by its `name` key, keeps its labels and Argo CD settings, and connects with the bearer token', async () => {
@@ -142,6 +150,9 @@ describe('argocd provider: one cluster Secret', () => {
       o,
     );
     assert.equal(plain.ready, true, plain.reason);
+    // It borrows the hub's credential: listed as Argo CD's default in-cluster entry, not as its author named it.
+    assert.equal(plain.name, 'in-cluster');
+    assert.equal(plain.source.argocd?.argocdName, 'local');
     assert.equal(plain.server, 'https://hub.example:6443');
     assert.equal(plain.source.argocd?.inCluster, true);
     const ctx = await plain.resolve();
@@ -152,6 +163,8 @@ describe('argocd provider: one cluster Secret', () => {
       o,
     ).resolve();
     assert.equal(withToken.user.token, 'sa');
+    // Its own credential, not the hub's: named as Argo CD names it.
+    assert.equal(withToken.contextName, 'local');
     assert.equal(withToken.cluster.server, 'https://hub.example:6443');
     assert.equal(withToken.origin?.object, 'Secret argocd/in key config');
     const off = refFromArgocdSecret(secret('in', { name: 'local', server: ARGOCD_IN_CLUSTER_SERVER, config: '' }), {
@@ -160,6 +173,49 @@ describe('argocd provider: one cluster Secret', () => {
     });
     assert.equal(off.ready, false);
     assert.match(off.reason!, /cluster\.inClusterEnabled: "false"/);
+  });
+
+  it('a Secret for the in-cluster address without a credential of its own never takes its name and labels to the hub credential', async () => {
+    const forged = secret(
+      'prod',
+      { name: 'prod-eu', server: ARGOCD_IN_CLUSTER_SERVER, config: '{}' },
+      { env: 'prod', team: 'payments' },
+    );
+    const refused = refFromArgocdSecret(forged, { ...o, inCluster: false });
+    assert.equal(refused.ready, false);
+    assert.equal(refused.name, 'in-cluster');
+    assert.deepEqual(refused.aliases, []);
+    assert.equal(refused.labels.env, undefined);
+    assert.equal(refused.labels.team, undefined);
+    assert.equal(
+      refused.reason,
+      `Secret argocd/prod (server ${ARGOCD_IN_CLUSTER_SERVER}, no credential of its own) is reached with the hub's own credential (context hub-admin), which fleet uses only when its configuration says so; to allow it, add inCluster: true to provider "argo" in /etc/fleet/fleet.yaml`,
+    );
+    await assert.rejects(refused.resolve(), /add inCluster: true to provider "argo"/);
+    // Opted in: reached with the hub's context, still as in-cluster with no labels of the Secret's.
+    const allowed = refFromArgocdSecret(forged, o);
+    assert.equal(allowed.ready, true, allowed.reason);
+    assert.equal(allowed.name, 'in-cluster');
+    assert.deepEqual(allowed.aliases, []);
+    assert.equal(allowed.labels.env, undefined);
+    assert.equal(allowed.source.argocd?.argocdName, 'prod-eu');
+    assert.equal((await allowed.resolve()).user.token, 'hub-user-token');
+    // A Secret with its own token borrows nothing: it keeps Argo CD's name and labels without the opt-in.
+    const own = refFromArgocdSecret(
+      secret(
+        'own',
+        { name: 'prod-eu', server: ARGOCD_IN_CLUSTER_SERVER, config: '{"bearerToken":"sa"}' },
+        { env: 'prod' },
+      ),
+      { ...o, inCluster: false },
+    );
+    assert.equal(own.ready, true, own.reason);
+    assert.equal(own.name, 'prod-eu');
+    assert.equal(own.labels.env, 'prod');
+    assert.equal((await own.resolve()).user.token, 'sa');
+    // Without a fleet configuration, the refusal says where the line goes.
+    const none = refFromArgocdSecret(forged, { ...o, inCluster: false, configPath: undefined });
+    assert.match(none.reason!, /add inCluster: true to provider "argo" in a fleet configuration \(--fleet-config\)$/);
   });
 
   it('an unparsable shard is ignored, as Argo CD ignores it', () => {

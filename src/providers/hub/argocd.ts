@@ -200,7 +200,7 @@ function inClusterContext(
   provider?: string,
 ): ResolvedContext {
   // Upstream: a Secret's bearer token or basic credentials replace the ServiceAccount's; nothing else of it is used.
-  if (!config.bearerToken && !config.username && !config.password) return { ...hub, contextName: name };
+  if (borrowsHubCredential(config)) return { ...hub, contextName: name };
   const user: UserEntry = {};
   if (config.bearerToken) user.token = config.bearerToken;
   if (config.username) user.username = config.username;
@@ -217,13 +217,50 @@ function inClusterContext(
 }
 
 /**
+ * Whether the in-cluster entry would be reached with the hub's own credential: Argo CD's Cluster.RawRestConfig uses its
+ * pod's ServiceAccount unless the Secret gives a bearer token or basic credentials, and fleet, not in that pod, uses
+ * the operator's hub context instead.
+ */
+function borrowsHubCredential(config: ArgocdClusterConfig): boolean {
+  return !config.bearerToken && !config.username && !config.password;
+}
+
+/** What the argocd provider needs beside a Secret: whose hub, and what the operator's configuration allows. */
+export interface ArgocdRefOptions {
+  provider: string;
+  hub?: string;
+  hubContext: ResolvedContext;
+  /** argocd-cm's `cluster.inClusterEnabled` (Argo CD's switch). */
+  inClusterEnabled: boolean;
+  /** fleet.yaml's `inCluster: true` on this provider: the operator's word that the hub credential may be used. */
+  inCluster: boolean;
+  /** The fleet configuration to name in the refusal (`the fleet configuration` when none was read). */
+  configPath?: string;
+}
+
+/**
+ * Why an in-cluster entry that would borrow the hub's credential is not ready without the operator's opt-in: anyone
+ * who may write a Secret in Argo CD's namespace may write one for `https://kubernetes.default.svc`, and fleet would
+ * then reach the hub with the operator's own credential for it.
+ */
+function inClusterRefusal(o: ArgocdRefOptions, what: string): Error {
+  const file = o.configPath ?? 'a fleet configuration (--fleet-config)';
+  return new FleetError(
+    'config',
+    `${what} is reached with the hub's own credential (context ${o.hubContext.contextName}), which fleet uses only when its configuration says so; to allow it, add inCluster: true to provider "${o.provider}" in ${file}`,
+    { exitCode: 2 },
+  );
+}
+
+/**
  * One cluster per Secret. A Secret Argo CD would skip (its `config` not decodable) is listed not ready with why, as the
  * kubeconfig provider lists a Secret without its key: the operator sees why Argo CD ignores it.
+ *
+ * A Secret for the in-cluster address with no credential of its own borrows the hub's: it is listed as Argo CD's
+ * default in-cluster entry (`in-cluster`, no labels), never under the name and labels its author chose (Argo CD's name
+ * for it is kept in `source.argocd.argocdName`), and is ready only with the operator's `inCluster: true`.
  */
-export function refFromArgocdSecret(
-  secret: Secret,
-  o: { provider: string; hub?: string; hubContext: ResolvedContext; inClusterEnabled: boolean },
-): ClusterRef {
+export function refFromArgocdSecret(secret: Secret, o: ArgocdRefOptions): ClusterRef {
   const { name: secretName, namespace } = secret.metadata;
   const object = `${namespace}/${secretName}`;
   const server = (secretText(secret, 'server') ?? '').replace(/\/+$/, '');
@@ -251,15 +288,31 @@ export function refFromArgocdSecret(
     return makeRef(fields, new Error(`Secret ${object} key config: ${config.message} (Argo CD skips this cluster)`));
   if (!server) return makeRef(fields, new Error(`Secret ${object} has no data key "server"`));
   if (info.inCluster) {
+    // The hub's credential goes only under the operator's name for it: the Secret's author chooses neither the name
+    // (-c) nor the labels (-l) the operator's own credential is reached by.
+    const borrowed = borrowsHubCredential(config)
+      ? {
+          ...fields,
+          name: ARGOCD_IN_CLUSTER_NAME,
+          aliases: [],
+          labels: {},
+          source: { ...fields.source, argocd: { ...info, argocdName: name } },
+        }
+      : fields;
     if (!o.inClusterEnabled)
       return makeRef(
-        fields,
+        borrowed,
         new Error(
           `Secret ${object} is the in-cluster entry, which ${ARGOCD_CM} turns off (${ARGOCD_IN_CLUSTER_ENABLED_KEY}: "false")`,
         ),
       );
-    const ctx = inClusterContext(o.hubContext, name, config, object, o.provider);
-    return makeRef({ ...fields, source: { ...fields.source, context: o.hubContext.contextName } }, ctx, deleting);
+    if (borrowed !== fields && !o.inCluster)
+      return makeRef(
+        borrowed,
+        inClusterRefusal(o, `Secret ${object} (server ${ARGOCD_IN_CLUSTER_SERVER}, no credential of its own)`),
+      );
+    const ctx = inClusterContext(o.hubContext, borrowed.name, config, object, o.provider);
+    return makeRef({ ...borrowed, source: { ...borrowed.source, context: o.hubContext.contextName } }, ctx, deleting);
   }
   const { cluster, user } = argocdEntries(server, config);
   const where = `secret ${object} key config`;
@@ -314,25 +367,40 @@ export class ArgocdProvider extends HubProvider<ArgocdProviderConfig> {
       }),
       this.inClusterEnabled(namespace),
     ]);
-    const o = { provider: this.name, hub: hubContext.contextName, hubContext, inClusterEnabled };
+    const o: ArgocdRefOptions = {
+      provider: this.name,
+      hub: hubContext.contextName,
+      hubContext,
+      inClusterEnabled,
+      inCluster: this.config.inCluster === true,
+      configPath: this.options.connector.trust.configPath,
+    };
     const refs = secrets.map((s) => refFromArgocdSecret(s, o));
     // Argo CD adds the cluster it runs in when no Secret describes it (and argocd-cm does not turn it off).
     if (inClusterEnabled && !refs.some((r) => r.source.argocd?.inCluster)) {
+      const fields = {
+        name: ARGOCD_IN_CLUSTER_NAME,
+        provider: this.name,
+        labels: {},
+        source: {
+          kind: 'argocd-cluster' as const,
+          namespace,
+          hub: hubContext.contextName,
+          context: hubContext.contextName,
+          argocd: {
+            server: ARGOCD_IN_CLUSTER_SERVER,
+            namespaces: [],
+            clusterResources: false,
+            inCluster: true as const,
+          },
+        },
+      };
       refs.push(
         makeRef(
-          {
-            name: ARGOCD_IN_CLUSTER_NAME,
-            provider: this.name,
-            labels: {},
-            source: {
-              kind: 'argocd-cluster',
-              namespace,
-              hub: hubContext.contextName,
-              context: hubContext.contextName,
-              argocd: { server: ARGOCD_IN_CLUSTER_SERVER, namespaces: [], clusterResources: false, inCluster: true },
-            },
-          },
-          inClusterContext(hubContext, ARGOCD_IN_CLUSTER_NAME, {}),
+          fields,
+          o.inCluster
+            ? inClusterContext(hubContext, ARGOCD_IN_CLUSTER_NAME, {})
+            : inClusterRefusal(o, `Argo CD's in-cluster entry (${ARGOCD_IN_CLUSTER_SERVER})`),
         ),
       );
     }
