@@ -6,6 +6,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { homeDir } from '../base/paths.js';
 import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
 import { isoSeconds } from '../kubeconfig/credentials.js';
+import { parseJson } from '../base/json.js';
 
 /**
  * The credential cache of `fleet kubeconfig credential`, one 0600 file per cluster under the user's cache directory,
@@ -125,7 +126,7 @@ export function decodeEntry(bytes: Uint8Array): Entry | undefined {
   try {
     // fatal: invalid UTF-8 is no entry; ignoreBOM: a BOM is kept, and then not JSON.
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch {
     return undefined;
   }
