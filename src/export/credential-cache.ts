@@ -220,9 +220,23 @@ export class CredentialCache {
     return (await this.ours()) ? readEntryFile(this.path) : undefined;
   }
 
+  /**
+   * Replaces the entry, unless something other than a file or a link is at its path (a directory, a FIFO, a socket):
+   * that is not an entry fleet wrote (readEntryFile reads it as none) and is left where it is; the credential is then
+   * handed out uncached, a miss every time, as with a cache directory that is not ours. Before, the rename onto a
+   * directory failed (EISDIR) and so did every `kubeconfig credential`, fleet-credential's too (it hands the miss over).
+   * A link is replaced, as a stale entry is: the rename does not follow it.
+   */
   private async write(entry: Entry): Promise<void> {
     if (!(await this.ours())) return;
-    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false });
+    const st = await lstat(this.path).catch(() => undefined);
+    if (st && !st.isFile() && !st.isSymbolicLink()) return;
+    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false }).catch(
+      (error: NodeJS.ErrnoException) => {
+        // A directory made there since the look above: the same miss.
+        if (error.code !== 'EISDIR' && error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+      },
+    );
   }
 
   /**
