@@ -88,7 +88,13 @@ describe('server comparison as kubectl dials it (Go net/url oracle)', () => {
     const byKey = new Map<string, number[]>();
     servers.forEach((s, i) => byKey.set(serverKey(s), [...(byKey.get(serverKey(s)) ?? []), i]));
     let pairs = 0;
-    for (const group of byKey.values()) {
+    for (const [key, group] of byKey) {
+      // A spelling fleet does not recognise is compared exactly as written (raw:): equal only to itself, whatever Go
+      // makes of it, so it can cause a refusal and never a match Go would not make.
+      if (key.startsWith('raw:')) {
+        assert.equal(new Set(group.map((i) => servers[i])).size, 1, key);
+        continue;
+      }
       for (const i of group) {
         // One server for fleet: Go reads it, and reads it as the first of its group.
         assert.ok(answers[i].key, `fleet reads ${servers[i]} as a server, Go does not (${answers[i].err})`);
@@ -96,7 +102,7 @@ describe('server comparison as kubectl dials it (Go net/url oracle)', () => {
         pairs++;
       }
     }
-    assert.ok(pairs >= 2000, `${pairs}`);
+    assert.ok(pairs >= servers.length / 2, `${pairs} recognised spellings of ${servers.length}`);
   });
 
   it("a spelling fleet recognises gets Go's own key (so same-server spellings are not refused needlessly)", () => {
@@ -121,7 +127,9 @@ describe('server comparison as kubectl dials it (Go net/url oracle)', () => {
       if (answers[i].key) assert.equal(answers[i].ip, false, `Go reads ${s} as an address`);
       assert.notEqual(answers[i].key, go(['https://127.0.0.1:6443'])[0].key, s);
     });
-    assert.equal(go([`https://${ESCAPED}:6443`])[0].key, go(['https://127.0.0.1:6443'])[0].key);
+    // Go refuses a percent-escaped host, or reads it as 127.0.0.1: fleet treats it as another server either way.
+    const escaped = go([`https://${ESCAPED}:6443`])[0];
+    assert.ok(escaped.key === undefined || escaped.key === go(['https://127.0.0.1:6443'])[0].key, escaped.key);
     assert.equal(sameServer(`https://${ESCAPED}:6443`, 'https://127.0.0.1:6443'), false);
     for (const [a, b] of [
       ['https://127.0.0.1:443', 'https://127.0.0.1'],
