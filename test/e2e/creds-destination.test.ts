@@ -265,8 +265,10 @@ describe('where a credential goes', { concurrency: false }, () => {
     assert.deepEqual(planned.destination, {
       server,
       verifiedAt: m1.url,
-      by: `certificate verified against ${m1.context}'s CA`,
+      // The cluster as fleet names it (FILE+context when several kubeconfig files are given).
+      by: `certificate verified against ${planned.target.cluster}'s CA`,
     });
+    assert.ok(String(planned.target.cluster).endsWith(m1.context), planned.target.cluster);
     assert.ok(
       planned.reason.includes(`for server ${server}`) && planned.reason.includes(`verify it at ${m1.url}`),
       planned.reason,
