@@ -6,7 +6,6 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { homeDir } from '../base/paths.js';
 import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
 import { isoSeconds } from '../kubeconfig/credentials.js';
-import { parseJson } from '../base/json.js';
 
 /**
  * The credential cache of `fleet kubeconfig credential`, one 0600 file per cluster under the user's cache directory,
@@ -126,7 +125,7 @@ export function decodeEntry(bytes: Uint8Array): Entry | undefined {
   try {
     // fatal: invalid UTF-8 is no entry; ignoreBOM: a BOM is kept, and then not JSON.
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-    value = parseJson(text);
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -220,23 +219,9 @@ export class CredentialCache {
     return (await this.ours()) ? readEntryFile(this.path) : undefined;
   }
 
-  /**
-   * Replaces the entry, unless something other than a file or a link is at its path (a directory, a FIFO, a socket):
-   * that is not an entry fleet wrote (readEntryFile reads it as none) and is left where it is; the credential is then
-   * handed out uncached, a miss every time, as with a cache directory that is not ours. Before, the rename onto a
-   * directory failed (EISDIR) and so did every `kubeconfig credential`, fleet-credential's too (it hands the miss over).
-   * A link is replaced, as a stale entry is: the rename does not follow it.
-   */
   private async write(entry: Entry): Promise<void> {
     if (!(await this.ours())) return;
-    const st = await lstat(this.path).catch(() => undefined);
-    if (st && !st.isFile() && !st.isSymbolicLink()) return;
-    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false }).catch(
-      (error: NodeJS.ErrnoException) => {
-        // A directory made there since the look above: the same miss.
-        if (error.code !== 'EISDIR' && error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
-      },
-    );
+    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false });
   }
 
   /**
