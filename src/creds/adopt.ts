@@ -44,6 +44,7 @@ import {
   finish,
   findTarget,
   mint,
+  mintPermission,
   newRotation,
   readStored,
   reachTarget,
@@ -471,21 +472,14 @@ async function adoptFresh(
   item.status = 'adopted';
 }
 
-/** Without --service-account the identity is the held one's: the target's credential must may mint for it. */
+/** Without --service-account the identity is the held one's: the target's credential must be allowed to mint for it. */
 export async function requireMayMint(
   target: KubeClient,
   id: Extract<Identity, { kind: 'ServiceAccount' }>,
   cluster: string,
   where: string,
 ): Promise<void> {
-  const need = {
-    verb: 'create',
-    group: '',
-    resource: 'serviceaccounts',
-    subresource: 'token',
-    namespace: id.namespace,
-  };
-  if (!(await accessReview(target, { resource: need })).allowed)
+  if (!(await accessReview(target, { resource: mintPermission(id, 'token') })).allowed)
     throw new ConfigError(
       `${where}: the credential fleet reaches ${cluster} with may not mint a token for ${username(id)} (create serviceaccounts/token in ${id.namespace}); nothing was minted`,
     );

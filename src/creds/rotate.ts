@@ -267,9 +267,10 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   if (state.phase === 'claimed') {
     // The old credential is still the store's: kept to prove later that it stopped working.
     // A Secret's credential goes to the target's destination, never to the server its entry names.
+    // (A claim always reaches its target first: `reached` is set here.)
     oldClient =
-      store.kind === 'secret' && reached
-        ? await env.connector.withCredential(reached.destination, s.held.user, `${where} (old credential)`)
+      store.kind === 'secret'
+        ? await env.connector.withCredential(reached!.destination, s.held.user, `${where} (old credential)`)
         : await env.connector.context(
             contextFromKubeconfigText(s.held.kubeconfig, `${where} (old credential)`, storeOrigin(store), s.context),
             cluster,

@@ -558,6 +558,15 @@ export async function finish(rot: Rotation): Promise<void> {
   await step(rot, 'finish', () => rot.store.finish(), undefined, 'unchanged');
 }
 
+/** What a credential on the target must be allowed to mint a new one for `id` by `method` (one rule: rotate and adopt). */
+export function mintPermission(id: Identity, method: Method) {
+  return id.kind === 'User'
+    ? { verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', namespace: '' }
+    : method === 'token'
+      ? { verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', namespace: id.namespace }
+      : { verb: 'create', group: '', resource: 'secrets', namespace: id.namespace };
+}
+
 /**
  * The cluster a credential's new one is minted on, found from what it recorded (cluster-identity.ts) among the clusters
  * fleet knows, with a credential that may mint (TokenRequest, a legacy token Secret, or a CSR).
@@ -569,13 +578,9 @@ export async function reachTarget(
   o: { what: string; method: Method; id?: Identity; self?: { namespace: string; name: string } },
 ): Promise<ResolvedTarget & { destination: Destination }> {
   // No identity yet (creds adopt asks the member whose the held token is): the cluster must answer a TokenReview.
-  const need = !o.id
-    ? { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews', namespace: '' }
-    : o.id.kind === 'User'
-      ? { verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests', namespace: '' }
-      : o.method === 'token'
-        ? { verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token', namespace: o.id.namespace }
-        : { verb: 'create', group: '', resource: 'secrets', namespace: o.id.namespace };
+  const need = o.id
+    ? mintPermission(o.id, o.method)
+    : { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews', namespace: '' };
   const found = await resolveCredentialCluster(rec, {
     override: r.clusterOverride,
     clusters: { get: r.cluster, list: r.clusters ?? (async () => []) },
