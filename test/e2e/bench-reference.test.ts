@@ -155,13 +155,18 @@ function rotationRequests(log: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const [server, list] of requests(log)) {
     const masked = list.map((r) => r.replace(/fleet-anchor-[0-9a-f]{8}(-[0-9a-f]{6})?/, 'fleet-anchor-ANCHOR'));
-    const kept: string[] = [];
+    // A renewal is timed (every 5 s in both programs), not a step: it runs beside the steps, so its GET and PUT may have
+    // other requests between them. A GET of the Lease whose next request on that Lease is a PUT is a renewal: both go.
+    const renewal = new Set<number>();
     for (let i = 0; i < masked.length; i++) {
       const lease = /^GET (\S*\/leases\/\S+) /.exec(masked[i]);
-      if (lease && masked[i + 1]?.startsWith(`PUT ${lease[1]} `)) {
-        i++;
-        continue;
-      }
+      if (!lease) continue;
+      const next = masked.findIndex((r, j) => j > i && r.split(' ')[1] === lease[1]);
+      if (next > 0 && masked[next].startsWith(`PUT ${lease[1]} `)) renewal.add(i).add(next);
+    }
+    const kept: string[] = [];
+    for (let i = 0; i < masked.length; i++) {
+      if (renewal.has(i)) continue;
       if (masked[i].startsWith('POST /apis/authentication.k8s.io/v1/selfsubjectreviews ') && kept.at(-1) === masked[i])
         continue;
       kept.push(masked[i]);
