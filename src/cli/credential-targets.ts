@@ -5,6 +5,8 @@ import type { ErrorInfo, ErrorKind } from '../base/errors.js';
 import type { HubChoice } from '../creds/hubs.js';
 import type { HubSpec } from '../config/fleet-config.js';
 import type { ClusterRef } from '../providers/types.js';
+import { precedence } from '../kubeconfig/loading-rules.js';
+import type { DeleteGuard } from '../creds/still-used.js';
 import type { Fleet } from './fleet-run.js';
 
 /**
@@ -53,6 +55,18 @@ export function credentialScope(fleet: Fleet, hubs: HubChoice[], clusterOverride
     clusterOverride,
   };
 }
+
+/**
+ * What adopt --revoke-old, rotate and revoke look at before deleting a token Secret (creds/still-used.ts): --force, and
+ * the user's own kubeconfig files as kubectl's loading rules name them (--kubeconfig, else KUBECONFIG, else ~/.kube/config).
+ */
+export function deleteGuard(fleet: Fleet, force: boolean | undefined): DeleteGuard {
+  return { force: Boolean(force), kubeconfigs: fleet.kubeconfigPaths ?? precedence(process.env).paths };
+}
+
+/** The flag every command that deletes a token Secret has: what it overrides is said in its help and in each refusal. */
+export const FORCE_DESCRIPTION =
+  "Delete a token Secret even when something else still uses it (the operator's own kubeconfig, a workload that mounts or references it, another hub Secret holding the same token); each user is still named.";
 
 /** An item of a rotate or revoke report: a hub Secret or a file. */
 export interface CredentialItem {

@@ -19,6 +19,7 @@ import {
   type AdoptRequest,
   type AdoptedCredential,
   type AdoptionReport,
+  type DeletionSite,
   adoptGrant,
   adoptionFailed,
   adoptedIdentity,
@@ -27,6 +28,7 @@ import {
   legacyTokenSecret,
   oldFate,
   parseRef,
+  planOldDeletion,
   rotateInto,
 } from './adopt.js';
 import { identityFacts, identityRecord, recordedCluster } from './cluster-identity.js';
@@ -246,7 +248,7 @@ async function resumeOrLeave(rot: Rotation, f: AdoptFile, item: AdoptedCredentia
     access: facts[factKey(ANNOTATIONS.access)] ?? '',
     scope: facts[factKey(ANNOTATIONS.scope)] ?? '',
   };
-  await rotateInto(rot, s, state, found.client, oldClient, item, found.destination);
+  await rotateInto(rot, s, state, found.client, oldClient, item, found.destination, found.ref.name, fileSite(f));
   item.status = 'adopted';
 }
 
@@ -295,7 +297,14 @@ async function adoptFresh(
 
   if (r.dryRun) {
     item.status = 'planned';
-    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}), verify it at ${item.destination.verifiedAt}, write it into ${where} (for server ${item.destination.server}, ${item.destination.by}) in place of user "${f.resolved.userName}"'s credential${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
+    const deletion = await planOldDeletion(rot, item, before, {
+      target,
+      cluster: found.ref.name,
+      token: f.resolved.user.token,
+      revokeOld: r.revokeOld,
+      site: fileSite(f),
+    });
+    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}), verify it at ${item.destination.verifiedAt}, write it into ${where} (for server ${item.destination.server}, ${item.destination.by}) in place of user "${f.resolved.userName}"'s credential${deletion}`;
     return;
   }
 
@@ -347,7 +356,7 @@ async function adoptFresh(
     'claimed',
   );
   const s = await readStored(rot);
-  await rotateInto(rot, s, state, target, oldClient, item, found.destination);
+  await rotateInto(rot, s, state, target, oldClient, item, found.destination, found.ref.name, fileSite(f));
   item.status = 'adopted';
 }
 
@@ -377,6 +386,18 @@ async function undo(rot: Rotation, f: AdoptFile, log: ApplyLog<'cluster'>): Prom
     );
   rot.at.phase = 'unchanged';
   return parts.join('; ') || undefined;
+}
+
+/**
+ * Where a file's adoption looks for other holders of the old token: it connects to no hub (said in `unchecked`), and the
+ * file's own user, whose credential this run replaces, is not another holder (the path as given and the file a link
+ * leads to).
+ */
+function fileSite(f: AdoptFile): DeletionSite {
+  return {
+    hub: { none: 'creds adopt --file connects to no hub' },
+    self: { file: { paths: [...new Set([f.path, f.target])], user: f.resolved.userName } },
+  };
 }
 
 const deleteAnchor = (target: KubeClient, a: { namespace: string; name: string }) =>

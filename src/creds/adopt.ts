@@ -57,6 +57,7 @@ import {
 } from './rotation-steps.js';
 import { SecretStore, type Stored } from './rotation-store.js';
 import { type HeldServer, checkHeldServer } from './held-server.js';
+import { type TokenSecretDeletion, stillUsed, usedText } from './still-used.js';
 
 /**
  * `fleet creds adopt`: a consumer Secret fleet did not write (Argo CD's `argocd cluster add`, a Cluster API kubeconfig,
@@ -128,7 +129,17 @@ export interface AdoptedCredential {
     fingerprint?: string;
   };
   /** The credential that was in the Secret: whether it still works, why, and who else may hold it. */
-  old?: { valid: boolean; revoked: boolean; reason: string; heldBy: string[]; notAfter?: string };
+  old?: {
+    valid: boolean;
+    revoked: boolean;
+    reason: string;
+    heldBy: string[];
+    notAfter?: string;
+    /** --revoke-old: who else still uses the old token Secret (kept unless --force; deleted with it, still named). */
+    stillUsed?: string[];
+    /** --revoke-old: what could not be looked at before the deletion (no list permission, no hub), with why. */
+    unchecked?: string[];
+  };
   /** The RBAC objects made for a new identity. */
   objects?: Array<{ kind: string; name: string; namespace?: string; action: string }>;
   verification: Check[];
@@ -249,7 +260,7 @@ async function adoptOne(
     const secret = await getObject<Secret>(hub, SECRET, t.name, { namespace: t.namespace });
     if (!secret) throw new FleetError('not-found', `hub ${hubName}: Secret ${t.namespace}/${t.name} not found`);
     if (isFleetManaged(secret.metadata.labels)) {
-      await resumeOrLeave(rot, secret, item, r);
+      await resumeOrLeave(rot, hub, secret, item, r);
       return item;
     }
     await adoptFresh(rot, hub, secret, item, r, log, made);
@@ -301,7 +312,13 @@ export async function adoptionFailed(
  * A Secret that already carries fleet's mark: an adoption an earlier run left half-done (a rotation claim) is finished
  * with rotation's steps; an adopted or generated one is fleet's already (creds rotate keeps it fresh).
  */
-async function resumeOrLeave(rot: Rotation, secret: Secret, item: AdoptedCredential, r: AdoptRequest): Promise<void> {
+async function resumeOrLeave(
+  rot: Rotation,
+  hub: KubeClient,
+  secret: Secret,
+  item: AdoptedCredential,
+  r: AdoptRequest,
+): Promise<void> {
   const ann = secret.metadata.annotations ?? {};
   item.secret!.format = ann[ANNOTATIONS.format];
   const s = await readStored(rot);
@@ -329,7 +346,17 @@ async function resumeOrLeave(rot: Rotation, secret: Secret, item: AdoptedCredent
       : undefined;
   item.after = { identity: s.identity, method: s.method, access: ann[ANNOTATIONS.access] ?? '', scope: '' };
   item.after.scope = ann[ANNOTATIONS.scope] ?? '';
-  await rotateInto(rot, s, state, found.client, oldClient, item, found.destination);
+  await rotateInto(
+    rot,
+    s,
+    state,
+    found.client,
+    oldClient,
+    item,
+    found.destination,
+    found.ref.name,
+    secretSite(rot, hub),
+  );
   item.status = 'adopted';
 }
 
@@ -417,7 +444,14 @@ async function adoptFresh(
 
   if (r.dryRun) {
     item.status = 'planned';
-    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}) on ${found.ref.name}, verify it at ${item.destination.verifiedAt}, write it into ${where} (${format}) for server ${item.destination.server} (${item.destination.by})${r.revokeOld && before.tokenSecret ? ` and delete the old token Secret ${before.tokenSecret}` : ''}`;
+    const deletion = await planOldDeletion(rot, item, before, {
+      target,
+      cluster: found.ref.name,
+      token: held.user.token,
+      revokeOld: r.revokeOld,
+      site: secretSite(rot, hub),
+    });
+    item.reason = `would mint a bound token for ${username(id)} (${annotations[ANNOTATIONS.access]}, ${describeScope(namespaces)}) on ${found.ref.name}, verify it at ${item.destination.verifiedAt}, write it into ${where} (${format}) for server ${item.destination.server} (${item.destination.by})${deletion}`;
     return;
   }
 
@@ -468,7 +502,7 @@ async function adoptFresh(
     'claimed',
   );
   const s = await readStored(rot);
-  await rotateInto(rot, s, state, target, oldClient, item, found.destination);
+  await rotateInto(rot, s, state, target, oldClient, item, found.destination, found.ref.name, secretSite(rot, hub));
   item.status = 'adopted';
 }
 
@@ -483,6 +517,11 @@ export async function requireMayMint(
     throw new ConfigError(
       `${where}: the credential fleet reaches ${cluster} with may not mint a token for ${username(id)} (create serviceaccounts/token in ${id.namespace}); nothing was minted`,
     );
+}
+
+/** Where a Secret's adoption looks for other holders of the old token: the hub's other Secrets. */
+function secretSite(rot: Rotation, hub: KubeClient): DeletionSite {
+  return { hub: { client: hub, name: hub.context.contextName }, self: { hubSecret: rot.store.self } };
 }
 
 /**
@@ -694,10 +733,49 @@ export function oldFate(
   };
 }
 
+/** Where an adoption looks for other holders of the old token besides the member and the operator's files. */
+export type DeletionSite = Pick<TokenSecretDeletion, 'hub' | 'self'>;
+
+/**
+ * --dry-run with --revoke-old: what the deletion of the old token Secret would meet (still-used.ts), recorded in
+ * `old` as a run would record it, and the end of the plan's sentence.
+ */
+export async function planOldDeletion(
+  rot: Rotation,
+  item: AdoptedCredential,
+  before: CredentialBefore,
+  o: { target: KubeClient; cluster: string; token?: string; revokeOld: boolean; site: DeletionSite },
+): Promise<string> {
+  if (!o.revokeOld || !before.tokenSecret) return '';
+  const secret = parseRef(before.tokenSecret);
+  const used = await stillUsed(
+    {
+      secret,
+      member: o.target,
+      memberName: o.cluster,
+      tokens: [o.token],
+      clusters: rot.request.clusters,
+      ...o.site,
+    },
+    rot.env.guard,
+  );
+  const what = `the old token Secret ${before.tokenSecret} on ${o.cluster}`;
+  const forced = Boolean(rot.env.guard?.force);
+  if (used.unchecked.length > 0) item.old!.unchecked = used.unchecked;
+  if (used.users.length === 0) return ` and delete ${what}`;
+  item.old!.stillUsed = used.users;
+  if (forced) return ` and delete ${what} although still used by ${used.users.join(', ')} (--force)`;
+  item.old!.reason = `would be kept: ${usedText(what, used, false)}`;
+  item.old!.heldBy = [...used.users, ...item.old!.heldBy];
+  return `, keeping ${what}: still used by ${used.users.join(', ')} (--force deletes it anyway)`;
+}
+
 /**
  * Rotation's steps from a claim: mint on the target, verify, replace the Secret (resourceVersion precondition),
  * delete the old token Secret the claim names and prove the old token refused, finish. A verification that fails
- * lifts the claim (abandon) and throws.
+ * lifts the claim (abandon) and throws. Before the deletion, whoever else still uses the old token (the operator's own
+ * kubeconfig, a workload, another hub Secret: still-used.ts) keeps it: the adoption is finished with the old token
+ * left valid and said why, unless --force.
  */
 export async function rotateInto(
   rot: Rotation,
@@ -707,6 +785,8 @@ export async function rotateInto(
   oldClient: KubeClient | undefined,
   item: AdoptedCredential,
   destination: Destination,
+  cluster: string,
+  site: DeletionSite,
 ): Promise<void> {
   let state = claimedOrReplaced;
   if (state.phase === 'claimed') {
@@ -725,6 +805,38 @@ export async function rotateInto(
   }
   const old = state.oldAnchor;
   if (old) {
+    rot.at.step = 'still-used';
+    const used = await stillUsed(
+      {
+        secret: old,
+        member: target,
+        memberName: cluster,
+        // Only a claim this run made still has the old credential in hand (after a replace, s holds the new one).
+        tokens: [oldClient ? s.held.user.token : undefined],
+        clusters: rot.request.clusters,
+        ...site,
+      },
+      rot.env.guard,
+    );
+    const what = `the old token Secret ${refText(old)} on ${cluster}`;
+    const forced = Boolean(rot.env.guard?.force);
+    const noted = {
+      ...(used.users.length > 0 ? { stillUsed: used.users } : {}),
+      ...(used.unchecked.length > 0 ? { unchecked: used.unchecked } : {}),
+    };
+    if (used.users.length > 0 && !forced) {
+      // Adopted all the same (the Secret holds the new credential); the old token stays valid, and the reason says
+      // who uses it and how to delete it once nothing does.
+      item.old = {
+        valid: true,
+        revoked: false,
+        heldBy: used.users,
+        ...noted,
+        reason: `kept: ${usedText(what, used, false)} (or, once nothing uses it, delete it yourself: kubectl delete secret ${old.name} -n ${old.namespace})`,
+      };
+      await finish(rot);
+      return;
+    }
     await step(
       rot,
       'revoke',
@@ -739,16 +851,19 @@ export async function rotateInto(
           (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'),
         )
       : undefined;
+    const overrode = used.users.length > 0 ? `; ${usedText(what, used, true)}` : '';
     item.old = {
       valid: dead === false,
       revoked: dead !== false,
       heldBy: [],
+      ...noted,
       reason:
-        dead === undefined
+        (dead === undefined
           ? `the old token Secret ${refText(old)} was deleted (an earlier, interrupted run replaced the token, so it could not be probed here)`
           : dead
             ? `the old token Secret ${refText(old)} was deleted; the old token is refused (401)`
-            : `the old token Secret ${refText(old)} was deleted, but the old token still authenticated after 30s`,
+            : `the old token Secret ${refText(old)} was deleted, but the old token still authenticated after 30s`) +
+        overrode,
     };
     if (dead === false) throw new FleetError('server', `${rot.store.where}: ${item.old.reason}`);
   }

@@ -47,6 +47,7 @@ import { ROTATION } from './rotation-state.js';
 import type { ContextOrigin } from '../kubeconfig/trust.js';
 import { jwtClaims } from '../kubeconfig/credentials.js';
 import { counted } from '../base/text.js';
+import { type StillUsed, stillUsed, uncheckedText, usedText } from './still-used.js';
 import { kernelPath } from '../base/paths.js';
 
 /**
@@ -109,6 +110,10 @@ export interface RevokedCredential {
   kept: KeptObject[];
   /** Whether the server now refuses the old credential (a client certificate cannot be refused: said here). */
   refused?: { done: boolean; reason: string };
+  /** Who else still uses the credential (still-used.ts): the item is refused unless --force (then deleted, still named). */
+  stillUsed?: string[];
+  /** What could not be looked at before the deletion (no list permission, no hub in the run), with why. */
+  unchecked?: string[];
   durationMs: number;
   error?: ErrorInfo;
 }
@@ -137,7 +142,7 @@ export function reach(r: RevokeRequest, env: RevokeEnv) {
         method: rec.method,
         id: rec.id,
       });
-      return found.client;
+      return found;
     },
   };
 }
@@ -161,6 +166,8 @@ interface CredentialRecord {
   anchors: Array<{ namespace: string; name: string }>;
   /** A file's context whose user is the credential (an adopted file's recorded one; else the current context). */
   context?: string;
+  /** That context's user entry's name (a file's): the operator's own kubeconfig may be this very file. */
+  userName?: string;
   /** The record itself, deleted last. */
   consumer: { kind: 'secret'; secret: Secret } | { kind: 'file'; path: string; text: string };
 }
@@ -336,6 +343,7 @@ async function readFileRecord(path: string): Promise<CredentialRecord | RevokedC
     facts,
     kubeconfig: text,
     context,
+    userName: ctx?.user,
     user,
     id,
     // generate's destination key for a file (generate.ts destinationKey): the anchor's name derives from the absolute path.
@@ -480,7 +488,8 @@ async function revokeOne(
   handled: Set<string>,
 ): Promise<void> {
   const { item, id } = rec;
-  const target = await connect.target(rec);
+  const reached = await connect.target(rec);
+  const target = reached.client;
   const label = `${CREDENTIAL_LABEL}=${credentialId(id)}`;
   const fleetMade = (o: KubeObject | undefined) =>
     Boolean(o && isFleetManaged(o.metadata.labels) && o.metadata.labels?.[CREDENTIAL_LABEL] === credentialId(id));
@@ -576,6 +585,25 @@ async function revokeOne(
           action: 'would-delete',
         }
       : { kind: 'File', name: rec.consumer.path, on: 'file', action: 'would-delete' };
+  // Nothing deleted that something else still uses (still-used.ts): before the first deletion, every token Secret this
+  // item would delete is looked for in the operator's own kubeconfig, in workloads beside it and in other hub Secrets.
+  const used = await stillUsedBy(rec, credential, r, env, target, hub);
+  if (used.unchecked.length > 0) item.unchecked = used.unchecked;
+  if (used.users.length > 0) {
+    item.stillUsed = used.users;
+    const what = `the credential's ${counted(credential.filter((p) => p.exists).length, 'token Secret')} (${credential
+      .filter((p) => p.exists)
+      .map((p) => `${p.namespace}/${p.name}`)
+      .join(', ')}) on ${rec.cluster}`;
+    if (!env.guard?.force) {
+      item.status = r.dryRun ? 'planned' : 'failed';
+      item.reason = r.dryRun
+        ? `would be refused: ${usedText(what, used, false)}`
+        : `${usedText(what, used, false)}; nothing was deleted`;
+      if (!r.dryRun) item.error = { kind: 'server', message: item.reason };
+      return;
+    }
+  }
   // An object an earlier item of this run deleted (or, with --dry-run, would delete) is that item's, not listed again.
   const onCluster = [...credential, ...rbac, ...sa].filter((p) => !handled.has(`${rec.cluster}|${key(p)}`));
   for (const p of onCluster) handled.add(`${rec.cluster}|${key(p)}`);
@@ -586,11 +614,11 @@ async function revokeOne(
     return;
   }
 
-  // Kept to prove afterwards that the server refuses it.
-  const old = await env.connector.context(
-    contextFromKubeconfigText(rec.kubeconfig, `${rec.where} (old credential)`, recordOrigin(rec), rec.context),
-    rec.cluster,
-  );
+  // Kept to prove afterwards that the server refuses it: the old credential goes to the member as the operator's
+  // configuration reaches it (its destination), never to the server the record's kubeconfig names.
+  const old = await env.connector.withCredential(reached.destination, rec.user, `${rec.where} (old credential)`, {
+    userFiles: rec.consumer.kind === 'file',
+  });
   // Credential first, then bindings before roles, then the ServiceAccount: a re-run after an interruption finds the
   // record and treats what is gone as done.
   for (const p of onCluster) {
@@ -675,6 +703,52 @@ async function revokeOne(
   }
   item.deleted.push(consumer);
   item.status = 'revoked';
+}
+
+/** still-used.ts over each token Secret the item would delete that is there, the findings of all of them together. */
+async function stillUsedBy(
+  rec: CredentialRecord,
+  credential: Planned[],
+  r: RevokeRequest,
+  env: RevokeEnv,
+  target: KubeClient,
+  hub: KubeClient | undefined,
+): Promise<StillUsed> {
+  const all: StillUsed = { users: [], unchecked: [] };
+  for (const p of credential.filter((c) => c.exists)) {
+    const found = await stillUsed(
+      {
+        secret: { namespace: p.namespace!, name: p.name },
+        member: target,
+        memberName: rec.cluster,
+        tokens: [rec.user.token],
+        hub: hub
+          ? { client: hub, name: hub.context.contextName }
+          : { none: 'a revoke of --file credentials only connects to no hub' },
+        clusters: r.clusters,
+        self:
+          rec.consumer.kind === 'secret'
+            ? {
+                hubSecret: {
+                  namespace: rec.consumer.secret.metadata.namespace ?? 'default',
+                  name: rec.consumer.secret.metadata.name,
+                },
+              }
+            : { file: { paths: [rec.consumer.path], user: rec.userName } },
+      },
+      env.guard,
+    );
+    for (const u of found.users) if (!all.users.includes(u)) all.users.push(u);
+    for (const u of found.unchecked) if (!all.unchecked.includes(u)) all.unchecked.push(u);
+  }
+  return all;
+}
+
+/** The note for a revoke item's unchecked places (the command prints it on stderr). */
+export function revokeUncheckedNote(i: RevokedCredential): string | undefined {
+  return i.unchecked?.length
+    ? uncheckedText("the credential's token Secret", { users: [], unchecked: i.unchecked })
+    : undefined;
 }
 
 function planned(p: Planned, action: RevokedObject['action']): RevokedObject {

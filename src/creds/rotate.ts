@@ -20,6 +20,7 @@ import {
   ReplaceConflict,
   abandon,
   afterInterrupt,
+  anchorStillUsed,
   claim,
   decide,
   findTarget,
@@ -40,6 +41,8 @@ import {
 } from './rotation-steps.js';
 import { FileStore, NotFleetsError, type RotationStore, SecretStore } from './rotation-store.js';
 import { kernelPath } from '../base/paths.js';
+import { namespacedName } from '../base/names.js';
+import { usedText } from './still-used.js';
 
 export type { RotateEnv, RotateRequest, RotatedCredential, StepRecord, Unfinished } from './rotation-steps.js';
 
@@ -242,7 +245,24 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   const decision = decide(r, s, where);
   if (decision.status !== 'rotate') {
     // --dry-run says where it would mint; a skipped credential is not looked for.
-    if (decision.needsTarget) await toTarget();
+    const found = decision.needsTarget ? await toTarget() : undefined;
+    const old = namespacedName(s.state?.oldAnchor ? refText(s.state.oldAnchor) : s.old.anchor);
+    if (found && decision.status === 'planned' && old && s.id.kind === 'ServiceAccount') {
+      // What the old anchor's deletion would meet (still-used.ts), said as the run would say it.
+      const used = await anchorStillUsed(rot, s, old, found.client, s.state ? undefined : s.held.user.token);
+      if (used.users.length > 0 || used.unchecked.length > 0)
+        item.revoked = {
+          done: false,
+          ...(used.users.length > 0 ? { stillUsed: used.users } : {}),
+          ...(used.unchecked.length > 0 ? { unchecked: used.unchecked } : {}),
+          reason:
+            used.users.length === 0
+              ? `would delete the old anchor ${refText(old)}`
+              : env.guard?.force
+                ? `would delete the old anchor ${refText(old)} although still used by ${used.users.join(', ')} (--force)`
+                : `would be kept: ${usedText(`the old anchor Secret ${refText(old)}`, used, false)}`,
+        };
+    }
     const at = item.destination
       ? `; the new credential is written for ${item.destination.server} and verified at ${item.destination.verifiedAt} (${item.destination.by})`
       : '';
@@ -297,8 +317,9 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   const revoked = await revokeOld(rot, s, { state, target, oldClient, oldExpires: item.old.expires });
   item.revoked = revoked;
   await finish(rot);
-  // A certificate that cannot be revoked is the method's nature, said in `revoked`; a token that survived its anchor is a failure.
-  const rotated = revoked.done || s.method === 'client-cert';
+  // A certificate that cannot be revoked is the method's nature, said in `revoked`; a token that survived its anchor is a
+  // failure. An anchor kept because something still uses it (never deleted) is rotated, and the command exits 1 for it.
+  const rotated = revoked.done || s.method === 'client-cert' || oldAnchorKept(item.revoked, rot);
   // What the store holds now (a file's bytes change at finish; a resumed run minted nothing itself).
   const now = store.kind === 'file' || !item.new ? await store.current() : undefined;
   return {
@@ -310,6 +331,13 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
       anchor: item.new?.anchor ?? now?.anchor,
     },
   };
+}
+
+/** The old anchor was kept (not deleted: the revoke step never ran) because something still uses it. */
+export function oldAnchorKept(revoked: RotatedCredential['revoked'], rot?: Pick<Rotation, 'steps'>): boolean {
+  return Boolean(
+    revoked && !revoked.done && revoked.stillUsed?.length && !(rot?.steps ?? []).some((s) => s.step === 'revoke'),
+  );
 }
 
 /**

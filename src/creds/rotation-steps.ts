@@ -49,6 +49,7 @@ import {
 } from './rotation-state.js';
 import { Conflict, type RotationStore, type Stored } from './rotation-store.js';
 import type { PolicyRule } from './rules-file.js';
+import { type DeleteGuard, stillUsed, usedText } from './still-used.js';
 import { verifyCredential } from './verify.js';
 
 /**
@@ -95,6 +96,8 @@ export interface RotateEnv {
   onProgress?: (progress: Progress) => void;
   /** Told what the run waits for when a wait can take seconds (the old token's 401), and undefined when it is over. */
   onWait?: (waitingFor: string | undefined) => void;
+  /** Before a token Secret is deleted: --force and the user's kubeconfig files (still-used.ts); absent: no --force, the process's loading rules. */
+  guard?: DeleteGuard;
 }
 
 export interface StepRecord {
@@ -123,7 +126,11 @@ export interface RotatedCredential {
   new?: { fingerprint?: string; expires?: string; anchor?: string };
   /** The new credential's lifetime: asked (--duration, else as recorded at generate) and issued (the server may cut it). */
   lifetime?: Lifetime;
-  revoked?: { done: boolean; reason: string };
+  /**
+   * `stillUsed`: who else still uses the old anchor's token (still-used.ts): it is kept unless --force (then deleted,
+   * still named); `unchecked`: what could not be looked at before the deletion.
+   */
+  revoked?: { done: boolean; reason: string; stillUsed?: string[]; unchecked?: string[] };
   /** A failed item: where it stopped, what the store holds, and what the next run does with it. */
   unfinished?: Unfinished;
   verification: Check[];
@@ -514,7 +521,7 @@ export async function revokeOld(
   rot: Rotation,
   s: Stored,
   o: { state: RotationState; target?: KubeClient; oldClient?: KubeClient; oldExpires?: string },
-): Promise<{ done: boolean; reason: string }> {
+): Promise<NonNullable<RotatedCredential['revoked']>> {
   const old = o.state.oldAnchor;
   if (s.method === 'client-cert') {
     const until = certNotAfter(s.held.user) ?? o.oldExpires;
@@ -529,6 +536,24 @@ export async function revokeOld(
       reason: 'the old credential named no anchor: nothing to delete (it stays valid until it expires)',
     };
   const target = o.target;
+  // A fleet-made anchor is fleet's, but its token may have been copied: the operator's own kubeconfig, another hub
+  // Secret, a workload mounting a legacy token Secret keep it (still-used.ts), unless --force.
+  rot.at.step = 'still-used';
+  const member = target.context.contextName;
+  // Only a claim this run made still has the old token in hand (after an interrupted run's replace it is gone).
+  const used = await anchorStillUsed(rot, s, old, target, o.oldClient ? s.held.user.token : undefined);
+  const noted = {
+    ...(used.users.length > 0 ? { stillUsed: used.users } : {}),
+    ...(used.unchecked.length > 0 ? { unchecked: used.unchecked } : {}),
+  };
+  const what = `the old anchor Secret ${refText(old)} on ${member}`;
+  if (used.users.length > 0 && !rot.env.guard?.force)
+    return {
+      done: false,
+      ...noted,
+      reason: `kept: ${usedText(what, used, false)} (the old token stays valid until it expires; once nothing uses it, delete it yourself: kubectl delete secret ${old.name} -n ${old.namespace})`,
+    };
+  const overrode = used.users.length > 0 ? `; ${usedText(what, used, true)}` : '';
   await step(
     rot,
     'revoke',
@@ -538,7 +563,8 @@ export async function revokeOld(
   if (!o.oldClient)
     return {
       done: true,
-      reason: `anchor ${refText(old)} deleted (the old token was replaced by an earlier, interrupted run, so it could not be probed here)`,
+      ...noted,
+      reason: `anchor ${refText(old)} deleted (the old token was replaced by an earlier, interrupted run, so it could not be probed here)${overrode}`,
     };
   const oldClient = o.oldClient;
   rot.giveSlot?.();
@@ -549,8 +575,42 @@ export async function revokeOld(
     (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'),
   );
   return dead
-    ? { done: true, reason: `anchor ${refText(old)} deleted; the old token is refused` }
-    : { done: false, reason: `anchor ${refText(old)} deleted, but the old token still authenticated after 30s` };
+    ? { done: true, ...noted, reason: `anchor ${refText(old)} deleted; the old token is refused${overrode}` }
+    : {
+        done: false,
+        ...noted,
+        reason: `anchor ${refText(old)} deleted, but the old token still authenticated after 30s${overrode}`,
+      };
+}
+
+/** still-used.ts for an old anchor on `target`: the store being rotated is not another holder of its token. */
+export async function anchorStillUsed(
+  rot: Rotation,
+  s: Stored,
+  old: { namespace: string; name: string },
+  target: KubeClient,
+  token: string | undefined,
+) {
+  const hub = rot.store.hubClient;
+  return stillUsed(
+    {
+      secret: old,
+      member: target,
+      memberName: target.context.contextName,
+      tokens: [token],
+      // A bound token's anchor holds no token and fleet named it; a legacy token Secret is mounted like any other.
+      workloads: s.method === 'legacy-token',
+      hub: hub
+        ? { client: hub, name: hub.context.contextName }
+        : { none: 'a rotation of --file credentials connects to no hub' },
+      clusters: rot.request.clusters,
+      self:
+        rot.store.kind === 'secret'
+          ? { hubSecret: rot.store.self }
+          : { file: { paths: [rot.store.where], user: s.held.names.user } },
+    },
+    rot.env.guard,
+  );
 }
 
 /** Step finish: the rotation state cleared; the credential stays. */

@@ -44,6 +44,8 @@ export interface RotationStore {
   readonly where: string;
   /** Excluded from the clusters a rotation may mint on: the consumer Secret being rotated is not a cluster to use. */
   readonly self?: { namespace: string; name: string };
+  /** The hub a Secret store is on (where other holders of an old token are looked for before its anchor goes). */
+  readonly hubClient?: KubeClient;
   /** Keeps other runs out while held: the per-Secret Lease, or the file's lock file. `exclusive` false: not taken. */
   lock(
     run: string,
@@ -185,6 +187,7 @@ export class NotFleetsError extends ConfigError {
 export class SecretStore implements RotationStore {
   readonly kind = 'secret';
   readonly where: string;
+  readonly hubClient: KubeClient;
   readonly self: { namespace: string; name: string };
   private secret?: Secret;
   private stored?: Stored;
@@ -193,6 +196,7 @@ export class SecretStore implements RotationStore {
     private readonly hub: KubeClient,
     t: { namespace: string; name: string },
   ) {
+    this.hubClient = hub;
     this.self = t;
     this.where = `Secret ${t.namespace}/${t.name}`;
   }

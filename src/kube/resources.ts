@@ -37,6 +37,14 @@ export const ROLE_BINDING = resource(RBAC, 'v1', 'rolebindings', 'RoleBinding', 
 export const CLUSTER_ROLE = resource(RBAC, 'v1', 'clusterroles', 'ClusterRole', false);
 export const CLUSTER_ROLE_BINDING = resource(RBAC, 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false);
 export const LEASE = resource('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
+// What may mount or reference a Secret (creds/still-used.ts looks before a token Secret is deleted).
+export const POD = resource('', 'v1', 'pods', 'Pod', true);
+export const DEPLOYMENT = resource('apps', 'v1', 'deployments', 'Deployment', true);
+export const STATEFUL_SET = resource('apps', 'v1', 'statefulsets', 'StatefulSet', true);
+export const DAEMON_SET = resource('apps', 'v1', 'daemonsets', 'DaemonSet', true);
+export const REPLICA_SET = resource('apps', 'v1', 'replicasets', 'ReplicaSet', true);
+export const JOB = resource('batch', 'v1', 'jobs', 'Job', true);
+export const CRON_JOB = resource('batch', 'v1', 'cronjobs', 'CronJob', true);
 export const CERTIFICATE_SIGNING_REQUEST = resource(
   'certificates.k8s.io',
   'v1',

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 
 import { counted } from '../../base/text.js';
 import { BaseCommand, type BaseFlags } from '../../cli/base-command.js';
-import { credentialScope } from '../../cli/credential-targets.js';
+import { FORCE_DESCRIPTION, credentialScope, deleteGuard } from '../../cli/credential-targets.js';
 import { hubFlags } from '../../cli/hubs.js';
 import { parseLifetime } from '../../base/duration.js';
 import { UsageError } from '../../base/errors.js';
@@ -20,6 +20,7 @@ import type { AccessRequest } from '../../creds/generate.js';
 import { describeLifetime } from '../../creds/lifetime.js';
 import { PRESETS } from '../../creds/presets.js';
 import { rotationHooks } from '../../creds/rotation-state.js';
+import { uncheckedText } from '../../creds/still-used.js';
 import { type AdoptFile, adoptFile, checkAdoptFileWritable, readAdoptFile } from '../../creds/adopt-file.js';
 
 export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
@@ -85,6 +86,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       description:
         'Delete what fleet can prove is the old credential (the legacy token Secret holding it) and check it is refused.',
     }),
+    force: Flags.boolean({ description: `With --revoke-old: ${FORCE_DESCRIPTION}` }),
     cluster: Flags.string({
       char: 'c',
       description: "Mint on this cluster, whatever the credential's server and CA match.",
@@ -107,7 +109,12 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     const hubs = await this.credsHubs(this.flags);
     const request: AdoptRequest = { ...o, ...credentialScope(this.fleet, hubs, this.flags.cluster) };
     const cancel = this.cancellation();
-    const env = { connector: this.fleet.connector, cancel, hooks: rotationHooks(process.env) };
+    const env = {
+      connector: this.fleet.connector,
+      cancel,
+      hooks: rotationHooks(process.env),
+      guard: deleteGuard(this.fleet, this.flags.force),
+    };
     if (!o.dryRun && !this.flags.yes) {
       const plan = await adoptCredentials({ ...request, dryRun: true }, env);
       await this.show(plan);
@@ -134,7 +141,12 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     const scope = credentialScope(this.fleet, [], this.flags.cluster);
     const request = { ...o, ...scope, file };
     const cancel = this.cancellation();
-    const env = { connector: this.fleet.connector, cancel, hooks: rotationHooks(process.env) };
+    const env = {
+      connector: this.fleet.connector,
+      cancel,
+      hooks: rotationHooks(process.env),
+      guard: deleteGuard(this.fleet, this.flags.force),
+    };
     if (!o.dryRun && !this.flags.yes) {
       const plan = await adoptFile({ ...request, dryRun: true }, env);
       await this.show(plan);
@@ -154,9 +166,18 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
     const failed = report.items.filter((i) => i.status === 'failed');
     const notes: string[] = [];
     if (report.items.length === 0) notes.push(`no unmanaged consumer Secrets found on hub ${report.hub}`);
-    for (const i of report.items)
+    for (const i of report.items) {
       if (i.old && i.status !== 'failed' && i.old.valid)
         notes.push(`${where(i)}: the old credential ${i.before?.identity ?? ''}: ${i.old.reason}`);
+      // What could not be looked at before the old token Secret's deletion is said, never passed over.
+      if (i.old?.unchecked?.length)
+        notes.push(
+          `${where(i)}: ${uncheckedText(`the old token Secret ${i.before?.tokenSecret ?? ''}`, { users: [], unchecked: i.old.unchecked })}`,
+        );
+    }
+    // --revoke-old asked for a deletion that was refused (something still uses the old token): adopted, but exit 1.
+    if (!report.dryRun && report.items.some((i) => i.status === 'adopted' && i.old?.stillUsed && !i.old.revoked))
+      this.markFailed(1);
     if (failed.length > 0) {
       // Nothing adopted and every failure a configuration problem (a grant refused, an identity to name): exit 2.
       const config =
@@ -241,6 +262,10 @@ export async function adoptOptions(
     throw new UsageError('--service-account needs its grant: --role, --rules or --cluster-role');
   if (!f['service-account'] && (f.namespace?.length || f['allow-risky']))
     throw new UsageError('-n and --allow-risky shape the grant of a new identity: name it with --service-account');
+  if (f.force && !f['revoke-old'])
+    throw new UsageError(
+      '--force overrides the checks before --revoke-old deletes the old token Secret: pass it with --revoke-old',
+    );
   const durationSeconds = Math.floor(parseLifetime(f.duration, '--duration') / 1000);
   if (durationSeconds < MIN_TOKEN_SECONDS)
     throw new UsageError('--duration: at least 10m (the API server refuses shorter tokens)');

@@ -3,16 +3,23 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand, type BaseFlags } from '../../cli/base-command.js';
 import {
   type CredentialTargets,
+  FORCE_DESCRIPTION,
   credentialFailure,
   credentialName,
   credentialScope,
   credentialTargets,
   credentialWhere,
+  deleteGuard,
 } from '../../cli/credential-targets.js';
 import { hubFlags } from '../../cli/hubs.js';
 import { statusLine } from '../../cli/progress.js';
 import { UsageError } from '../../base/errors.js';
-import { type RevocationReport, type RevokedCredential, revokeCredentials } from '../../creds/revoke.js';
+import {
+  type RevocationReport,
+  type RevokedCredential,
+  revokeCredentials,
+  revokeUncheckedNote,
+} from '../../creds/revoke.js';
 
 export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
   static summary =
@@ -38,6 +45,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
       char: 'c',
       description: "The credential's cluster, whatever it recorded (its cluster ID is still checked).",
     }),
+    force: Flags.boolean({ description: FORCE_DESCRIPTION }),
     'ignore-not-found': Flags.boolean({
       description: 'A Secret or file that does not exist (already revoked) is not an error.',
     }),
@@ -52,6 +60,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
       { ...o.targets, ...credentialScope(this.fleet, hubs, o.clusterOverride), dryRun: o.dryRun },
       {
         connector: this.fleet.connector,
+        guard: deleteGuard(this.fleet, f.force),
         // At a terminal, the seconds spent waiting for the old token's 401 are said on a line of their own, then erased.
         onWait: this.machineOutput ? undefined : statusLine(),
       },
@@ -61,6 +70,14 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
     const notes: string[] = [];
     if (missing.length > 0 && f['ignore-not-found'])
       notes.push(...missing.map((i) => `${i.reason} (--ignore-not-found)`));
+    for (const i of report.items) {
+      const unchecked = revokeUncheckedNote(i);
+      if (unchecked) notes.push(`${credentialWhere(i)}: ${unchecked}`);
+      // A refusal is the item's error line; a plan that would be refused, and what --force overrode, are notes.
+      if (i.stillUsed?.length && i.status === 'planned') notes.push(`${credentialWhere(i)}: ${i.reason ?? ''}`);
+      if (i.stillUsed?.length && i.status === 'revoked')
+        notes.push(`${credentialWhere(i)}: deleted although still used by ${i.stillUsed.join(', ')} (--force)`);
+    }
     // Never a silent success: a failure, or a name that matched nothing without --ignore-not-found, exits 1.
     if (failed.length > 0 || (missing.length > 0 && !f['ignore-not-found'])) this.markFailed();
     const problems = [...failed, ...(f['ignore-not-found'] ? [] : missing)];

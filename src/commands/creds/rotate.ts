@@ -3,11 +3,13 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand, type BaseFlags } from '../../cli/base-command.js';
 import {
   type CredentialTargets,
+  FORCE_DESCRIPTION,
   credentialFailure,
   credentialName,
   credentialScope,
   credentialTargets,
   credentialWhere,
+  deleteGuard,
 } from '../../cli/credential-targets.js';
 import { fleetFlags } from '../../cli/flags.js';
 import { hubFlags } from '../../cli/hubs.js';
@@ -20,10 +22,12 @@ import { describeLifetime, shortenedWarning } from '../../creds/lifetime.js';
 import {
   type RotatedCredential,
   type RotationReport,
+  oldAnchorKept,
   rotateCredentials,
   rotationFailureNote,
 } from '../../creds/rotate.js';
 import { rotationHooks } from '../../creds/rotation-state.js';
+import { uncheckedText } from '../../creds/still-used.js';
 import { rotationMetrics } from '../../cli/metrics.js';
 import { type Pushgateway, parsePushgateway, pushMetrics } from '../../cli/pushgateway.js';
 
@@ -70,6 +74,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       description: 'Do not take the per-Secret Lease (correctness rests on resourceVersion preconditions alone).',
       hidden: true,
     }),
+    force: Flags.boolean({ description: `Deleting the old anchor: ${FORCE_DESCRIPTION}` }),
     'dry-run': Flags.boolean({ description: 'Say what would be rotated; touch nothing.' }),
     pushgateway: Flags.string({
       description:
@@ -99,6 +104,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         connector: this.fleet.connector,
         cancel,
         hooks: rotationHooks(process.env),
+        guard: deleteGuard(this.fleet, this.flags.force),
         onProgress: this.machineOutput ? undefined : progressLine({ noun: 'credentials' }),
       },
     );
@@ -121,6 +127,17 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
       if (shortened) notes.push(`warning: ${credentialWhere(i)}: ${shortened}`);
     }
     if (failed.length > 0) notes.push(rotationFailureNote(failed));
+    // Nothing deleted that something else still uses: an old anchor kept for that is said, and the run exits 1.
+    const kept = report.items.filter((i) => i.status === 'rotated' && oldAnchorKept(i.revoked, i));
+    for (const i of report.items) {
+      if (i.revoked?.unchecked?.length)
+        notes.push(
+          `${credentialWhere(i)}: ${uncheckedText(`the old anchor ${i.old.anchor ?? ''}`, { users: [], unchecked: i.revoked.unchecked })}`,
+        );
+      if (i.revoked?.stillUsed?.length && (i.status === 'planned' || kept.includes(i)))
+        notes.push(`${credentialWhere(i)}: ${i.revoked.reason}`);
+    }
+    if (kept.length > 0) this.markFailed();
     const swept = report.leases;
     if (swept?.removed.length)
       notes.push(
