@@ -164,8 +164,13 @@ export function writeError(label: string, path: string, error: unknown, what = '
  * and `what` the file was meant to be.
  */
 export async function readOptional(path: string, what: string, label: string = path): Promise<string | undefined> {
+  return (await readOptionalBytes(path, what, label))?.toString('utf8');
+}
+
+/** readOptional's bytes, undecoded: for a caller that must see what UTF-8 decoding would hide (a UTF-16 BOM). */
+export async function readOptionalBytes(path: string, what: string, label: string = path): Promise<Buffer | undefined> {
   try {
-    return (await readBounded(path, MAX_CONFIG_FILE_BYTES, false)).toString('utf8');
+    return await readBounded(path, MAX_CONFIG_FILE_BYTES, false);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw fileError(label, error, what);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open, readFile, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 
@@ -410,14 +410,18 @@ async function grantOnCluster(
 
 /**
  * The one way a kubeconfig file fleet keeps is written: only if it still holds `expected` (compared by SHA-256, so a
- * kubectl or editor write since it was read is never overwritten: a Conflict), atomically, 0600, and through a symlink
- * to the file it leads to (the link stays a link, as kubectl writes through it).
+ * kubectl or editor write since it was read is never overwritten: a Conflict), atomically, and through a symlink to
+ * the file it leads to (the link stays a link, as kubectl writes through it). The file written keeps the owner and
+ * group of the one it replaces, as kubectl's write in place does: root adopting a user's linked ~/.kube/config left it
+ * root's and 0600, which its owner could no longer read. The mode is the replaced file's owner bits with read and write
+ * (0600 for 0600 and 0644: a credential is not for group or others; 0700 stays 0700), unless `mode` names one (an
+ * undo puts the original back). Writing a file of another owner needs root; anyone else is refused with one line.
  */
 export async function writeKubeconfigIfUnchanged(
   path: string,
   expected: string,
   next: string | Uint8Array,
-  mode = 0o600,
+  mode?: number,
 ): Promise<void> {
   const target = await writeTarget(path);
   // Through base's reader: a regular file of at most 1 MiB, as adopt read it; a FIFO or device swapped in since then is
@@ -427,7 +431,20 @@ export async function writeKubeconfigIfUnchanged(
     .catch(() => undefined);
   if (now === undefined || kubeconfigSha256(now) !== kubeconfigSha256(expected))
     throw new Conflict(`${path} changed since it was read`);
-  await writeFileAtomic(target, next, { mode });
+  const st = await stat(target).catch(() => undefined);
+  if (!st) throw new Conflict(`${path} changed since it was read`);
+  const uid = process.getuid?.();
+  const owner = uid === undefined || (st.uid === uid && st.gid === process.getgid?.()) ? undefined : st;
+  await writeFileAtomic(target, next, {
+    mode: mode ?? (st.mode & 0o700) | 0o600,
+    ...(owner ? { owner: { uid: owner.uid, gid: owner.gid } } : {}),
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPERM') throw error;
+    throw new ConfigError(
+      `${target}: owned by uid ${st.uid} gid ${st.gid}, and this user (uid ${uid}) cannot write it keeping that owner: run as its owner (or root); nothing was written`,
+      { cause: error },
+    );
+  });
 }
 
 /** An exclusive lock file beside the kubeconfig (O_EXCL, the holder's pid); a dead holder's lock is taken over. */

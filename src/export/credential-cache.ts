@@ -6,6 +6,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { homeDir } from '../base/paths.js';
 import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
 import { isoSeconds } from '../kubeconfig/credentials.js';
+import { parseJson } from '../base/json.js';
 
 /**
  * The credential cache of `fleet kubeconfig credential`, one 0600 file per cluster under the user's cache directory,
@@ -125,7 +126,7 @@ export function decodeEntry(bytes: Uint8Array): Entry | undefined {
   try {
     // fatal: invalid UTF-8 is no entry; ignoreBOM: a BOM is kept, and then not JSON.
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch {
     return undefined;
   }
@@ -219,9 +220,23 @@ export class CredentialCache {
     return (await this.ours()) ? readEntryFile(this.path) : undefined;
   }
 
+  /**
+   * Replaces the entry, unless a directory is at its path: a directory may hold what is not fleet's, and a rename cannot
+   * replace it anyway, so it is left where it is and the credential is handed out uncached, a miss every time, as with a
+   * cache directory that is not ours. Before, the rename onto a directory failed (EISDIR) and so did every
+   * `kubeconfig credential`, fleet-credential's too (it hands the miss over). Anything else (a stale entry, a link, a
+   * FIFO or socket, which hold no data and would hang or fail a reader) is replaced by the rename, which follows nothing.
+   */
   private async write(entry: Entry): Promise<void> {
     if (!(await this.ours())) return;
-    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false });
+    const st = await lstat(this.path).catch(() => undefined);
+    if (st?.isDirectory()) return;
+    await writeFileAtomic(this.path, canonicalEntry(entry), { mode: 0o600, durable: false }).catch(
+      (error: NodeJS.ErrnoException) => {
+        // A directory made there since the look above: the same miss.
+        if (error.code !== 'EISDIR' && error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+      },
+    );
   }
 
   /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { ConfigError } from '../base/errors.js';
 import { EXEC_API_VERSIONS } from '../kubeconfig/types.js';
+import { jsonProblem, parseJson } from '../base/json.js';
 
 const WHERE = 'KUBERNETES_EXEC_INFO';
 
@@ -41,9 +42,9 @@ export function readExecRequest(raw: string | undefined): ExecRequest {
   }
   let value: unknown;
   try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${WHERE}: not valid JSON`);
+    value = parseJson(raw);
+  } catch (error) {
+    throw new ConfigError(`${WHERE}: ${jsonProblem(error, 'not valid JSON')}`);
   }
   const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!object(value) || value.kind !== 'ExecCredential') throw new ConfigError(`${WHERE}: not an ExecCredential`);

@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { readNamedFile } from '../base/files.js';
 import { homeDir } from '../base/paths.js';
 import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
+import { parseJson } from '../base/json.js';
 
 /**
  * What `fleet kubeconfig prune` remembers between runs: for each API server that failed to answer, when it first failed
@@ -44,7 +45,7 @@ const isIso = (v: unknown): v is string => typeof v === 'string' && v.length <= 
 export function decodeFailureRecords(text: string): Map<string, FailureRecord> | undefined {
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = parseJson(text);
   } catch {
     return undefined;
   }

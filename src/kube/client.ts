@@ -7,6 +7,7 @@ import { type TLSSocket, checkServerIdentity } from 'node:tls';
 import { fileError, requireNamedFile } from '../base/files.js';
 import { ConfigError, FleetError } from '../base/errors.js';
 import { formatDuration } from '../base/duration.js';
+import { nestedDeeperThan } from '../base/json.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_JSON_DEPTH, MAX_RESPONSE_BYTES_ENV } from '../base/limits.js';
 import { bearerToken } from '../kubeconfig/credentials.js';
 import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
@@ -982,26 +983,8 @@ function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-/**
- * Whether a JSON text nests arrays and objects deeper than `max`: one pass over the bytes, counting brackets outside
- * strings (a backslash escapes the next byte inside one). Bytes, not characters: UTF-8 never uses an ASCII byte inside
- * a multi-byte character, so the brackets and quotes are the text's own. Exact for valid JSON, which is all that parses.
- */
-export function nestedDeeperThan(bytes: Uint8Array, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
+/** The depth check of every response body, base's (base/json.ts), exported here for the tests that know it so. */
+export { nestedDeeperThan };
 
 /** Whether a kubeconfig user sends a credential (a token, a password, a client certificate, a plugin's answer). */
 function sendsCredential(user: ResolvedContext['user']): boolean {

@@ -1,4 +1,5 @@
 import { FleetError, type ErrorKind } from '../base/errors.js';
+import { parseJson } from '../base/json.js';
 
 const UNREACHABLE = new Set([
   'ECONNREFUSED',
@@ -193,7 +194,7 @@ export interface Status {
 
 export function parseStatus(body: string): Status | undefined {
   try {
-    const value = JSON.parse(body) as { kind?: unknown } | null;
+    const value = parseJson(body) as { kind?: unknown } | null;
     return value && typeof value === 'object' && value.kind === 'Status' ? (value as Status) : undefined;
   } catch {
     return undefined;

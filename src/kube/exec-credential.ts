@@ -20,6 +20,7 @@ import {
   EXEC_CLUSTER_CONFIG_EXTENSION,
   type ExecConfig,
 } from '../kubeconfig/types.js';
+import { jsonProblem, parseJson } from '../base/json.js';
 
 /**
  * Runs client-go exec credential plugins the way client-go does, which @kubernetes/client-node does not:
@@ -236,7 +237,7 @@ export class ExecCredentialRunner {
 /** Best effort, before any validation: the secrets of an answer, even a malformed one, never reach the screen. */
 function registerAnswer(stdout: string): void {
   try {
-    const status = (JSON.parse(stdout) as { status?: { token?: unknown; clientKeyData?: unknown } } | null)?.status;
+    const status = (parseJson(stdout) as { status?: { token?: unknown; clientKeyData?: unknown } } | null)?.status;
     if (status && typeof status === 'object') {
       if (typeof status.token === 'string') registerSecret(status.token);
       if (typeof status.clientKeyData === 'string') registerSecret(status.clientKeyData);
@@ -317,9 +318,9 @@ function stableJson(value: unknown): string {
 export function parseExecOutput(stdout: string, apiVersion: string, command: string): ExecCredential {
   let value: { kind?: unknown; apiVersion?: unknown; status?: Record<string, unknown> } | null;
   try {
-    value = JSON.parse(stdout) as typeof value;
-  } catch {
-    throw new FleetError('plugin', `exec plugin ${command}: output is not valid JSON`);
+    value = parseJson(stdout) as typeof value;
+  } catch (error) {
+    throw new FleetError('plugin', `exec plugin ${command}: output is ${jsonProblem(error, 'not valid JSON')}`);
   }
   if (!value || value.kind !== 'ExecCredential')
     throw new FleetError('plugin', `exec plugin ${command}: output is not an ExecCredential`);

@@ -15,7 +15,7 @@ import { ConfigError } from '../base/errors.js';
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  options: { mode?: number; durable?: boolean; gate?: WriteGate } = {},
+  options: { mode?: number; durable?: boolean; gate?: WriteGate; owner?: { uid: number; gid: number } } = {},
 ): Promise<void> {
   const durable = options.durable ?? true;
   const mode = options.mode ?? 0o600;
@@ -25,6 +25,10 @@ export async function writeFileAtomic(
   let renamed = false;
   try {
     await handle.writeFile(data);
+    // The file replaced keeps its owner (kubectl writes in place, so the owner never changes): before the mode, since
+    // a change of owner may clear mode bits. Only root may give a file away; anyone else is refused (EPERM) here,
+    // before anything is renamed.
+    if (options.owner) await handle.chown(options.owner.uid, options.owner.gid);
     // The mode argument of open is filtered by the umask; set it explicitly.
     await handle.chmod(mode);
     if (durable) await handle.sync();

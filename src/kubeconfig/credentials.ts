@@ -4,6 +4,7 @@ import { UsageError } from '../base/errors.js';
 import { fileProblem, readNamedFile } from '../base/files.js';
 import { registerSecret, registerUserSecrets } from './redact.js';
 import type { ClusterEntry, UserEntry } from './types.js';
+import { parseJson } from '../base/json.js';
 
 /**
  * What can be known about a cluster's credentials without the network: the kind of auth, how the server's CA is
@@ -99,7 +100,7 @@ export function fingerprint(secret: string): string {
 
 function decodeSegment(segment: string): Record<string, unknown> | undefined {
   try {
-    const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as unknown;
+    const value = parseJson(Buffer.from(segment, 'base64url').toString('utf8'));
     // A JOSE header and a claims set are JSON objects (RFC 7519 section 7.2), never arrays.
     return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {

@@ -2,7 +2,7 @@ import { rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import { ConfigError } from '../base/errors.js';
-import { checkWritableFile, readOptional, writeError } from '../base/files.js';
+import { checkWritableFile, readOptionalBytes, writeError } from '../base/files.js';
 import { type WriteGate, withKubeconfigLock, writeFileAtomic, writeTarget } from './atomic-write.js';
 import { FLEET_EXPORT_EXTENSION } from './export-marker.js';
 import { ENTRY_KEY, KubeconfigEdit, type NamedItem, SECTIONS, type Section, sameItem } from './edit.js';
@@ -223,7 +223,9 @@ export async function mergeIntoKubeconfigFile(
     (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
   );
   const run = async (): Promise<MergePlan> => {
-    const text = await readOptional(target, 'a kubeconfig file', label);
+    const bytes = await readOptionalBytes(target, 'a kubeconfig file', label);
+    refuseByteOrderMarks(bytes, label);
+    const text = bytes?.toString('utf8');
     const { text: out, plan } = mergeKubeconfigText(text, exported, label);
     const result: MergePlan = {
       ...plan,
@@ -260,4 +262,29 @@ export async function checkMergeTarget(path: string, label: string): Promise<voi
     (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
   );
   await checkWritableFile(missing ? dir : path, label, missing ? 'a directory' : 'a kubeconfig file');
+  // Read once here too, so that a file the merge would refuse is refused before any cluster is touched.
+  if (!missing) refuseByteOrderMarks(await readOptionalBytes(path, 'a kubeconfig file', label), label);
+}
+
+/**
+ * A file whose start fleet and client-go would read differently is refused, never rewritten: a UTF-16 or UTF-32 byte
+ * order mark (fleet reads UTF-8 only, so the merge turned the file into one kubectl cannot read), or a second UTF-8
+ * BOM after the first (client-go's YAML reader and js-yaml skip one; the next is then part of the first key). One
+ * UTF-8 BOM is what Windows editors write and both readers skip: it is kept (kubeconfig/edit.ts).
+ */
+export function refuseByteOrderMarks(bytes: Uint8Array | undefined, label: string): void {
+  if (!bytes) return;
+  const starts = (...b: number[]) => b.every((x, i) => bytes[i] === x);
+  const problem =
+    starts(0xff, 0xfe, 0, 0) || starts(0, 0, 0xfe, 0xff)
+      ? 'a UTF-32 byte order mark'
+      : starts(0xff, 0xfe) || starts(0xfe, 0xff)
+        ? 'a UTF-16 byte order mark'
+        : starts(0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf)
+          ? 'two UTF-8 byte order marks'
+          : undefined;
+  if (problem)
+    throw new ConfigError(
+      `${label}: the file starts with ${problem}; fleet merges into UTF-8 kubeconfigs only (with at most one BOM): convert it (iconv -t UTF-8) or remove the marks; nothing was written`,
+    );
 }

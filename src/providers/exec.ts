@@ -18,6 +18,7 @@ import { EXEC_API_VERSION, EXEC_API_VERSIONS, type ExecConfig, type UserEntry } 
 import { CachedProvider } from './cached-provider.js';
 import { makeRef } from './ref.js';
 import type { ClusterRef } from './types.js';
+import { JsonTooDeep, parseJson } from '../base/json.js';
 
 /**
  * The exec provider: a program the user's fleet configuration names prints the clusters as a ClusterList (a versioned
@@ -127,8 +128,10 @@ export function parseClusterList(stdout: string, o: { provider: string; program:
   const fail = (problem: string) => new FleetError('plugin', `${o.program}: ${problem}`);
   let doc: unknown;
   try {
-    doc = JSON.parse(stdout);
+    doc = parseJson(stdout);
   } catch (error) {
+    if (error instanceof JsonTooDeep)
+      throw fail(`output is ${error.message}; expected a ${CLUSTER_LIST_KIND} (${CLUSTER_LIST_API_VERSION})`);
     // The parser's message quotes the text around the error, which may be a secret: only where it is, not what.
     const at = /position (\d+)/.exec(asError(error).message)?.[1];
     throw fail(

@@ -14,6 +14,7 @@ import {
   wiTokenExec,
 } from '../kubeconfig/wi-token-exec.js';
 import { type ServiceAccountRef, parseServiceAccount } from './service-account.js';
+import { jsonProblem, parseJson } from '../base/json.js';
 
 export { ACCESS_PROVIDER_NAME, PLUGIN_ARGS, type PluginClusterConfig, type WiTokenExec, wiTokenExec };
 
@@ -46,9 +47,9 @@ export function parseExecInfo(raw: string | undefined): ExecInfo {
   if (raw === undefined || raw.trim() === '') return { apiVersion: EXEC_API_VERSION };
   let value: unknown;
   try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${WHERE}: not valid JSON`);
+    value = parseJson(raw);
+  } catch (error) {
+    throw new ConfigError(`${WHERE}: ${jsonProblem(error, 'not valid JSON')}`);
   }
   const o = value as {
     apiVersion?: unknown;

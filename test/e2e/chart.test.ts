@@ -170,6 +170,49 @@ describe('deploy/chart and deploy/kustomize: the rotation CronJob', { timeout: 1
     }
   });
 
+  it('a value with a line break cannot add fields to the Pod (hostPID, hostNetwork): helm lint --strict and helm template refuse it (issue 46)', async () => {
+    // With rbac.create=false and serviceAccount.create=false, serviceAccount.name was rendered raw into the Pod spec:
+    // this value added hostPID and hostNetwork to it, and `helm lint --strict` passed.
+    const inject = 'x\n          hostPID: true\n          hostNetwork: true';
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ rbac: { create: false }, serviceAccount: { create: false, name: inject } }, /\/serviceAccount\/name/],
+      [{ serviceAccount: { name: inject } }, /\/serviceAccount\/name/],
+      [{ config: { existingSecret: `mine${inject}` } }, /\/config\/existingSecret/],
+      [{ timeZone: `UTC${inject}` }, /\/timeZone/],
+      [{ imagePullSecrets: [{ name: `pull${inject}` }] }, /\/imagePullSecrets\/0\/name/],
+      [{ serviceAccount: { name: 'Not_A_Name' } }, /\/serviceAccount\/name/],
+    ];
+    for (const [values, expected] of cases) {
+      const file = join(dir, `${uniqueName('inject')}.values.yaml`);
+      writeFileSync(file, yaml.dump(values));
+      const lint = await run(helm, ['lint', '--strict', CHART, '-f', file]);
+      assert.notEqual(lint.code, 0, `helm lint --strict passed ${JSON.stringify(values)}:\n${lint.stdout}`);
+      assert.match(lint.stdout + lint.stderr, expected);
+      const r = await template('bad', 'fleet-system', ['-f', file]);
+      assert.notEqual(r.code, 0, `${JSON.stringify(values)} was rendered:\n${r.stdout}`);
+      assert.match(r.stderr, expected);
+      assert.equal(r.stdout, '', 'nothing rendered');
+    }
+    // What has no pattern is rendered through quote or toYaml: a config Secret's text stays inside its value.
+    const file = join(dir, `${uniqueName('inject')}.values.yaml`);
+    writeFileSync(
+      file,
+      yaml.dump({
+        config: { fleetYaml: '   indented: 1\nhostPID: true\n', kubeconfigs: { 'm.yaml': 'a: b\n  hostPID: true\n' } },
+        rotate: { extraArgs: [`--x${inject}`] },
+      }),
+    );
+    const objs = parseAll(await ok(helm, ['template', 'r', CHART, '-f', file]));
+    const secret = find(objs, 'Secret')[0] as Obj & { stringData: Record<string, string> };
+    assert.deepEqual(secret.stringData, {
+      'fleet.yaml': '   indented: 1\nhostPID: true\n',
+      'm.yaml': 'a: b\n  hostPID: true\n',
+    });
+    const pod = podOf(find(objs, 'CronJob')[0]).pod as PodSpec & Record<string, unknown>;
+    assert.equal(pod.hostPID, undefined);
+    assert.ok(pod.containers[0].args.includes(`--x${inject}`));
+  });
+
   it('helm template renders the CronJob of docs/rotation.md, and kubeconform finds every object valid against the hub', async (t) => {
     const defaults = await ok(helm, ['template', 'fleet-rotator', CHART, '--namespace', 'fleet-system']);
     const objs = parseAll(defaults);

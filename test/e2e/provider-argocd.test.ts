@@ -351,6 +351,33 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
     }
   });
 
+  it('a config whose execProviderConfig.config nests 400,000 deep is one not-ready cluster naming the limit (issue 46; was internal: Maximum call stack size exceeded)', async () => {
+    const deep = '['.repeat(400_000) + ']'.repeat(400_000);
+    await createArgocdCluster(hub, ns, {
+      id: 'deep',
+      name: 'deep',
+      server: 'https://127.0.0.1:9',
+      config: `{"execProviderConfig":{"command":"${plugin}","apiVersion":"client.authentication.k8s.io/v1","config":${deep}}}`,
+    });
+    try {
+      for (const format of ['json', 'yaml', 'wide']) {
+        const r = await fleet(['clusters', 'list', '-o', format], true);
+        assert.equal(r.code, 0, r.stderr);
+        assert.doesNotMatch(r.stderr, /internal|call stack/);
+        if (format === 'json') {
+          const row = r.json<{ items: Row[] }>().items.find((x) => x.source.name === 'deep')!;
+          assert.equal(row.ready, false);
+          assert.equal(
+            row.reason,
+            `Secret ${ns}/deep key config: JSON nested deeper than 1000 levels (Argo CD skips this cluster)`,
+          );
+        }
+      }
+    } finally {
+      await removeArgocdCluster(hub, ns, 'deep');
+    }
+  });
+
   it('a fleet.yaml entry with an unknown field is refused before any cluster is touched', async () => {
     const file = join(dir, `${ns}-bad.fleet.yaml`);
     writeFileSync(file, `kind: FleetConfig\nproviders:\n  - {name: argo, type: argocd, namespaces: [x]}\n`);

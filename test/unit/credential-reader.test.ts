@@ -481,10 +481,21 @@ describe('one cache rule: what neither reader takes', () => {
     }
   });
 
-  it('a directory at the entry, or an entry of another cluster: both hand over', async () => {
+  it('a directory at the entry, or an entry of another cluster: both hand over; fleet then stores nothing there and leaves the directory (it failed with EISDIR)', async () => {
     const s = await seeded(flags, INFO(), { token: TOKEN });
     rmSync(s.path);
     mkdirSync(s.path);
+    assertMiss(both(s.path, args, s.env), args);
+    // (both() lays the directory out again, empty: what it holds is put in after.)
+    writeFileSync(join(s.path, 'keep'), "not fleet's");
+    // Then fleet fetches and stores, as `kubeconfig credential` does after a miss: no EISDIR (every call failed so), the
+    // directory and what it holds are left alone, and it stays a miss for both readers.
+    const cache = new CredentialCache(credentialIdentity(flags, readExecRequest(INFO()).cluster), s.dir);
+    assert.equal(cache.path, s.path);
+    await cache.store(flags.cluster!, { token: TOKEN }, Date.now() + 120_000, process.pid);
+    assert.equal(await cache.take(flags.cluster!, process.pid + 1), undefined);
+    assert.ok(lstatSync(s.path).isDirectory());
+    assert.equal(readFileSync(join(s.path, 'keep'), 'utf8'), "not fleet's");
     assertMiss(both(s.path, args, s.env), args);
     const other = await seeded(flags, INFO(), { token: TOKEN });
     writeFileSync(

@@ -2,13 +2,15 @@
 // what is refused in one line before any cluster is touched; the write that keeps a file only if its bytes are as read
 // (and writes through a symlink); the file a revoked adopted context leaves; and the flag combinations of the command.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -139,6 +141,52 @@ describe('writeKubeconfigIfUnchanged', () => {
     await writeKubeconfigIfUnchanged(p, 'two\n', 'one\n', 0o640);
     assert.equal(statSync(p).mode & 0o777, 0o640);
     chmodSync(p, 0o600);
+  });
+
+  it("through a link, the file keeps its owner, group and mode (as kubectl's write in place): root adopting uid 1000's file left it root's and 0600", async () => {
+    // Giving a file to another uid needs root, as the case itself does (.ci/run and the sandbox run as root).
+    assert.equal(process.getuid?.(), 0, 'this test chowns files to uid 1000: run it as root');
+    const home = mkdtempSync(join(tmpdir(), 'fleet-adopt-owner-'));
+    chmodSync(home, 0o755);
+    const target = join(home, 'config');
+    writeFileSync(target, 'one\n', { mode: 0o600 });
+    chownSync(target, 1000, 1001);
+    const link = join(home, 'link');
+    symlinkSync(target, link);
+    await writeKubeconfigIfUnchanged(link, 'one\n', 'two\n');
+    assert.ok(lstatSync(link).isSymbolicLink(), 'the link stays a link');
+    const st = statSync(target);
+    assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [1000, 1001, 0o600]);
+    assert.equal(readFileSync(target, 'utf8'), 'two\n');
+    // A 0644 file of another user's: its owner kept, group and others' bits dropped (a credential is in it).
+    chmodSync(target, 0o644);
+    await writeKubeconfigIfUnchanged(link, 'two\n', 'three\n');
+    const again = statSync(target);
+    assert.deepEqual([again.uid, again.gid, again.mode & 0o7777], [1000, 1001, 0o600]);
+    // Someone who cannot give the file its owner back (not root, not its owner) writes nothing, in one line: here
+    // uid 65534, who may read the file and write its directory, so the rename would have worked.
+    chmodSync(target, 0o644);
+    chmodSync(home, 0o777);
+    const other = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `import { writeKubeconfigIfUnchanged } from ${JSON.stringify(join(import.meta.dirname, '../../src/creds/rotation-store.ts'))};\n` +
+          `await writeKubeconfigIfUnchanged(${JSON.stringify(link)}, 'three\\n', 'four\\n').catch((e) => { console.log(e.message); process.exit(2); });`,
+      ],
+      { uid: 65534, gid: 65534, encoding: 'utf8', cwd: import.meta.dirname, env: { ...process.env, HOME: home } },
+    );
+    assert.equal(other.status, 2, other.stderr);
+    assert.equal(
+      other.stdout.trim(),
+      `${target}: owned by uid 1000 gid 1001, and this user (uid 65534) cannot write it keeping that owner: run as its owner (or root); nothing was written`,
+    );
+    assert.equal(readFileSync(target, 'utf8'), 'three\n');
+    assert.deepEqual(readdirSync(home).sort(), ['config', 'link'], 'no temporary file left');
+    rmSync(home, { recursive: true, force: true });
   });
 
   it('a FIFO swapped in where the file was is a Conflict at once, never a blocking read', async () => {

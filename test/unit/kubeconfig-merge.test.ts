@@ -20,7 +20,7 @@ import { after, describe, it } from 'node:test';
 import { ConfigError } from '../../src/base/errors.js';
 import { KubeconfigEdit } from '../../src/kubeconfig/edit.js';
 import { FLEET_EXPORT_EXTENSION } from '../../src/kubeconfig/export-marker.js';
-import { mergeIntoKubeconfigFile, mergeKubeconfigText } from '../../src/kubeconfig/merge.js';
+import { checkMergeTarget, mergeIntoKubeconfigFile, mergeKubeconfigText } from '../../src/kubeconfig/merge.js';
 import { dumpKubeconfig, parseKubeconfig } from '../../src/kubeconfig/parse.js';
 import type { KubeconfigDoc } from '../../src/kubeconfig/types.js';
 
@@ -316,6 +316,39 @@ describe('merge into a kubeconfig file', () => {
 });
 
 describe('merge keeps what the user set (issue 38, item 7)', () => {
+  it('a file that starts with a UTF-16 or UTF-32 BOM, or two UTF-8 BOMs, is refused in one line and left byte for byte (issue 46)', async () => {
+    const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(OWN, 'utf16le')]);
+    const utf16be = Buffer.from(utf16le);
+    utf16be.swap16();
+    const cases: [string, Buffer, string][] = [
+      ['utf16le', utf16le, 'a UTF-16 byte order mark'],
+      ['utf16be', utf16be, 'a UTF-16 byte order mark'],
+      ['utf32le', Buffer.concat([Buffer.from([0xff, 0xfe, 0, 0]), Buffer.from(OWN)]), 'a UTF-32 byte order mark'],
+      ['two-boms', Buffer.from(`\uFEFF\uFEFF${OWN}`), 'two UTF-8 byte order marks'],
+    ];
+    for (const [name, bytes, problem] of cases) {
+      const path = join(tmp, `bom-${name}.kubeconfig`);
+      writeFileSync(path, bytes, { mode: 0o640 });
+      const line = `--merge-into ${path}: the file starts with ${problem}; fleet merges into UTF-8 kubeconfigs only (with at most one BOM): convert it (iconv -t UTF-8) or remove the marks; nothing was written`;
+      for (const run of [
+        () => checkMergeTarget(path, `--merge-into ${path}`),
+        () => mergeIntoKubeconfigFile(path, exported(['a']), { label: `--merge-into ${path}` }),
+      ])
+        await assert.rejects(
+          run(),
+          (e: ConfigError) => e instanceof ConfigError && e.exitCode === 2 && e.message === line,
+        );
+      assert.ok(readFileSync(path).equals(bytes), `${name}: the file is as it was`);
+      assert.equal(statSync(path).mode & 0o777, 0o640);
+    }
+    // One UTF-8 BOM is merged (the case below), through the file too.
+    const one = join(tmp, 'bom-one.kubeconfig');
+    writeFileSync(one, `\uFEFF${OWN}`);
+    await checkMergeTarget(one, 'f');
+    assert.equal((await mergeIntoKubeconfigFile(one, exported(['a']))).added.length, 3);
+    assert.ok(readFileSync(one, 'utf8').startsWith(`\uFEFF${OWN.slice(0, 20)}`));
+  });
+
   it('a file that starts with a UTF-8 BOM is read as kubectl reads it (past the BOM) and keeps its BOM', () => {
     const bom = `\uFEFF${OWN}`;
     const { text, plan } = mergeKubeconfigText(bom, exported(['a']), 'f');

@@ -3,6 +3,7 @@ import { type ArgocdClusterConfig, argocdEntries, parseArgocdConfig } from '../.
 import { ARGOCD_SECRET_TYPE_LABEL, secretText } from '../../providers/hub/objects.js';
 import { buildKubeconfig } from '../kubeconfig-out.js';
 import { type Codec, b64, destinationByName, sameName } from './codec.js';
+import { parseJson } from '../../base/json.js';
 
 export { ARGOCD_SECRET_TYPE_LABEL };
 /** The label value that makes a Secret one of Argo CD's clusters. */
@@ -82,7 +83,7 @@ export const argocd: Codec<'argocd'> = {
 export function keepArgocdConfig(oldData: string | undefined, newData: string): string {
   const parse = (d: string | undefined): Record<string, unknown> | undefined => {
     try {
-      const v: unknown = JSON.parse(Buffer.from(d ?? '', 'base64').toString('utf8'));
+      const v: unknown = parseJson(Buffer.from(d ?? '', 'base64').toString('utf8'));
       return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
     } catch {
       return undefined;

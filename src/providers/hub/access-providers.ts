@@ -3,6 +3,7 @@ import { ConfigError } from '../../base/errors.js';
 import { Fields, isMapping } from '../../config/fields.js';
 import { expandPath } from '../../config/fleet-config.js';
 import type { ClusterEntry, ExecConfig, ExecEnvVar, NamedExtension } from '../../kubeconfig/types.js';
+import { jsonProblem, parseJson } from '../../base/json.js';
 
 /**
  * The access-provider configuration of sigs.k8s.io/cluster-inventory-api (`-clusterprofile-provider-file`): which exec
@@ -47,9 +48,9 @@ export async function loadAccessConfig(path: string, env: NodeJS.ProcessEnv = pr
 export function parseAccessConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env): AccessConfig {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
-    throw new ConfigError(`${path}: not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`${path}: ${jsonProblem(error, `not valid JSON: ${(error as Error).message}`)}`);
   }
   const root = Fields.root(path, value, 'an access-provider configuration');
   const providers = root.list('providers').map((p): AccessProviderEntry => {

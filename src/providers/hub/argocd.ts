@@ -12,6 +12,7 @@ import { makeRef } from '../ref.js';
 import type { ArgocdClusterInfo, ClusterRef } from '../types.js';
 import { HubProvider } from './hub-provider.js';
 import { ARGOCD_SECRET_TYPE_LABEL, type ObjectMeta, type Secret, secretText } from './objects.js';
+import { jsonProblem, parseJson } from '../../base/json.js';
 
 /**
  * Argo CD's clusters: every Secret of one namespace of the hub labelled `argocd.argoproj.io/secret-type: cluster`,
@@ -67,9 +68,9 @@ export function parseArgocdConfig(text: string | undefined): ArgocdClusterConfig
   if (text === undefined || text === '') return {};
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
-    return new Error(`not valid JSON: ${(error as Error).message}`);
+    return new Error(jsonProblem(error, `not valid JSON: ${(error as Error).message}`));
   }
   if (value === null) return {};
   if (!isMapping(value)) return new Error('must be a JSON object');
