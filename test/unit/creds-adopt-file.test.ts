@@ -146,7 +146,12 @@ describe('writeKubeconfigIfUnchanged', () => {
   it("through a link, the file keeps its owner, group and mode (as kubectl's write in place): root adopting uid 1000's file left it root's and 0600", async () => {
     // Giving a file to another uid needs root, as the case itself does (.ci/run and the sandbox run as root).
     assert.equal(process.getuid?.(), 0, 'this test chowns files to uid 1000: run it as root');
-    const home = mkdtempSync(join(tmpdir(), 'fleet-adopt-owner-'));
+    // In the system's /tmp, not tmpdir(): scripts/test.js points TMPDIR at a 0700 directory of root's, which uid 65534
+    // below could not even pass through. That child gets a TMPDIR of its own (tsx writes its cache there), so that
+    // nothing of its lands in home, whose listing is checked.
+    const home = mkdtempSync(join('/tmp', 'fleet-adopt-owner-'));
+    const childTmp = mkdtempSync(join('/tmp', 'fleet-adopt-owner-tmp-'));
+    chmodSync(childTmp, 0o777);
     chmodSync(home, 0o755);
     const target = join(home, 'config');
     writeFileSync(target, 'one\n', { mode: 0o600 });
@@ -177,7 +182,13 @@ describe('writeKubeconfigIfUnchanged', () => {
         `import { writeKubeconfigIfUnchanged } from ${JSON.stringify(join(import.meta.dirname, '../../src/creds/rotation-store.ts'))};\n` +
           `await writeKubeconfigIfUnchanged(${JSON.stringify(link)}, 'three\\n', 'four\\n').catch((e) => { console.log(e.message); process.exit(2); });`,
       ],
-      { uid: 65534, gid: 65534, encoding: 'utf8', cwd: import.meta.dirname, env: { ...process.env, HOME: home } },
+      {
+        uid: 65534,
+        gid: 65534,
+        encoding: 'utf8',
+        cwd: import.meta.dirname,
+        env: { ...process.env, HOME: home, TMPDIR: childTmp },
+      },
     );
     assert.equal(other.status, 2, other.stderr);
     assert.equal(
@@ -187,6 +198,7 @@ describe('writeKubeconfigIfUnchanged', () => {
     assert.equal(readFileSync(target, 'utf8'), 'three\n');
     assert.deepEqual(readdirSync(home).sort(), ['config', 'link'], 'no temporary file left');
     rmSync(home, { recursive: true, force: true });
+    rmSync(childTmp, { recursive: true, force: true });
   });
 
   it('a FIFO swapped in where the file was is a Conflict at once, never a blocking read', async () => {
