@@ -406,8 +406,27 @@ func rotateOne(ctx context.Context, hub *kubernetes.Clientset, members map[strin
 	if _, err = secrets.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("replace: %w", err)
 	}
-	// Revoke, then wait (without a place) for the old token's refusal.
+	// Before the deletion, what fleet looks at (src/creds/still-used.ts): the old anchor itself on the member, and every
+	// other hub Secret, which must not hold the old token.
 	oldNs, oldName, _ := strings.Cut(oldAnchor, "/")
+	if _, err := member.CoreV1().Secrets(oldNs).Get(ctx, oldName, metav1.GetOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("still-used: %w", err)
+	}
+	others, err := hub.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("still-used: %w", err)
+	}
+	for _, o := range others.Items {
+		if o.Namespace == s.Namespace && o.Name == s.Name {
+			continue
+		}
+		for _, v := range o.Data {
+			if strings.Contains(string(v), oldToken) {
+				return fmt.Errorf("still used by hub Secret %s/%s", o.Namespace, o.Name)
+			}
+		}
+	}
+	// Revoke, then wait (without a place) for the old token's refusal.
 	if err := member.CoreV1().Secrets(oldNs).Delete(ctx, oldName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("revoke: %w", err)
 	}
