@@ -433,8 +433,9 @@ export async function writeKubeconfigIfUnchanged(
     throw new Conflict(`${path} changed since it was read`);
   const st = await stat(target).catch(() => undefined);
   if (!st) throw new Conflict(`${path} changed since it was read`);
-  const uid = process.getuid?.();
-  const owner = uid === undefined || (st.uid === uid && st.gid === process.getgid?.()) ? undefined : st;
+  // The effective ids: they decide what this process may write and chown.
+  const uid = process.geteuid?.();
+  const owner = uid === undefined || (st.uid === uid && st.gid === process.getegid?.()) ? undefined : st;
   await writeFileAtomic(target, next, {
     mode: mode ?? (st.mode & 0o700) | 0o600,
     ...(owner ? { owner: { uid: owner.uid, gid: owner.gid } } : {}),
