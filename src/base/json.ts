@@ -1,32 +1,20 @@
 import { MAX_JSON_DEPTH } from './limits.js';
 
 /**
- * Whether a JSON text nests arrays and objects deeper than `max`: one pass, counting brackets outside strings (a
- * backslash escapes the next character inside one); no parse, no recursion. V8's JSON.parse nests as deep as the text
- * does, but what follows it and recurses (JSON.stringify for -o json, YAML output, a walk over the value) runs out of
- * stack ("Maximum call stack size exceeded"). Over bytes or over a string: UTF-8 never uses an ASCII byte inside a
- * multi-byte character, and a UTF-16 code unit below 0x80 is that character, so the brackets and quotes are the text's
- * own either way. Exact for valid JSON, which is all that parses.
+ * Whether a JSON text nests arrays and objects deeper than `max`: one pass over its UTF-8 bytes, counting brackets
+ * outside strings (a backslash escapes the next byte inside one); no parse, no recursion. V8's JSON.parse nests as deep
+ * as the text does, but what follows it and recurses (JSON.stringify for -o json, YAML output, a walk over the value)
+ * runs out of stack ("Maximum call stack size exceeded"). UTF-8 never uses an ASCII byte inside a multi-byte
+ * character, so the brackets and quotes seen are the text's own. A string is encoded first: one loop over a typed array
+ * stays fast for the 64 MiB response bodies (a loop that also reads strings ran them about 3 times slower, measured),
+ * and the copy costs less than a string loop. Exact for valid JSON, which is all that parses.
  */
 export function nestedDeeperThan(text: string | Uint8Array, max: number): boolean {
+  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   let depth = 0;
   let inString = false;
-  if (typeof text === 'string') {
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (inString) {
-        if (c === 0x5c) i++;
-        else if (c === 0x22) inString = false;
-      } else if (c === 0x22) inString = true;
-      else if (c === 0x5b || c === 0x7b) {
-        if (++depth > max) return true;
-      } else if (c === 0x5d || c === 0x7d) depth--;
-    }
-    return false;
-  }
-  // The same over bytes (a response body), kept apart so the 64 MiB loop indexes a typed array only.
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
     if (inString) {
       if (c === 0x5c) i++;
       else if (c === 0x22) inString = false;
