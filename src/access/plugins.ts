@@ -19,6 +19,8 @@ export interface PluginEntry {
   reason?: string;
   /** What to add to the fleet configuration to allow it (hub data only). */
   allowWith?: string;
+  /** The script an interpreter's arguments run (`bash /opt/x/token.sh`), what to allow instead (not in JSON). */
+  wrapper?: string;
 }
 
 export function listPlugins(refs: ClusterRef[]): PluginEntry[] {
@@ -39,6 +41,7 @@ export function listPlugins(refs: ClusterRef[]): PluginEntry[] {
         reason: p.allowed ? p.reason : undefined,
         allowWith: p.allowWith,
       };
+      if (p.wrapper) Object.defineProperty(entry, 'wrapper', { value: p.wrapper, enumerable: false });
       byKey.set(key, entry);
     }
     if (!entry.sources.includes(p.from)) entry.sources.push(p.from);

@@ -5,7 +5,8 @@ import { ConfigError, UsageError } from '../base/errors.js';
 import { readOptional } from '../base/files.js';
 import { loadYaml } from '../base/yaml.js';
 import { expandHome, homeDir, kernelPath } from '../base/paths.js';
-import type { DataAllowances } from '../kubeconfig/trust.js';
+import { dataEnvProblem } from '../base/env-names.js';
+import type { DataAllowances, PluginAllowance } from '../kubeconfig/trust.js';
 import { Fields } from './fields.js';
 
 /**
@@ -311,15 +312,36 @@ export interface FleetConfig {
 export const ALLOW_FIELDS = ['credentialPluginAllowlist', 'localFileAllowlist'] as const;
 
 /**
- * `credentialPluginAllowlist: [{command: kubelogin}, {command: /usr/local/bin/x}]` (kuberc's shape) and
- * `localFileAllowlist: [/var/run/secrets/tokens/]` (absolute paths; a directory ends in /). Commands are written as
- * kubectl's allowlist wants them: a bare name, or a clean path.
+ * `credentialPluginAllowlist: [{command: kubelogin, env: [AZURE_CONFIG_DIR], args: [get-token]}]` (kuberc's shape, and
+ * what kuberc cannot say) and `localFileAllowlist: [/var/run/secrets/tokens/]` (absolute paths; a directory ends in /).
+ * Commands are written as kubectl's allowlist wants them: a bare name, or a clean path. `env` names the variables data
+ * may set for that command (none otherwise: there is no default list); `args`, when given, the one argument list data
+ * may give it, word for word (an interpreter runs for data only so). A variable that chooses what runs (dataEnvProblem)
+ * cannot be allowed at all: that is refused here, naming the entry.
  */
 function readAllowances(f: Fields, file: string, env: NodeJS.ProcessEnv): DataAllowances | undefined {
   if (!f.has('credentialPluginAllowlist') && !f.has('localFileAllowlist')) return undefined;
-  const commands = f.list('credentialPluginAllowlist').map((entry) => {
-    entry.only(['command']);
-    return entry.requiredString('command');
+  const commands = f.list('credentialPluginAllowlist').map((entry): PluginAllowance => {
+    entry.only(['command', 'env', 'args']);
+    const command = entry.requiredString('command');
+    const names = entry.strings('env') ?? [];
+    for (const [i, name] of names.entries()) {
+      const problem = dataEnvProblem(name);
+      if (problem)
+        throw entry.error(
+          `env[${i}]`,
+          `${JSON.stringify(name)} ${problem}, so fleet never passes it from hub data, whatever the allowlist says`,
+        );
+    }
+    const raw = entry.value.args;
+    let args: string[] | undefined;
+    if (raw !== undefined && raw !== null) {
+      // Not strings(): an empty argument is an argument, and a single string is not a list here.
+      if (!Array.isArray(raw) || raw.some((a) => typeof a !== 'string'))
+        throw entry.error('args', 'must be a list of strings (the exact arguments data may give, [] for none)');
+      args = raw as string[];
+    }
+    return { command, env: names, ...(args ? { args } : {}) };
   });
   const files = (f.strings('localFileAllowlist') ?? []).map((p, i) => {
     const path = expandHome(p, env) ?? p;

@@ -5,6 +5,7 @@ import yaml from 'js-yaml';
 
 import { ConfigError } from '../base/errors.js';
 import { fileProblem, readOptional } from '../base/files.js';
+import { interpreterKind } from '../base/interpreter.js';
 import { loadYaml } from '../base/yaml.js';
 import { warnOnce } from '../base/warnings.js';
 import { type WriteGate, withKubeconfigLock, writeFileAtomic, writeTarget } from './atomic-write.js';
@@ -455,6 +456,27 @@ export function pluginAllowed(kuberc: Kuberc | undefined, command: string, env: 
   return refuse(`no credentialPluginAllowlist entry matches ${resolved.path}`);
 }
 
+/**
+ * Why fleet does not add a command to a kuberc allowlist because it is an interpreter (src/base/interpreter.ts), with
+ * what to allow instead: the wrapper script its arguments run, when they name one (`wrapper`, base/interpreter.ts's
+ * wrapperIn), as the line to add.
+ * Undefined for any other program. The one wording, for `auth plugins --write-kuberc` and every other writer.
+ */
+export function interpreterRefusal(
+  command: string,
+  path: string,
+  o: { wrapper?: string; key?: EntryKey; env?: NodeJS.ProcessEnv } = {},
+): string | undefined {
+  const looked = lookPath(goClean(command), o.env ?? process.env);
+  const kind = interpreterKind(command, looked.path);
+  if (!kind) return undefined;
+  const wrapper = o.wrapper;
+  const instead = wrapper
+    ? `make the kubeconfig run the script itself (command: ${wrapper}, with its #! line) and add \`- ${allowlistEntryText(wrapper, o.key ?? 'name')}\``
+    : `make the kubeconfig run your wrapper script itself (command: /path/to/script, with its #! line) and add \`- ${allowlistEntryText('/path/to/script', o.key ?? 'name')}\``;
+  return `${path}: not adding "${command}": it is an interpreter (${kind}), and an allowlist entry for it would let any kubeconfig run any program through its arguments; ${instead}`;
+}
+
 /** The field an allowlist entry is written with: kubectl 1.35's `name`, or 1.36's `command` when the list uses it. */
 export type EntryKey = 'name' | 'command';
 
@@ -503,6 +525,8 @@ function mergeKubercText(text: string, path: string, commands: string[]): Kuberc
     ...new Set(
       commands.map((c) => {
         if (c === '') throw new ConfigError(`${path}: an exec plugin with an empty command cannot be allowed`);
+        const refused = interpreterRefusal(c, path);
+        if (refused) throw new ConfigError(refused);
         return goClean(c);
       }),
     ),

@@ -1,58 +1,36 @@
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, normalize, sep } from 'node:path';
 
+import { DATA_ENV_NAME, dataEnvProblem } from '../base/env-names.js';
+import { interpreterKind } from '../base/interpreter.js';
 import { type Invocation, approveInvocation } from '../base/invocation.js';
 import { type Kuberc, type Resolved, goClean, loadKuberc, pluginAllowed, resolveProgram } from './kuberc.js';
 import type { ResolvedContext } from './loading-rules.js';
 import type { ContextOrigin, ExecConfig, UserEntry } from './types.js';
 
 export type { ContextOrigin } from './types.js';
+export { dataEnvProblem } from '../base/env-names.js';
+
+/**
+ * One entry of fleet.yaml's credentialPluginAllowlist: a command data may name (matched as kubectl matches its
+ * allowlist), the variables data may set for it (by name; none unless listed), and, when given, the one argument list
+ * data may give it, word for word. An entry without `args` allows any arguments, except for an interpreter
+ * (src/base/interpreter.ts), which then runs for data only with none.
+ */
+export interface PluginAllowance {
+  command: string;
+  env: string[];
+  args?: string[];
+}
 
 /** What the operator allows hub data to use, from the fleet configuration (one list for the file, one per provider). */
 export interface DataAllowances {
   /** Exec commands, matched as kubectl matches its credentialPluginAllowlist (a bare name through PATH, or a path). */
-  credentialPluginAllowlist: string[];
+  credentialPluginAllowlist: PluginAllowance[];
   /** Absolute paths of files, or directories (ending in /) whose files, hub data may name. */
   localFileAllowlist: string[];
   /** Where the lists are written, for messages: `/etc/fleet.yaml: providers[1]`. */
   where: string;
-}
-
-/**
- * Environment that hub data adds to a plugin is allowed by shape and list, not denied by exception (issue 38): a name
- * must be a POSIX-portable identifier (so `BASH_ENV=$(cmd)`, `BASH_FUNC_date%%` and anything a shell could read as more
- * than a name are out by their shape), and must not be one of the variables below, which choose what a program or a
- * shell runs rather than hand it a value. Matched without regard to case (no loader or shell needs another spelling).
- */
-const DATA_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const RUNS_WHAT: ReadonlyArray<[RegExp, string]> = [
-  [
-    /^(LD_|DYLD_|_RLD)\w*$|^(LIBPATH|SHLIB_PATH|GLIBC_TUNABLES|GCONV_PATH|LOCPATH|NLSPATH|MALLOC_\w*)$/,
-    'the dynamic loader or C library',
-  ],
-  [/^(PATH|SHELL|EDITOR|VISUAL|PAGER|BROWSER)$/, 'which program a name runs'],
-  [
-    /^(BASH_ENV|ENV|BASH_FUNC_\w*|SHELLOPTS|BASHOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|EXECIGNORE|BASH_XTRACEFD|BASH_LOADABLES_PATH|BASH_COMPAT|POSIXLY_CORRECT|INPUTRC|ZDOTDIR|FPATH)$/,
-    "a shell's start-up, functions, options or prompt expansion",
-  ],
-  [
-    /^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|PYTHON\w*|PERL5\w*|PERLLIB|PERL_\w*|RUBY\w*|GEM_\w*|BUNDLE_\w*|LUA_\w*|TCLLIBPATH|PHPRC|PHP_INI_SCAN_DIR|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|OPENSSL_CONF|OPENSSL_ENGINES|OPENSSL_MODULES|GIT_\w*|GODEBUG)$/,
-    "an interpreter's or library's start-up code",
-  ],
-  [/^KUBERNETES_EXEC_INFO$/, 'what client-go itself hands the plugin'],
-];
-
-/**
- * Why hub data may not set this variable for a plugin (one phrase), or undefined when it may: the one rule for exec.env
- * of a hub Secret, a ClusterProfile's additional-envs and an Argo CD execProviderConfig.env (exported for `fleet auth
- * plugins` and the docs test).
- */
-export function dataEnvProblem(name: string): string | undefined {
-  if (!DATA_ENV_NAME.test(name)) return 'is not a portable variable name, [A-Za-z_][A-Za-z0-9_]*';
-  const upper = name.toUpperCase();
-  const hit = RUNS_WHAT.find(([re]) => re.test(upper));
-  // The line says only that: which start-up hook it is stays in the list above (and in docs/security.md).
-  return hit ? 'chooses what runs' : undefined;
 }
 
 /** The fields of a kubeconfig entry that name a local file (an exec command is a program: the plugin rules decide). */
@@ -171,25 +149,47 @@ export class TrustPolicy {
     return v;
   }
 
-  /** Whether an allowlist of the fleet configuration names a command, matched as kubectl matches its allowlist. */
-  private listed(command: string, a: DataAllowances): boolean {
-    if (a.credentialPluginAllowlist.length === 0) return false;
-    const list: Kuberc = { path: a.where, policy: 'Allowlist', allowlist: a.credentialPluginAllowlist };
-    return this.verdict(`${a.where}\u0000${command}`, () => pluginAllowed(list, command, this.env)).allowed;
+  /**
+   * The fleet configuration's entries that name a command (for the provider, then file-wide), each matched as kubectl
+   * matches one allowlist entry, with where it is written.
+   */
+  private entriesFor(command: string, provider: string | undefined): Array<PluginAllowance & { where: string }> {
+    const out: Array<PluginAllowance & { where: string }> = [];
+    for (const a of this.allowancesFor(provider)) {
+      for (const [i, entry] of a.credentialPluginAllowlist.entries()) {
+        const list: Kuberc = { path: a.where, policy: 'Allowlist', allowlist: [entry.command] };
+        const key = `${a.where}\u0000${i}\u0000${command}`;
+        if (this.verdict(key, () => pluginAllowed(list, command, this.env)).allowed) out.push({ ...entry, where: a.where });
+      }
+    }
+    return out;
   }
 
-  /** The line that would allow a data-sourced command: in the provider's entry when there is one, else file-wide. */
-  private allowLine(command: string, origin: ContextOrigin): string {
-    const entry = `credentialPluginAllowlist: [{command: ${command}}]`;
+  /** Where a line to allow something for data goes: in the provider's entry when there is one, else file-wide. */
+  private allowPlace(origin: ContextOrigin): string {
     const file = this.configPath ?? 'the fleet configuration';
-    return origin.provider ? `${entry} to provider "${origin.provider}" in ${file}` : `${entry} at the top of ${file}`;
+    return origin.provider ? `to provider "${origin.provider}" in ${file}` : `at the top of ${file}`;
+  }
+
+  /**
+   * The line that would allow a data-sourced command with what the data gives it: the variables it sets by name, and
+   * (for an interpreter, or where entries fix them) its arguments, which are never shown (an argument may be a secret:
+   * `--client-secret=...`): the line says how many to copy from the object, word for word.
+   */
+  private allowLine(command: string, origin: ContextOrigin, o: { env?: string[]; args?: number } = {}): string {
+    const parts = [`command: ${yamlWord(command)}`];
+    if (o.env && o.env.length > 0) parts.push(`env: [${o.env.join(', ')}]`);
+    if (o.args !== undefined)
+      parts.push(`args: [${o.args === 0 ? '' : `its ${o.args} argument${o.args === 1 ? '' : 's'} as ${origin.object} writes them`}]`);
+    return `credentialPluginAllowlist: [{${parts.join(', ')}}] ${this.allowPlace(origin)}`;
   }
 
   /** Whether the exec plugin of a context may run, and why (for `fleet auth plugins` and for the refusal). */
   async plugin(command: string, origin: ContextOrigin | undefined): Promise<PluginVerdict> {
     const kuberc = await this.kurcVerdict(command);
     if (origin && !origin.commandFromUser) {
-      const by = this.allowancesFor(origin.provider).find((a) => this.listed(command, a));
+      const entries = this.entriesFor(command, origin.provider);
+      const by = entries[0];
       if (!by && !kuberc.listed) {
         return {
           allowed: false,
@@ -282,10 +282,14 @@ export class TrustPolicy {
             : resolved.error;
       return { context, plugin: { exec, unresolved: why } };
     }
+    const args = (exec.args ?? []).map(String);
+    if (origin) {
+      const why = this.refusedUse(ctx.user, origin, command, args, resolved.program);
+      if (why) return { refusal: { kind: 'config', message: `${who}: ${why}` } };
+    }
     const env: Record<string, string | undefined> = { ...this.env };
     for (const e of Array.isArray(exec.env) ? exec.env : [])
       if (typeof e?.name === 'string' && typeof e.value === 'string') env[e.name] = e.value;
-    const args = (exec.args ?? []).map(String);
     return {
       context,
       plugin: { exec, invocation: approveInvocation(resolved.program, { argv0: command, args, env }) },
@@ -348,6 +352,52 @@ export class TrustPolicy {
   }
 
   /**
+   * What data gives an allowed plugin, judged against the entries that allowed it (issue 46): the arguments, when the
+   * program is an interpreter or an entry fixes them, and every variable data sets, which must be named in the `env` of
+   * an entry whose arguments fit. A kuberc Allowlist entry allows the command with no variables (kuberc cannot name
+   * any). One line naming what is refused and the line to add, or undefined.
+   */
+  private refusedUse(
+    user: UserEntry,
+    origin: ContextOrigin,
+    command: string,
+    args: string[],
+    program: string,
+  ): string | undefined {
+    const plugin = JSON.stringify(command);
+    const entries: Array<{ env: string[]; args?: string[]; where: string }> = this.entriesFor(command, origin.provider);
+    const fromData = !origin.commandFromUser;
+    let fitting = entries;
+    if (fromData) {
+      const kind = interpreterKind(command, program);
+      const kuberc = this.kubercVerdicts.get(command);
+      if (kuberc?.listed) entries.push({ env: [], where: 'kuberc' });
+      fitting = entries.filter((e) =>
+        e.args ? e.args.length === args.length && e.args.every((a, i) => a === args[i]) : !kind || args.length === 0,
+      );
+      if (fitting.length === 0) {
+        const n = `${args.length} argument${args.length === 1 ? '' : 's'}`;
+        const line = this.allowLine(command, origin, { args: args.length });
+        return kind
+          ? `exec plugin ${plugin} is an interpreter (${kind}: it runs whatever its arguments say), and hub data gives it ${n} of its own; an interpreter runs for hub data only with the exact arguments the operator allowed; to allow these, add ${line} (or allow the wrapper script they run instead)`
+          : `hub data gives exec plugin ${plugin} ${n} that no credentialPluginAllowlist entry with args allows (such an entry allows only its exact arguments); to allow them, add ${line}`;
+      }
+    }
+    const names = fromData
+      ? (Array.isArray(user.exec?.env) ? user.exec.env : []).map((e) => String(e?.name))
+      : (origin.dataEnv ?? []);
+    const missing = [...new Set(names)].filter((name) => !fitting.some((e) => e.env.includes(name)));
+    if (missing.length === 0) return undefined;
+    const listed = missing.map((m) => (DATA_ENV_NAME.test(m) ? m : JSON.stringify(m))).join(', ');
+    const one = missing.length === 1;
+    const entry = fitting.find((e) => e.where !== 'kuberc');
+    const add = entry
+      ? `env: [${listed}] to the entry for ${yamlWord(command)} in ${entry.where}`
+      : this.allowLine(command, origin, { env: missing });
+    return `hub data sets ${listed} for exec plugin ${plugin}, and no credentialPluginAllowlist entry for that command allows ${one ? 'it' : 'them'} (variables reach a plugin from hub data only by name, per command; a kuberc cannot allow any); to allow ${one ? 'it' : 'them'}, add ${add}`;
+  }
+
+  /**
    * The first variable hub data set for an exec plugin that it may not set (dataEnvProblem), or a value holding a NUL
    * (no environment can carry one, and a truncated value is not the value given), as one line naming it as data.
    */
@@ -370,6 +420,11 @@ export class TrustPolicy {
     }
     return undefined;
   }
+}
+
+/** A command as one YAML flow word: as written when plain, else quoted (JSON is YAML). */
+function yamlWord(s: string): string {
+  return /^[A-Za-z0-9_/.][A-Za-z0-9_/.+-]*$/.test(s) ? s : JSON.stringify(s);
 }
 
 /** The one line for a variable hub data may not set; a name that is not an identifier is quoted as data (JSON). */

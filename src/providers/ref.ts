@@ -1,4 +1,5 @@
 import { ConfigError, FleetError } from '../base/errors.js';
+import { wrapperIn } from '../base/interpreter.js';
 import { type AuthKind, authKind } from '../kubeconfig/credentials.js';
 import type { ResolvedContext } from '../kubeconfig/loading-rules.js';
 import type { TrustPolicy } from '../kubeconfig/trust.js';
@@ -84,6 +85,8 @@ export async function guardRef(ref: ClusterRef, trust: TrustPolicy): Promise<Clu
       reason: refusal?.message ?? v.reason,
       allowWith: v.allowWith,
     };
+    const wrapper = wrapperIn((exec.args ?? []).map(String));
+    if (wrapper) plugin.wrapper = wrapper;
   }
   // Recorded on the provider's own ref (one judged ref per ref: DeferredProvider keeps them), not on a copy: copying a
   // thousand refs of exec users was most of what judging them cost.

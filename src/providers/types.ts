@@ -98,6 +98,8 @@ export interface PluginUse {
   from: string;
   /** `file` (the user's) or `data` (read from a cluster). */
   trust: 'file' | 'data';
+  /** The absolute path of a script the plugin's arguments run (`bash /opt/x/token.sh`): what to allow instead of an interpreter. */
+  wrapper?: string;
   allowed: boolean;
   /** Why it is refused, or what allowed it when a policy had to. */
   reason?: string;

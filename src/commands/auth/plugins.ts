@@ -11,6 +11,7 @@ import {
   type EntryKey,
   allowlistEntryText,
   goClean,
+  interpreterRefusal,
   mergeKubercAllowlist,
   writeKubercAllowlist,
 } from '../../kubeconfig/kuberc.js';
@@ -29,10 +30,11 @@ export interface PluginList {
     /** The field the file's entries are written with (`name`, kubectl 1.35's, or `command` when the list uses it). */
     entryKey: EntryKey;
     /**
-     * Without --command: the commands only data names that the file does not allow, never added by fleet; `line` is
-     * the entry to add under credentialPluginAllowlist by hand (with credentialPluginPolicy: Allowlist) if you trust it.
+     * Commands fleet does not add: without --command those only data names that the file does not allow (`why:
+     * data`; `line` is the entry to add by hand if you trust it), and every interpreter (`why: interpreter`, with or
+     * without --command: `line` allows the wrapper script its arguments run, or a placeholder path when they name none).
      */
-    notAdded: Array<{ command: string; sources: string[]; line: string }>;
+    notAdded: Array<{ command: string; sources: string[]; line: string; why: 'data' | 'interpreter'; message: string }>;
   };
 }
 
@@ -92,15 +94,29 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
         );
       if (known.size === 0)
         throw new UsageError('--write-kuberc: the selected clusters run no exec plugin; nothing to allow');
-      const { wanted, dataOnly } = kubercChoice(items, this.flags.command);
-      nothingChosen = wanted.length === 0;
+      const { wanted: chosen, dataOnly } = kubercChoice(items, this.flags.command);
+      // An interpreter is never written (issue 46): allowing bash allows every program any kubeconfig passes it.
+      const interpreters = chosen.filter((c) => interpreterRefusal(c, out) !== undefined);
+      const wanted = chosen.filter((c) => !interpreters.includes(c));
+      nothingChosen = chosen.length === 0;
       // The merge is computed (and refused, say for a DenyAll file) the same way with --dry-run; only the write is skipped.
       const merged = this.flags['dry-run']
         ? await mergeKubercAllowlist(out, wanted)
         : await writeKubercAllowlist(out, wanted);
-      const notAdded = dataOnly
+      const notAdded: NonNullable<PluginList['written']>['notAdded'] = dataOnly
         .filter((d) => !merged.allowlist.includes(goClean(d.command)))
-        .map((d) => ({ ...d, line: `- ${allowlistEntryText(goClean(d.command), merged.entryKey)}` }));
+        .map((d) => {
+          const line = `- ${allowlistEntryText(goClean(d.command), merged.entryKey)}`;
+          const message = `${out}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files; if you trust it, add \`${line}\` under credentialPluginAllowlist yourself`;
+          return { ...d, line, why: 'data' as const, message };
+        });
+      for (const command of interpreters) {
+        const rows = items.filter((i) => i.command === command);
+        const wrapper = rows.find((i) => i.wrapper)?.wrapper;
+        const message = interpreterRefusal(command, out, { wrapper, key: merged.entryKey })!;
+        const line = `- ${allowlistEntryText(wrapper ?? '/path/to/script', merged.entryKey)}`;
+        notAdded.push({ command, sources: [...new Set(rows.flatMap((r) => r.sources))], line, why: 'interpreter', message });
+      }
       result.written = {
         path: out,
         added: merged.added,
@@ -134,12 +150,10 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
         );
       else if (nothingChosen)
         notes.push(`${w.path}: your files name no exec plugin; nothing ${w.dryRun ? 'would be' : 'was'} written`);
+      else if (w.notAdded.some((d) => d.why === 'interpreter') && !w.notAdded.every((d) => d.why === 'data'))
+        notes.push(`${w.path}: nothing ${w.dryRun ? 'would be' : 'was'} written`);
       else notes.push(`${w.path}: already allows every command${w.notAdded.length > 0 ? ' from your files' : ''}`);
-      for (const d of w.notAdded) {
-        notes.push(
-          `${w.path}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files; if you trust it, add \`${d.line}\` under credentialPluginAllowlist yourself`,
-        );
-      }
+      for (const d of w.notAdded) notes.push(d.message);
     }
     await this.render(result, { rows: items, columns, name: (p) => p.command, notes });
     return result;
