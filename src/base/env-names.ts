@@ -39,4 +39,3 @@ export function dataEnvProblem(name: string): string | undefined {
   // The line says only that: which start-up hook it is stays in the list above (and in docs/security.md).
   return hit ? 'chooses what runs' : undefined;
 }
-

@@ -159,7 +159,8 @@ export class TrustPolicy {
       for (const [i, entry] of a.credentialPluginAllowlist.entries()) {
         const list: Kuberc = { path: a.where, policy: 'Allowlist', allowlist: [entry.command] };
         const key = `${a.where}\u0000${i}\u0000${command}`;
-        if (this.verdict(key, () => pluginAllowed(list, command, this.env)).allowed) out.push({ ...entry, where: a.where });
+        if (this.verdict(key, () => pluginAllowed(list, command, this.env)).allowed)
+          out.push({ ...entry, where: a.where });
       }
     }
     return out;
@@ -180,7 +181,9 @@ export class TrustPolicy {
     const parts = [`command: ${yamlWord(command)}`];
     if (o.env && o.env.length > 0) parts.push(`env: [${o.env.join(', ')}]`);
     if (o.args !== undefined)
-      parts.push(`args: [${o.args === 0 ? '' : `its ${o.args} argument${o.args === 1 ? '' : 's'} as ${origin.object} writes them`}]`);
+      parts.push(
+        `args: [${o.args === 0 ? '' : `its ${o.args} argument${o.args === 1 ? '' : 's'} as ${origin.object} writes them`}]`,
+      );
     return `credentialPluginAllowlist: [{${parts.join(', ')}}] ${this.allowPlace(origin)}`;
   }
 

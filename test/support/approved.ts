@@ -23,8 +23,12 @@ export async function approvedExec(
 export async function approvedContext(
   ctx: ResolvedContext,
   env: NodeJS.ProcessEnv = process.env,
+  configure?: (policy: TrustPolicy) => void,
 ): Promise<ApprovedExec> {
-  const a = await new TrustPolicy({ env, loadKuberc: async () => undefined }).approve(ctx);
+  const policy = new TrustPolicy({ env, loadKuberc: async () => undefined });
+  // What a fleet.yaml would allow (TrustPolicy.allow), for a test whose data needs an entry.
+  configure?.(policy);
+  const a = await policy.approve(ctx);
   if (a.refusal) throw new Error(`refused: ${a.refusal.message}`);
   if (!a.plugin) throw new Error('no exec plugin in the context');
   return a.plugin;

@@ -71,11 +71,18 @@ function dataContext(
   return contextFromKubeconfigText(text, ORIGIN.object, ORIGIN);
 }
 
-/** mytok allowed for hub data in fleet.yaml; PATH as given (the trusted directory by default). */
+/** The variables the entry for mytok lets hub data set (issue 46: by name, per command, nothing by default). */
+const MYTOK_ENV = ['OK_VAR', 'REGION', 'TOKEN_HINT'];
+
+/** mytok allowed for hub data in fleet.yaml with MYTOK_ENV; PATH as given (the trusted directory by default). */
 function policy(path = `${trusted}:/usr/bin:/bin`, files: string[] = []): TrustPolicy {
   const p = new TrustPolicy({ loadKuberc: async () => undefined, env: { PATH: path } });
   p.configPath = '/etc/fleet.yaml';
-  p.allow(undefined, { credentialPluginAllowlist: ['mytok'], localFileAllowlist: files, where: '/etc/fleet.yaml' });
+  p.allow(undefined, {
+    credentialPluginAllowlist: [{ command: 'mytok', env: MYTOK_ENV }],
+    localFileAllowlist: files,
+    where: '/etc/fleet.yaml',
+  });
   return p;
 }
 
@@ -238,6 +245,27 @@ describe('environment hub data sets for a plugin: identifiers only, none that ch
     );
     assert.equal(ok.plugin?.invocation?.env.REGION, '$(touch x); `id`');
     assert.equal(ok.plugin?.invocation?.env.PATH, `${trusted}:/usr/bin:/bin`);
+  });
+
+  it('an ordinary variable the entry does not name is refused, naming it and the entry to add it to (no default list)', async () => {
+    for (const name of ['CLOUDSDK_PYTHON_ARGS', 'HOME', 'HTTPS_PROXY', 'SSL_CERT_FILE', 'AWS_CONFIG_FILE']) {
+      const a = await policy().approve(
+        dataContext({
+          command: 'mytok',
+          env: [
+            { name: 'REGION', value: 'eu' },
+            { name, value: '-c id' },
+          ],
+        }),
+        checkout,
+      );
+      assert.equal(a.plugin, undefined, `${name} never reaches a plugin`);
+      assert.equal(
+        a.refusal?.message,
+        `${ORIGIN.object}: hub data sets ${name} for exec plugin "mytok", and no credentialPluginAllowlist entry for that command allows it (variables reach a plugin from hub data only by name, per command; a kuberc cannot allow any); to allow it, add env: [${name}] to the entry for mytok in /etc/fleet.yaml`,
+      );
+      assert.equal(a.refusal?.message.includes('-c id'), false, 'the value is never shown');
+    }
   });
 
   it('a ClusterProfile’s additional-envs are judged by the same rule (the command is the user’s)', async () => {

@@ -12,7 +12,11 @@ import type { PluginList } from '../../src/commands/auth/plugins.js';
 import { checkKubercHolds, loadKuberc } from '../../src/kubeconfig/kuberc.js';
 import { runFleet } from '../support/cli.js';
 
-async function fixture() {
+/** A credential program that is not an interpreter (nothing runs it here: fleet auth plugins only reads). */
+const SSO = '/opt/sso/bin/sso-token';
+
+/** Users of one file: `sh` runs `first` (an interpreter by default) for contexts a and b, `login` cloudco-login for c. */
+async function fixture(first = '/bin/sh') {
   const d = await mkdtemp(join(tmpdir(), 'fleet-plugins-'));
   const marker = join(d, 'ran');
   const exec = (command: string) => ({
@@ -32,7 +36,7 @@ async function fixture() {
       'current-context': 'a',
       clusters: [{ name: 'k', cluster: { server: 'https://k.example:6443' } }],
       users: [
-        { name: 'sh', user: exec('/bin/sh') },
+        { name: 'sh', user: exec(first) },
         { name: 'login', user: exec('cloudco-login') },
         { name: 'token', user: { token: 'not-a-plugin' } },
       ],
@@ -147,18 +151,18 @@ describe('fleet auth plugins --write-kuberc', () => {
   const V1BETA1 = 'apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\n';
 
   it('adds the commands of the user’s files, spelled as written (name:, or command: when the list uses it), with the stable JSON', async () => {
-    const { d, kc } = await fixture();
+    const { d, kc } = await fixture(SSO);
     const kuberc = join(d, 'kuberc');
     const res = await runFleet(['auth', 'plugins', '--kubeconfig', kc, '--write-kuberc', kuberc]);
     assert.equal(res.code, 0, res.stderr);
-    assert.equal(res.stderr, `${kuberc}: added name: /bin/sh, name: cloudco-login to credentialPluginAllowlist\n`);
-    assert.deepEqual((await loadKuberc({ flag: kuberc, env: {} }))?.allowlist, ['/bin/sh', 'cloudco-login']);
+    assert.equal(res.stderr, `${kuberc}: added name: ${SSO}, name: cloudco-login to credentialPluginAllowlist\n`);
+    assert.deepEqual((await loadKuberc({ flag: kuberc, env: {} }))?.allowlist, [SSO, 'cloudco-login']);
 
     const spelled = [join(d, 'spelled-kuberc'), join(d, 'spelled-kuberc-2')];
     for (const f of spelled)
       await writeFile(
         f,
-        `${V1BETA1}credentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- command: /bin/sh\n`,
+        `${V1BETA1}credentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- command: ${SSO}\n`,
       );
     const table = await runFleet(['auth', 'plugins', '--kubeconfig', kc, '--write-kuberc', spelled[0]]);
     assert.equal(table.code, 0, table.stderr);
@@ -179,13 +183,13 @@ describe('fleet auth plugins --write-kuberc', () => {
   });
 
   it('--dry-run writes nothing; a DenyAll kuberc is never loosened (exit 2, file unchanged)', async () => {
-    const { d, kc, deny } = await fixture();
+    const { d, kc, deny } = await fixture(SSO);
     const kuberc = join(d, 'kuberc');
     await writeFile(kuberc, `${V1BETA1}defaults: []\n`);
     const dry = await runFleet(['auth', 'plugins', '--kubeconfig', kc, '--write-kuberc', kuberc, '--dry-run']);
     assert.deepEqual(
       [dry.code, dry.stderr],
-      [0, `${kuberc}: would add name: /bin/sh, name: cloudco-login to credentialPluginAllowlist\n`],
+      [0, `${kuberc}: would add name: ${SSO}, name: cloudco-login to credentialPluginAllowlist\n`],
     );
     assert.equal(await readFile(kuberc, 'utf8'), `${V1BETA1}defaults: []\n`);
     const before = await readFile(deny, 'utf8');
@@ -196,7 +200,7 @@ describe('fleet auth plugins --write-kuberc', () => {
   });
 
   it('a kuberc that is a symlink stays one: its target is rewritten (0600), also when the target does not exist yet', async () => {
-    const { d, kc } = await fixture();
+    const { d, kc } = await fixture(SSO);
     const dotfiles = join(d, 'dotfiles');
     await mkdir(dotfiles);
     const target = join(dotfiles, 'kuberc');
@@ -207,7 +211,7 @@ describe('fleet auth plugins --write-kuberc', () => {
     assert.equal(res.code, 0, res.stderr);
     assert.ok((await lstat(link)).isSymbolicLink(), 'the link is still a link');
     assert.equal((await stat(target)).mode & 0o777, 0o600);
-    assert.deepEqual((await loadKuberc({ flag: target, env: {} }))?.allowlist, ['/bin/sh', 'cloudco-login']);
+    assert.deepEqual((await loadKuberc({ flag: target, env: {} }))?.allowlist, [SSO, 'cloudco-login']);
     assert.ok(!existsSync(`${target}.lock`) && !existsSync(`${link}.lock`), 'no lock left');
 
     const dangling = join(d, 'dangling-link');
@@ -216,7 +220,78 @@ describe('fleet auth plugins --write-kuberc', () => {
     assert.equal(made.code, 0, made.stderr);
     assert.ok((await lstat(dangling)).isSymbolicLink());
     assert.equal((await stat(join(dotfiles, 'new-kuberc'))).mode & 0o777, 0o600);
-    assert.deepEqual((await loadKuberc({ flag: dangling, env: {} }))?.allowlist, ['/bin/sh', 'cloudco-login']);
+    assert.deepEqual((await loadKuberc({ flag: dangling, env: {} }))?.allowlist, [SSO, 'cloudco-login']);
+  });
+
+  it('an interpreter is never added, by any name that runs one; the rest is, and the run fails naming what to allow instead', async () => {
+    const { d, kc } = await fixture('/bin/sh');
+    const kuberc = join(d, 'kuberc');
+    const res = await runFleet(['auth', 'plugins', '--kubeconfig', kc, '--write-kuberc', kuberc]);
+    assert.equal(res.code, 1, res.stderr);
+    const refusal = `${kuberc}: not adding "/bin/sh": it is an interpreter (a shell), and an allowlist entry for it would let any kubeconfig run any program through its arguments; make the kubeconfig run your wrapper script itself (command: /path/to/script, with its #! line) and add \`- name: /path/to/script\``;
+    assert.equal(res.stderr, `${kuberc}: added name: cloudco-login to credentialPluginAllowlist\n${refusal}\n`);
+    assert.deepEqual((await loadKuberc({ flag: kuberc, env: {} }))?.allowlist, ['cloudco-login']);
+    const json = await runFleet(['auth', 'plugins', '--kubeconfig', kc, '--write-kuberc', kuberc, '-o', 'json']);
+    assert.equal(json.code, 1);
+    const w = json.json<PluginList>().written!;
+    assert.deepEqual(
+      [w.added, w.notAdded.map((n) => [n.command, n.why, n.line, n.message])],
+      [[], [['/bin/sh', 'interpreter', '- name: /path/to/script', refusal]]],
+    );
+
+    // A link of another name to a shell is judged by the file it runs; the wrapper its arguments name is suggested.
+    const link = join(d, 'tok');
+    await symlink('/bin/sh', link);
+    const only = join(d, 'only-shell.kubeconfig');
+    await writeFile(
+      only,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'a',
+        clusters: [{ name: 'k', cluster: { server: 'https://k.example:6443' } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: link,
+                args: ['/opt/sso/token.sh', '--eu'],
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'a', context: { cluster: 'k', user: 'u' } }],
+      }),
+    );
+    const fresh = join(d, 'fresh-kuberc');
+    const linked = await runFleet(['auth', 'plugins', '--kubeconfig', only, '--write-kuberc', fresh]);
+    assert.equal(linked.code, 1);
+    assert.equal(
+      linked.stderr,
+      `${fresh}: nothing was written\n${fresh}: not adding "${link}": it is an interpreter (a shell), and an allowlist entry for it would let any kubeconfig run any program through its arguments; make the kubeconfig run the script itself (command: /opt/sso/token.sh, with its #! line) and add \`- name: /opt/sso/token.sh\`\n`,
+    );
+    assert.equal(
+      existsSync(fresh),
+      false,
+      'no kuberc made: an empty Allowlist would refuse every plugin the user runs',
+    );
+
+    // Named explicitly with --command, it is refused the same way.
+    const named = await runFleet([
+      'auth',
+      'plugins',
+      '--kubeconfig',
+      kc,
+      '--write-kuberc',
+      fresh,
+      '--command',
+      '/bin/sh',
+    ]);
+    assert.equal(named.code, 1);
+    assert.match(named.stderr, /not adding "\/bin\/sh": it is an interpreter \(a shell\)/);
+    assert.equal(existsSync(fresh), false);
   });
 
   it('eight concurrent runs (real processes) adding different commands: every one exits 0 and every entry is in the file', async () => {

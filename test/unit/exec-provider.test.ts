@@ -317,12 +317,17 @@ describe('exec provider: its fleet.yaml entry', () => {
 
   it('command (a path relative to the file), args, timeout, and the allow fields its data needs', () => {
     const [p] = parse(
-      '{name: eks, type: exec, command: bin/eks.py, args: [--region, eu-west-1], timeout: 2m, credentialPluginAllowlist: [{command: aws}]}',
+      '{name: eks, type: exec, command: bin/eks.py, args: [--region, eu-west-1], timeout: 2m, credentialPluginAllowlist: [{command: aws, env: [AWS_PROFILE]}]}',
     ).providers as ExecProviderConfig[];
     assert.equal(p.type, 'exec');
     assert.deepEqual(
       { command: p.command, args: p.args, timeoutMs: p.timeoutMs, allow: p.allow?.credentialPluginAllowlist },
-      { command: '/etc/fleet/bin/eks.py', args: ['--region', 'eu-west-1'], timeoutMs: 120_000, allow: ['aws'] },
+      {
+        command: '/etc/fleet/bin/eks.py',
+        args: ['--region', 'eu-west-1'],
+        timeoutMs: 120_000,
+        allow: [{ command: 'aws', env: ['AWS_PROFILE'] }],
+      },
     );
     assert.equal(
       (parse('{type: exec, command: list-clusters}').providers[0] as ExecProviderConfig).command,

@@ -295,7 +295,7 @@ describe('what hub data gets to run', () => {
           const allowlist = listed && !entries.includes(goClean(name)) ? [...entries, goClean(name)] : entries;
           const policy = new TrustPolicy({ env: envOf(path, debug), loadKuberc: async () => undefined });
           policy.allow(undefined, {
-            credentialPluginAllowlist: allowlist,
+            credentialPluginAllowlist: allowlist.map((command) => ({ command, env: [] })),
             localFileAllowlist: [],
             where: 'fleet.yaml',
           });

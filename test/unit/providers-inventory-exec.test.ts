@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { ExecCredentialRunner } from '../../src/kube/exec-credential.js';
+import type { TrustPolicy } from '../../src/kubeconfig/trust.js';
 import { parseAccessConfig } from '../../src/providers/hub/access-providers.js';
 import { type ClusterProfile, refFromProfile } from '../../src/providers/hub/cluster-inventory.js';
 import { approvedContext } from '../support/approved.js';
@@ -66,7 +67,15 @@ describe('cluster-inventory: the exec plugin sees the profile', () => {
     const ctx = await refFromProfile(profile, { kind: 'access', config: access }, { provider: 'inv' }).resolve();
     const runner = new ExecCredentialRunner();
     const env = { ...process.env, EXEC_INFO_RECORD: record, EXEC_INFO_RECORD_ENV: 'PLUGIN_MODE,PLUGIN_REGION' };
-    const cred = await runner.get(await approvedContext(ctx, env), ctx.cluster);
+    // The profile's variables reach the plugin only by an entry naming them (issue 46); PLUGIN_MODE is the file's own.
+    await assert.rejects(approvedContext(ctx, env), /hub data sets PLUGIN_REGION for exec plugin/);
+    const allowRegion = (policy: TrustPolicy) =>
+      policy.allow('inv', {
+        credentialPluginAllowlist: [{ command: PLUGIN, env: ['PLUGIN_REGION'] }],
+        localFileAllowlist: [],
+        where: 'fleet.yaml: providers[0]',
+      });
+    const cred = await runner.get(await approvedContext(ctx, env, allowRegion), ctx.cluster);
     assert.equal(cred.token, 'fixture-token-from-profile');
 
     const seen = JSON.parse((await readFile(record, 'utf8')).trim());

@@ -87,9 +87,11 @@ describe('hub data may not run programs', () => {
 
   it('allowed by the provider entry, by the file-wide list, or by a kuberc Allowlist; never by AllowAll', async () => {
     const ref = refFromKubeconfigSecret(secret('ok', kubeconfig(shExec)), o);
+    // /bin/sh is an interpreter: an entry allows it for data only with the exact arguments data gives it.
+    const shAllowed = { command: '/bin/sh', env: [], args: [...shExec.exec.args] };
     const byProvider = strict();
     byProvider.allow('secrets', {
-      credentialPluginAllowlist: ['/bin/sh'],
+      credentialPluginAllowlist: [shAllowed],
       localFileAllowlist: [],
       where: '/etc/fleet.yaml: providers[0]',
     });
@@ -102,7 +104,7 @@ describe('hub data may not run programs', () => {
 
     const otherProvider = strict();
     otherProvider.allow('capi', {
-      credentialPluginAllowlist: ['/bin/sh'],
+      credentialPluginAllowlist: [shAllowed],
       localFileAllowlist: [],
       where: '/etc/fleet.yaml: providers[1]',
     });
@@ -110,17 +112,45 @@ describe('hub data may not run programs', () => {
 
     const fileWide = strict();
     fileWide.allow(undefined, {
-      credentialPluginAllowlist: ['/bin/sh'],
+      credentialPluginAllowlist: [shAllowed],
       localFileAllowlist: [],
       where: '/etc/fleet.yaml: top level',
     });
     assert.equal((await guardRef(ref, fileWide)).ready, true);
 
+    const noArgs = strict();
+    noArgs.allow(undefined, {
+      credentialPluginAllowlist: [{ command: '/bin/sh', env: [] }],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: top level',
+    });
+    const refusedNoArgs = await guardRef(ref, noArgs);
+    assert.equal(refusedNoArgs.ready, false, 'an entry without args does not let data give a shell a script');
+    assert.match(refusedNoArgs.reason!, /"\/bin\/sh" is an interpreter \(a shell.*2 arguments of its own/);
+    assert.doesNotMatch(refusedNoArgs.reason!, /touch/, 'the arguments are never shown');
+
+    const otherArgs = strict();
+    otherArgs.allow(undefined, {
+      credentialPluginAllowlist: [{ command: '/bin/sh', env: [], args: ['-c', 'exit 0'] }],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: top level',
+    });
+    assert.equal((await guardRef(ref, otherArgs)).ready, false, 'other arguments than those allowed are refused');
+
     const kubercList = new TrustPolicy({
       loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'Allowlist', allowlist: ['/bin/sh'] }),
       env: {},
     });
-    assert.equal((await guardRef(ref, kubercList)).ready, true);
+    const byKuberc = await guardRef(ref, kubercList);
+    assert.equal(byKuberc.ready, false, 'a kuberc entry allows a program, never a script data gives a shell');
+    assert.match(byKuberc.reason!, /is an interpreter/);
+    const okExec = { exec: { ...shExec.exec, command: '/usr/bin/true', args: ['--token'] } };
+    const okRef = refFromKubeconfigSecret(secret('ok2', kubeconfig(okExec)), o);
+    const kubercTrue = new TrustPolicy({
+      loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'Allowlist', allowlist: ['/usr/bin/true'] }),
+      env: {},
+    });
+    assert.equal((await guardRef(okRef, kubercTrue)).ready, true, 'a kuberc Allowlist entry allows a program');
 
     const allowAll = new TrustPolicy({
       loadKuberc: async () => ({ path: '/home/u/.kube/kuberc', policy: 'AllowAll', allowlist: [] }),
@@ -139,7 +169,7 @@ describe('hub data may not run programs', () => {
       env: {},
     });
     trust.allow('secrets', {
-      credentialPluginAllowlist: ['/bin/sh'],
+      credentialPluginAllowlist: [{ command: '/bin/sh', env: [], args: [...shExec.exec.args] }],
       localFileAllowlist: [],
       where: '/etc/fleet.yaml: providers[0]',
     });
@@ -232,15 +262,47 @@ describe('a ClusterProfile adds arguments and variables to the user’s command,
     },
   });
 
-  it('ordinary variables and arguments pass, as upstream passes them; the command is the file’s, so no allowlist is needed', async () => {
-    const ref = await guardRef(
+  it('arguments pass as upstream passes them (the command is the file’s); a variable only by a fleet.yaml entry’s env', async () => {
+    const refused = await guardRef(
       refFromProfile(profile({ REGION: 'eu' }), { kind: 'access', config: access }, { provider: 'inv' }),
       strict(),
     );
-    assert.equal(ref.ready, true);
+    assert.equal(refused.ready, false, 'no entry names REGION: data may not set it, whatever its name');
+    assert.equal(
+      refused.reason,
+      'ClusterProfile inv/m: hub data sets REGION for exec plugin "/bin/true", and no credentialPluginAllowlist entry for that command allows it (variables reach a plugin from hub data only by name, per command; a kuberc cannot allow any); to allow it, add credentialPluginAllowlist: [{command: /bin/true, env: [REGION]}] to provider "inv" in the fleet configuration',
+    );
+    const trust = strict();
+    trust.allow('inv', {
+      credentialPluginAllowlist: [{ command: '/bin/true', env: ['REGION'] }],
+      localFileAllowlist: [],
+      where: '/etc/fleet.yaml: providers[0]',
+    });
+    const ref = await guardRef(
+      refFromProfile(profile({ REGION: 'eu' }), { kind: 'access', config: access }, { provider: 'inv' }),
+      trust,
+    );
+    assert.equal(ref.ready, true, ref.reason);
     assert.deepEqual({ trust: ref.plugin?.trust, allowed: ref.plugin?.allowed }, { trust: 'file', allowed: true });
     const ctx = await ref.resolve();
     assert.deepEqual(ctx.user.exec?.args, ['--region', 'eu']);
+    assert.deepEqual(
+      ctx.user.exec?.env?.find((e) => e.name === 'REGION'),
+      { name: 'REGION', value: 'eu' },
+    );
+    const other = await guardRef(
+      refFromProfile(
+        profile({ REGION: 'eu', CLOUDSDK_CONFIG: '/tmp/x' }),
+        { kind: 'access', config: access },
+        { provider: 'inv' },
+      ),
+      trust,
+    );
+    assert.equal(other.ready, false);
+    assert.match(
+      other.reason!,
+      /hub data sets CLOUDSDK_CONFIG for exec plugin "\/bin\/true".*add env: \[CLOUDSDK_CONFIG\] to the entry for \/bin\/true in \/etc\/fleet\.yaml: providers\[0\]$/,
+    );
   });
 
   for (const name of ['LD_PRELOAD', 'PATH', 'DYLD_INSERT_LIBRARIES', 'NODE_OPTIONS']) {
@@ -286,18 +348,23 @@ describe('fleet.yaml: where the operator allows hub data a plugin or a file', ()
   const parse = (text: string) => parseFleetConfig(text, f, { HOME: '/home/op' }, '/work');
 
   it('file-wide and per hub-backed provider, in kuberc’s spelling', () => {
-    const c = parse(`credentialPluginAllowlist: [{command: kubelogin}]
+    const c =
+      parse(`credentialPluginAllowlist: [{command: kubelogin}, {command: gke-gcloud-auth-plugin, env: [USE_GKE_GCLOUD_AUTH_PLUGIN]}, {command: bash, args: [-c, /opt/tok.sh]}]
 localFileAllowlist: [~/tokens/]
 providers:
   - {name: secrets, type: kubeconfig, credentialPluginAllowlist: [{command: /usr/local/bin/aws-iam-authenticator}]}
 `);
     assert.deepEqual(c.allow, {
-      credentialPluginAllowlist: ['kubelogin'],
+      credentialPluginAllowlist: [
+        { command: 'kubelogin', env: [] },
+        { command: 'gke-gcloud-auth-plugin', env: ['USE_GKE_GCLOUD_AUTH_PLUGIN'] },
+        { command: 'bash', env: [], args: ['-c', '/opt/tok.sh'] },
+      ],
       localFileAllowlist: ['/home/op/tokens/'],
       where: `${f}: top level`,
     });
     assert.deepEqual(c.providers[0].allow, {
-      credentialPluginAllowlist: ['/usr/local/bin/aws-iam-authenticator'],
+      credentialPluginAllowlist: [{ command: '/usr/local/bin/aws-iam-authenticator', env: [] }],
       localFileAllowlist: [],
       where: `${f}: providers[0]`,
     });
@@ -314,6 +381,34 @@ providers:
     assert.throws(
       () => parse('credentialPluginAllowlist: [{name: x}]\nproviders: [{type: file}]\n'),
       /credentialPluginAllowlist\[0\]\.name: unknown field/,
+    );
+  });
+
+  it('an entry cannot allow a variable that chooses what runs, nor a name that is not one; args is a list of strings', () => {
+    for (const [name, why] of [
+      ['CLOUDSDK_PYTHON_ARGS', undefined],
+      ['PYTHONSTARTUP', 'chooses what runs'],
+      ['ld_preload', 'chooses what runs'],
+      ['BASH_FUNC_x%%', 'is not a portable variable name'],
+    ] as const) {
+      const text = `credentialPluginAllowlist: [{command: gke-gcloud-auth-plugin, env: ["${name}"]}]\nproviders: [{type: file}]\n`;
+      if (!why) {
+        assert.deepEqual(parse(text).allow?.credentialPluginAllowlist, [
+          { command: 'gke-gcloud-auth-plugin', env: [name] },
+        ]);
+        continue;
+      }
+      assert.throws(
+        () => parse(text),
+        (e: Error) => {
+          assert.match(e.message, new RegExp(`^${f}: credentialPluginAllowlist\\[0\\]\\.env\\[0\\]: .*${why}`));
+          return true;
+        },
+      );
+    }
+    assert.throws(
+      () => parse('credentialPluginAllowlist: [{command: bash, args: -c}]\nproviders: [{type: file}]\n'),
+      /credentialPluginAllowlist\[0\]\.args: must be a list of strings/,
     );
   });
 });

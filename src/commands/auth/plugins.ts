@@ -31,7 +31,8 @@ export interface PluginList {
     entryKey: EntryKey;
     /**
      * Commands fleet does not add: without --command those only data names that the file does not allow (`why:
-     * data`; `line` is the entry to add by hand if you trust it), and every interpreter (`why: interpreter`, with or
+     * data`; `line` is the kuberc entry to add by hand if you trust it, or for an interpreter the fleet.yaml entry whose
+     * `args` to fill in), and every interpreter (`why: interpreter`, with or
      * without --command: `line` allows the wrapper script its arguments run, or a placeholder path when they name none).
      */
     notAdded: Array<{ command: string; sources: string[]; line: string; why: 'data' | 'interpreter'; message: string }>;
@@ -106,8 +107,16 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
       const notAdded: NonNullable<PluginList['written']>['notAdded'] = dataOnly
         .filter((d) => !merged.allowlist.includes(goClean(d.command)))
         .map((d) => {
+          const named = `${out}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files`;
+          // An interpreter from data: a kuberc entry would not let data give it arguments (TrustPolicy.refusedUse), and
+          // would let every kubeconfig run anything; only fleet.yaml can name the exact arguments.
+          if (interpreterRefusal(d.command, out) !== undefined) {
+            const line = `credentialPluginAllowlist: [{command: ${d.command}, args: [...]}]`;
+            const message = `${named}, and it is an interpreter: no kuberc entry lets hub data run it with arguments; if you trust what the data runs, add \`${line}\` with its exact arguments to your fleet configuration`;
+            return { ...d, line, why: 'data' as const, message };
+          }
           const line = `- ${allowlistEntryText(goClean(d.command), merged.entryKey)}`;
-          const message = `${out}: not added "${d.command}": named by hub data (${summarize(d.sources)}), not by your files; if you trust it, add \`${line}\` under credentialPluginAllowlist yourself`;
+          const message = `${named}; if you trust it, add \`${line}\` under credentialPluginAllowlist yourself`;
           return { ...d, line, why: 'data' as const, message };
         });
       for (const command of interpreters) {
@@ -115,7 +124,13 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
         const wrapper = rows.find((i) => i.wrapper)?.wrapper;
         const message = interpreterRefusal(command, out, { wrapper, key: merged.entryKey })!;
         const line = `- ${allowlistEntryText(wrapper ?? '/path/to/script', merged.entryKey)}`;
-        notAdded.push({ command, sources: [...new Set(rows.flatMap((r) => r.sources))], line, why: 'interpreter', message });
+        notAdded.push({
+          command,
+          sources: [...new Set(rows.flatMap((r) => r.sources))],
+          line,
+          why: 'interpreter',
+          message,
+        });
       }
       result.written = {
         path: out,
@@ -150,7 +165,7 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
         );
       else if (nothingChosen)
         notes.push(`${w.path}: your files name no exec plugin; nothing ${w.dryRun ? 'would be' : 'was'} written`);
-      else if (w.notAdded.some((d) => d.why === 'interpreter') && !w.notAdded.every((d) => d.why === 'data'))
+      else if (w.notAdded.some((d) => d.why === 'interpreter'))
         notes.push(`${w.path}: nothing ${w.dryRun ? 'would be' : 'was'} written`);
       else notes.push(`${w.path}: already allows every command${w.notAdded.length > 0 ? ' from your files' : ''}`);
       for (const d of w.notAdded) notes.push(d.message);
