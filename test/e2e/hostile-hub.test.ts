@@ -5,7 +5,7 @@
 // none appears by default (the cluster is not ready, naming the object, the command and the line that allows it, and
 // the others go on); each appears once the operator allows /bin/sh in fleet.yaml.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -29,6 +29,9 @@ const CANARY = `AKIA${run.replace(/[^a-z0-9]/g, '').toUpperCase()}CANARY`;
 let dir: string;
 let markers: string;
 
+/** The arguments of the evil objects' shell: write the environment to a marker named for the object. */
+const shArgs = (marker: string) => ['-c', `env > ${join(markers, marker)}; exit 1`];
+
 /** A kubeconfig for member-1 whose user is `/bin/sh -c 'env > <marker>; exit 1'` (or names local files instead). */
 function evilKubeconfig(marker: string, user?: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {
   return JSON.stringify({
@@ -49,7 +52,7 @@ function evilKubeconfig(marker: string, user?: Record<string, unknown>, cluster:
             apiVersion: 'client.authentication.k8s.io/v1',
             interactiveMode: 'Never',
             command: '/bin/sh',
-            args: ['-c', `env > ${join(markers, marker)}; exit 1`],
+            args: shArgs(marker),
           },
         },
       },
@@ -100,6 +103,7 @@ function clean(res: CliResult): void {
 
 let refusedYaml: string;
 let allowedYaml: string;
+let shellOnlyYaml: string;
 
 before(async () => {
   dir = join(scratchDir(), run);
@@ -153,7 +157,7 @@ before(async () => {
             execProviderConfig: {
               apiVersion: 'client.authentication.k8s.io/v1',
               command: '/bin/sh',
-              args: ['-c', `env > ${join(markers, 'argocd')}; exit 1`],
+              args: shArgs('argocd'),
             },
             tlsClientConfig: { caData: b64(readFileSync(m1.caFile, 'utf8')) },
           }),
@@ -210,7 +214,15 @@ before(async () => {
     }),
   ]);
   refusedYaml = fleetYaml('refused', '');
-  allowedYaml = fleetYaml('allowed', 'credentialPluginAllowlist: [{command: /bin/sh}]');
+  // An entry naming only the shell lets it run with no arguments of data's (issue 46): data's `-c ...` stays refused.
+  shellOnlyYaml = fleetYaml('shell-only', 'credentialPluginAllowlist: [{command: /bin/sh}]');
+  // What the operator allows for a shell is each exact argument list (as it would allow a wrapper script instead).
+  allowedYaml = fleetYaml(
+    'allowed',
+    `credentialPluginAllowlist: ${JSON.stringify(
+      ['argocd', 'capi', 'flux', 'inventory', 'mcr'].map((m) => ({ command: '/bin/sh', args: shArgs(m) })),
+    )}`,
+  );
 });
 
 after(async () => {
@@ -310,7 +322,30 @@ describe('hub data runs nothing and reads no local file by default', () => {
   });
 });
 
-describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
+describe('a shell allowed in fleet.yaml runs for hub data only with the exact arguments allowed', () => {
+  it('an entry naming only /bin/sh: every evil cluster is refused as an interpreter given arguments, naming the line; nothing runs', async () => {
+    const res = await fleet(['auth', 'whoami', '--all', '--fleet-config', shellOnlyYaml, '-o', 'json']);
+    clean(res);
+    assert.equal(res.code, 1);
+    const items = res.json<WhoAmIList>().items;
+    for (const name of EVIL) {
+      const message = items.find((i) => i.cluster === name)?.error?.message ?? '';
+      assert.equal(
+        message,
+        `${OBJECT[name]}: exec plugin "/bin/sh" is an interpreter (a shell: it runs whatever its arguments say), and hub data gives it 2 arguments of its own; an interpreter runs for hub data only with the exact arguments the operator allowed; to allow these, add credentialPluginAllowlist: [{command: /bin/sh, args: [its 2 arguments as ${OBJECT[name]} writes them]}] to provider "${name.split('#')[0]}" in ${shellOnlyYaml} (or allow the wrapper script they run instead)`,
+        name,
+      );
+      assert.ok(!message.includes('env >'), 'the arguments are never shown');
+    }
+    const plugins = await fleet(['auth', 'plugins', '--fleet-config', shellOnlyYaml, '-o', 'json']);
+    assert.equal(plugins.code, 1);
+    const sh = plugins.json<PluginList>().items.find((p) => p.command === '/bin/sh');
+    assert.equal(sh?.allowed, false, 'auth plugins says what whoami does');
+    // Each object's refusal names the object, so the row sends the reader to them.
+    assert.equal(sh?.reason, 'refused (see each cluster in clusters list -o wide)');
+    assert.deepEqual(ranMarkers(), []);
+  });
+
   it('auth whoami --all and creds list --live run the plugin of every format (each marker appears), the local files stay refused', async () => {
     const whoami = await fleet(['auth', 'whoami', '--all', '--fleet-config', allowedYaml, '-o', 'json']);
     clean(whoami);
@@ -333,34 +368,51 @@ describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
     assert.ok(!existsSync(join(markers, 'never')));
   });
 
-  it('auth plugins --write-kuberc: --dry-run writes nothing; then the kuberc allows /bin/sh (0600, kubectl 1.35 spelling) and fleet runs it from hub data with no fleet.yaml allowance', async () => {
+  it('auth plugins --write-kuberc never adds /bin/sh (dry run or not, file unchanged); a kuberc entry the user writes for it does not let hub data give it arguments', async () => {
+    // The markers of the test before are cleared: nothing in this one may run.
+    for (const m of ranMarkers()) rmSync(join(markers, m));
     const kuberc = join(dir, 'kuberc');
     writeFileSync(kuberc, 'apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ndefaults: []\n', {
       mode: 0o600,
     });
     const before = readFileSync(kuberc, 'utf8');
-    const dry = await fleet([
-      'auth',
-      'plugins',
-      '--fleet-config',
-      refusedYaml,
-      '--write-kuberc',
-      kuberc,
-      '--command',
-      '/bin/sh',
-      '--dry-run',
-      '-o',
-      'json',
-    ]);
-    clean(dry);
-    assert.deepEqual(dry.json<PluginList>().written, {
-      path: kuberc,
-      added: ['/bin/sh'],
-      dryRun: true,
-      entryKey: 'name',
-      notAdded: [],
-    });
-    assert.equal(readFileSync(kuberc, 'utf8'), before, '--dry-run wrote nothing');
+    const refusal = `${kuberc}: not adding "/bin/sh": it is an interpreter (a shell), and an allowlist entry for it would let any kubeconfig run any program through its arguments; make the kubeconfig run your wrapper script itself (command: /path/to/script, with its #! line) and add \`- name: /path/to/script\``;
+    for (const dryRun of [true, false]) {
+      const res = await fleet([
+        'auth',
+        'plugins',
+        '--fleet-config',
+        refusedYaml,
+        '--write-kuberc',
+        kuberc,
+        '--command',
+        '/bin/sh',
+        ...(dryRun ? ['--dry-run'] : []),
+        '-o',
+        'json',
+      ]);
+      clean(res);
+      assert.equal(res.code, 1, res.stderr);
+      const w = res.json<PluginList>().written;
+      assert.deepEqual(
+        [w?.added, w?.dryRun, w?.notAdded.map((n) => [n.command, n.why, n.message])],
+        [[], dryRun, [['/bin/sh', 'interpreter', refusal]]],
+      );
+      assert.equal(readFileSync(kuberc, 'utf8'), before, 'nothing written');
+      const text = await fleet([
+        'auth',
+        'plugins',
+        '--fleet-config',
+        refusedYaml,
+        '--write-kuberc',
+        kuberc,
+        '--command',
+        '/bin/sh',
+        ...(dryRun ? ['--dry-run'] : []),
+      ]);
+      assert.ok(text.stderr.includes(`${refusal}\n`), text.stderr);
+      assert.match(text.stderr, new RegExp(`${kuberc}: nothing ${dryRun ? 'would be' : 'was'} written`));
+    }
     const unknown = await fleet([
       'auth',
       'plugins',
@@ -377,46 +429,36 @@ describe('once the operator allows /bin/sh in fleet.yaml, it runs', () => {
       /^error: --command: no selected cluster runs "kubelogin"; the fleet runs "\/bin\/sh"\n$/,
     );
 
-    const wrote = await fleet([
+    // The user writes the entry by hand: their own kubeconfigs may run /bin/sh, hub data still may not give it a script.
+    const own = join(dir, 'own-kuberc');
+    writeFileSync(
+      own,
+      'apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ncredentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- name: /bin/sh\n',
+      { mode: 0o600 },
+    );
+    const listed = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--kuberc', own, '-o', 'json']);
+    clean(listed);
+    const sh = listed.json<PluginList>().items.find((p) => p.command === '/bin/sh');
+    assert.equal(sh?.allowed, false);
+    assert.equal(sh?.reason, 'refused (see each cluster in clusters list -o wide)');
+    assert.equal(listed.code, 1);
+    const whoami = await fleet([
       'auth',
-      'plugins',
+      'whoami',
+      '--all',
       '--fleet-config',
       refusedYaml,
-      '--write-kuberc',
-      kuberc,
-      '--command',
-      '/bin/sh',
-    ]);
-    clean(wrote);
-    // Spelled as the file holds it (issue 38): `name: /bin/sh`, not `{command: /bin/sh}`.
-    assert.match(wrote.stderr, new RegExp(`${kuberc}: added name: /bin/sh to credentialPluginAllowlist`));
-    const text = readFileSync(kuberc, 'utf8');
-    assert.match(text, /credentialPluginPolicy: Allowlist/);
-    assert.match(text, /- name: \/bin\/sh/);
-    assert.match(text, /defaults: \[\]/, 'the rest of the kuberc is kept');
-    assert.equal(statSync(kuberc).mode & 0o777, 0o600);
-    const again = await fleet([
-      'auth',
-      'plugins',
-      '--fleet-config',
-      refusedYaml,
-      '--write-kuberc',
-      kuberc,
-      '--command',
-      '/bin/sh',
+      '--kuberc',
+      own,
       '-o',
       'json',
     ]);
-    assert.deepEqual(again.json<PluginList>().written?.added, [], 'a second run adds nothing');
-    assert.equal(readFileSync(kuberc, 'utf8'), text);
-
-    // The kuberc's explicit Allowlist entry is the user's say-so for hub data too.
-    const listed = await fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--kuberc', kuberc, '-o', 'json']);
-    const sh = listed.json<PluginList>().items.find((p) => p.command === '/bin/sh');
-    assert.deepEqual(
-      [sh?.allowed, sh?.reason, listed.json<PluginList>().kuberc],
-      [true, `credentialPluginAllowlist of ${kuberc}`, kuberc],
-    );
-    assert.equal(listed.code, 0);
+    for (const name of EVIL)
+      assert.match(
+        whoami.json<WhoAmIList>().items.find((i) => i.cluster === name)?.error?.message ?? '',
+        /is an interpreter \(a shell/,
+        name,
+      );
+    assert.deepEqual(ranMarkers(), [], 'nothing ran');
   });
 });

@@ -155,7 +155,15 @@ describe('auth plugins --write-kuberc beside a hub Secret naming /bin/sh (issue 
       added: ['mytok'],
       dryRun: true,
       entryKey: 'name',
-      notAdded: [{ command: '/bin/sh', sources: [`Secret ${ns}/evil key kubeconfig`], line: '- name: /bin/sh' }],
+      notAdded: [
+        {
+          command: '/bin/sh',
+          sources: [`Secret ${ns}/evil key kubeconfig`],
+          line: 'credentialPluginAllowlist: [{command: /bin/sh, args: [...]}]',
+          why: 'data',
+          message: `${kuberc}: not added "/bin/sh": named by hub data (Secret ${ns}/evil key kubeconfig), not by your files, and it is an interpreter: no kuberc entry lets hub data run it with arguments; if you trust what the data runs, add \`credentialPluginAllowlist: [{command: /bin/sh, args: [...]}]\` with its exact arguments to your fleet configuration`,
+        },
+      ],
     });
     assert.equal(existsSync(kuberc), false, '--dry-run wrote nothing');
 
@@ -164,7 +172,7 @@ describe('auth plugins --write-kuberc beside a hub Secret naming /bin/sh (issue 
     const notes = wrote.stderr.split('\n').filter((l) => l.startsWith(`${kuberc}: `));
     assert.deepEqual(notes, [
       `${kuberc}: added name: mytok to credentialPluginAllowlist`,
-      `${kuberc}: not added "/bin/sh": named by hub data (Secret ${ns}/evil key kubeconfig), not by your files; if you trust it, add \`- name: /bin/sh\` under credentialPluginAllowlist yourself`,
+      `${kuberc}: not added "/bin/sh": named by hub data (Secret ${ns}/evil key kubeconfig), not by your files, and it is an interpreter: no kuberc entry lets hub data run it with arguments; if you trust what the data runs, add \`credentialPluginAllowlist: [{command: /bin/sh, args: [...]}]\` with its exact arguments to your fleet configuration`,
     ]);
     assert.deepEqual(await loadKuberc({ flag: kuberc, env: {} }), {
       path: kuberc,
@@ -188,7 +196,7 @@ describe('auth plugins --write-kuberc beside a hub Secret naming /bin/sh (issue 
       nothing.stderr.split('\n').filter((l) => l.startsWith(`${none}: `)),
       [
         `${none}: your files name no exec plugin; nothing was written`,
-        `${none}: not added "/bin/sh": named by hub data (Secret ${ns}/evil key kubeconfig), not by your files; if you trust it, add \`- name: /bin/sh\` under credentialPluginAllowlist yourself`,
+        `${none}: not added "/bin/sh": named by hub data (Secret ${ns}/evil key kubeconfig), not by your files, and it is an interpreter: no kuberc entry lets hub data run it with arguments; if you trust what the data runs, add \`credentialPluginAllowlist: [{command: /bin/sh, args: [...]}]\` with its exact arguments to your fleet configuration`,
       ],
     );
     assert.equal(existsSync(none), false);

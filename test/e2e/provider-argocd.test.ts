@@ -55,8 +55,12 @@ let staging: ArgocdAdded;
 let hubExec: ArgocdAdded;
 let hubSaUser: string;
 
-function config(allow = false): string {
-  const file = join(dir, `${ns}${allow ? '-allow' : ''}.fleet.yaml`);
+/**
+ * The fleet configuration: `allow` true lists the plugin with the variable its execProviderConfig sets (issue 46: a
+ * variable reaches a plugin from hub data only by an entry's env), 'command' the plugin alone.
+ */
+function config(allow: boolean | 'command' = false): string {
+  const file = join(dir, `${ns}${allow === true ? '-allow' : allow ? `-${allow}` : ''}.fleet.yaml`);
   const entry = [
     `  - name: argo`,
     `    type: argocd`,
@@ -65,13 +69,14 @@ function config(allow = false): string {
     // The operator's opt-in to reach the in-cluster entry with the hub's own credential (issue 46; its absence is
     // tested in the describe below).
     `    inCluster: true`,
-    ...(allow ? [`    credentialPluginAllowlist: [{command: ${plugin}}]`] : []),
+    ...(allow === true ? [`    credentialPluginAllowlist: [{command: ${plugin}, env: [GREETING]}]`] : []),
+    ...(allow === 'command' ? [`    credentialPluginAllowlist: [{command: ${plugin}}]`] : []),
   ];
   writeFileSync(file, ['kind: FleetConfig', 'providers:', ...entry, ''].join('\n'));
   return file;
 }
 
-async function fleet(args: string[], allow = false): Promise<CliResult> {
+async function fleet(args: string[], allow: boolean | 'command' = false): Promise<CliResult> {
   const r = await runFleet([...args, '--fleet-config', config(allow)], { timeoutMs: 120_000 });
   for (const s of secrets) {
     assert.ok(!r.stdout.includes(s), `a token appears in the stdout of fleet ${args.join(' ')}`);
@@ -150,7 +155,7 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
     hubSaUser = `system:serviceaccount:${saNs}:plugin`;
     writeFileSync(
       plugin,
-      `#!/bin/sh\ntouch '${marker}'\nprintf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
+      `#!/bin/sh\nprintf '%s' "$GREETING" > '${marker}'\nprintf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
       { mode: 0o700 },
     );
     hubExec = await argocdClusterAdd(hub, {
@@ -290,10 +295,17 @@ describe('argocd provider: clusters Argo CD wrote', { timeout: 600_000 }, () => 
     assert.equal(refused.code, 1);
     assert.match(refused.stdout + refused.stderr, /credentialPluginAllowlist/);
     assert.ok(!existsSync(marker), 'the refused plugin ran');
+    const noEnv = await fleet(['auth', 'whoami', '-c', 'hub-exec', '-o', 'json'], 'command');
+    assert.equal(noEnv.code, 1);
+    assert.match(
+      noEnv.stderr,
+      /hub data sets GREETING for exec plugin ".*", and no credentialPluginAllowlist entry for that command allows it .*add env: \[GREETING\] to the entry for /,
+    );
+    assert.ok(!existsSync(marker), 'the plugin ran with a variable no entry allows');
     const allowed = await fleet(['auth', 'whoami', '-c', 'hub-exec', '-o', 'json'], true);
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.equal(allowed.json<{ items: Array<{ user: { username: string } }> }>().items[0].user.username, hubSaUser);
-    assert.ok(existsSync(marker), 'the allowed plugin did not run');
+    assert.equal(readFileSync(marker, 'utf8'), 'hello', 'the allowed plugin ran with the variable its entry allows');
     assert.equal(hubExec.name, 'hub-exec');
   });
 

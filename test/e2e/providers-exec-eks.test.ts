@@ -149,6 +149,40 @@ describe('exec provider: the EKS example against moto (issue 39, item 4)', () =>
       [['aws', 'data', true, ['dev-eu', 'prod-eu']]],
     );
 
+    // With --profile the output sets AWS_PROFILE for aws: a variable from data reaches the plugin only by the entry's env.
+    const creds = join(dir, 'aws-credentials');
+    writeFileSync(creds, '[ops]\naws_access_key_id = testing\naws_secret_access_key = testing\n', { mode: 0o600 });
+    const profileEnv = { ...awsEnv(), AWS_SHARED_CREDENTIALS_FILE: creds };
+    const withProfile = (entry: string) =>
+      writeFileSync(
+        config,
+        [
+          'providers:',
+          '  - name: eks',
+          '    type: exec',
+          `    command: ${join(bin, 'python')}`,
+          `    args: [${EXAMPLE}, --region, eu-west-1, --profile, ops]`,
+          `    credentialPluginAllowlist: [${entry}]`,
+          '',
+        ].join('\n'),
+      );
+    withProfile('{command: aws}');
+    const noEnv = await runFleet(['auth', 'plugins', '--fleet-config', config, '-o', 'json'], { env: profileEnv });
+    assert.equal(noEnv.code, 1, noEnv.stderr);
+    const aws = noEnv.json<PluginList>().items.find((p) => p.command === 'aws');
+    assert.equal(aws?.allowed, false);
+    assert.match(
+      aws?.reason ?? '',
+      /^hub data sets AWS_PROFILE for exec plugin "aws", and no credentialPluginAllowlist entry for that command allows it .*add env: \[AWS_PROFILE\] to the entry for aws in .*providers\[0\]$/,
+    );
+    withProfile('{command: aws, env: [AWS_PROFILE]}');
+    const allowedEnv = await runFleet(['auth', 'plugins', '--fleet-config', config, '-o', 'json'], { env: profileEnv });
+    assert.equal(allowedEnv.code, 0, allowedEnv.stderr);
+    assert.deepEqual(
+      allowedEnv.json<PluginList>().items.map((p) => [p.command, p.allowed, [...p.clusters].sort()]),
+      [['aws', true, ['dev-eu', 'prod-eu']]],
+    );
+
     // The other region's clusters are the other region's.
     writeFileSync(
       config,

@@ -59,7 +59,15 @@ async function clusterList(execNamespace: string): Promise<string> {
   });
 }
 
-function fleetYaml(name: string, o: { listFile: string; counter: string; allow?: boolean }): string {
+/** The exact arguments of east's credential (node and a script: an interpreter runs for data only with these). */
+const eastArgs = (execNamespace: string): string[] => {
+  const user = tokenRequestExecUser(cp, m1, { namespace: execNamespace, serviceAccount: 'viewer' });
+  if (!('exec' in user)) throw new Error('tokenRequestExecUser gave no exec user');
+  return user.exec.args ?? [];
+};
+
+/** `allow`: the arguments node is allowed with for hub data, or 'command' for an entry that names node alone. */
+function fleetYaml(name: string, o: { listFile: string; counter: string; allow?: string[] | 'command' }): string {
   const path = join(dir, name);
   writeFileSync(
     path,
@@ -72,7 +80,10 @@ function fleetYaml(name: string, o: { listFile: string; counter: string; allow?:
       `    command: ${PROGRAM}`,
       `    args: [--count, ${o.counter}, ${o.listFile}]`,
       '    timeout: 30s',
-      ...(o.allow ? [`    credentialPluginAllowlist: [{command: ${process.execPath}}]`] : []),
+      ...(o.allow === 'command' ? [`    credentialPluginAllowlist: [{command: ${process.execPath}}]`] : []),
+      ...(Array.isArray(o.allow)
+        ? [`    credentialPluginAllowlist: [${JSON.stringify({ command: process.execPath, args: o.allow })}]`]
+        : []),
       '',
     ].join('\n'),
   );
@@ -85,7 +96,7 @@ describe('exec provider (issue 39, item 4)', () => {
     const listFile = join(dir, 'ok.json');
     writeFileSync(listFile, await clusterList(execNs));
     const counter = join(dir, 'ok.runs');
-    const config = fleetYaml('ok.yaml', { listFile, counter, allow: true });
+    const config = fleetYaml('ok.yaml', { listFile, counter, allow: eastArgs(execNs) });
 
     const list = await runFleet(['clusters', 'list', '--fleet-config', config, '-o', 'json']);
     assert.equal(list.code, 0, list.stderr);
@@ -143,6 +154,19 @@ describe('exec provider (issue 39, item 4)', () => {
     const items = who.json<WhoAmIList>().items;
     assert.equal(items.find((i) => i.cluster === 'west')?.ok, true, 'the other cluster still answers');
     assert.equal(items.find((i) => i.cluster === 'east')?.ok, false);
+    // node is a language runtime: an entry naming it alone does not let the program's output give it a script.
+    const nodeOnly = fleetYaml('node-only.yaml', { listFile, counter: join(dir, 'node-only.runs'), allow: 'command' });
+    const byName = await runFleet(['clusters', 'list', '--fleet-config', nodeOnly, '-o', 'json']);
+    assert.equal(
+      byName.json<ClusterList>().items.find((c) => c.name === 'east')?.reason,
+      `exec provider "inventory" cluster "east": exec plugin "${process.execPath}" is an interpreter (a language runtime: it runs whatever its arguments say), and hub data gives it ${eastArgs(execNs).length} arguments of its own; an interpreter runs for hub data only with the exact arguments the operator allowed; to allow these, add credentialPluginAllowlist: [{command: ${process.execPath}, args: [its ${eastArgs(execNs).length} arguments as exec provider "inventory" cluster "east" writes them]}] to provider "inventory" in ${nodeOnly} (or allow the wrapper script they run instead)`,
+    );
+    // Arguments that differ in one word are not the ones allowed.
+    const otherArgs = eastArgs(`${execNs}-x`);
+    const other = fleetYaml('other-args.yaml', { listFile, counter: join(dir, 'other.runs'), allow: otherArgs });
+    const byOther = await runFleet(['auth', 'whoami', '--fleet-config', other, '-c', 'east', '-o', 'json']);
+    assert.equal(byOther.code, 1);
+    assert.match(byOther.stderr, /is an interpreter \(a language runtime/);
     // The plugin creates its namespace when it runs: it never did.
     const ns = await kubectlResult(m1, ['get', 'namespace', execNs]);
     assert.notEqual(ns.code, 0, 'the refused plugin ran');
