@@ -6,7 +6,8 @@
 Lists the clusters (eks:ListClusters), describes each (eks:DescribeCluster) and prints one entry per ACTIVE cluster:
 its endpoint and CA, its tags that are valid label keys as labels (plus `region` and `version`), and an exec
 credential that runs `aws eks get-token` as `aws eks update-kubeconfig` writes it. fleet runs that command only where
-the fleet.yaml entry allows it (credentialPluginAllowlist: [{command: aws}]). Needs boto3 (pip install boto3) and the
+the fleet.yaml entry allows it (credentialPluginAllowlist: [{command: aws}]; with --profile, [{command: aws, env:
+[AWS_PROFILE]}], since a variable reaches a plugin from a program's output only by an entry's env). Needs boto3 (pip install boto3) and the
 usual AWS credentials; AWS_ENDPOINT_URL is honoured (tests point it at moto's server).
 """
 import argparse
