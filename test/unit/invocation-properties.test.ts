@@ -5,7 +5,9 @@
 //     payloads that would make bash run a planted program if the name chose anything;
 // (c) client-go 1.35's credential plugin allowlist check (k8s.io/client-go plugin/pkg/client/auth/exec), called
 //     in-process by the same oracle, for generated commands, PATHs and allowlists;
-// (d) the whole approval of a hub Secret's command: what it approves to run is the file Go runs for the clean command.
+// (d) the whole approval of a hub Secret's command: what it approves to run is the file Go runs for the clean command;
+// (e) variables from data (issue 46): a real plugin's /proc/PID/environ holds exactly what its allowlist entry names,
+//     the oracle being the rule itself (set inclusion), not fleet's code.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
@@ -13,6 +15,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   symlinkSync,
@@ -27,6 +30,7 @@ import fc from 'fast-check';
 import { goClean, pluginAllowed, resolveProgram } from '../../src/kubeconfig/kuberc.js';
 import { contextFromKubeconfigText } from '../../src/kubeconfig/from-text.js';
 import { TrustPolicy, dataEnvProblem } from '../../src/kubeconfig/trust.js';
+import { ExecCredentialRunner } from '../../src/kube/exec-credential.js';
 import { ExecOracle } from '../support/exec-oracle.js';
 
 const RUNS = 10_000;
@@ -441,5 +445,91 @@ describe('environment names from hub data', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('variables hub data sets for a plugin (issue 46, item 7)', () => {
+  it('(e) a real plugin receives a data variable exactly when its entry names it, with the value given; nothing else of data', async (t) => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'fleet-invocation-env-')));
+    const plugin = join(dir, 'envdump');
+    const dump = join(dir, 'environ');
+    // The plugin's own initial environment, as the kernel gave it (NUL-separated), then a credential.
+    writeFileSync(
+      plugin,
+      `#!/bin/sh\ncat /proc/$$/environ > '${dump}'\nprintf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'\n`,
+      { mode: 0o755 },
+    );
+    // Names an operator might allow (none chooses what runs: the floor would refuse the entry), and the generated ones.
+    const pool = [
+      'REGION',
+      'AWS_PROFILE',
+      'CLOUDSDK_CONFIG',
+      'CLOUDSDK_PYTHON_ARGS',
+      'HOME',
+      'HTTPS_PROXY',
+      'SSL_CERT_FILE',
+      'X_1',
+      'lower',
+      '_U',
+    ];
+    const base = { PATH: '/usr/bin:/bin', FLEET_BASE: 'kept' };
+    const seen = { ran: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            // Mostly names an entry may list, so that many cases are approved and really run.
+            name: fc.oneof({ arbitrary: fc.constantFrom(...pool), weight: 6 }, { arbitrary: envName, weight: 1 }),
+            value: fc.string({ maxLength: 16 }).filter((v) => !v.includes('\u0000')),
+          }),
+          { minLength: 1, maxLength: 3 },
+        ),
+        fc.subarray(pool, { minLength: 4 }),
+        async (data, allowed) => {
+          const policy = new TrustPolicy({ env: base, loadKuberc: async () => undefined });
+          policy.allow(undefined, {
+            credentialPluginAllowlist: [{ command: plugin, env: allowed }],
+            localFileAllowlist: [],
+            where: 'fleet.yaml',
+          });
+          const env = data.map((d, i) => ({ name: d.name, value: `v${i}:${d.value}` }));
+          const doc = JSON.parse(dataKubeconfig(plugin));
+          doc.users[0].user.exec.env = env;
+          const ctx = contextFromKubeconfigText(JSON.stringify(doc), 'Secret ns/s key kubeconfig', {
+            object: 'Secret ns/s key kubeconfig',
+          });
+          const a = await policy.approve(ctx, dir);
+          const expected = data.every((d) => allowed.includes(d.name));
+          if (!expected) {
+            seen.refused++;
+            assert.equal(a.plugin, undefined, `${JSON.stringify(data)} with env ${JSON.stringify(allowed)}: approved`);
+            assert.ok(a.refusal?.message, 'a refusal says why');
+            for (const e of env)
+              if (e.value.length > 3) assert.ok(!a.refusal.message.includes(e.value), 'a value shown');
+            return;
+          }
+          seen.ran++;
+          assert.equal(a.refusal, undefined, `${JSON.stringify(data)} with env ${JSON.stringify(allowed)}: refused`);
+          rmSync(dump, { force: true });
+          await new ExecCredentialRunner().get(a.plugin!, a.context.cluster);
+          const got = new Map<string, string>();
+          for (const kv of readFileSync(dump, 'utf8').split('\u0000').filter(Boolean)) {
+            const at = kv.indexOf('=');
+            got.set(kv.slice(0, at), kv.slice(at + 1));
+          }
+          got.delete('KUBERNETES_EXEC_INFO');
+          // The last value of a name given twice wins, as Go's exec keeps the last.
+          const want = new Map<string, string>(Object.entries(base));
+          for (const e of env) want.set(e.name, e.value);
+          assert.deepEqual(Object.fromEntries([...got].sort()), Object.fromEntries([...want].sort()));
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+    rmSync(dir, { recursive: true, force: true });
+    assert.ok(seen.ran > 300 && seen.refused > 300, JSON.stringify(seen));
+    t.diagnostic(
+      `2000 cases: ${seen.ran} ran a real plugin with exactly the allowed variables, ${seen.refused} refused`,
+    );
   });
 });
