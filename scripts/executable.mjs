@@ -125,8 +125,8 @@ const main = `'use strict'
 // fleet as one executable (written by scripts/executable.mjs): Node ${NODE_VERSION} with fleet's bundle as assets.
 const {getRawAsset} = require('node:sea')
 const fs = require('node:fs')
-const {dirname, join} = require('node:path')
-const {tmpdir} = require('node:os')
+const {dirname, isAbsolute, join} = require('node:path')
+const {homedir, tmpdir} = require('node:os')
 const vm = require('node:vm')
 const {pathToFileURL} = require('node:url')
 
@@ -149,7 +149,7 @@ function run() {
   try {
     dir = unpack()
   } catch (err) {
-    process.stderr.write('Error: fleet could not unpack itself: ' + err.message + ' (TMPDIR names where it unpacks)\\n')
+    process.stderr.write('Error: fleet could not unpack itself: ' + err.message + ' (TMPDIR and XDG_CACHE_HOME name where it unpacks)\\n')
     process.exit(1)
   }
   // fleet.mjs is fleet's launcher, an ES module, which only a loader of files can import (a SEA's main script's own
@@ -171,10 +171,31 @@ function run() {
 
 // The bundle, unpacked once per build into <tmpdir>/fleet-exe-<uid>/${assetsHash}/. Its files are code that runs, so the
 // directory above it must be a directory (not a link) of this user's that no one else may write to, as for the code
-// cache; the build's directory is written under a temporary name and renamed into place whole.
+// cache; the build's directory is written under a temporary name and renamed into place whole. The shared temporary
+// directory is anyone's to write: another local user may have made fleet-exe-<uid> first (a directory of theirs, a
+// link, a file). That is refused, never used, and fleet then unpacks into a directory under the user's own cache
+// ($XDG_CACHE_HOME, else ~/.cache: fleet/exe-unpacked/), saying so once on stderr, so a planted name cannot stop it.
 function unpack() {
   const uid = process.getuid()
-  const base = join(tmpdir(), 'fleet-exe-' + uid)
+  const shared = join(tmpdir(), 'fleet-exe-' + uid)
+  try {
+    return unpackInto(shared, uid)
+  } catch (err) {
+    const xdg = process.env.XDG_CACHE_HOME
+    const cache = xdg && isAbsolute(xdg) ? xdg : join(process.env.HOME || homedir(), '.cache')
+    const own = join(cache, 'fleet', 'exe-unpacked')
+    let dir
+    try {
+      dir = unpackInto(own, uid)
+    } catch (second) {
+      throw new Error(err.message + '; and ' + second.message)
+    }
+    process.stderr.write('fleet: not unpacking into ' + shared + ' (' + err.message + '); unpacked into ' + own + ' instead\\n')
+    return dir
+  }
+}
+
+function unpackInto(base, uid) {
   const dir = join(base, ${JSON.stringify(assetsHash)})
   const mine = (d) => {
     const st = fs.lstatSync(d)
@@ -183,7 +204,11 @@ function unpack() {
   try {
     if (mine(base) && fs.existsSync(join(dir, '.complete'))) return dir
   } catch {}
-  fs.mkdirSync(base, {recursive: true, mode: 0o700})
+  try {
+    fs.mkdirSync(base, {recursive: true, mode: 0o700})
+  } catch (err) {
+    throw new Error(base + ': ' + (err.code || err.message))
+  }
   if (!mine(base)) throw new Error(base + ' is not a directory of this user that only it may write to')
   const tmp = fs.mkdtempSync(join(base, '.unpack-'))
   try {

@@ -13,6 +13,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  chmodSync,
   chownSync,
   copyFileSync,
   existsSync,
@@ -26,6 +27,7 @@ import {
   closeSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -444,6 +446,80 @@ describe('the single executable', { concurrency: false }, () => {
       existsSync(join(base, '1111111111111111', 'cli.cjs')),
       'a start that unpacked nothing removed an old build',
     );
+  });
+
+  it('a fleet-exe-<uid> another user planted (their directory, a link, a writable directory, a file) is never used: it unpacks into the user’s cache, saying so; both refused is one line naming both', async () => {
+    const uid = process.getuid!();
+    const cases: Array<[string, (p: string) => void]> = [
+      [
+        'a link',
+        (p) => {
+          const elsewhere = join(dir, 'planted-target');
+          mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
+          symlinkSync(elsewhere, p);
+        },
+      ],
+      [
+        'a directory anyone may write',
+        (p) => {
+          mkdirSync(p);
+          chmodSync(p, 0o777);
+        },
+      ],
+      ['a file', (p) => writeFileSync(p, 'planted\n')],
+      ...(uid === 0
+        ? ([
+            [
+              'another user’s directory',
+              (p: string) => {
+                mkdirSync(p, { mode: 0o755 });
+                chownSync(p, 65534, 65534);
+              },
+            ],
+          ] as Array<[string, (p: string) => void]>)
+        : []),
+    ];
+    for (const [i, [what, plantIt]] of cases.entries()) {
+      const tmp = join(dir, `tmp-planted-${i}`);
+      const cache = join(dir, `cache-planted-${i}`);
+      mkdirSync(tmp);
+      const shared = join(tmp, `fleet-exe-${uid}`);
+      plantIt(shared);
+      const before = lstatSync(shared);
+      const res = await exe(['--version'], noNode, { TMPDIR: tmp, XDG_CACHE_HOME: cache });
+      assert.equal(res.code, 0, `${what}: ${res.stderr}`);
+      assert.match(res.stdout, /^fleet\/\d+\.\d+\.\d+ /, what);
+      const own = join(cache, 'fleet', 'exe-unpacked');
+      assert.match(
+        res.stderr,
+        new RegExp(`^fleet: not unpacking into ${shared} \\(.*\\); unpacked into ${own} instead\n$`),
+        what,
+      );
+      const unpacked = readdirSync(own).filter((n) => /^[0-9a-f]{16}$/.test(n));
+      assert.equal(unpacked.length, 1, what);
+      assert.ok(existsSync(join(own, unpacked[0], 'fleet.mjs')), `${what}: the bundle is in the user's cache`);
+      assert.equal(statSync(own).mode & 0o777, 0o700, what);
+      const after = lstatSync(shared);
+      assert.deepEqual(
+        [after.ino, after.uid, after.mode],
+        [before.ino, before.uid, before.mode],
+        `${what}: left as planted`,
+      );
+    }
+    // Both refused: the cache's directory is a link too. One line naming both, exit 1, nothing run.
+    const tmp = join(dir, 'tmp-planted-both');
+    const cache = join(dir, 'cache-planted-both');
+    mkdirSync(tmp);
+    mkdirSync(join(cache, 'fleet'), { recursive: true });
+    symlinkSync(tmp, join(tmp, `fleet-exe-${uid}`));
+    symlinkSync(tmp, join(cache, 'fleet', 'exe-unpacked'));
+    const both = await exe(['--version'], noNode, { TMPDIR: tmp, XDG_CACHE_HOME: cache });
+    assert.equal(both.code, 1);
+    assert.equal(
+      both.stderr,
+      `Error: fleet could not unpack itself: ${join(tmp, `fleet-exe-${uid}`)} is not a directory of this user that only it may write to; and ${join(cache, 'fleet', 'exe-unpacked')} is not a directory of this user that only it may write to (TMPDIR and XDG_CACHE_HOME name where it unpacks)\n`,
+    );
+    assert.equal(both.stdout, '');
   });
 
   it('the arm64 executable: an aarch64 ELF, its checksum file and an SBOM of Node and the bundled packages', () => {
