@@ -24,7 +24,10 @@ interface Step {
 interface Workflow {
   on: Record<string, unknown>;
   permissions?: Record<string, string>;
-  jobs: Record<string, { permissions?: Record<string, string>; steps: Step[] }>;
+  jobs: Record<
+    string,
+    { permissions?: Record<string, string>; steps: Step[]; needs?: string; environment?: string; [k: string]: unknown }
+  >;
 }
 const load = (f: string) => yaml.load(readFileSync(join(DIR, f), 'utf8')) as Workflow;
 const steps = (w: Workflow) => Object.values(w.jobs).flatMap((j) => j.steps);
@@ -108,9 +111,43 @@ describe('GitHub workflows', () => {
     for (const tag of ['v0', 'v1', 'latest', 'v0.1']) assert.ok(!matches(tag), `${tag} must not make a release`);
   });
 
+  it('release.yml builds in a job that can write nothing and holds no secret; another job publishes what it built', () => {
+    const w = load('release.yml');
+    assert.deepEqual(Object.keys(w.jobs), ['build', 'publish']);
+    const { build, publish } = w.jobs;
+    // The job that runs npm ci (every dependency's install scripts) and the build: a read-only token, no secret, no
+    // OIDC token, no environment (whose secrets it would get).
+    assert.deepEqual(build.permissions, { contents: 'read' });
+    assert.equal(build.environment, undefined);
+    const buildText = yaml.dump(build);
+    assert.doesNotMatch(buildText, /secrets\.|id-token|NODE_AUTH_TOKEN|GH_TOKEN|GITHUB_TOKEN/);
+    const buildRuns = build.steps.map((s) => s.run ?? '').join('\n');
+    assert.match(buildRuns, /^npm ci --no-audit --no-fund$/m);
+    assert.match(buildRuns, /^npm run release$/m, 'the build is the dry run without --dry-run');
+    const upload = build.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'));
+    assert.deepEqual([upload?.with?.name, upload?.with?.path], ['release', 'dist/release/']);
+    // The job with the write permissions installs nothing from npm and builds nothing: it takes the build's files.
+    assert.equal(publish.needs, 'build');
+    assert.equal(publish.environment, 'release');
+    const publishRuns = publish.steps.map((s) => s.run ?? '').join('\n');
+    assert.doesNotMatch(publishRuns, /npm (ci|install|i |run build|run release$)|npm run release\s*$/m);
+    assert.doesNotMatch(publishRuns, /^npm run release$/m);
+    const download = publish.steps.find((s) => s.uses?.startsWith('actions/download-artifact@'));
+    assert.deepEqual([download?.with?.name, download?.with?.path], ['release', 'dist/release/']);
+    assert.ok(
+      publish.steps.indexOf(download!) <
+        publish.steps.findIndex((s) => s.uses?.startsWith('actions/attest-build-provenance@')),
+      'the files are there before they are attested',
+    );
+    // --publish runs on built-in modules only, so that this job needs no node_modules.
+    const release = readFileSync(join(repoRoot, 'scripts/release.mjs'), 'utf8');
+    for (const [, from] of release.matchAll(/^import .* from '([^']+)';$/gm))
+      assert.match(from, /^node:/, `scripts/release.mjs imports ${from}`);
+  });
+
   it('release.yml builds with scripts/release.mjs, attests every file, the image and the chart, and publishes', () => {
     const w = load('release.yml');
-    const job = Object.values(w.jobs)[0];
+    const job = w.jobs.publish;
     assert.deepEqual(w.permissions, { contents: 'read' });
     assert.deepEqual(job.permissions, {
       contents: 'write',
@@ -141,13 +178,18 @@ describe('GitHub workflows', () => {
     );
     // The files are attested before they are published, the image and chart after their push gave the digests.
     const order = all.map((s) => s.run?.trim() ?? s.with?.['subject-checksums'] ?? s.with?.['subject-name'] ?? '');
-    const at = (x: string) => order.indexOf(x);
+    // A step is found by a whole line of its run (the build step runs npm ci first); never found is a failure.
+    const at = (x: string) => {
+      const i = order.findIndex((o) => o.split('\n').includes(x));
+      assert.notEqual(i, -1, `no step runs ${x}`);
+      return i;
+    };
     assert.ok(at('npm run release') < at('dist/release/checksums.txt'));
     assert.ok(at('dist/release/checksums.txt') < at('npm run release -- --publish'));
     assert.ok(at('npm run release -- --publish') < at('${{ steps.publish.outputs.image-name }}'));
     // npm publishes fleet-cli with provenance (scripts/release.mjs's plan holds the command), to the registry setup-node
     // configured for the token.
-    const node = all.find((s) => s.uses?.startsWith('actions/setup-node@'));
+    const node = job.steps.find((s) => s.uses?.startsWith('actions/setup-node@'));
     assert.equal(node?.with?.['registry-url'], 'https://registry.npmjs.org');
     assert.match(
       readFileSync(join(repoRoot, 'scripts/release.mjs'), 'utf8'),
