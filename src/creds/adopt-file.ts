@@ -234,7 +234,10 @@ async function resumeOrLeave(rot: Rotation, f: AdoptFile, item: AdoptedCredentia
   const state = takeOver(rot, s.state);
   const found = await findTarget(rot, s);
   item.target = { cluster: found.ref.name, by: found.by };
-  item.destination = await checkHeldServer(f.resolved.cluster, found.destination, f.path, 'adopt', { userFiles: true });
+  item.destination = await checkHeldServer(f.resolved.cluster, found.destination, f.path, 'adopt', {
+    userFiles: true,
+    signal: rot.env.cancel?.signal,
+  });
   // Only a claim still holds the old credential in the file: then it can be probed once its Secret is deleted.
   const oldClient =
     state.phase === 'claimed'
@@ -274,7 +277,10 @@ async function adoptFresh(
   rot.at.target = found.client;
   const target = found.client;
   item.target = { cluster: found.ref.name, by: found.by };
-  item.destination = await checkHeldServer(f.resolved.cluster, found.destination, where, 'adopt', { userFiles: true });
+  item.destination = await checkHeldServer(f.resolved.cluster, found.destination, where, 'adopt', {
+    userFiles: true,
+    signal: rot.env.cancel?.signal,
+  });
 
   // Who the credential is, asked of the member, and what it may do there (auth rules' risk report).
   rot.at.step = 'inspect';

@@ -339,7 +339,9 @@ async function resumeOrLeave(
   const found = await findTarget(rot, s);
   item.target = { cluster: found.ref.name, by: found.by };
   // The Secret may have been edited since the interrupted run: its entry must still reach the target.
-  item.destination = await checkHeldServer(s.held.cluster, found.destination, rot.store.where, 'adopt');
+  item.destination = await checkHeldServer(s.held.cluster, found.destination, rot.store.where, 'adopt', {
+    signal: rot.env.cancel?.signal,
+  });
   const oldClient =
     state.phase === 'claimed'
       ? await rot.env.connector.withCredential(found.destination, s.held.user, `${rot.store.where} (old credential)`)
@@ -422,7 +424,9 @@ async function adoptFresh(
   rot.at.target = found.client;
   const target = found.client;
   item.target = { cluster: found.ref.name, by: found.by };
-  item.destination = await checkHeldServer(held.cluster, found.destination, where, 'adopt');
+  item.destination = await checkHeldServer(held.cluster, found.destination, where, 'adopt', {
+    signal: rot.env.cancel?.signal,
+  });
 
   // Who the credential is, asked of the member (TokenReview with the operator's credential; a certificate is judged by
   // the member's own CA), and what it may do (auth rules' risk report, at the member).

@@ -31,7 +31,7 @@ export async function checkHeldServer(
   dest: Destination,
   what: string,
   verb: 'adopt' | 'rotate',
-  o: { userFiles?: boolean } = {},
+  o: { userFiles?: boolean; signal?: AbortSignal } = {},
 ): Promise<HeldServer> {
   const not = verb === 'adopt' ? 'not adoptable' : 'not rotated';
   const server = held.server ?? '';
@@ -47,7 +47,7 @@ export async function checkHeldServer(
   const same =
     serverKey(server) === serverKey(dest.server) &&
     (held['tls-server-name'] ?? '') === (dest.cluster['tls-server-name'] ?? '');
-  const why = same ? undefined : await certificateVerifies(dest, server, held['tls-server-name']);
+  const why = same ? undefined : await certificateVerifies(dest, server, held['tls-server-name'], undefined, o.signal);
   if (why)
     throw new ConfigError(
       `${what}: its server ${server} is not ${dest.name}'s server ${dest.server}: ${why}; ${not} (name the cluster whose server it is with --cluster)`,

@@ -232,7 +232,9 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
     // A hub Secret's cluster entry is hub data: whoever may write the Secret may have pointed it elsewhere since fleet
     // wrote it. The new credential is written into that entry, so it must still reach the target (held-server.ts).
     if (store.kind === 'secret')
-      item.destination = await checkHeldServer(s.held.cluster, found.destination, where, 'rotate');
+      item.destination = await checkHeldServer(s.held.cluster, found.destination, where, 'rotate', {
+        signal: env.cancel?.signal,
+      });
     else
       item.destination = {
         server: s.held.cluster.server ?? '',

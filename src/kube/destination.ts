@@ -99,7 +99,9 @@ export async function certificateVerifies(
   server: string,
   tlsServerName: string | undefined,
   timeoutMs = 10_000,
+  signal?: AbortSignal,
 ): Promise<string | undefined> {
+  signal?.throwIfAborted();
   const ca = await destinationCa(dest);
   if (!ca) return `${dest.name}'s entry names no CA (the system roots), so only the same URL is the same server`;
   const target = tlsDialTarget(server);
@@ -107,7 +109,7 @@ export async function certificateVerifies(
   const servername = tlsServerName || target.servername;
   const pem = ca.includes('-----BEGIN') ? ca : Buffer.from(new X509Certificate(ca).toString());
   const ip = isIP(servername) !== 0;
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     // Node verifies the chain against `ca` and the name (servername, else host) as the HTTP client does.
     const socket = tlsConnect({
       host: target.host,
@@ -121,12 +123,21 @@ export async function certificateVerifies(
       rejectUnauthorized: true,
       ALPNProtocols: ['http/1.1'],
     });
+    // An interrupt ends the handshake at once (the reason, Interrupted, is what the caller throws), not after the
+    // time limit: a Ctrl-C during a stalled check was honoured only 10 s later.
+    const onAbort = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      reject(signal?.reason);
+    };
     const done = (reason: string | undefined) => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       socket.destroy();
       resolve(reason);
     };
     const timer = setTimeout(() => done(`no TLS handshake with ${server} within ${timeoutMs / 1000}s`), timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('secureConnect', () => done(undefined));
     socket.once('error', (e: Error) =>
       done(`its certificate does not verify against ${dest.name}'s CA for ${servername} (${e.message})`),

@@ -13,7 +13,6 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
-  chmodSync,
   chownSync,
   copyFileSync,
   existsSync,

@@ -180,7 +180,7 @@ describe('GitHub workflows', () => {
     const order = all.map((s) => s.run?.trim() ?? s.with?.['subject-checksums'] ?? s.with?.['subject-name'] ?? '');
     // A step is found by a whole line of its run (the build step runs npm ci first); never found is a failure.
     const at = (x: string) => {
-      const i = order.findIndex((o) => o.split('\n').includes(x));
+      const i = order.findIndex((o) => String(o).split('\n').includes(x));
       assert.notEqual(i, -1, `no step runs ${x}`);
       return i;
     };
