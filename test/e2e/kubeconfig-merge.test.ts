@@ -125,7 +125,9 @@ describe('fleet kubeconfig prune', () => {
   /** Secrets the test made: never in any output. */
   const secrets: string[] = [alice.token];
   const outputs: string[] = [];
-  // The kuberc allows one plugin (node running the test plugin), so prune may run it; the marker plugin stays refused.
+  // The kuberc allows one plugin (a wrapper script that runs the test plugin with node), so prune may run it; the
+  // marker plugin stays refused. Not node itself: prune judges the file as data, and data may give an interpreter
+  // arguments only by a fleet.yaml entry's exact args (issue 46), which a kuberc entry cannot say.
   const kuberc = join(dir, 'kuberc');
   const counted = join(dir, 'plugin-runs');
   const stateHome = join(dir, 'state');
@@ -167,12 +169,14 @@ describe('fleet kubeconfig prune', () => {
     );
     const port = await closedPort();
     seedFailure(stateHome, `https://127.0.0.1:${port}`, 2);
+    const wrapper = join(dir, 'token-plugin');
+    writeFileSync(wrapper, `#!/bin/sh\nexec '${process.execPath}' '${TOKEN_PLUGIN}' "$@"\n`, { mode: 0o755 });
     writeFileSync(
       kuberc,
-      `apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ncredentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- name: ${process.execPath}\n`,
+      `apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ncredentialPluginPolicy: Allowlist\ncredentialPluginAllowlist:\n- name: ${wrapper}\n`,
     );
     const tokenPlugin = (expiresIn: number) =>
-      `{exec: {apiVersion: client.authentication.k8s.io/v1, command: ${process.execPath}, args: [${TOKEN_PLUGIN}, --tokens, ${alice.token}, --expires-in=${expiresIn}, --count, ${counted}], interactiveMode: Never}}`;
+      `{exec: {apiVersion: client.authentication.k8s.io/v1, command: ${wrapper}, args: [--tokens, ${alice.token}, --expires-in=${expiresIn}, --count, ${counted}], interactiveMode: Never}}`;
     // The user's own entries, written the way people write them (comments, flow style, quoting).
     own = [
       '# my kubeconfig',
