@@ -945,6 +945,11 @@ function onH2End(this: CarriedStream): void {
   const x = this[EXCHANGE];
   if (this !== x.stream) return;
   x.release();
+  // A stream that ends before any response headers (the server went away mid-request: its session closed the stream)
+  // is no answer, not an answer with status 0 ("HTTP 0"): it fails as the connection reset it is.
+  if (x.status === 0) {
+    return x.fail(Object.assign(new Error('the stream ended before the server answered'), { code: 'ECONNRESET' }));
+  }
   x.succeed('h2', x.status, http.STATUS_CODES[x.status], x.responseHeaders);
 }
 

@@ -189,6 +189,22 @@ describe('HTTP/2 to API servers', () => {
     assert.ok(connectionsOpened(new URL(server)) >= 2, `connections: ${connectionsOpened(new URL(server))}`);
   });
 
+  it('a stream the server ends before it answers (an API server going away mid-request) is a connection reset, not "HTTP 0"', async () => {
+    const srv = http2.createSecureServer({
+      cert: readFileSync(serverPair.certFile),
+      key: readFileSync(serverPair.keyFile),
+    });
+    // RST_STREAM with NO_ERROR and no headers: Node's client stream ends ('end') without a response.
+    srv.on('stream', (stream) => stream.close(http2.constants.NGHTTP2_NO_ERROR));
+    const server = await listen(srv);
+    const c = await client(context('ended', server, trustTestCa(), { token: 'not-a-real-token-ended' }));
+    await assert.rejects(c.request('GET', '/api/v1/namespaces/x/leases/y'), (e: Error & { kind?: string }) => {
+      assert.equal(e.kind, 'unreachable');
+      assert.equal(e.message, `${server}: connection reset`);
+      return true;
+    });
+  });
+
   it('a server whose certificate does not match the CA fails over HTTP/2 as over HTTP/1.1: TLS verification, one line', async () => {
     const srv = http2.createSecureServer(
       { cert: readFileSync(serverPair.certFile), key: readFileSync(serverPair.keyFile) },
