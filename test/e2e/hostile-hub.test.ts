@@ -377,20 +377,11 @@ describe('a shell allowed in fleet.yaml runs for hub data only with the exact ar
     });
     const before = readFileSync(kuberc, 'utf8');
     const refusal = `${kuberc}: not adding "/bin/sh": it is an interpreter (a shell), and an allowlist entry for it would let any kubeconfig run any program through its arguments; make the kubeconfig run your wrapper script itself (command: /path/to/script, with its #! line) and add \`- name: /path/to/script\``;
+    const writeKuberc = (...extra: string[]) =>
+      fleet(['auth', 'plugins', '--fleet-config', refusedYaml, '--write-kuberc', kuberc, ...extra]);
     for (const dryRun of [true, false]) {
-      const res = await fleet([
-        'auth',
-        'plugins',
-        '--fleet-config',
-        refusedYaml,
-        '--write-kuberc',
-        kuberc,
-        '--command',
-        '/bin/sh',
-        ...(dryRun ? ['--dry-run'] : []),
-        '-o',
-        'json',
-      ]);
+      const dry = dryRun ? ['--dry-run'] : [];
+      const res = await writeKuberc('--command', '/bin/sh', ...dry, '-o', 'json');
       clean(res);
       assert.equal(res.code, 1, res.stderr);
       const w = res.json<PluginList>().written;
@@ -399,30 +390,11 @@ describe('a shell allowed in fleet.yaml runs for hub data only with the exact ar
         [[], dryRun, [['/bin/sh', 'interpreter', refusal]]],
       );
       assert.equal(readFileSync(kuberc, 'utf8'), before, 'nothing written');
-      const text = await fleet([
-        'auth',
-        'plugins',
-        '--fleet-config',
-        refusedYaml,
-        '--write-kuberc',
-        kuberc,
-        '--command',
-        '/bin/sh',
-        ...(dryRun ? ['--dry-run'] : []),
-      ]);
+      const text = await writeKuberc('--command', '/bin/sh', ...dry);
       assert.ok(text.stderr.includes(`${refusal}\n`), text.stderr);
       assert.match(text.stderr, new RegExp(`${kuberc}: nothing ${dryRun ? 'would be' : 'was'} written`));
     }
-    const unknown = await fleet([
-      'auth',
-      'plugins',
-      '--fleet-config',
-      refusedYaml,
-      '--write-kuberc',
-      kuberc,
-      '--command',
-      'kubelogin',
-    ]);
+    const unknown = await writeKuberc('--command', 'kubelogin');
     assert.equal(unknown.code, 2);
     assert.match(
       unknown.stderr,

@@ -96,18 +96,21 @@ describe('exec provider: the EKS example against moto (issue 39, item 4)', () =>
   it('lists the clusters of the region with their endpoints, CAs, labels and aws eks get-token credentials', async () => {
     const made = createClusters();
     const config = join(dir, 'fleet.yaml');
-    writeFileSync(
-      config,
-      [
-        'providers:',
-        '  - name: eks',
-        '    type: exec',
-        `    command: ${join(bin, 'python')}`,
-        `    args: [${EXAMPLE}, --region, eu-west-1]`,
-        '    credentialPluginAllowlist: [{command: aws}]',
-        '',
-      ].join('\n'),
-    );
+    /** The provider entry: the example with these arguments after its path, and one allowlist entry. */
+    const writeConfig = (args: string, entry: string) =>
+      writeFileSync(
+        config,
+        [
+          'providers:',
+          '  - name: eks',
+          '    type: exec',
+          `    command: ${join(bin, 'python')}`,
+          `    args: [${EXAMPLE}, ${args}]`,
+          `    credentialPluginAllowlist: [${entry}]`,
+          '',
+        ].join('\n'),
+      );
+    writeConfig('--region, eu-west-1', '{command: aws}');
     const list = await runFleet(['clusters', 'list', '--fleet-config', config, '-o', 'json'], { env: awsEnv() });
     assert.equal(list.code, 0, list.stderr);
     const items = list
@@ -153,19 +156,7 @@ describe('exec provider: the EKS example against moto (issue 39, item 4)', () =>
     const creds = join(dir, 'aws-credentials');
     writeFileSync(creds, '[ops]\naws_access_key_id = testing\naws_secret_access_key = testing\n', { mode: 0o600 });
     const profileEnv = { ...awsEnv(), AWS_SHARED_CREDENTIALS_FILE: creds };
-    const withProfile = (entry: string) =>
-      writeFileSync(
-        config,
-        [
-          'providers:',
-          '  - name: eks',
-          '    type: exec',
-          `    command: ${join(bin, 'python')}`,
-          `    args: [${EXAMPLE}, --region, eu-west-1, --profile, ops]`,
-          `    credentialPluginAllowlist: [${entry}]`,
-          '',
-        ].join('\n'),
-      );
+    const withProfile = (entry: string) => writeConfig('--region, eu-west-1, --profile, ops', entry);
     withProfile('{command: aws}');
     const noEnv = await runFleet(['auth', 'plugins', '--fleet-config', config, '-o', 'json'], { env: profileEnv });
     assert.equal(noEnv.code, 1, noEnv.stderr);

@@ -248,7 +248,7 @@ describe('environment hub data sets for a plugin: identifiers only, none that ch
   });
 
   it('an ordinary variable the entry does not name is refused, naming it and the entry to add it to (no default list)', async () => {
-    for (const name of ['CLOUDSDK_PYTHON_ARGS', 'HOME', 'HTTPS_PROXY', 'SSL_CERT_FILE', 'AWS_CONFIG_FILE']) {
+    for (const name of ['CLOUDSDK_CONFIG', 'HOME', 'HTTPS_PROXY', 'SSL_CERT_FILE', 'AWS_CONFIG_FILE']) {
       const a = await policy().approve(
         dataContext({
           command: 'mytok',

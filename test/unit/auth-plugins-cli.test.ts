@@ -15,6 +15,18 @@ import { runFleet } from '../support/cli.js';
 /** A credential program that is not an interpreter (nothing runs it here: fleet auth plugins only reads). */
 const SSO = '/opt/sso/bin/sso-token';
 
+/** A kubeconfig of one cluster, k.example, with these users and contexts (the first context current). */
+function kubeconfigText(users: unknown[], contexts: Array<{ name: string; user: string }>): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': contexts[0].name,
+    clusters: [{ name: 'k', cluster: { server: 'https://k.example:6443' } }],
+    users,
+    contexts: contexts.map((c) => ({ name: c.name, context: { cluster: 'k', user: c.user } })),
+  });
+}
+
 /** Users of one file: `sh` runs `first` (an interpreter by default) for contexts a and b, `login` cloudco-login for c. */
 async function fixture(first = '/bin/sh') {
   const d = await mkdtemp(join(tmpdir(), 'fleet-plugins-'));
@@ -30,23 +42,19 @@ async function fixture(first = '/bin/sh') {
   const kc = join(d, 'fleet.kubeconfig');
   await writeFile(
     kc,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'a',
-      clusters: [{ name: 'k', cluster: { server: 'https://k.example:6443' } }],
-      users: [
+    kubeconfigText(
+      [
         { name: 'sh', user: exec(first) },
         { name: 'login', user: exec('cloudco-login') },
         { name: 'token', user: { token: 'not-a-plugin' } },
       ],
-      contexts: [
-        { name: 'a', context: { cluster: 'k', user: 'sh' } },
-        { name: 'b', context: { cluster: 'k', user: 'sh' } },
-        { name: 'c', context: { cluster: 'k', user: 'login' } },
-        { name: 'd', context: { cluster: 'k', user: 'token' } },
+      [
+        { name: 'a', user: 'sh' },
+        { name: 'b', user: 'sh' },
+        { name: 'c', user: 'login' },
+        { name: 'd', user: 'token' },
       ],
-    }),
+    ),
   );
   await symlink(kc, join(d, 'link.kubeconfig'));
   const deny = join(d, 'deny.kuberc');
@@ -243,28 +251,10 @@ describe('fleet auth plugins --write-kuberc', () => {
     const link = join(d, 'tok');
     await symlink('/bin/sh', link);
     const only = join(d, 'only-shell.kubeconfig');
-    await writeFile(
-      only,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        'current-context': 'a',
-        clusters: [{ name: 'k', cluster: { server: 'https://k.example:6443' } }],
-        users: [
-          {
-            name: 'u',
-            user: {
-              exec: {
-                apiVersion: 'client.authentication.k8s.io/v1',
-                command: link,
-                args: ['/opt/sso/token.sh', '--eu'],
-              },
-            },
-          },
-        ],
-        contexts: [{ name: 'a', context: { cluster: 'k', user: 'u' } }],
-      }),
-    );
+    const wrapped = {
+      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: link, args: ['/opt/sso/token.sh', '--eu'] },
+    };
+    await writeFile(only, kubeconfigText([{ name: 'u', user: wrapped }], [{ name: 'a', user: 'u' }]));
     const fresh = join(d, 'fresh-kuberc');
     const linked = await runFleet(['auth', 'plugins', '--kubeconfig', only, '--write-kuberc', fresh]);
     assert.equal(linked.code, 1);

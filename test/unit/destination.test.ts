@@ -2,7 +2,6 @@
 // member's. An interrupt ends a handshake that stalls at once, with the interrupt's own error (adopt and rotate then
 // undo), instead of being honoured only when the 10 s limit passes (issue 46, left from item 1).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { type Server, type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,36 +10,18 @@ import { after, before, describe, it } from 'node:test';
 
 import { Interrupted } from '../../src/base/errors.js';
 import { certificateVerifies, makeDestination } from '../../src/kube/destination.js';
+import { makeCa } from '../support/pki.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-destination-'));
 let server: Server;
 let port = 0;
+let ca = '';
 const sockets: Socket[] = [];
 const closed: Socket[] = [];
 
 before(async () => {
   // A CA of the member's: any certificate will do, the server never gets as far as presenting one.
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=member-ca',
-      '-keyout',
-      join(dir, 'ca.key'),
-      '-out',
-      join(dir, 'ca.crt'),
-    ],
-    { stdio: 'ignore' },
-  );
+  ca = (await makeCa(dir, 'ca', 'member-ca')).certFile;
   // Accepts TCP and never answers the ClientHello: a stalled TLS server.
   server = createServer((s) => {
     sockets.push(s);
@@ -63,7 +44,7 @@ const dest = () =>
     clusterName: 'member-1',
     cluster: {
       server: 'https://127.0.0.1:6443',
-      'certificate-authority-data': readFileSync(join(dir, 'ca.crt')).toString('base64'),
+      'certificate-authority-data': readFileSync(ca).toString('base64'),
     },
     user: {},
   } as never);

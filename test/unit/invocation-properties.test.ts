@@ -240,7 +240,7 @@ const RUNS_WHAT_EXACT = new Set([
   'ZDOTDIR',
   'KUBERNETES_EXEC_INFO',
 ]);
-const RUNS_WHAT_PREFIX = ['LD_', 'DYLD_', 'BASH_FUNC_', 'PYTHON', 'PERL5', 'RUBY'];
+const RUNS_WHAT_PREFIX = ['LD_', 'DYLD_', 'BASH_FUNC_', 'PYTHON', 'PERL5', 'RUBY', 'CLOUDSDK_PYTHON'];
 const DANGEROUS = [
   ...RUNS_WHAT_EXACT,
   'LD_PRELOAD',
@@ -464,7 +464,7 @@ describe('variables hub data sets for a plugin (issue 46, item 7)', () => {
       'REGION',
       'AWS_PROFILE',
       'CLOUDSDK_CONFIG',
-      'CLOUDSDK_PYTHON_ARGS',
+      'CLOUDSDK_CORE_PROJECT',
       'HOME',
       'HTTPS_PROXY',
       'SSL_CERT_FILE',

@@ -386,7 +386,9 @@ providers:
 
   it('an entry cannot allow a variable that chooses what runs, nor a name that is not one; args is a list of strings', () => {
     for (const [name, why] of [
-      ['CLOUDSDK_PYTHON_ARGS', undefined],
+      ['CLOUDSDK_CONFIG', undefined],
+      ['CLOUDSDK_PYTHON', 'chooses what runs'],
+      ['CLOUDSDK_PYTHON_ARGS', 'chooses what runs'],
       ['PYTHONSTARTUP', 'chooses what runs'],
       ['ld_preload', 'chooses what runs'],
       ['BASH_FUNC_x%%', 'is not a portable variable name'],
