@@ -167,6 +167,24 @@ export async function readOptional(path: string, what: string, label: string = p
   return (await readOptionalBytes(path, what, label))?.toString('utf8');
 }
 
+/**
+ * readOptional for a file that must be a regular one (never blocks: a FIFO, a device or a socket is refused in one
+ * line): a kubeconfig fleet reads only to decide something, which a pipe's writer must not be able to hold or feed
+ * (exec-view.ts: the files a client read before it ran the plugin).
+ */
+export async function readOptionalRegular(
+  path: string,
+  what: string,
+  label: string = path,
+): Promise<string | undefined> {
+  try {
+    return (await readBounded(path, MAX_CONFIG_FILE_BYTES, true)).toString('utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(label, error, what);
+  }
+}
+
 /** readOptional's bytes, undecoded: for a caller that must see what UTF-8 decoding would hide (a UTF-16 BOM). */
 export async function readOptionalBytes(path: string, what: string, label: string = path): Promise<Buffer | undefined> {
   try {

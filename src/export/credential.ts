@@ -44,22 +44,24 @@ async function caBytes(c: ClusterEntry): Promise<Buffer> {
  */
 export async function checkDestination(name: string, own: ClusterEntry, to: ExecCluster): Promise<void> {
   const again = 'run fleet kubeconfig export again';
+  // kubectl says where it connects (KUBERNETES_EXEC_INFO); for a client that does not, the context it reads does.
+  const who = to.from ?? 'kubectl';
   if (!own.server) throw new ConfigError(`${name}: its provider names no server`);
   if (serverKey(to.server) !== serverKey(own.server))
     throw new ConfigError(
-      `${name}: kubectl is connecting to ${to.server}, but its provider names ${own.server}; ${again}`,
+      `${name}: ${who} is connecting to ${to.server}, but its provider names ${own.server}; ${again}`,
     );
   if (to.insecure && !own['insecure-skip-tls-verify'])
     throw new ConfigError(
-      `${name}: kubectl skips TLS verification (insecure-skip-tls-verify), which its provider does not; ${again}`,
+      `${name}: ${who} skips TLS verification (insecure-skip-tls-verify), which its provider does not; ${again}`,
     );
   if ((to.tlsServerName ?? '') !== (own['tls-server-name'] ?? ''))
     throw new ConfigError(
-      `${name}: kubectl verifies the server as "${to.tlsServerName ?? ''}", but its provider names tls-server-name "${own['tls-server-name'] ?? ''}"; ${again}`,
+      `${name}: ${who} verifies the server as "${to.tlsServerName ?? ''}", but its provider names tls-server-name "${own['tls-server-name'] ?? ''}"; ${again}`,
     );
   const theirs = Buffer.from(to.caData ?? '', 'base64');
   if (!theirs.equals(await caBytes(own)))
-    throw new ConfigError(`${name}: kubectl verifies ${to.server} with another CA than its provider names; ${again}`);
+    throw new ConfigError(`${name}: ${who} verifies ${to.server} with another CA than its provider names; ${again}`);
 }
 
 /**

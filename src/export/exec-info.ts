@@ -20,6 +20,11 @@ export interface ExecCluster {
   insecure: boolean;
   /** tls-server-name: the name the certificate is verified for instead of the server's host. */
   tlsServerName?: string;
+  /**
+   * Where the destination was read when the client did not pass it (exec-view.ts: a context of its kubeconfig files),
+   * for messages; absent: KUBERNETES_EXEC_INFO, kubectl's own word. Not part of the cache's identity.
+   */
+  from?: string;
 }
 
 /** What client-go tells the plugin: the version to answer in and the cluster it connects to. */

@@ -49,6 +49,7 @@ import { rotationHooks } from '../../src/creds/rotation-state.js';
 import type { SecretFormat } from '../../src/creds/codecs/index.js';
 import { credentialFor } from '../../src/export/credential.js';
 import type { ExecCluster } from '../../src/export/exec-info.js';
+import { execRequest } from '../../src/export/exec-view.js';
 import {
   type Capture,
   type Captured,
@@ -752,6 +753,8 @@ function goDial(server: string): { scheme: string; host: string; port: number } 
 
 interface Exported {
   context: string;
+  /** The exported user entry (its exec runs `kubeconfig credential` with `args`). */
+  user: unknown;
   args: { cluster: string; provider?: string; fleetConfig?: string; kubeconfig?: string[]; context?: string };
   cluster: { server: string; caData?: string; insecure: boolean; tlsServerName?: string };
 }
@@ -770,6 +773,7 @@ function readExport(text: string): Exported[] {
     };
     return {
       context: c.name,
+      user,
       args: {
         cluster: flag('--cluster')!,
         provider: flag('--provider'),
@@ -861,6 +865,90 @@ async function credentialCase(c: CredentialCase): Promise<string[]> {
   return wrong ? [`${e.context}: handed out for ${to.server}: ${wrong}`] : [];
 }
 
+interface ViewCase {
+  main: CredentialCase;
+  caFile: boolean;
+  copies: CredentialCase[];
+}
+const viewCaseArb: fc.Arbitrary<ViewCase> = fc.record({
+  main: credentialCaseArb,
+  caFile: fc.boolean(),
+  copies: fc.oneof(
+    { arbitrary: fc.constant<CredentialCase[]>([]), weight: 2 },
+    { arbitrary: fc.array(credentialCaseArb, { minLength: 1, maxLength: 2 }), weight: 2 },
+  ),
+});
+
+let viewNo = 0;
+async function viewCase(c: ViewCase): Promise<string[]> {
+  const e = exported[c.main.entry % exported.length];
+  const n = ++viewNo;
+  const cluster = (to: ExecCluster, name: string): Record<string, unknown> => {
+    const entry: Record<string, unknown> = { server: to.server };
+    if (to.caData && c.caFile) {
+      const file = join(dir, `view-${n}-${name}.crt`);
+      writeFileSync(file, Buffer.from(to.caData, 'base64'));
+      entry['certificate-authority'] = file;
+    } else if (to.caData) entry['certificate-authority-data'] = to.caData;
+    if (to.insecure) entry['insecure-skip-tls-verify'] = true;
+    if (to.tlsServerName) entry['tls-server-name'] = to.tlsServerName;
+    return entry;
+  };
+  const file = (entries: Array<[string, ExecCluster]>, name: string) => {
+    const path = join(dir, `view-${n}-${name}.kubeconfig`);
+    writeFileSync(
+      path,
+      yaml.dump({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: entries.map(([k, to]) => ({ name: k, cluster: cluster(to, k) })),
+        users: entries.map(([k]) => ({ name: k, user: e.user })),
+        contexts: entries.map(([k]) => ({ name: k, context: { cluster: k, user: k } })),
+      }),
+    );
+    return path;
+  };
+  const destinations: Array<[string, ExecCluster]> = [[e.context, destinationOf(c.main, e)]];
+  const copies = c.copies.map((x, i): [string, ExecCluster] => [`copy-${i}`, destinationOf(x, e)]);
+  const paths = [file(destinations, 'main'), ...(copies.length > 0 ? [file(copies, 'copies')] : [])];
+  const fleet = new Fleet({
+    flags: {
+      kubeconfig: e.args.kubeconfig?.join(':'),
+      context: e.args.context,
+      provider: e.args.provider,
+      'request-timeout': '5s',
+      concurrency: 4,
+    },
+    machineOutput: true,
+    interactive: () => false,
+    say: () => {},
+  });
+  const flags = {
+    cluster: e.args.cluster,
+    provider: e.args.provider,
+    'fleet-config': e.args.fleetConfig,
+    kubeconfig: e.args.kubeconfig?.join(':'),
+    context: e.args.context,
+  };
+  let handed = false;
+  let to: ExecCluster | undefined;
+  try {
+    to = (await execRequest({ KUBECONFIG: paths.join(':') }, flags)).cluster;
+    const f = await credentialFor({ ...e.args, destination: to }, fleet.connector, fleet.execRunner);
+    handed = Boolean(f.credential.token || f.credential.clientKeyData);
+    count(`kubeconfig credential (view) ${handed ? 'handed out' : 'empty'}${copies.length ? ' with copies' : ''}`);
+  } catch (error) {
+    count(
+      `kubeconfig credential (view) ${describeOutcome('refused', (error as Error).message.replace(/^[^:]*: /, ''))}`,
+    );
+  }
+  if (!handed) return [];
+  return [...destinations, ...copies].flatMap(([k, d]) => {
+    const wrong = misdirected(e, d);
+    return wrong ? [`${e.context}: handed out while context ${k} of the view names ${d.server}: ${wrong}`] : [];
+  });
+}
+
 describe('kubeconfig export + kubeconfig credential: an edited KUBERNETES_EXEC_INFO gets nothing', () => {
   before(async () => {
     // The operator's file provider (both members, admin client certificate) and a hub provider whose Secret points at
@@ -922,6 +1010,18 @@ describe('kubeconfig export + kubeconfig credential: an edited KUBERNETES_EXEC_I
   it(`in-process, ${RUNS} cases`, { timeout: 600_000 }, async () => {
     await property('kubeconfig credential', credentialCaseArb, credentialCase);
   });
+
+  // Issue 46, item 6: a client that sets no KUBERNETES_EXEC_INFO (client-node, fabric8). The destination is read from
+  // its default kubeconfig view (KUBECONFIG): the generated context, and in half the cases copies of the same entry
+  // under other names in a second file, each with a generated cluster (CA as data or as a file). The oracle is the dial
+  // rule for every context that runs the entry: the client may use any of them.
+  it(
+    `without KUBERNETES_EXEC_INFO (the client's kubeconfig view), in-process, ${RUNS} cases`,
+    { timeout: 600_000 },
+    async () => {
+      await property('kubeconfig credential (view)', viewCaseArb, viewCase);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------------

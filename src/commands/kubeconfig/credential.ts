@@ -4,7 +4,8 @@ import { FleetError, UsageError } from '../../base/errors.js';
 import { pluginGlobalFlags } from '../../cli/flags.js';
 import { BaseCommand } from '../../cli/base-command.js';
 import { CredentialCache, cacheEnd } from '../../export/credential-cache.js';
-import { execCredentialJson, readExecRequest } from '../../export/exec-info.js';
+import { execCredentialJson } from '../../export/exec-info.js';
+import { execRequest } from '../../export/exec-view.js';
 import { credentialIdentity } from '../../export/credential-fast.js';
 import type { Fetched } from '../../export/credential.js';
 import { isoSeconds } from '../../kubeconfig/credentials.js';
@@ -33,7 +34,7 @@ export default class KubeconfigCredential extends BaseCommand<typeof KubeconfigC
     'Exec credential plugin for the contexts fleet kubeconfig export writes (run by kubectl, not by hand).';
   static description = `What an exported context's user runs (exec: {command: fleet, args: [kubeconfig, credential, --cluster, ID, --provider, NAME, ...]}): finds the cluster through the same provider now, with the export's fleet configuration, kubeconfig files and hub context written in its arguments, and prints an ExecCredential on stdout: the provider's own credential for it (a hub Secret's token or client certificate read with your hub identity, a ClusterProfile access provider's plugin, a workload-identity token, or your kubeconfig's own token, certificate or exec plugin). Plugins obey the trust policy (docs/security.md).
 
-A credential is given only for the cluster the provider names: kubectl must pass the cluster it connects to (provideClusterInfo: true, as export writes it), and its server, CA and TLS settings must be the provider's, else the command refuses (exit 2).
+A credential is given only for the cluster the provider names: kubectl must pass the cluster it connects to (provideClusterInfo: true, as export writes it), and its server, CA and TLS settings must be the provider's, else the command refuses (exit 2). A client that passes nothing (KUBERNETES_EXEC_INFO unset: @kubernetes/client-node, fabric8) gets a credential only when every context of its default kubeconfig files (KUBECONFIG, else ~/.kube/config) whose user runs this entry names the provider's cluster.
 
 Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/.cache/fleet/credentials), 0600: one with an expiry until 30s before it, one without for 60s, so a rotation or revocation on the hub reaches kubectl within a minute. A credential the server refused is not handed out again. See docs/kubeconfig.md.`;
 
@@ -56,9 +57,10 @@ Credentials are cached per cluster in $XDG_CACHE_HOME/fleet/credentials (else ~/
     }
     if (flags.output && flags.output !== 'json')
       throw new UsageError(`-o ${flags.output}: fleet kubeconfig credential prints the ExecCredential, which is JSON`);
-    // No cluster info (provideClusterInfo: false, or run by hand), or a server that is not a string: refused here, exit 2,
-    // before the cache or any provider is read.
-    const request = readExecRequest(process.env.KUBERNETES_EXEC_INFO);
+    // The cluster kubectl connects to (KUBERNETES_EXEC_INFO), or for a client that does not say (client-node, fabric8)
+    // the one its kubeconfig files name for this entry; anything fleet would refuse is refused here, exit 2, before the
+    // cache or any provider is read.
+    const request = await execRequest(process.env, flags);
     // The same identity the launcher's fast path (export/credential-fast.ts) looks a cached credential up by: it binds
     // an entry to the server, CA and TLS settings checked against the provider below before anything was stored.
     const cache = new CredentialCache(credentialIdentity(flags, request.cluster));
