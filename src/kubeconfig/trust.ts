@@ -187,8 +187,12 @@ export class TrustPolicy {
     return `credentialPluginAllowlist: [{${parts.join(', ')}}] ${this.allowPlace(origin)}`;
   }
 
-  /** Whether the exec plugin of a context may run, and why (for `fleet auth plugins` and for the refusal). */
-  async plugin(command: string, origin: ContextOrigin | undefined): Promise<PluginVerdict> {
+  /**
+   * Whether the exec plugin of a context may run, and why (for `fleet auth plugins` and for the refusal). `args`: what
+   * the context gives it, so that the line to allow an interpreter names its arguments at once (it runs for data only
+   * with exact ones: a line without them would only lead to the next refusal).
+   */
+  async plugin(command: string, origin: ContextOrigin | undefined, args: string[] = []): Promise<PluginVerdict> {
     const kuberc = await this.kurcVerdict(command);
     if (origin && !origin.commandFromUser) {
       const entries = this.entriesFor(command, origin.provider);
@@ -197,7 +201,11 @@ export class TrustPolicy {
         return {
           allowed: false,
           reason: `exec plugin "${command}" is named by hub data, and hub data may not run programs`,
-          allowWith: this.allowLine(command, origin),
+          allowWith: this.allowLine(
+            command,
+            origin,
+            args.length > 0 && interpreterKind(command) ? { args: args.length } : {},
+          ),
         };
       }
       // Allowed for data; the kuberc (if any) must still let it run, as for any plugin.
@@ -256,7 +264,7 @@ export class TrustPolicy {
         },
       };
     }
-    const v = await this.plugin(command, origin);
+    const v = await this.plugin(command, origin, (exec.args ?? []).map(String));
     if (!v.allowed)
       return {
         refusal: {

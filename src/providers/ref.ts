@@ -71,7 +71,7 @@ export async function guardRef(ref: ClusterRef, trust: TrustPolicy): Promise<Clu
   const refusal = await trust.problem(ctx);
   let plugin: ClusterRef['plugin'];
   if (exec && typeof exec.command === 'string' && exec.command !== '') {
-    const v = await trust.plugin(exec.command, ctx.origin);
+    const v = await trust.plugin(exec.command, ctx.origin, (exec.args ?? []).map(String));
     const from = ctx.origin
       ? ctx.origin.commandFromUser
         ? (ctx.userFile ?? ctx.origin.object)

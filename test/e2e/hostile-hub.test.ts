@@ -247,7 +247,7 @@ describe('hub data runs nothing and reads no local file by default', () => {
       assert.equal(c?.ready, false, name);
       assert.equal(
         c?.reason,
-        `${OBJECT[name]}: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] to provider "${name.split('#')[0]}" in ${refusedYaml}`,
+        `${OBJECT[name]}: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh, args: [its 2 arguments as ${OBJECT[name]} writes them]}] to provider "${name.split('#')[0]}" in ${refusedYaml}`,
       );
     }
     assert.equal(items.find((i) => i.name === 'secrets#good')?.ready, true);
@@ -275,7 +275,7 @@ describe('hub data runs nothing and reads no local file by default', () => {
       assert.equal(item?.error?.kind, 'plugin');
       assert.match(
         item.error.message,
-        /hub data may not run programs; to allow it, add credentialPluginAllowlist: \[\{command: \/bin\/sh\}\]/,
+        /hub data may not run programs; to allow it, add credentialPluginAllowlist: \[\{command: \/bin\/sh, args: \[its 2 arguments as /,
       );
       assert.ok(res.stderr.includes(`error: ${name}: ${OBJECT[name]}: exec plugin "/bin/sh"`), res.stderr);
     }

@@ -147,7 +147,7 @@ describe('exec provider (issue 39, item 4)', () => {
     assert.equal(east.ready, false);
     assert.equal(
       east.reason,
-      `exec provider "inventory" cluster "east": exec plugin "${process.execPath}" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: ${process.execPath}}] to provider "inventory" in ${config}`,
+      `exec provider "inventory" cluster "east": exec plugin "${process.execPath}" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: ${process.execPath}, args: [its ${eastArgs(execNs).length} arguments as exec provider "inventory" cluster "east" writes them]}] to provider "inventory" in ${config}`,
     );
     const who = await runFleet(['auth', 'whoami', '--fleet-config', config, '--all', '-o', 'json']);
     assert.equal(who.code, 1);

@@ -56,7 +56,9 @@ describe('hub data may not run programs', () => {
     assert.equal(ref.ready, false);
     assert.equal(
       ref.reason,
-      'Secret fleet-system/evil key kubeconfig: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh}] to provider "secrets" in the fleet configuration',
+      // An interpreter runs for data only with exact arguments: the line names them at once (issue 46 follow-up: a line
+      // without them led only to the next refusal).
+      'Secret fleet-system/evil key kubeconfig: exec plugin "/bin/sh" is named by hub data, and hub data may not run programs; to allow it, add credentialPluginAllowlist: [{command: /bin/sh, args: [its 2 arguments as Secret fleet-system/evil key kubeconfig writes them]}] to provider "secrets" in the fleet configuration',
     );
     assert.deepEqual(
       { command: ref.plugin?.command, trust: ref.plugin?.trust, allowed: ref.plugin?.allowed },
