@@ -6,7 +6,7 @@ import {
   type ResourceAttributes,
   accessReview,
 } from './access-review.js';
-import { discoverResources, matchTyped } from './discovery.js';
+import { type DiscoveredResource, discoverResources, resolveTyped } from './discovery.js';
 
 /** One question, as typed: `VERB RESOURCE[.GROUP][/NAME] [NAME] [--subresource S]` or `VERB /non/resource/url`. */
 export interface AccessQuery {
@@ -95,10 +95,63 @@ export interface AccessAnswer extends AccessDecision {
   warnings: string[];
 }
 
+/** A resource question as the authorizer gets it on one cluster, and where it applies. */
+export interface ResolvedResource {
+  attributes: ResourceAttributes;
+  /**
+   * `namespace`: in the namespace asked about (only RoleBindings there and ClusterRoleBindings count); `cluster`: a
+   * cluster-scoped resource, asked with no namespace (ClusterRoleBindings only); `own-namespace`: a Namespace object by
+   * name, which the API server files under that namespace.
+   */
+  scope: 'namespace' | 'cluster' | 'own-namespace';
+  warnings: string[];
+}
+
 /**
- * Asks one cluster. `namespace` is "" for all namespaces. The resource is resolved through the cluster's discovery, so
- * `deploy` means deployments.apps, and a cluster-scoped resource is asked about cluster-wide (a RoleBinding cannot grant
- * it, so kubectl's habit of sending the namespace anyway can answer yes where the API server would say no).
+ * Turns a resource question into the attributes the authorizer sees, with the cluster's discovery (`resources`; not
+ * read for a bare `*`): `deploy` means deployments.apps, and a cluster-scoped resource (in discovery, or one of the
+ * virtual resources impersonation and certificate signers use, which discovery does not list) is asked about with no
+ * namespace, because a RoleBinding cannot grant it. `namespace` is "" for all namespaces.
+ */
+export function resolveResource(resources: DiscoveredResource[], q: AccessQuery, namespace: string): ResolvedResource {
+  const warnings: string[] = [];
+  const attrs: ResourceAttributes = { namespace, verb: q.verb, group: q.group ?? '', resource: q.resource! };
+  let scope: ResolvedResource['scope'] = 'namespace';
+  if (q.resource === '*') {
+    // "*" on its own means every group too; kubectl sends the core group, which would ask a narrower question.
+    attrs.group = q.group ?? '*';
+  } else {
+    const found = resolveTyped(resources, q.resource!, q.group);
+    if (found) {
+      attrs.group = found.group;
+      attrs.resource = found.resource;
+      if (!found.namespaced) {
+        // The API server files a request for one namespace object under that namespace (GET /api/v1/namespaces/x has
+        // namespace x), so a RoleBinding there can allow it; kubectl asks the same way.
+        const own = found.group === '' && found.resource === 'namespaces' && q.name !== undefined && q.name !== '';
+        attrs.namespace = own ? q.name! : '';
+        scope = own ? 'own-namespace' : 'cluster';
+      }
+    } else {
+      warnings.push(
+        `the server has no resource type "${q.resource}"${q.group === undefined ? '' : ` in group "${q.group}"`}`,
+      );
+    }
+  }
+  if (q.subresource) attrs.subresource = q.subresource;
+  if (q.name) attrs.name = q.name;
+  return { attributes: attrs, scope, warnings };
+}
+
+/** The cluster's discovery, when the question needs it (a bare `*` does not). */
+export async function resourcesFor(client: KubeClient, q: AccessQuery): Promise<DiscoveredResource[]> {
+  return q.resource === '*' ? [] : discoverResources(client);
+}
+
+/**
+ * Asks one cluster. `namespace` is "" for all namespaces. The resource is resolved as `resolveResource` says, so a
+ * cluster-scoped resource is asked about cluster-wide (kubectl's habit of sending the namespace anyway can answer yes
+ * where the API server would say no).
  */
 export async function canI(client: KubeClient, q: AccessQuery, namespace: string): Promise<AccessAnswer> {
   if (q.nonResourceURL) {
@@ -109,27 +162,10 @@ export async function canI(client: KubeClient, q: AccessQuery, namespace: string
       warnings: [],
     };
   }
-  const warnings: string[] = [];
-  const attrs: ResourceAttributes = { namespace, verb: q.verb, group: q.group ?? '', resource: q.resource! };
-  if (q.resource === '*') {
-    // "*" on its own means every group too; kubectl sends the core group, which would ask a narrower question.
-    attrs.group = q.group ?? '*';
-  } else {
-    const found = matchTyped(await discoverResources(client), q.resource!, q.group);
-    if (found) {
-      attrs.group = found.group;
-      attrs.resource = found.resource;
-      // The API server files a request for one namespace object under that namespace (GET /api/v1/namespaces/x has
-      // namespace x), so a RoleBinding there can allow it; kubectl asks the same way.
-      if (!found.namespaced)
-        attrs.namespace = found.group === '' && found.resource === 'namespaces' && q.name ? q.name : '';
-    } else {
-      warnings.push(
-        `the server has no resource type "${q.resource}"${q.group === undefined ? '' : ` in group "${q.group}"`}`,
-      );
-    }
-  }
-  if (q.subresource) attrs.subresource = q.subresource;
-  if (q.name) attrs.name = q.name;
-  return { ...(await accessReview(client, { resource: attrs })), attributes: { resourceAttributes: attrs }, warnings };
+  const { attributes, warnings } = resolveResource(await resourcesFor(client, q), q, namespace);
+  return {
+    ...(await accessReview(client, { resource: attributes })),
+    attributes: { resourceAttributes: attributes },
+    warnings,
+  };
 }

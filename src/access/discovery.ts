@@ -144,6 +144,33 @@ async function fetchResources(client: KubeClient): Promise<DiscoveredResource[]>
 }
 
 /**
+ * Resources the authorizer is asked about that no API serves, so discovery never lists them: the ones impersonation
+ * checks (`users`, `groups`, `uids`, `userextras/<key>`; `serviceaccounts` are real and namespaced) and certificate
+ * signers (`approve`, `sign`, `attest` on `signers`). Every one is cluster-scoped: the impersonation filter and the
+ * certificate admission plugins ask with no namespace, so a RoleBinding never grants them, whatever a rules review of
+ * its namespace lists. Only the plural matches (kubectl has nothing to map a singular or kind with either).
+ */
+export const VIRTUAL_RESOURCES: readonly DiscoveredResource[] = [
+  { group: '', resource: 'users' },
+  { group: '', resource: 'groups' },
+  { group: 'authentication.k8s.io', resource: 'uids' },
+  { group: 'authentication.k8s.io', resource: 'userextras' },
+  { group: 'certificates.k8s.io', resource: 'signers' },
+].map((r) => ({ ...r, singular: '', kind: '', shortNames: [], namespaced: false, versions: [] }));
+
+/**
+ * What a typed resource means on a cluster: what its discovery serves (`matchTyped`), else one of the virtual
+ * resources above, so that `impersonate users` is asked about cluster-wide, as the API server asks it.
+ */
+export function resolveTyped(
+  resources: DiscoveredResource[],
+  typed: string,
+  rest: string | undefined,
+): DiscoveredResource | undefined {
+  return matchTyped(resources, typed, rest) ?? matchTyped([...VIRTUAL_RESOURCES], typed, rest);
+}
+
+/**
  * What `RESOURCE.REST` means, as kubectl reads it: with two dots or more, first `resource.version.group`
  * (deployments.v1.apps), then `resource.group` with the whole rest as the group (a group may contain dots).
  */

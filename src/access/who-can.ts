@@ -15,8 +15,7 @@ import {
 import { getObject, listObjects } from '../kube/typed.js';
 import type { ClusterSource } from '../providers/types.js';
 import type { NonResourceAttributes, ResourceAttributes } from './access-review.js';
-import { type AccessQuery, parseAccessQuery } from './can-i.js';
-import { discoverResources, matchTyped } from './discovery.js';
+import { type AccessQuery, parseAccessQuery, resolveResource, resourcesFor } from './can-i.js';
 import {
   type ClusterRole,
   type ClusterRoleBinding,
@@ -135,7 +134,6 @@ async function list<T>(client: KubeClient, r: Resource, namespace: string, what:
 }
 
 /** Resolves the question on this cluster (discovery), as `auth can-i` does. */
-/** `oneNamespace`: the question is about one namespace whatever was asked (a Namespace object by name). */
 async function question(
   client: KubeClient,
   q: AccessQuery,
@@ -144,35 +142,14 @@ async function question(
 ): Promise<{ question: Question; clusterWide: boolean; oneNamespace?: boolean }> {
   if (q.nonResourceURL)
     return { question: { nonResource: { path: q.nonResourceURL, verb: q.verb } }, clusterWide: true };
-  const attrs: ResourceAttributes = {
-    namespace: namespace ?? '',
-    verb: q.verb,
-    group: q.group ?? '',
-    resource: q.resource!,
+  const resolved = resolveResource(await resourcesFor(client, q), q, namespace ?? '');
+  warnings.push(...resolved.warnings);
+  return {
+    question: { resource: resolved.attributes },
+    clusterWide: resolved.scope === 'cluster',
+    // The question is about one namespace whatever was asked (a Namespace object by name).
+    oneNamespace: resolved.scope === 'own-namespace',
   };
-  let clusterWide = false;
-  let oneNamespace = false;
-  if (q.resource === '*') attrs.group = q.group ?? '*';
-  else {
-    const found = matchTyped(await discoverResources(client), q.resource!, q.group);
-    if (found) {
-      attrs.group = found.group;
-      attrs.resource = found.resource;
-      if (!found.namespaced) {
-        // As the API server files it: a Namespace object under its own name, anything else cluster-scoped with none.
-        const own = found.group === '' && found.resource === 'namespaces' && q.name;
-        attrs.namespace = own ? q.name! : '';
-        clusterWide = !own;
-        oneNamespace = Boolean(own);
-      }
-    } else
-      warnings.push(
-        `the server has no resource type "${q.resource}"${q.group === undefined ? '' : ` in group "${q.group}"`}`,
-      );
-  }
-  if (q.subresource) attrs.subresource = q.subresource;
-  if (q.name) attrs.name = q.name;
-  return { question: { resource: attrs }, clusterWide, oneNamespace };
 }
 
 export async function whoCan(client: KubeClient, q: AccessQuery, o: WhoCanOptions): Promise<WhoCan> {
