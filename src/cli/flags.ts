@@ -84,6 +84,10 @@ export const fleetFlags = {
     char: 'c',
     description: 'Cluster to work on (repeatable): a full name or an unambiguous short name.',
     multiple: true,
+    // One value per use, as kubectl's flags take: oclif's default for a repeatable flag takes every word up to the next
+    // flag, so `auth can-i -c hub get pods` read get and pods as clusters. Every repeatable flag of fleet says this
+    // (test/unit/usage-papercuts.test.ts checks each command).
+    multipleNonGreedy: true,
   }),
   all: Flags.boolean({ char: 'A', description: 'Work on every cluster the providers list.' }),
   selector: Flags.string({
@@ -129,6 +133,7 @@ export const impersonationFlags = {
   'as-group': Flags.string({
     description: 'Act as a member of this group (repeatable; needs --as), like kubectl --as-group.',
     multiple: true,
+    multipleNonGreedy: true,
   }),
   'as-uid': Flags.string({ description: 'Act with this UID (needs --as), like kubectl --as-uid.' }),
 };

@@ -14,7 +14,11 @@ export const wiFlags = {
       'The cluster whose ServiceAccount issues the token (a cluster name fleet knows). Without --hub and --service-account, one --target whose user runs fleet wi token is checked as that plugin would run: its ServiceAccount, audience and hub.',
   }),
   'service-account': Flags.string({ description: 'The hub ServiceAccount, NAMESPACE/NAME (required with --hub).' }),
-  target: Flags.string({ description: 'The cluster that should accept the token (repeatable).', multiple: true }),
+  target: Flags.string({
+    description: 'The cluster that should accept the token (repeatable).',
+    multiple: true,
+    multipleNonGreedy: true,
+  }),
   all: Flags.boolean({
     char: 'A',
     description: 'Every cluster the providers list except the hub.',
@@ -31,6 +35,7 @@ export const wiFlags = {
     description:
       'Something the identity must be allowed on the target: "VERB RESOURCE [NAME] [-n NAMESPACE]" (repeatable).',
     multiple: true,
+    multipleNonGreedy: true,
   }),
   expiration: Flags.string({
     description: "Lifetime of the requested token (the API server's minimum is 10m).",

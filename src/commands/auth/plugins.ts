@@ -63,7 +63,11 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
     'write-kuberc': Flags.string({
       description: "Add the plugins' commands to this kuberc's credentialPluginAllowlist (written atomically, 0600).",
     }),
-    command: Flags.string({ description: 'With --write-kuberc: only this command (repeatable).', multiple: true }),
+    command: Flags.string({
+      description: 'With --write-kuberc: only this command (repeatable).',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     'dry-run': Flags.boolean({ description: 'With --write-kuberc: show what would be added, write nothing.' }),
   };
 

@@ -76,6 +76,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       char: 'n',
       description: "The new identity's grant in this namespace (repeatable); cluster-wide when absent.",
       multiple: true,
+      multipleNonGreedy: true,
     }),
     'allow-risky': Flags.boolean({ description: 'Grant the new identity even what the risk rules flag.' }),
     duration: Flags.string({

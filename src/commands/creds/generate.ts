@@ -38,7 +38,11 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
       description: 'NAMESPACE/NAME of the ServiceAccount (token methods); created if missing.',
     }),
     user: Flags.string({ description: 'User name (CN) for --method client-cert.' }),
-    group: Flags.string({ description: 'Group (O) for --method client-cert (repeatable).', multiple: true }),
+    group: Flags.string({
+      description: 'Group (O) for --method client-cert (repeatable).',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     role: Flags.string({
       description: `Access preset: ${PRESETS.map((p) => p.name).join(', ')}.`,
       exclusive: ['rules', 'cluster-role'],
@@ -55,6 +59,7 @@ export default class CredsGenerate extends BaseCommand<typeof CredsGenerate> {
       char: 'n',
       description: 'Grant in this namespace (repeatable); cluster-wide when absent.',
       multiple: true,
+      multipleNonGreedy: true,
     }),
     method: Flags.option({
       description: 'How the credential is issued.',

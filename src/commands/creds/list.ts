@@ -31,6 +31,7 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
       description:
         'Only the credential with this credential-id, as an audit event records it in user.extra["authentication.kubernetes.io/credential-id"] (JTI=<jti> of a ServiceAccount token, X509SHA256=<hex> of a client certificate): which Secret, file or context holds it. Repeatable.',
       multiple: true,
+      multipleNonGreedy: true,
     }),
     ...hubFlags({
       defaultHub:

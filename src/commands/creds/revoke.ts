@@ -39,7 +39,11 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
   };
 
   static flags = {
-    file: Flags.string({ description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true }),
+    file: Flags.string({
+      description: 'A kubeconfig file creds generate --out wrote (repeatable).',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     ...hubFlags(),
     cluster: Flags.string({
       char: 'c',

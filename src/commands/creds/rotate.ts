@@ -60,7 +60,11 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         'With --all: split the Secrets this many ways and take the part of this Pod of an Indexed Job (JOB_COMPLETION_INDEX), by NAMESPACE/NAME.',
       env: fleetFlags['shard-count'].env,
     }),
-    file: Flags.string({ description: 'A kubeconfig file creds generate --out wrote (repeatable).', multiple: true }),
+    file: Flags.string({
+      description: 'A kubeconfig file creds generate --out wrote (repeatable).',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     'expiring-within': Flags.string({ description: 'Only credentials that expire within this time (e.g. 48h, 7d).' }),
     duration: Flags.string({
       description: 'Lifetime of the new credential, e.g. 720h, 30d (default: the lifetime generate was asked for).',

@@ -77,6 +77,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       char: 'n',
       description: 'Bind in this namespace of the target (repeatable; default: cluster-wide).',
       multiple: true,
+      multipleNonGreedy: true,
     }),
     audience: Flags.string({
       description:
@@ -129,6 +130,7 @@ export default class WiSetup extends BaseCommand<typeof WiSetup> {
       description:
         'The hub ServiceAccount NAMESPACE/NAME the plugin runs as (a controller\'s own, in-cluster): gets "create" on serviceaccounts/token for --service-account only (repeatable).',
       multiple: true,
+      multipleNonGreedy: true,
     }),
     apply: Flags.boolean({ description: 'Apply the hub and target objects (server-side apply, field manager fleet).' }),
     'create-namespace': Flags.boolean({

@@ -1,0 +1,113 @@
+// Issue 49's papercuts of the command line, each at the built CLI: a bad -v/--verbosity level, `help` of a typo, flags
+// before can-i's arguments, a named kuberc that does not exist, wi token's missing hub kubeconfig and wi setup with no
+// flags. Each is one line `error: ...`, exit 2, naming what to change.
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+
+import { runFleet } from '../support/cli.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A kubeconfig of token users (no exec plugin: nothing in it reads the kuberc) with contexts hub and other. */
+async function kubeconfig(server = 'https://127.0.0.1:1'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'fleet-usage-'));
+  const file = join(dir, 'fleet.kubeconfig');
+  await writeFile(
+    file,
+    `apiVersion: v1
+kind: Config
+current-context: hub
+clusters: [{name: k, cluster: {server: "${server}"}}]
+users: [{name: u, user: {token: not-a-secret-here}}]
+contexts: [{name: hub, context: {cluster: k, user: u}}, {name: other, context: {cluster: k, user: u}}]
+`,
+  );
+  return file;
+}
+
+/** The error line alone: exactly one line on stderr, no stack trace, exit 2. */
+function oneUsageLine(res: { code: number; stderr: string }, what: string): string {
+  assert.equal(res.code, 2, `${what}: ${res.stderr}`);
+  const lines = res.stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, `${what}: one line, got:\n${res.stderr}`);
+  assert.match(lines[0], /^error: /, what);
+  return lines[0];
+}
+
+describe('auth can-i: flags before the arguments, as kubectl users type them', () => {
+  type Answer = {
+    query: { verb: string; resource: string; name?: string };
+    namespace?: string;
+    as?: { user: string; groups: string[] };
+    items: Array<{ cluster: string }>;
+  };
+  const canI = async (file: string, argv: string[]): Promise<Answer> => {
+    const res = await runFleet(['auth', 'can-i', ...argv, '--kubeconfig', file, '-o', 'json']);
+    // The cluster is unreachable (127.0.0.1:1): exit 1 with its answer, never a usage error.
+    assert.equal(res.code, 1, `${argv.join(' ')}: ${res.stderr}`);
+    return res.json<Answer>();
+  };
+  const clusters = (a: Answer) => a.items.map((i) => i.cluster.split('+').at(-1));
+
+  it('-c, --cluster=, --context, --all, -A, -n and --as-group before, between or after VERB RESOURCE', async () => {
+    const file = await kubeconfig();
+    const cases: Array<[string[], string[], string | undefined]> = [
+      [['get', 'pods', '-c', 'hub'], ['hub'], undefined],
+      [['-c', 'hub', 'get', 'pods'], ['hub'], undefined],
+      [['--cluster', 'hub', 'get', 'pods'], ['hub'], undefined],
+      [['--cluster=hub', 'get', 'pods'], ['hub'], undefined],
+      [['get', '-c', 'hub', 'pods'], ['hub'], undefined],
+      [['--context=hub', 'get', 'pods'], ['hub'], undefined],
+      [['--context', 'other', 'get', 'pods'], ['other'], undefined],
+      [['-c', 'hub', '-c', 'other', 'get', 'pods'], ['hub', 'other'], undefined],
+      [['--all', 'get', 'pods'], ['hub', 'other'], undefined],
+      [['-A', 'get', 'pods'], ['hub', 'other'], undefined],
+      [['-n', 'team', '-c', 'hub', 'get', 'pods'], ['hub'], 'team'],
+      [['-c', 'hub', '-n', 'team', 'get', 'pods'], ['hub'], 'team'],
+      [['get', 'pods', '-n', 'team', '-c', 'hub'], ['hub'], 'team'],
+      [['--all-namespaces', '-c', 'hub', 'get', 'pods'], ['hub'], ''],
+    ];
+    for (const [argv, want, namespace] of cases) {
+      const answer = await canI(file, argv);
+      assert.deepEqual(answer.query, { verb: 'get', resource: 'pods' }, argv.join(' '));
+      assert.deepEqual(clusters(answer), want, argv.join(' '));
+      assert.equal(answer.namespace, namespace, argv.join(' '));
+    }
+    const named = await canI(file, ['-c', 'hub', 'get', 'pods', 'web-0']);
+    assert.deepEqual(named.query, { verb: 'get', resource: 'pods', name: 'web-0' });
+    const as = await canI(file, ['--as', 'jane', '--as-group', 'devs', 'get', 'pods', '-c', 'hub']);
+    assert.deepEqual(
+      [as.query, as.as],
+      [
+        { verb: 'get', resource: 'pods' },
+        { user: 'jane', groups: ['devs'] },
+      ],
+    );
+  });
+
+  it('a value after a repeatable flag is its one value, in every command (no flag swallows the arguments after it)', async () => {
+    // oclif's `multiple: true` takes every word up to the next flag unless multipleNonGreedy is set: `-c hub get pods`
+    // read get and pods as clusters. Every repeatable flag fleet defines says it takes one value per use.
+    const dir = join(REPO, 'src/commands');
+    const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    assert.ok(files.length >= 20);
+    const greedy: string[] = [];
+    for (const f of files) {
+      const command = (await import(join(dir, f))).default as {
+        flags?: Record<string, { multiple?: boolean; multipleNonGreedy?: boolean }>;
+        baseFlags?: Record<string, { multiple?: boolean; multipleNonGreedy?: boolean }>;
+      };
+      for (const [name, flag] of Object.entries({ ...command.baseFlags, ...command.flags }))
+        if (flag.multiple && !flag.multipleNonGreedy) greedy.push(`${f}: --${name}`);
+    }
+    assert.deepEqual(greedy, []);
+    // A command without arguments still refuses a second word after one value (kubectl takes one value per flag).
+    const file = await kubeconfig();
+    const stray = await runFleet(['auth', 'whoami', '-c', 'hub', 'other', '--kubeconfig', file]);
+    assert.equal(oneUsageLine(stray, 'auth whoami -c hub other'), 'error: Unexpected argument: other');
+  });
+});
