@@ -89,8 +89,10 @@ export function normaliseReviews(namespace: string, inNamespace: RulesReview, cl
   // A namespace grant that a cluster-wide one already covers adds nothing.
   const wide = resourceSet(cluster);
   const local = reduceResources(resourceAtoms(inNamespace.resourceRules, 'namespace')).filter((a) => !wide.covers(a));
-  // Non-resource URLs are granted only by ClusterRoles bound cluster-wide; both reviews carry them, so they are merged.
-  const urls = reduceUrls([...urlAtoms(inNamespace.nonResourceRules), ...urlAtoms(clusterWide.nonResourceRules)]);
+  // Non-resource URLs count only from ClusterRoleBindings: a URL request has no namespace, so the authorizer never
+  // reads a RoleBinding for it. The namespace's review also lists the URLs of ClusterRoles bound there by RoleBindings,
+  // which grant nothing; only the cluster-wide review's are grants.
+  const urls = reduceUrls(urlAtoms(clusterWide.nonResourceRules));
   const evaluationError = [inNamespace.evaluationError, clusterWide.evaluationError].filter(Boolean).join('; ');
   return {
     namespace,

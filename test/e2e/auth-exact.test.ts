@@ -2,12 +2,15 @@
 // says is compared with what the server decides (a SubjectAccessReview, and a real request where one can be made).
 // 1. Virtual resources (users, groups, uids, userextras, signers) are cluster-scoped: a RoleBinding granting
 //    `impersonate users` grants nothing, and `auth can-i` / `auth who-can` say so, as the impersonation filter does.
+// 2. A non-resource URL only a RoleBinding "grants" is no grant (a URL request has no namespace): `auth diff` shows no
+//    drift for it, while the same URL through a ClusterRoleBinding is a difference.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import yaml from 'js-yaml';
 
 import type { AccessReviewList } from '../../src/commands/auth/can-i.js';
+import type { RulesDiff } from '../../src/commands/auth/diff.js';
 import type { WhoCanList } from '../../src/commands/auth/who-can.js';
 import { runFleet } from '../support/cli.js';
 import {
@@ -22,7 +25,7 @@ import {
 } from '../support/fixture.js';
 
 const cp = loadControlPlane();
-const [m1] = cp.members;
+const [m1, m2] = cp.members;
 const run = uniqueName('exact');
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const roleRef = (name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
@@ -200,5 +203,104 @@ describe('virtual resources are cluster-scoped (live)', () => {
         if (reported) assert.deepEqual([reported.confirmed, reported.confirmedIn], [true, '']);
       }
     }
+  });
+});
+
+describe('non-resource URLs count only from ClusterRoleBindings (live)', () => {
+  const differ = `${run}-differ`;
+  const urls = { local: `/${run}-local`, wide: `/${run}-wide` };
+  const files: Record<'m1' | 'm2', string> = { m1: '', m2: '' };
+  let cert: CertUser;
+
+  before(async () => {
+    // member-1 only: one URL through a RoleBinding (a ClusterRole may be bound in a namespace), one through a
+    // ClusterRoleBinding. member-2 grants the certificate user nothing of its own.
+    await apply(m1, [
+      {
+        apiVersion: RBAC,
+        kind: 'ClusterRole',
+        metadata: { name: `${differ}-local` },
+        rules: [{ nonResourceURLs: [urls.local], verbs: ['get'] }],
+      },
+      {
+        apiVersion: RBAC,
+        kind: 'ClusterRole',
+        metadata: { name: `${differ}-wide` },
+        rules: [{ nonResourceURLs: [urls.wide], verbs: ['get'] }],
+      },
+      {
+        apiVersion: RBAC,
+        kind: 'RoleBinding',
+        metadata: { name: differ, namespace: 'default' },
+        roleRef: roleRef(`${differ}-local`),
+        subjects: [user(differ)],
+      },
+      {
+        apiVersion: RBAC,
+        kind: 'ClusterRoleBinding',
+        metadata: { name: differ },
+        roleRef: roleRef(`${differ}-wide`),
+        subjects: [user(differ)],
+      },
+    ]);
+    cleanup.push(
+      { server: m1, args: ['clusterrolebinding', differ] },
+      { server: m1, args: ['rolebinding', '-n', 'default', differ] },
+      { server: m1, args: ['clusterrole', `${differ}-local`, `${differ}-wide`] },
+    );
+    cert = await createCertUser(m1, { user: differ });
+    files.m1 = cert.kubeconfigPath;
+    files.m2 = (await createCertUser(m2, { user: differ })).kubeconfigPath;
+  });
+
+  it('the API server: the URL of the RoleBinding is denied on member-1, the ClusterRoleBinding one allowed; real requests agree', async () => {
+    const attrs = (path: string) => ({ nonResourceAttributes: { path, verb: 'get' } });
+    assert.equal(await sar(m1, differ, attrs(urls.local)), false);
+    assert.equal(await sar(m1, differ, attrs(urls.wide)), true);
+    for (const path of Object.values(urls)) assert.equal(await sar(m2, differ, attrs(path)), false);
+    // Authorization comes before routing: a denied path is 403, an allowed one that serves nothing 404.
+    const get = (path: string) =>
+      apiRequest({ url: m1.url, caFile: m1.caFile, certFile: cert.certFile, keyFile: cert.keyFile, path });
+    assert.equal((await get(urls.local)).status, 403);
+    assert.equal((await get(urls.wide)).status, 404);
+    for (const [file, server] of [
+      [files.m1, m1],
+      [files.m2, m2],
+    ] as const) {
+      for (const path of Object.values(urls)) {
+        const res = await runFleet(['auth', 'can-i', 'get', path, '--kubeconfig', file, '-o', 'json']);
+        assert.equal(
+          res.json<AccessReviewList>().items[0].allowed,
+          await sar(server, differ, attrs(path)),
+          `${server.name} ${path}`,
+        );
+      }
+    }
+  });
+
+  it('auth diff: the ClusterRoleBinding URL is the one difference; the RoleBinding URL, which no cluster allows, is none', async () => {
+    const res = await runFleet([
+      'auth',
+      'diff',
+      '--all',
+      '-n',
+      'default',
+      '--kubeconfig',
+      `${files.m1}:${files.m2}`,
+      '-o',
+      'json',
+    ]);
+    assert.equal(res.code, 0, res.stderr);
+    const out = res.json<RulesDiff>();
+    assert.equal(out.drift, true);
+    const [one, two] = out.items;
+    assert.deepEqual(
+      one.nonResourceRules?.filter((r) => r.url.startsWith(`/${run}`)),
+      [{ url: urls.wide, verbs: ['get'] }],
+    );
+    assert.deepEqual(one.extra, { rules: [], nonResourceRules: [{ url: urls.wide, verbs: ['get'] }] });
+    assert.deepEqual(one.missing, { rules: [], nonResourceRules: [] });
+    assert.deepEqual(two.extra, { rules: [], nonResourceRules: [] });
+    assert.deepEqual(two.missing, { rules: [], nonResourceRules: [{ url: urls.wide, verbs: ['get'] }] });
   });
 });

@@ -87,7 +87,29 @@ describe('auth diff: normalisation', () => {
     ]);
   });
 
-  it('non-resource URLs: merged from both reviews, prefixes cover', () => {
+  it('non-resource URLs: only the cluster-wide review grants them; one a RoleBinding lists in the namespace is none', () => {
+    // A ClusterRole with URLs bound by a RoleBinding: the namespace's rules review lists them, the authorizer never
+    // applies them (a URL request has no namespace, so no RoleBinding is read for it).
+    const healthz = { verbs: ['get'], nonResourceURLs: ['/healthz'] };
+    const withRoleBinding = normaliseReviews(
+      'team',
+      review([healthz, { verbs: ['get', 'post'], nonResourceURLs: ['/only-in-a-rolebinding', '/healthz'] }]),
+      review([healthz]),
+    );
+    assert.deepEqual(withRoleBinding.nonResourceRules, [{ url: '/healthz', verbs: ['get'] }]);
+    // So a cluster that differs from another only by such a RoleBinding does not differ.
+    const without = normaliseReviews('team', review([healthz]), review([healthz]));
+    const d = diffRules(
+      new Map([
+        ['a', withRoleBinding],
+        ['b', without],
+      ]),
+    );
+    const same = { extra: { rules: [], nonResourceRules: [] }, missing: { rules: [], nonResourceRules: [] } };
+    assert.deepEqual([d.get('a'), d.get('b')], [same, same]);
+  });
+
+  it('non-resource URLs: prefixes cover', () => {
     const n = normal(
       [],
       [
