@@ -7,8 +7,9 @@
 //   node scripts/release.mjs              build all for a real release: stricter (the chart must be there, a tag must
 //                                         name package.json's version, committed checksums must match the rebuild)
 //   node scripts/release.mjs --publish    push what the build wrote (its plan.json), the commands the dry run printed
-// Options: --out DIR (default dist/release), --skip-build (use what `npm run build` already made), --image-tag NAME
-// (the image's local name while it is built; default localhost/fleet:<version>).
+// Options: --out DIR (default dist/release; it is emptied, so not dist/ itself, dist/bundle/ or dist/exe/), --skip-build
+// (use what `npm run build` already made), --image-tag NAME (the image's local name while it is built; default
+// localhost/fleet:<version>).
 //
 // What DIR holds (every file but plan.json and image/ is a release asset, listed in checksums.txt):
 //   fleet-linux-x64, fleet-linux-arm64                 the single executables (scripts/executable.mjs), each with
@@ -79,6 +80,14 @@ const dryRun = mode === 'dry-run';
 // The directory is emptied before a build: never the repository, a home or the root.
 if (out === '/' || out === process.env.HOME || !relative(out, root).startsWith('..'))
   die(`--out ${out}: choose a directory of its own (it is emptied), not one that holds the repository`);
+// Nor one the build writes or reads (dist/ itself, dist/bundle/, dist/exe/, or a directory in them): the build would
+// empty it, or emptying it would remove what the release packs.
+const inside = (dir, parent) => !relative(parent, dir).startsWith('..');
+for (const built of ['dist/bundle', 'dist/exe'].map((d) => join(root, d)))
+  if (inside(built, out) || inside(out, built))
+    die(
+      `--out ${out}: choose a directory of its own (it is emptied), not ${relative(root, built)}/ or one that holds it`,
+    );
 
 const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const version = pjson.version;
@@ -123,13 +132,19 @@ function build() {
   const chartTool = chartSource();
   if (chartTool.skipped && !dryRun) fail(`the chart is part of a release: ${chartTool.skipped}`);
 
+  // The output directory is emptied first, so nothing of an earlier release is left in it if this build fails, and
+  // made again only after the steps that rebuild dist/: `npm run build` begins with `rm -rf dist`, which took the
+  // default dist/release/ with it, and every release from a checkout ended in `ENOENT: ... copyfile
+  // dist/exe/fleet-linux-x64 -> dist/release/fleet-linux-x64` (issue 49).
   rmSync(out, { recursive: true, force: true });
-  mkdirSync(join(out, 'image'), { recursive: true });
   if (!skipBuild) run('npm', ['run', '--silent', 'build']);
   if (!existsSync(join(root, 'dist/bundle/fleet.mjs'))) die('no dist/bundle/fleet.mjs: run `npm run build` first');
 
   // The executables, fleet-credential, their checksums and SBOMs, the krew archives and manifest: scripts/executable.mjs.
   run(process.execPath, [join(root, 'scripts/executable.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // From here on nothing cleans dist/ (npm pack runs no prepack build, scripts/image.sh --skip-build and helm package
+  // only read it): the release files go into a directory that stays.
+  mkdirSync(join(out, 'image'), { recursive: true });
   const exe = join(root, 'dist/exe');
   for (const arch of ['x64', 'arm64']) {
     for (const f of [`fleet-linux-${arch}`, `fleet-credential-linux-${arch}`]) {
