@@ -8,6 +8,9 @@ import { UsageError } from '../base/errors.js';
  * - kubectl's levels: `-v 6`, `-v=6`, `-v6`, `--v=6` and `--v 6` become `--verbose --verbosity=6`. A bare `-v` stays
  *   the boolean `--verbose` (details and stack traces). The rule: a number directly after `-v` is its level; to pass a
  *   numeric argument after a bare -v, put -v last or the argument after `--`.
+ * - A level that is not a whole number is refused here in one line (levelError) where the spelling says it is a level:
+ *   `--verbosity X`, `--verbosity=X`, `-v=X`, `--v=X`. After `-v X` the word may be an argument; when the command has
+ *   no place for it, misreadLevel says it was meant as a level.
  */
 export function normalizeArgv(argv: string[]): string[] {
   const out: string[] = [];
@@ -17,6 +20,11 @@ export function normalizeArgv(argv: string[]): string[] {
       out.push(...argv.slice(i));
       break;
     }
+    const given = /^(--verbosity|--v|-v)=(.*)$/.exec(a);
+    if (given && !/^\d+$/.test(given[2])) throw levelError(given[1], given[2]);
+    const next = argv[i + 1];
+    if (a === '--verbosity' && next !== undefined && !/^\d+$/.test(next) && !/^-[-a-zA-Z]/.test(next))
+      throw levelError(a, next);
     const color = /^--colou?r=(.*)$/.exec(a);
     if (color) {
       const mode = colorMode(color[1]);
@@ -35,6 +43,30 @@ export function normalizeArgv(argv: string[]): string[] {
     out.push(a === '--v' ? '--verbose' : a);
   }
   return out;
+}
+
+const LEVELS = 'use a whole number from 0 (6 logs each request, 7 adds request headers, 8 response headers)';
+
+/** `--verbosity: "abc" is not a log level; ...`: the flag as typed, the value, the levels (and -v's other meaning). */
+function levelError(flag: string, value: string): UsageError {
+  const bare = flag === '--verbosity' ? '' : `, or ${flag} alone for --verbose`;
+  return new UsageError(`${flag}: ${JSON.stringify(value)} is not a log level; ${LEVELS}${bare}`);
+}
+
+/**
+ * oclif's "Unexpected argument: abc" for `-v abc` (or `--v abc`): the word had no place as an argument, so it was meant
+ * as -v's level, and the error says so (levelError). Undefined for any other error, or a stray word elsewhere.
+ */
+export function misreadLevel(typed: string[], error: unknown): UsageError | undefined {
+  const words = (error as { args?: unknown } | undefined)?.args;
+  if (!(error instanceof Error) || !/^Unexpected arguments?: /.test(error.message) || !Array.isArray(words))
+    return undefined;
+  const end = typed.indexOf('--');
+  const args = end === -1 ? typed : typed.slice(0, end);
+  for (let i = 0; i + 1 < args.length; i++) {
+    if ((args[i] === '-v' || args[i] === '--v') && words.includes(args[i + 1])) return levelError(args[i], args[i + 1]);
+  }
+  return undefined;
 }
 
 function colorMode(value: string): boolean | undefined {

@@ -7,7 +7,7 @@ import { EXIT_FAILED, EXIT_INTERRUPTED, UsageError } from '../base/errors.js';
 import { canInteract } from './tty.js';
 import { cancellation, watchInterrupts } from './interrupt.js';
 import type { Cancellation } from '../base/cancel.js';
-import { normalizeArgv, verboseInArgv } from './argv.js';
+import { misreadLevel, normalizeArgv, verboseInArgv } from './argv.js';
 import type { Impersonation } from '../kube/client.js';
 import { failureResult, placeFailures, selectionFailures } from '../fleet/failures.js';
 import { type ClusterResult, type ClusterTask, runOverClusters } from '../fleet/runner.js';
@@ -96,14 +96,24 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     setWarningSink((line) => this.logStderr(line));
     // SIGINT/SIGTERM kill the plugins this command started and end it with 130/143 (src/cli/interrupt.ts).
     watchInterrupts((line) => this.logStderr(line));
-    this.argv = normalizeArgv(this.argv);
+    // A command line that cannot be read is one line, also with -v: the stack would be the parser's, nothing of the run.
+    const typed = this.argv;
+    const unread = (error: unknown): never => {
+      this.commandLineUnread = true;
+      throw misreadLevel(typed, error) ?? error;
+    };
+    try {
+      this.argv = normalizeArgv(typed);
+    } catch (error) {
+      unread(error);
+    }
     const { args, argv, flags } = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
       enableJsonFlag: this.ctor.enableJsonFlag,
       args: this.ctor.args,
       strict: this.ctor.strict,
-    });
+    }).catch(unread);
     this.flags = flags as BaseFlags<T>;
     // The one reading of the format for the rest of the run (render, jsonEnabled, the error path, streaming).
     this.resolvedFormat = outputFormat(this.argv, this.flags);
@@ -157,6 +167,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   private resolvedFormat?: OutputFormat;
+
+  /** Set when the command line could not be read (normalizeArgv or oclif's parse failed): its error has no stack to show. */
+  private commandLineUnread = false;
 
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
@@ -271,7 +284,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       .map(([name]) => name);
     const outcome = errorOutcome(err, visibleFlags);
     this.out.errorDocument({ kind: outcome.kind, message: outcome.message }, this.jsonEnabled());
-    writeErrorLines(err, outcome, verboseInArgv(this.argv));
+    writeErrorLines(err, outcome, verboseInArgv(this.argv) && !this.commandLineUnread);
     this.exit(outcome.code);
     return undefined;
   }

@@ -38,6 +38,56 @@ function oneUsageLine(res: { code: number; stderr: string }, what: string): stri
   return lines[0];
 }
 
+const LEVELS = 'use a whole number from 0 (6 logs each request, 7 adds request headers, 8 response headers)';
+
+describe('a bad -v or --verbosity level', () => {
+  const list = ['clusters', 'list', '--kubeconfig', 'examples/fleet', '-o', 'name'];
+
+  it('--verbosity abc, --verbosity=abc, --verbosity -1, 1.5: one line naming the flag, the value and the levels', async () => {
+    for (const [spelling, value] of [
+      [['--verbosity', 'abc'], 'abc'],
+      [['--verbosity=abc'], 'abc'],
+      [['--verbosity', '-1'], '-1'],
+      [['--verbosity=1.5'], '1.5'],
+      [['--verbose', '--verbosity', 'abc'], 'abc'],
+    ] as const) {
+      const line = oneUsageLine(await runFleet([...list, ...spelling], { cwd: REPO }), spelling.join(' '));
+      assert.equal(line, `error: --verbosity: "${value}" is not a log level; ${LEVELS}`, spelling.join(' '));
+    }
+  });
+
+  it('-v abc, --v abc, -v=abc, --v=abc: one line about -v, which takes a level or nothing', async () => {
+    for (const [spelling, flag] of [
+      [['-v', 'abc'], '-v'],
+      [['--v', 'abc'], '--v'],
+      [['-v=abc'], '-v'],
+      [['--v=abc'], '--v'],
+      [['-v', '-1'], '-v'],
+    ] as const) {
+      const value = spelling.length === 2 ? spelling[1] : spelling[0].split('=')[1];
+      const line = oneUsageLine(await runFleet([...list, ...spelling], { cwd: REPO }), spelling.join(' '));
+      assert.equal(
+        line,
+        `error: ${flag}: "${value}" is not a log level; ${LEVELS}, or ${flag} alone for --verbose`,
+        spelling.join(' '),
+      );
+    }
+  });
+
+  it('-v before an argument is still --verbose with that argument, and -v N still a level', async () => {
+    // The cluster name after -v is the argument of clusters inspect, not a level (src/cli/argv.ts).
+    const inspect = await runFleet(
+      ['clusters', 'inspect', '-v', 'staging', '--offline', '--kubeconfig', 'examples/fleet'],
+      {
+        cwd: REPO,
+      },
+    );
+    assert.equal(inspect.code, 0, inspect.stderr);
+    const leveled = await runFleet([...list, '-v', '6'], { cwd: REPO });
+    assert.equal(leveled.code, 0, leveled.stderr);
+  });
+});
+
 describe('auth can-i: flags before the arguments, as kubectl users type them', () => {
   type Answer = {
     query: { verb: string; resource: string; name?: string };
