@@ -44,19 +44,47 @@ export function isMachineFormat(format: OutputFormat): boolean {
   return format === 'json' || format === 'jsonl' || format === 'yaml' || format === 'name' || format === 'prometheus';
 }
 
+/** What oclif's parse errors carry of the command's definitions (CLIParseError.parse.input). */
+interface ParseInput {
+  parse?: { input?: { flags?: Record<string, { summary?: string; description?: string }> } };
+}
+
 /**
  * oclif's parse errors span several lines (an argument table, "See more help"); fleet's rule is one line naming what is
- * wrong, so they are folded: missing arguments by name, other messages joined.
+ * wrong, so they are folded: missing arguments by name, missing flags in one sentence with what each names, other
+ * messages joined (a list of separate errors with "; ", a header and its detail with ": ").
  */
-export function oneLine(err: Error & { args?: Array<{ name?: string }> }): string {
+export function oneLine(err: Error & { args?: Array<{ name?: string }> } & ParseInput): string {
   if (/^Missing \d+ required arg/.test(err.message) && Array.isArray(err.args)) {
     const names = err.args.map((a) => (a.name ?? '').toUpperCase()).filter(Boolean);
     return `missing argument${names.length === 1 ? '' : 's'} ${names.join(', ')} (see --help)`;
   }
-  return plainParseMessage(err.message)
+  const list = /^The following errors? occurred/m.test(err.message);
+  const lines = plainParseMessage(err.message)
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l !== '' && !/^(See more help|Note:|Alternatively)/.test(l))
-    .join(': ')
+    .filter((l) => l !== '' && !/^(See more help|Note:|Alternatively)/.test(l));
+  const missing = lines.flatMap((l) => /^Missing required flag ([\w-]+)$/.exec(l)?.[1] ?? []);
+  const rest = lines.filter((l) => !/^Missing required flag /.test(l));
+  return [...(missing.length > 0 ? [missingFlags(missing, err.parse?.input?.flags ?? {})] : []), ...rest]
+    .join(list ? '; ' : ': ')
     .replace(/\s+:/g, ':');
+}
+
+/**
+ * `missing --target (the cluster that should accept the token) and --service-account (the hub ServiceAccount,
+ * NAMESPACE/NAME); see --help`: the flags in the command's order, each with the first sentence of its help.
+ */
+function missingFlags(names: string[], flags: Record<string, { summary?: string; description?: string }>): string {
+  const order = Object.keys(flags);
+  const rank = (n: string) => (order.includes(n) ? order.indexOf(n) : order.length);
+  const named = [...new Set(names)]
+    .sort((a, b) => rank(a) - rank(b))
+    .map((n) => {
+      const help = (flags[n]?.summary ?? flags[n]?.description ?? '').split(/\.(?:\s|$)/)[0].trim();
+      const what = /^[A-Z][a-z]/.test(help) ? help[0].toLowerCase() + help.slice(1) : help;
+      return what === '' ? `--${n}` : `--${n} (${what})`;
+    });
+  const all = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  return `missing ${all}; see --help`;
 }

@@ -161,3 +161,18 @@ describe('auth can-i: flags before the arguments, as kubectl users type them', (
     assert.equal(oneUsageLine(stray, 'auth whoami -c hub other'), 'error: Unexpected argument: other');
   });
 });
+
+describe('wi setup without its required flags', () => {
+  it('says in one sentence which flags are missing and what each names', async () => {
+    const none = await runFleet(['wi', 'setup']);
+    assert.equal(
+      oneUsageLine(none, 'wi setup'),
+      'error: missing --target (the cluster that should accept the token) and --service-account (the hub ServiceAccount, NAMESPACE/NAME); see --help',
+    );
+    const one = await runFleet(['wi', 'setup', '--target', 'prod']);
+    assert.equal(
+      oneUsageLine(one, 'wi setup --target prod'),
+      'error: missing --service-account (the hub ServiceAccount, NAMESPACE/NAME); see --help',
+    );
+  });
+});
