@@ -40,13 +40,22 @@ export interface HubGlobals {
 }
 
 /**
- * The hubs of the one hub rule (creds/hubs.ts credsHubs) for a command's flags, each --hub-kubeconfig file checked
- * first: missing, a directory or unreadable is one line naming the flag and the path, before any hub is asked.
+ * Each --hub-kubeconfig file (a ":"-list): missing, a directory or unreadable is one line naming the flag and the path.
+ * commandHubs checks them first; a command with other inputs to check (wi token's KUBERNETES_EXEC_INFO) calls this
+ * before them, so the file the user named is the first thing it speaks of.
  */
-export async function commandHubs(fleet: Fleet, globals: HubGlobals, f: HubFlagValues): Promise<HubChoice[]> {
+export async function checkHubFiles(f: HubFlagValues): Promise<void> {
   for (const file of f['hub-kubeconfig']?.split(':').filter(Boolean) ?? []) {
     await checkReadableFile(file, `--hub-kubeconfig ${file}`, 'a kubeconfig file');
   }
+}
+
+/**
+ * The hubs of the one hub rule (creds/hubs.ts credsHubs) for a command's flags, each --hub-kubeconfig file checked
+ * first (checkHubFiles), before any hub is asked.
+ */
+export async function commandHubs(fleet: Fleet, globals: HubGlobals, f: HubFlagValues): Promise<HubChoice[]> {
+  await checkHubFiles(f);
   return credsHubs({
     hubKubeconfig: f['hub-kubeconfig'],
     hubContext: f['hub-context'],

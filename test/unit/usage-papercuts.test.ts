@@ -162,6 +162,20 @@ describe('auth can-i: flags before the arguments, as kubectl users type them', (
   });
 });
 
+describe('wi token --hub-kubeconfig naming a file that does not exist', () => {
+  it('says so first, in one line naming the flag and the path (not the audience KUBERNETES_EXEC_INFO lacks)', async () => {
+    const missing = join(tmpdir(), 'fleet-no-such-dir', 'hub.kubeconfig');
+    for (const extra of [[], ['--service-account', 'a/b'], ['--service-account', 'a/b', '--audience', 'https://x']]) {
+      const res = await runFleet(['wi', 'token', '--hub-kubeconfig', missing, ...extra]);
+      assert.equal(
+        oneUsageLine(res, extra.join(' ')),
+        `error: --hub-kubeconfig ${missing}: file not found`,
+        extra.join(' '),
+      );
+    }
+  });
+});
+
 describe('wi setup without its required flags', () => {
   it('says in one sentence which flags are missing and what each names', async () => {
     const none = await runFleet(['wi', 'setup']);

@@ -4,7 +4,7 @@ import { parseLifetime } from '../../base/duration.js';
 import { FleetError, UsageError } from '../../base/errors.js';
 import { pluginGlobalFlags } from '../../cli/flags.js';
 import { BaseCommand, type BaseFlags } from '../../cli/base-command.js';
-import { hubFlags } from '../../cli/hubs.js';
+import { checkHubFiles, hubFlags } from '../../cli/hubs.js';
 import { expirationSeconds } from '../../workload-identity/inputs.js';
 import {
   type TokenRequestPlan,
@@ -48,6 +48,8 @@ export default class WiToken extends BaseCommand<typeof WiToken> {
 
   async run(): Promise<void> {
     const { flags } = this;
+    // The hub kubeconfig the user named is checked first: a missing file is what to fix, whatever else is missing.
+    await checkHubFiles(flags);
     const plan = tokenOptions(flags, process.env);
     const [hub] = await this.credsHubs(flags);
     const client = await this.fleet.connector.hub(hub.spec);
