@@ -1,6 +1,6 @@
 import type { KubeClient } from '../kube/client.js';
-import type { ResourceRule } from './risk.js';
-import { type NonResourceRule, type RulesReview, rulesReview } from './rules.js';
+import type { ResourceRule, RuleScope } from './risk.js';
+import { CLUSTER_WIDE_PROBE, type NonResourceRule, type RulesReview, singleRulesReview } from './rules.js';
 
 /**
  * `auth diff`: the rules one identity holds on each cluster, normalised so that equivalent RBAC written differently
@@ -12,15 +12,13 @@ import { type NonResourceRule, type RulesReview, rulesReview } from './rules.js'
  */
 
 /**
- * Where a grant holds. A SelfSubjectRulesReview for a namespace mixes the rules of the namespace's RoleBindings with
- * those of ClusterRoleBindings; the review for a namespace that cannot exist (the name is not a DNS label, so no
- * RoleBinding can live there) holds only the latter. `cluster` grants hold in every namespace (and for cluster-scoped
- * resources); `namespace` grants hold only in the namespace reviewed.
+ * Where a grant holds (risk.ts). A SelfSubjectRulesReview for a namespace mixes the rules of the namespace's
+ * RoleBindings with those of ClusterRoleBindings; the review for a namespace that cannot exist (CLUSTER_WIDE_PROBE:
+ * the name is not a DNS label, so no RoleBinding can live there) holds only the latter. `cluster` grants hold in every
+ * namespace (and for cluster-scoped resources); `namespace` grants hold only in the namespace reviewed.
  */
-export type RuleScope = 'cluster' | 'namespace';
-
-/** Not a valid namespace name (dots), so no RoleBinding can be in it: its rules review holds only cluster-wide grants. */
-export const CLUSTER_WIDE_PROBE = 'cluster-wide.fleet.invalid';
+export type { RuleScope } from './risk.js';
+export { CLUSTER_WIDE_PROBE } from './rules.js';
 
 /** One normalised resource rule: one group and resource, sorted verbs, sorted resourceNames (empty: every object). */
 export interface NormalRule {
@@ -77,8 +75,8 @@ const ALL = '*';
 /** Reads the rules of the identity in `namespace` and cluster-wide, and normalises them. */
 export async function clusterRules(client: KubeClient, namespace: string): Promise<ClusterRules> {
   const [inNamespace, clusterWide] = await Promise.all([
-    rulesReview(client, namespace),
-    rulesReview(client, CLUSTER_WIDE_PROBE),
+    singleRulesReview(client, namespace),
+    singleRulesReview(client, CLUSTER_WIDE_PROBE),
   ]);
   return normaliseReviews(namespace, inNamespace, clusterWide);
 }

@@ -2,6 +2,11 @@
  * Risk rules: pure functions that name the dangerous grants in a set of RBAC-style rules (as a SelfSubjectRulesReview
  * returns them). Matching follows RBAC's own semantics: "*" matches every verb, group or resource (subresources too),
  * "*\/sub" matches that subresource of any resource, and "pods" does not cover "pods/exec".
+ *
+ * A rule's scope decides what it can reach: a cluster-wide grant (a ClusterRoleBinding) holds everywhere; a grant only in
+ * a namespace (a RoleBinding) holds only for requests in that namespace, so it never reaches what the API server checks
+ * with no namespace: cluster-scoped resources (nodes/proxy, CSRs, ClusterRoles), the virtual resources of impersonation
+ * (users, groups, uids, userextras) and certificate signers. `*` on `*.*` there is a namespace admin, not cluster-admin.
  */
 export interface ResourceRule {
   verbs: string[];
@@ -12,6 +17,7 @@ export interface ResourceRule {
 
 export type RiskCode =
   | 'cluster-admin'
+  | 'namespace-admin'
   | 'wildcard-verbs'
   | 'wildcard-resources'
   | 'wildcard-groups'
@@ -26,6 +32,12 @@ export type RiskCode =
 
 export type Severity = 'critical' | 'high' | 'medium';
 
+/**
+ * Where a grant holds: `cluster` (a ClusterRoleBinding: every namespace, and cluster-scoped resources) or `namespace`
+ * (a RoleBinding: only requests in the namespace reviewed).
+ */
+export type RuleScope = 'cluster' | 'namespace';
+
 export interface RiskFinding {
   code: RiskCode;
   severity: Severity;
@@ -34,6 +46,8 @@ export interface RiskFinding {
   rule: number;
   /** Set when the rule is limited to these object names: narrower, but still the same power over them. */
   resourceNames?: string[];
+  /** Where the rule holds, when the caller knew (auth rules does): `namespace` for a grant of a RoleBinding only. */
+  scope?: RuleScope;
 }
 
 const ALL = '*';
@@ -67,19 +81,26 @@ export function grants(rule: ResourceRule, verbs: string[], group: string, resou
 interface Check {
   code: RiskCode;
   severity: Severity;
-  /** A message when the rule matches, undefined otherwise. */
-  test(rule: ResourceRule): string | undefined;
+  /** A message when the rule, holding at `scope`, matches; undefined otherwise. */
+  test(rule: ResourceRule, scope: RuleScope): string | undefined;
 }
 
 const list = (xs: string[]) => xs.join(', ');
+const everything = (r: ResourceRule) => r.verbs.includes(ALL) && r.resources.includes(ALL) && r.apiGroups.includes(ALL);
 
 const CHECKS: Check[] = [
   {
     code: 'cluster-admin',
     severity: 'critical',
-    test: (r) =>
-      r.verbs.includes(ALL) && r.resources.includes(ALL) && r.apiGroups.includes(ALL)
-        ? 'every verb on every resource in every API group'
+    test: (r, scope) =>
+      scope === 'cluster' && everything(r) ? 'every verb on every resource in every API group' : undefined,
+  },
+  {
+    code: 'namespace-admin',
+    severity: 'high',
+    test: (r, scope) =>
+      scope === 'namespace' && everything(r)
+        ? 'every verb on every resource in every API group of this namespace (a RoleBinding): a namespace admin, nothing cluster-wide'
         : undefined,
   },
   {
@@ -112,8 +133,10 @@ const CHECKS: Check[] = [
   {
     code: 'escalate',
     severity: 'high',
-    test: (r) => {
-      const on = ['roles', 'clusterroles'].filter((res) => grants(r, ['escalate'], RBAC, res).length > 0);
+    test: (r, scope) => {
+      // A ClusterRole is written with no namespace: escalate on clusterroles in a namespace reaches none.
+      const kinds = scope === 'cluster' ? ['roles', 'clusterroles'] : ['roles'];
+      const on = kinds.filter((res) => grants(r, ['escalate'], RBAC, res).length > 0);
       return on.length > 0 ? `may grant permissions it does not hold (escalate on ${list(on)})` : undefined;
     },
   },
@@ -128,11 +151,15 @@ const CHECKS: Check[] = [
   {
     code: 'impersonate',
     severity: 'high',
-    test: (r) => {
-      const on = ['users', 'groups', 'serviceaccounts'].filter((res) => grants(r, ['impersonate'], '', res).length > 0);
-      if (grants(r, ['impersonate'], AUTHN, 'uids').length > 0) on.push('uids');
+    test: (r, scope) => {
+      // The impersonation filter asks about users, groups, uids and extras with no namespace (only a ServiceAccount is
+      // asked in its namespace), so in a namespace only serviceaccounts count.
+      const core = scope === 'cluster' ? ['users', 'groups', 'serviceaccounts'] : ['serviceaccounts'];
+      const on = core.filter((res) => grants(r, ['impersonate'], '', res).length > 0);
+      if (scope === 'cluster' && grants(r, ['impersonate'], AUTHN, 'uids').length > 0) on.push('uids');
       // Extra fields are impersonated per key, as userextras/<key>.
       const extras =
+        scope === 'cluster' &&
         coversGroup(r, AUTHN) &&
         r.resources.some((x) => x === ALL || x === 'userextras' || x.startsWith('userextras/'));
       if (extras && grantedVerbs(r, ['impersonate']).length > 0) on.push('userextras');
@@ -159,7 +186,9 @@ const CHECKS: Check[] = [
   {
     code: 'nodes-proxy',
     severity: 'high',
-    test: (r) => {
+    test: (r, scope) => {
+      // Nodes are cluster-scoped: a RoleBinding never reaches them.
+      if (scope !== 'cluster') return undefined;
       const v = grants(r, ['get', 'create', 'update', 'patch', 'delete'], '', 'nodes/proxy');
       return v.length > 0
         ? `may reach the kubelet API directly, bypassing admission and audit of pod operations (${list(v)} nodes/proxy)`
@@ -169,7 +198,9 @@ const CHECKS: Check[] = [
   {
     code: 'csr-approval',
     severity: 'high',
-    test: (r) => {
+    test: (r, scope) => {
+      // CertificateSigningRequests and signers are cluster-scoped: a RoleBinding never reaches them.
+      if (scope !== 'cluster') return undefined;
       const parts: string[] = [];
       const approval = grants(r, ['update', 'patch'], CERTS, 'certificatesigningrequests/approval');
       if (approval.length > 0) parts.push(`${list(approval)} certificatesigningrequests/approval`);
@@ -183,25 +214,36 @@ const CHECKS: Check[] = [
 
 export const RISK_CODES: RiskCode[] = CHECKS.map((c) => c.code);
 
-/** Every risk the rules carry, in rule order, then in the order of RISK_CODES. */
-export function assessRules(rules: ResourceRule[]): RiskFinding[] {
+/**
+ * Every risk the rules carry, in rule order, then in the order of RISK_CODES. `scopes[i]` is where rule i holds; without
+ * them every rule is taken as cluster-wide (a role about to be bound cluster-wide, a ClusterRole read as such), and the
+ * findings carry no scope.
+ */
+export function assessRules(rules: ResourceRule[], scopes?: RuleScope[]): RiskFinding[] {
   const findings: RiskFinding[] = [];
   rules.forEach((rule, index) => {
+    const scope = scopes?.[index] ?? 'cluster';
     for (const check of CHECKS) {
-      const message = check.test(rule);
+      const message = check.test(rule, scope);
       if (message === undefined) continue;
       const finding: RiskFinding = { code: check.code, severity: check.severity, message, rule: index };
       if (rule.resourceNames.length > 0) finding.resourceNames = [...rule.resourceNames];
+      if (scopes) finding.scope = scope;
       findings.push(finding);
     }
   });
   return findings;
 }
 
-/** The distinct codes of a list of findings, most severe first; "cluster-admin" stands for everything it implies. */
+/**
+ * The distinct codes of a list of findings, most severe first. "cluster-admin" stands for everything it implies;
+ * "namespace-admin" for everything else granted in that namespace only, so what is listed beside it is cluster-wide.
+ */
 export function summarizeRisks(findings: RiskFinding[]): RiskCode[] {
-  const codes = new Set(findings.map((f) => f.code));
+  let codes = new Set(findings.map((f) => f.code));
   if (codes.has('cluster-admin')) return ['cluster-admin'];
+  if (codes.has('namespace-admin'))
+    codes = new Set(findings.filter((f) => f.code === 'namespace-admin' || f.scope !== 'namespace').map((f) => f.code));
   const order: Severity[] = ['critical', 'high', 'medium'];
   return RISK_CODES.filter((c) => codes.has(c)).sort(
     (a, b) =>

@@ -3,14 +3,18 @@
 // 1. Virtual resources (users, groups, uids, userextras, signers) are cluster-scoped: a RoleBinding granting
 //    `impersonate users` grants nothing, and `auth can-i` / `auth who-can` say so, as the impersonation filter does.
 // 2. A non-resource URL only a RoleBinding "grants" is no grant (a URL request has no namespace): `auth diff` shows no
-//    drift for it, while the same URL through a ClusterRoleBinding is a difference.
+//    drift for it (and `auth rules` does not list it), while the same URL through a ClusterRoleBinding is a difference.
+// 3. `*` on `*.*` through a RoleBinding is a namespace admin, not cluster-admin, in `auth rules` as in `auth whoami`.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import yaml from 'js-yaml';
 
+import type { RulesReview } from '../../src/access/rules.js';
 import type { AccessReviewList } from '../../src/commands/auth/can-i.js';
 import type { RulesDiff } from '../../src/commands/auth/diff.js';
+import type { RulesReviewList } from '../../src/commands/auth/rules.js';
+import type { WhoAmIList } from '../../src/commands/auth/whoami.js';
 import type { WhoCanList } from '../../src/commands/auth/who-can.js';
 import { runFleet } from '../support/cli.js';
 import {
@@ -303,4 +307,100 @@ describe('non-resource URLs count only from ClusterRoleBindings (live)', () => {
     assert.deepEqual(two.extra, { rules: [], nonResourceRules: [] });
     assert.deepEqual(two.missing, { rules: [], nonResourceRules: [{ url: urls.wide, verbs: ['get'] }] });
   });
+
+  it('auth rules lists the URL the authorizer applies, not the one of the RoleBinding', async () => {
+    const res = await runFleet(['auth', 'rules', '-n', 'default', '--kubeconfig', files.m1, '-o', 'json']);
+    assert.equal(res.code, 0, res.stderr);
+    const item = res.json<RulesReviewList>().items[0] as RulesReview;
+    const listed = new Set(item.nonResourceRules.flatMap((r) => r.nonResourceURLs));
+    for (const path of Object.values(urls))
+      assert.equal(listed.has(path), await sar(m1, differ, { nonResourceAttributes: { path, verb: 'get' } }), path);
+  });
+});
+
+describe('risk labels of cluster-scoped power come from cluster-wide grants only (live)', () => {
+  const ns = `${run}-team`;
+  const names = { nsAdmin: `${run}-nsadmin`, admin: `${run}-admin` };
+  const certs: Partial<Record<'nsAdmin' | 'admin', CertUser>> = {};
+
+  before(async () => {
+    await apply(m1, [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+      // cluster-admin bound in one namespace: everything there, nothing cluster-wide (docs/access.md: a namespace admin).
+      {
+        apiVersion: RBAC,
+        kind: 'RoleBinding',
+        metadata: { name: names.nsAdmin, namespace: ns },
+        roleRef: roleRef('cluster-admin'),
+        subjects: [user(names.nsAdmin)],
+      },
+      {
+        apiVersion: RBAC,
+        kind: 'ClusterRoleBinding',
+        metadata: { name: names.admin },
+        roleRef: roleRef('cluster-admin'),
+        subjects: [user(names.admin)],
+      },
+    ]);
+    cleanup.push({ server: m1, args: ['clusterrolebinding', names.admin] }, { server: m1, args: ['namespace', ns] });
+    certs.nsAdmin = await createCertUser(m1, { user: names.nsAdmin });
+    certs.admin = await createCertUser(m1, { user: names.admin });
+  });
+
+  const all = (namespace: string) => ({ resourceAttributes: { namespace, verb: '*', group: '*', resource: '*' } });
+  const nodesProxy = { resourceAttributes: { verb: 'get', group: '', resource: 'nodes', subresource: 'proxy' } };
+  const csrApproval = {
+    resourceAttributes: {
+      verb: 'update',
+      group: 'certificates.k8s.io',
+      resource: 'certificatesigningrequests',
+      subresource: 'approval',
+    },
+  };
+  const approveSigner = {
+    resourceAttributes: {
+      verb: 'approve',
+      group: 'certificates.k8s.io',
+      resource: 'signers',
+      name: 'kubernetes.io/kube-apiserver-client',
+    },
+  };
+
+  for (const who of ['nsAdmin', 'admin'] as const) {
+    it(`${who}: auth rules -n NS labels what the SubjectAccessReviews allow, and auth whoami agrees`, async () => {
+      const res = await runFleet(['auth', 'rules', '-n', ns, '--kubeconfig', certs[who]!.kubeconfigPath, '-o', 'json']);
+      assert.equal(res.code, 0, res.stderr);
+      const item = res.json<RulesReviewList>().items[0] as RulesReview;
+      const codes = new Set(item.risks.map((r) => r.code));
+      const username = names[who];
+      const clusterWide = await sar(m1, username, all(''));
+      const inNamespace = await sar(m1, username, all(ns));
+      assert.equal(inNamespace, true, 'both may do everything in the namespace');
+      assert.equal(clusterWide, who === 'admin');
+      assert.equal(codes.has('cluster-admin'), clusterWide, 'cluster-admin');
+      assert.equal(codes.has('namespace-admin'), inNamespace && !clusterWide, 'namespace-admin');
+      assert.equal(codes.has('nodes-proxy'), await sar(m1, username, nodesProxy), 'nodes-proxy');
+      assert.equal(
+        codes.has('csr-approval'),
+        (await sar(m1, username, csrApproval)) || (await sar(m1, username, approveSigner)),
+        'csr-approval',
+      );
+      // What is namespaced is still named: reading Secrets in the namespace is real power.
+      assert.equal(codes.has('read-secrets'), true);
+      assert.ok(
+        item.risks.every((r) => r.scope === (clusterWide ? 'cluster' : 'namespace')),
+        JSON.stringify(item.risks),
+      );
+
+      const whoami = await runFleet(['auth', 'whoami', '--kubeconfig', certs[who]!.kubeconfigPath, '-o', 'json']);
+      assert.equal(whoami.code, 0, whoami.stderr);
+      const warned = whoami.json<WhoAmIList>().items[0].warnings.some((w) => w.code === 'cluster-admin');
+      assert.equal(warned, codes.has('cluster-admin'), 'auth rules and auth whoami agree on cluster-admin');
+
+      const table = await runFleet(['auth', 'rules', '-n', ns, '--kubeconfig', certs[who]!.kubeconfigPath]);
+      const label = clusterWide ? 'cluster-admin' : 'namespace-admin';
+      assert.match(table.stdout, new RegExp(`\\s\\*\\.\\*\\s+\\[\\]\\s+\\[\\]\\s+\\[\\*\\]\\s+${label}$`, 'm'));
+      assert.match(table.stderr, new RegExp(`^risk: .* \\(namespace ${ns}\\): ${label}`, 'm'));
+    });
+  }
 });

@@ -57,6 +57,7 @@ describe('fleet auth rules (live)', () => {
         severity: 'critical',
         message: 'every verb on every resource in every API group',
         rule: admin,
+        scope: 'cluster',
       },
     );
     assert.deepEqual(

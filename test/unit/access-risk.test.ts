@@ -160,6 +160,85 @@ describe('risk rules', () => {
   });
 });
 
+describe('risk rules by scope: a RoleBinding reaches nothing the API server checks cluster-wide', () => {
+  const ALL = rule(['*'], ['*'], ['*']);
+
+  it('"*" on "*.*" in a namespace only is namespace-admin, without cluster-admin, nodes-proxy or csr-approval', () => {
+    assert.deepEqual(
+      assessRules([ALL], ['namespace']).map((f) => [f.code, f.scope]),
+      [
+        ['namespace-admin', 'namespace'],
+        ['wildcard-verbs', 'namespace'],
+        ['wildcard-resources', 'namespace'],
+        ['wildcard-groups', 'namespace'],
+        ['read-secrets', 'namespace'],
+        ['escalate', 'namespace'],
+        ['bind', 'namespace'],
+        ['impersonate', 'namespace'],
+        ['create-token', 'namespace'],
+        ['pods-exec', 'namespace'],
+      ],
+    );
+    assert.deepEqual(summarizeRisks(assessRules([ALL], ['namespace'])), ['namespace-admin']);
+    // The same rule held cluster-wide is cluster-admin, as before.
+    assert.equal(assessRules([ALL], ['cluster'])[0].code, 'cluster-admin');
+    assert.deepEqual(summarizeRisks(assessRules([ALL], ['cluster'])), ['cluster-admin']);
+  });
+
+  it('in a namespace: impersonating ServiceAccounts counts, users, groups, uids and extras do not; escalate on roles only', () => {
+    const impersonateAll = rule(
+      ['impersonate'],
+      ['', 'authentication.k8s.io'],
+      ['users', 'groups', 'serviceaccounts', 'uids', 'userextras/scopes'],
+    );
+    assert.equal(
+      assessRules([impersonateAll], ['namespace'])[0].message,
+      'may act as other identities (impersonate serviceaccounts)',
+    );
+    assert.equal(
+      assessRules([impersonateAll], ['cluster'])[0].message,
+      'may act as other identities (impersonate users, groups, serviceaccounts, uids, userextras)',
+    );
+    assert.deepEqual(codes([rule(['impersonate'], [''], ['users'])]), ['impersonate'], 'no scope: cluster-wide');
+    assert.deepEqual(assessRules([rule(['impersonate'], [''], ['users', 'groups'])], ['namespace']), []);
+    const esc = rule(['escalate', 'bind'], ['rbac.authorization.k8s.io'], ['roles', 'clusterroles']);
+    assert.deepEqual(
+      assessRules([esc], ['namespace']).map((f) => f.message),
+      [
+        'may grant permissions it does not hold (escalate on roles)',
+        // A RoleBinding to a ClusterRole is checked with bind on clusterroles in its namespace: that counts.
+        'may bind roles it does not hold (bind on roles, clusterroles)',
+      ],
+    );
+    assert.deepEqual(
+      assessRules([rule(['escalate'], ['rbac.authorization.k8s.io'], ['clusterroles'])], ['namespace']),
+      [],
+    );
+  });
+
+  it('nodes/proxy and CSR approval are cluster-scoped: never from a namespace-only grant', () => {
+    const risky = [
+      rule(['get'], [''], ['nodes/proxy']),
+      rule(['update'], ['certificates.k8s.io'], ['certificatesigningrequests/approval']),
+      rule(['approve'], ['certificates.k8s.io'], ['signers']),
+    ];
+    assert.deepEqual(assessRules(risky, ['namespace', 'namespace', 'namespace']), []);
+    assert.deepEqual(
+      assessRules(risky, ['cluster', 'cluster', 'cluster']).map((f) => f.code),
+      ['nodes-proxy', 'csr-approval', 'csr-approval'],
+    );
+  });
+
+  it('namespace-admin stands for the namespace-only findings; cluster-wide ones are still listed beside it', () => {
+    const findings = assessRules(
+      [ALL, rule(['get'], [''], ['nodes/proxy']), rule(['get'], [''], ['secrets']), rule(['get'], [''], ['pods/exec'])],
+      ['namespace', 'cluster', 'cluster', 'namespace'],
+    );
+    // pods/exec in the namespace is part of being its admin; Secrets and nodes/proxy cluster-wide are more.
+    assert.deepEqual(summarizeRisks(findings), ['namespace-admin', 'read-secrets', 'nodes-proxy']);
+  });
+});
+
 describe('rules review answers', () => {
   it('omitted lists become empty, flags and errors are kept, risks assessed', () => {
     const review = toRulesReview('team-a', {
@@ -189,6 +268,48 @@ describe('rules review answers', () => {
       nonResourceRules: [],
       risks: [],
     });
+  });
+
+  it('with the cluster-wide review: rules it also lists hold cluster-wide, the others in the namespace; URLs only cluster-wide', () => {
+    const wide = { verbs: ['get'], apiGroups: [''], resources: ['nodes'] };
+    const local = { verbs: ['*'], apiGroups: ['*'], resources: ['*'] };
+    const review = toRulesReview(
+      'team-a',
+      {
+        resourceRules: [wide, local],
+        nonResourceRules: [
+          { verbs: ['get'], nonResourceURLs: ['/healthz'] },
+          { verbs: ['get'], nonResourceURLs: ['/only-a-rolebinding'] },
+        ],
+      },
+      {
+        resourceRules: [wide],
+        nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }],
+        incomplete: true,
+        evaluationError: 'webhook: no rules',
+      },
+    );
+    assert.deepEqual(review.nonResourceRules, [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }]);
+    assert.equal(review.incomplete, true);
+    assert.equal(review.evaluationError, 'webhook: no rules');
+    assert.deepEqual(
+      review.risks.map((r) => [r.rule, r.code, r.scope]),
+      [
+        [1, 'namespace-admin', 'namespace'],
+        [1, 'wildcard-verbs', 'namespace'],
+        [1, 'wildcard-resources', 'namespace'],
+        [1, 'wildcard-groups', 'namespace'],
+        [1, 'read-secrets', 'namespace'],
+        [1, 'escalate', 'namespace'],
+        [1, 'bind', 'namespace'],
+        [1, 'impersonate', 'namespace'],
+        [1, 'create-token', 'namespace'],
+        [1, 'pods-exec', 'namespace'],
+      ],
+    );
+    // The same "*" rule also bound cluster-wide: cluster-admin.
+    const both = toRulesReview('team-a', { resourceRules: [local, local] }, { resourceRules: [local] });
+    assert.deepEqual(summarizeRisks(both.risks), ['cluster-admin']);
   });
 
   it('resources are written the kubectl way', () => {

@@ -34,6 +34,8 @@ export default class AuthRules extends BaseCommand<typeof AuthRules> {
   static summary = 'List what you may do in a namespace on each cluster, and name the dangerous grants.';
   static description = `Asks each cluster for the rules that apply to the current identity in one namespace (SelfSubjectRulesReview; cluster-wide grants included) and names the risky ones: wildcards in verbs, resources or API groups, reading Secrets, escalate, bind, impersonate, creating ServiceAccount tokens, pods/exec, nodes/proxy, approving certificate requests.
 
+A second review, of a namespace that cannot exist, says which rules are cluster-wide (ClusterRoleBindings). A rule granted only in the namespace (a RoleBinding) cannot reach what the API server checks cluster-wide: "*" on "*.*" there is namespace-admin, not cluster-admin, and it carries no nodes/proxy, certificate approval or impersonation of users and groups; its non-resource URLs are not listed, as the authorizer never applies them.
+
 The namespace is -n, else each context's namespace, else "default". A rules review can be incomplete (some authorizers cannot list rules); that is shown, and for decisions use "auth can-i".
 
 Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk was found.`;
