@@ -27,6 +27,8 @@ import yaml from 'js-yaml';
 
 import { type CliResult, FLEET_BIN, fleetTestEnv, runFleet } from '../support/cli.js';
 import { writeConsumerFleet } from '../support/consumer-fleet.js';
+import { startCapture } from '../support/capture.js';
+import { makeLeaf } from '../support/pki.js';
 import { type Kcp, startKcp } from '../support/kcp.js';
 import { kubeconfigInSecret, tokenRequestExecUser } from '../support/kubeconfig.js';
 import { blackhole } from '../support/stall-servers.js';
@@ -43,7 +45,7 @@ import {
 import { STATIC_CREDENTIAL_SECONDS } from '../../src/export/credential-cache.js';
 import { FLEET_EXPORT_EXTENSION } from '../../src/kubeconfig/export-marker.js';
 import { buildScriptOutput } from '../support/binaries.js';
-import { assertLibrariesList } from '../support/kubeconfig-consumers.js';
+import { assertLibrariesList, runDefaultLoaders } from '../support/kubeconfig-consumers.js';
 
 const cp = loadControlPlane();
 const hub = cp.hub;
@@ -463,28 +465,32 @@ describe('fleet kubeconfig export, used by kubectl', { concurrency: false }, () 
     for (const f of readdirSync(cacheDir)) assert.equal(statSync(join(cacheDir, f)).mode & 0o777, 0o600);
   }
 
+  /** The given contexts of the merged file, with the clusters and users they use, as a file of their own. */
+  function librariesFile(contexts: string[], label: string, edit: (doc: any) => void = () => {}): string {
+    const doc = yaml.load(readFileSync(merged, 'utf8')) as any;
+    const pick = (kind: string) => doc[kind].filter((e: any) => contexts.includes(e.name));
+    const file = join(dir, `${run}-${label}-libraries.kubeconfig`);
+    const out = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: pick('clusters'),
+      users: pick('users'),
+      contexts: pick('contexts'),
+      // The Python client refuses a file without current-context, even when every call names a context.
+      'current-context': contexts[0],
+    };
+    edit(out);
+    writeFileSync(file, yaml.dump(out), { mode: 0o600 });
+    return file;
+  }
+
   /**
    * The client libraries over the given contexts of the merged file (only those, so the user's own context, whose token
    * file this test never wrote, is not in the way): client-go and the Python kubernetes client load it, run the exec
    * entries themselves and list namespaces through each context (test/kubeconfig-consumers, as in kubeconfig-merge).
    */
   function throughLibraries(contexts: string[], label: string): void {
-    const doc = yaml.load(readFileSync(merged, 'utf8')) as any;
-    const pick = (kind: string) => doc[kind].filter((e: any) => contexts.includes(e.name));
-    const file = join(dir, `${run}-${label}-libraries.kubeconfig`);
-    // The Python client refuses a file without current-context, even when every call names a context.
-    writeFileSync(
-      file,
-      yaml.dump({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: pick('clusters'),
-        users: pick('users'),
-        contexts: pick('contexts'),
-        'current-context': contexts[0],
-      }),
-      { mode: 0o600 },
-    );
+    const file = librariesFile(contexts, label);
     assertLibrariesList(
       file,
       { PATH, HOME: home, XDG_CACHE_HOME: cache, KUBECONFIG: '' },
@@ -497,6 +503,93 @@ describe('fleet kubeconfig export, used by kubectl', { concurrency: false }, () 
   it('client-go and the Python kubernetes client list namespaces through every exported context', () => {
     assert.equal(expected.size, 6);
     throughLibraries([...expected.keys()], 'providers');
+  });
+
+  it('client-node 2.0.1 and fabric8 7.9.0, which set no KUBERNETES_EXEC_INFO, list namespaces through every exported context of KUBECONFIG; an edited context sends nothing to the server it names', async () => {
+    assert.equal(expected.size, 6);
+    const contexts = [...expected.keys()];
+    const record = (program: string, out: string) => outputs.push({ what: `${program} (no exec info)`, out });
+    const env = (file: string) => ({ PATH, HOME: home, XDG_CACHE_HOME: cache, KUBECONFIG: file });
+    for (const r of await runDefaultLoaders(env(librariesFile(contexts, 'default-loaders')), record)) {
+      assert.equal(r.status, 0, `${r.program}: ${JSON.stringify(r.lines)} ${r.stderr}`);
+      assert.deepEqual(
+        r.lines.map((l) => l.context),
+        [...contexts].sort(),
+        r.program,
+      );
+      for (const l of r.lines) assert.ok(l.namespaces?.includes('default'), `${r.program}: ${JSON.stringify(l)}`);
+    }
+
+    // The edited contexts point at a capture that the clients trust: a certificate the members' CA signed for
+    // 127.0.0.1 (the sandbox keeps that CA's key), so the exported CA still verifies it and only fleet's check stands
+    // between the credential and it. A control context with a static token shows that the clients do send there.
+    const pki = join(dir, 'capture-pki');
+    mkdirSync(pki, { recursive: true });
+    const leaf = await makeLeaf({
+      ca: { certFile: cp.serverCa.certFile, keyFile: join(cp.dir, 'pki', 'server-ca.key') },
+      dir: pki,
+      base: 'capture',
+      cn: 'capture',
+      usage: 'server',
+      ips: ['127.0.0.1'],
+    });
+    const capture = await startCapture({ name: 'capture', pose: { username: 'system:admin' }, tls: leaf });
+    const CONTROL = `control-token-${run}`;
+    try {
+      const target = contexts.find((c) => expected.get(c)?.startsWith('system:serviceaccount:'))!;
+      const url = `https://127.0.0.1:${capture.port}`;
+      const copyFile = librariesFile([target], 'copy-elsewhere', (doc) => {
+        // A faithful copy of the entry under other names, whose cluster is the capture: with the original context
+        // beside it (another file of KUBECONFIG), neither gets a credential.
+        doc.users[0].name = 'copied';
+        doc.clusters[0].name = 'copied';
+        doc.clusters[0].cluster.server = url;
+        doc.contexts[0] = { name: 'copied', context: { cluster: 'copied', user: 'copied' } };
+        doc['current-context'] = 'copied';
+      });
+      const cases: Array<[string, string]> = [
+        [
+          'edited server',
+          librariesFile([target], 'edited-server', (doc) => {
+            doc.clusters[0].cluster.server = url;
+            doc.users.push({ name: 'control', user: { token: CONTROL } });
+            doc.contexts.push({ name: 'control', context: { cluster: doc.clusters[0].name, user: 'control' } });
+          }),
+        ],
+        ['a copy elsewhere', `${librariesFile([target], 'original')}:${copyFile}`],
+      ];
+      const seen: string[] = [];
+      for (const [label, kubeconfig] of cases) {
+        for (const r of await runDefaultLoaders(env(kubeconfig), record)) {
+          seen.push(`${label}: ${r.program}: ${JSON.stringify(r.lines)}`);
+          const mine = r.lines.filter((l) => l.context !== 'control');
+          assert.ok(mine.length >= 1, `${label}: ${r.program}: ${JSON.stringify(r.lines)}`);
+          // client-node fails the context; fabric8 goes on without a credential (as system:anonymous): either way
+          // nothing the entry gives reaches the capture, which the assertion below checks for both.
+          for (const l of mine)
+            if (r.program.includes('client-node'))
+              assert.ok(l.error && !l.namespaces, `${label}: ${r.program}: ${JSON.stringify(l)}`);
+          assert.match(
+            r.stderr + JSON.stringify(r.lines),
+            /connecting to https:\/\/127\.0\.0\.1:\d+, but its provider names|name different clusters/,
+            `${label}: ${r.program}: fleet's refusal is shown: ${JSON.stringify(r.lines)} ${r.stderr}`,
+          );
+        }
+      }
+      const sent = capture.records.map((c) => c.authorization).filter((a) => a !== undefined);
+      assert.ok(
+        sent.includes(`Bearer ${CONTROL}`),
+        `the clients do send to the capture: ${capture.records.length} requests; ${seen.join('\n')}`,
+      );
+      assert.deepEqual(
+        sent.filter((a) => a !== `Bearer ${CONTROL}`),
+        [],
+        'no credential from an exported entry reached the capture',
+      );
+      for (const c of capture.records) for (const secret of secrets) assert.ok(!c.body.includes(secret));
+    } finally {
+      await capture.close();
+    }
   });
 
   for (const which of ['1.34', '1.35'] as const) {

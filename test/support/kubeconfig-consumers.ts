@@ -2,7 +2,7 @@
 // client (build-python.sh, list-namespaces.py) load the file, run its exec entries themselves, and list namespaces
 // through every context, one JSON line per context.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import { buildScriptOutput } from './binaries.js';
@@ -43,4 +43,45 @@ export function assertLibrariesList(
         `${program}: ${JSON.stringify(l)}`,
       );
   }
+}
+
+/** One JSON line per context, as every consumer program prints it. */
+export interface ConsumerLine {
+  context: string;
+  namespaces?: string[];
+  error?: string;
+}
+
+/**
+ * The clients that set no KUBERNETES_EXEC_INFO (issue 46, item 6): @kubernetes/client-node 2.0.1
+ * (build-client-node.sh) and fabric8 kubernetes-client 7.9.0 (build-java.sh), each loading its own default
+ * kubeconfig (KUBECONFIG in ENV, else ~/.kube/config) and listing namespaces through every context. Returns each
+ * program's exit code and lines; `record` gets every output (for the tests' credential grep). Run without blocking
+ * this process: a test's capture server in it must answer the clients meanwhile.
+ */
+export async function runDefaultLoaders(
+  env: NodeJS.ProcessEnv,
+  record: (what: string, out: string) => void = () => {},
+): Promise<Array<{ program: string; status: number | null; lines: ConsumerLine[]; stderr: string }>> {
+  const out = [];
+  for (const build of [here('build-client-node.sh'), here('build-java.sh')]) {
+    const program = buildScriptOutput(build);
+    const c = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(program, [], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+    record(program, c.stdout + c.stderr);
+    const lines = c.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as ConsumerLine);
+    out.push({ program, status: c.status, lines, stderr: c.stderr });
+  }
+  return out;
 }
