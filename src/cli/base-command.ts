@@ -147,6 +147,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       // Read when the selection is first needed: a command may hand its values over in run (wi test and wi doctor).
       selection: () => this.flagGroups().selection,
     });
+    // A kuberc the user named must exist and be usable before anything is read or contacted (kubectl's rule).
+    await this.fleet.readNamedKuberc();
   }
 
   /**

@@ -3,6 +3,7 @@ import { UsageError } from '../base/errors.js';
 import type { Impersonation } from '../kube/client.js';
 import { Connector } from '../kube/connector.js';
 import { ExecCredentialRunner } from '../kube/exec-credential.js';
+import { kubercLocation } from '../kubeconfig/kuberc.js';
 import { TrustPolicy } from '../kubeconfig/trust.js';
 import type { RequestLog } from '../kube/request-log.js';
 import type { RunOptions } from '../fleet/runner.js';
@@ -108,6 +109,16 @@ export class Fleet {
   get trust(): TrustPolicy {
     this.trustMade ??= new TrustPolicy({ kuberc: this.flags.kuberc });
     return this.trustMade;
+  }
+
+  /**
+   * A kuberc named by --kuberc or KUBERC is read before anything else, as kubectl reads it before any command (k8s.io/
+   * kubectl pkg/kuberc DefaultGetPreferences, "explicitly" requested): missing, unreadable or unusable ends the run in
+   * one line (exit 2) before any cluster is touched, whether or not a plugin would have asked it. The default
+   * ~/.kube/kuberc is still read on first use, and may be absent.
+   */
+  async readNamedKuberc(): Promise<void> {
+    if (kubercLocation({ flag: this.flags.kuberc, env: process.env })?.explicit) await this.trust.kuberc();
   }
 
   /** Short names of the file clusters listed so far (none when no provider was built: nothing is read for them). */

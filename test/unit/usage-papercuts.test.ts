@@ -3,6 +3,7 @@
 // flags. Each is one line `error: ...`, exit 2, naming what to change.
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,6 +160,39 @@ describe('auth can-i: flags before the arguments, as kubectl users type them', (
     const file = await kubeconfig();
     const stray = await runFleet(['auth', 'whoami', '-c', 'hub', 'other', '--kubeconfig', file]);
     assert.equal(oneUsageLine(stray, 'auth whoami -c hub other'), 'error: Unexpected argument: other');
+  });
+});
+
+describe('--kuberc naming a file that does not exist', () => {
+  it('is one line naming the flag and the path, exit 2, before any cluster is touched (as kubectl 1.34+)', async () => {
+    let connections = 0;
+    const server = createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const file = await kubeconfig(`https://127.0.0.1:${port}`);
+      const missing = join(tmpdir(), 'fleet-no-such-dir', 'kuberc');
+      for (const argv of [
+        ['auth', 'whoami', '--kuberc', missing],
+        ['auth', 'whoami', `--kuberc=${missing}`],
+        ['clusters', 'verify', '--all', '--kuberc', missing],
+        ['clusters', 'list', '--kuberc', missing],
+      ]) {
+        const line = oneUsageLine(await runFleet([...argv, '--kubeconfig', file]), argv.join(' '));
+        assert.equal(line, `error: --kuberc ${missing}: file not found`, argv.join(' '));
+      }
+      // KUBERC is a named kuberc too (kubectl: "explicitly" requested); the default ~/.kube/kuberc may be absent.
+      const env = await runFleet(['auth', 'whoami', '--kubeconfig', file], { env: { KUBERC: missing } });
+      assert.equal(oneUsageLine(env, 'KUBERC'), `error: KUBERC ${missing}: file not found`);
+      assert.equal(connections, 0, 'no cluster was contacted');
+      const absentDefault = await runFleet(['clusters', 'list', '--kubeconfig', file, '-o', 'name']);
+      assert.deepEqual([absentDefault.code, absentDefault.stderr], [0, '']);
+    } finally {
+      server.close();
+    }
   });
 });
 
