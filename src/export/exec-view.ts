@@ -129,8 +129,18 @@ async function requestFromView(env: NodeJS.ProcessEnv, flags: CredentialFlags): 
   const first = found[0];
   const other = found.find((d) => destinationKey(d.cluster) !== destinationKey(first.cluster));
   if (other) {
+    const a = first.cluster;
+    const b = other.cluster;
+    const what =
+      a.server !== b.server
+        ? 'different clusters'
+        : (a.caHash ?? '') !== (b.caHash ?? '')
+          ? 'one server with different CAs'
+          : a.insecure !== b.insecure
+            ? 'one server, one of them skipping TLS verification'
+            : 'one server with different TLS server names';
     throw new ConfigError(
-      `KUBERNETES_EXEC_INFO is not set, and two contexts that run this entry (--cluster ${flags.cluster}) name different clusters: ${first.where} (${first.cluster.server}) and ${other.where} (${other.cluster.server}); no credential is given when the client may connect to either; run fleet kubeconfig export again`,
+      `KUBERNETES_EXEC_INFO is not set, and two contexts that run this entry (--cluster ${flags.cluster}) name ${what}: ${first.where} (${first.cluster.server}) and ${other.where} (${other.cluster.server}); no credential is given when the client may connect to either; run fleet kubeconfig export again`,
     );
   }
   return { apiVersion: first.apiVersion, cluster: first.cluster };

@@ -870,12 +870,23 @@ interface ViewCase {
   caFile: boolean;
   copies: CredentialCase[];
 }
+/** Half the contexts faithful (the exported cluster exactly), so that cases hand out as often as they refuse. */
+const viewContextArb: fc.Arbitrary<CredentialCase> = fc.oneof(
+  credentialCaseArb,
+  credentialCaseArb.map((c) => ({
+    ...c,
+    server: 'exact' as const,
+    ca: 'exported' as const,
+    insecure: false,
+    tlsServerName: undefined,
+  })),
+);
 const viewCaseArb: fc.Arbitrary<ViewCase> = fc.record({
-  main: credentialCaseArb,
+  main: viewContextArb,
   caFile: fc.boolean(),
   copies: fc.oneof(
     { arbitrary: fc.constant<CredentialCase[]>([]), weight: 2 },
-    { arbitrary: fc.array(credentialCaseArb, { minLength: 1, maxLength: 2 }), weight: 2 },
+    { arbitrary: fc.array(viewContextArb, { minLength: 1, maxLength: 2 }), weight: 2 },
   ),
 });
 
@@ -886,7 +897,8 @@ async function viewCase(c: ViewCase): Promise<string[]> {
   const cluster = (to: ExecCluster, name: string): Record<string, unknown> => {
     const entry: Record<string, unknown> = { server: to.server };
     if (to.caData && c.caFile) {
-      const file = join(dir, `view-${n}-${name}.crt`);
+      // Context names hold slashes (files/member-1): the file is named by the case and a hash of the name.
+      const file = join(dir, `view-${n}-${createHash('sha256').update(name).digest('hex').slice(0, 12)}.crt`);
       writeFileSync(file, Buffer.from(to.caData, 'base64'));
       entry['certificate-authority'] = file;
     } else if (to.caData) entry['certificate-authority-data'] = to.caData;
@@ -938,9 +950,12 @@ async function viewCase(c: ViewCase): Promise<string[]> {
     handed = Boolean(f.credential.token || f.credential.clientKeyData);
     count(`kubeconfig credential (view) ${handed ? 'handed out' : 'empty'}${copies.length ? ' with copies' : ''}`);
   } catch (error) {
-    count(
-      `kubeconfig credential (view) ${describeOutcome('refused', (error as Error).message.replace(/^[^:]*: /, ''))}`,
-    );
+    // Per-case file names and context names out of the tally, so that it counts kinds of refusal.
+    const why = (error as Error).message
+      .replace(/^[^:]*: /, '')
+      .replace(/context "[^"]*" of \S+/g, 'a context of FILE')
+      .replace(/\(--cluster [^)]*\)/g, '');
+    count(`kubeconfig credential (view) ${describeOutcome('refused', why)}`);
   }
   if (!handed) return [];
   return [...destinations, ...copies].flatMap(([k, d]) => {
