@@ -41,12 +41,12 @@ for (const file of walk(commandsDir)) {
     .join(':');
   loaders[id] = file;
 }
-const REPLACED = new Set(['autocomplete', 'autocomplete:create']);
+const REPLACED = new Set(['autocomplete', 'autocomplete:create', 'help']);
 for (const plugin of pjson.oclif.plugins ?? []) {
   const dir = join(root, 'node_modules', plugin);
   const manifest = JSON.parse(readFileSync(join(dir, 'oclif.manifest.json'), 'utf8'));
   for (const [id, cmd] of Object.entries(manifest.commands)) {
-    // fleet's own autocomplete and autocomplete:create extend the plugin's (src/commands/autocomplete/) and take their place.
+    // fleet's own autocomplete, autocomplete:create and help extend the plugin's (src/commands/) and take their place.
     if (loaders[id] && REPLACED.has(id)) continue;
     if (loaders[id]) throw new Error(`${plugin} and fleet both define the command ${id}`);
     loaders[id] = join(dir, ...cmd.relativePath);

@@ -1,10 +1,10 @@
 import { EXIT_FAILED, EXIT_USAGE, FleetError, toErrorInfo } from '../base/errors.js';
 import { escapeTerminal } from '../base/terminal.js';
-import { editDistance } from '../base/text.js';
 import { scrub } from '../kubeconfig/redact.js';
 import type { ClusterResult } from '../fleet/runner.js';
 import type { ClusterRef } from '../providers/types.js';
 import { oneLine } from './parse.js';
+import { closestName } from './suggest.js';
 
 /**
  * The error and exit policy of every command, one place: 0 success, 1 a failed check or cluster, 2 usage or
@@ -77,11 +77,8 @@ export function flagSuggestion(err: { flags?: unknown; oclif?: unknown }, knownF
   const hints: string[] = [];
   for (const typed of err.flags) {
     if (typeof typed !== 'string' || !typed.startsWith('--')) continue;
-    const name = typed.slice(2).split('=')[0];
-    const best = knownFlags
-      .map((flag) => ({ flag, d: editDistance(name, flag) }))
-      .sort((a, b) => a.d - b.d || a.flag.localeCompare(b.flag))[0];
-    if (best && best.d > 0 && best.d <= Math.max(2, Math.floor(name.length / 3))) hints.push(`--${best.flag}`);
+    const best = closestName(typed.slice(2).split('=')[0], knownFlags);
+    if (best) hints.push(`--${best}`);
   }
   return hints.length === 0 ? '' : `; did you mean ${hints.join(', ')}?`;
 }

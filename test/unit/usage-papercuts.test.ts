@@ -89,6 +89,38 @@ describe('a bad -v or --verbosity level', () => {
   });
 });
 
+describe('help of a command that does not exist', () => {
+  it('fleet help clustrs: one line with the closest topic, exit 2', async () => {
+    const res = await runFleet(['help', 'clustrs']);
+    assert.deepEqual(
+      [res.code, res.stderr, res.stdout],
+      [2, 'error: "clustrs" is not a fleet command or topic; did you mean "clusters"?\n', ''],
+    );
+  });
+
+  it('fleet help clusters lst: the closest command; nothing close: run "fleet help"', async () => {
+    const lst = await runFleet(['help', 'clusters', 'lst']);
+    assert.deepEqual(
+      [lst.code, lst.stderr],
+      [2, 'error: "clusters lst" is not a fleet command or topic; did you mean "clusters list"?\n'],
+    );
+    const far = await runFleet(['help', 'zzzzzzzz']);
+    assert.deepEqual(
+      [far.code, far.stderr],
+      [2, 'error: "zzzzzzzz" is not a fleet command or topic; run "fleet help"\n'],
+    );
+  });
+
+  it('help of what exists is unchanged: a topic, a command, the root', async () => {
+    for (const argv of [['help', 'clusters'], ['help', 'clusters', 'list'], ['help'], ['help', 'auth', 'can-i']]) {
+      const res = await runFleet(argv);
+      assert.equal(res.code, 0, `${argv.join(' ')}: ${res.stderr}`);
+      assert.equal(res.stderr, '');
+      assert.match(res.stdout, /^USAGE$/m);
+    }
+  });
+});
+
 describe('auth can-i: flags before the arguments, as kubectl users type them', () => {
   type Answer = {
     query: { verb: string; resource: string; name?: string };
