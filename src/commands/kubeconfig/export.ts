@@ -14,6 +14,7 @@ import { loadFleetConfig } from '../../config/fleet-config.js';
 import { credentialArgs } from '../../export/credential-args.js';
 import { type ExportedCluster, duplicateName, exportCluster, exportedKubeconfig } from '../../export/export.js';
 import { DEFAULT_NAME_TEMPLATE, nameTemplate } from '../../export/names.js';
+import { type ForeignContent, checkOutReplace, describeForeign } from '../../export/out-file.js';
 import { ExportWrites } from '../../export/write-gate.js';
 import { type CredentialRunner, READER_NAME, credentialRunner, defaultFleetCommand } from '../../export/reader.js';
 import { failureResult, placeFailures, selectionFailures } from '../../fleet/failures.js';
@@ -39,6 +40,8 @@ export interface KubeconfigExport {
   merge?: MergePlan;
   /** --write-kuberc: the kuberc and the commands added to its allowlist (or that would be). */
   kuberc?: { path: string; added: string[]; dryRun: boolean };
+  /** --out with --force over a file that held what fleet did not export: what was replaced (or would be). */
+  replaced?: ForeignContent;
   /** A signal that arrived after the first file was written (the run then completed): one line, as on stderr. */
   warnings?: string[];
 }
@@ -50,7 +53,7 @@ export default class KubeconfigExportCommand extends BaseCommand<typeof Kubeconf
 
 Context names come from --name-template (default ${DEFAULT_NAME_TEMPLATE}; placeholders {id}: the fleet id as --cluster takes it, {name}: the context name of a kubeconfig file or the name within its provider, {provider}: the provider's name).
 
-Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json). With --out FILE it is written atomically with mode 0600; with --merge-into FILE (e.g. ~/.kube/config) fleet's entries are added or updated there, and only those: every entry fleet did not write, every other byte and current-context stay as they are, and a second run changes nothing. With either, the output is a summary of the clusters. --write-kuberc FILE adds the exec command to that kuberc's credentialPluginAllowlist (kubectl 1.35's credentialPluginPolicy: Allowlist). --dry-run writes nothing. Exit 1 when a selected cluster could not be exported (the others are).`;
+Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json). With --out FILE it is written atomically with mode 0600, replacing the file only when everything in it is fleet's (an earlier --out): a file with contexts, clusters or users fleet did not export (~/.kube/config, an admin kubeconfig) is refused unless --force; with --merge-into FILE (e.g. ~/.kube/config) fleet's entries are added or updated there, and only those: every entry fleet did not write, every other byte and current-context stay as they are, and a second run changes nothing. With either, the output is a summary of the clusters. --write-kuberc FILE adds the exec command to that kuberc's credentialPluginAllowlist (kubectl 1.35's credentialPluginPolicy: Allowlist). --dry-run writes nothing. Exit 1 when a selected cluster could not be exported (the others are).`;
 
   static examples = [
     '<%= config.bin %> kubeconfig export --all --merge-into ~/.kube/config',
@@ -70,6 +73,10 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
         'The fleet the exec entries run: a name looked up on PATH or an absolute path. Default: fleet; for the single executable, the name PATH finds it by (kubectl-fleet_cli as a krew plugin), else its absolute path.',
     }),
     out: Flags.string({ description: 'Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.' }),
+    force: Flags.boolean({
+      description:
+        '--out: replace the file even when it holds contexts, clusters or users fleet did not export (they are named first).',
+    }),
     'merge-into': Flags.string({
       description:
         "Add or update fleet's contexts in this kubeconfig (e.g. ~/.kube/config), leaving every other entry and current-context as they are.",
@@ -88,7 +95,15 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
   }
 
   async run(): Promise<KubeconfigExport | KubeconfigDoc> {
-    const { name, runner, out, mergeInto: into, writeKuberc: kuberc, dryRun } = await exportOptions(this.flags);
+    const {
+      name,
+      runner,
+      out,
+      mergeInto: into,
+      writeKuberc: kuberc,
+      dryRun,
+      replaces,
+    } = await exportOptions(this.flags);
     const command = runner.command;
     // Ctrl-C ends the run at once, with nothing written (exit 130): a hub that does not answer is not waited for.
     const cancel = this.cancellation();
@@ -158,6 +173,12 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
     // From here the interrupt is decided at the first file's rename (export/write-gate.ts): nothing written and exit
     // 130, or written, with the summary and a warning.
     const writes = new ExportWrites(cancel, testPauseHook(process.env));
+    // --force over a file with entries of the user's own: said before it is replaced, in every format.
+    const replacing =
+      out && replaces
+        ? `--out ${out}: ${dryRun ? 'would replace' : 'replacing'} ${describeForeign(replaces)} (--force)`
+        : undefined;
+    if (replacing) this.logStderr(`warning: ${replacing}`);
     if (out && !dryRun) {
       await writeFileAtomic(out, yaml.dump(doc, { noRefs: true, lineWidth: -1 }), {
         mode: 0o600,
@@ -171,6 +192,7 @@ Without --out or --merge-into the kubeconfig is printed (YAML; JSON with -o json
       out,
       dryRun,
       items: kept.map((r) => toItem(r, (v) => ({ context: v!.name, provider: v!.provider, server: v!.server }))),
+      ...(replaces ? { replaced: replaces } : {}),
     };
     if (into)
       result.merge = await mergeIntoKubeconfigFile(into, doc, {
@@ -223,6 +245,8 @@ export interface ExportOptions {
   mergeInto?: string;
   writeKuberc?: string;
   dryRun: boolean;
+  /** --out --force over a file with what fleet did not export: what the write replaces. */
+  replaces?: ForeignContent;
 }
 
 /** Everything the user typed is checked here, before any provider or cluster is read (one usage line, exit 2). */
@@ -236,7 +260,17 @@ export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportComm
       `--command: ${command} is a relative path; give an absolute path, or a name looked up on PATH`,
     );
   const runner = credentialRunner(command, flags['credential-reader']);
-  if (flags.out) await checkWritableFile(flags.out, `--out ${flags.out}`);
+  // Both would be written, the second a copy of the first's entries: one of them was meant.
+  if (flags.out && flags['merge-into'])
+    throw new UsageError(
+      "--out and --merge-into cannot be used together: --out FILE writes a kubeconfig of fleet's contexts only, --merge-into FILE adds them to a kubeconfig you keep; use one of them",
+    );
+  if (flags.force && !flags.out) throw new UsageError('--force replaces an --out file; it needs --out FILE');
+  let replaces: ForeignContent | undefined;
+  if (flags.out) {
+    await checkWritableFile(flags.out, `--out ${flags.out}`);
+    replaces = await checkOutReplace(flags.out, Boolean(flags.force));
+  }
   if (flags['merge-into']) await checkMergeTarget(flags['merge-into'], `--merge-into ${flags['merge-into']}`);
   if (flags['write-kuberc'])
     await checkWritableFile(flags['write-kuberc'], `--write-kuberc ${flags['write-kuberc']}`, 'a kuberc file');
@@ -247,6 +281,7 @@ export async function exportOptions(flags: BaseFlags<typeof KubeconfigExportComm
     mergeInto: flags['merge-into'],
     writeKuberc: flags['write-kuberc'],
     dryRun: Boolean(flags['dry-run']),
+    ...(replaces ? { replaces } : {}),
   };
 }
 
