@@ -7,10 +7,9 @@ import type { RiskFinding } from '../access/risk.js';
 import { type Check, worstStatus } from '../base/checks.js';
 import type { Cancellation } from '../base/cancel.js';
 import { ConfigError, EXIT_USAGE, FleetError, Interrupted, UsageError } from '../base/errors.js';
-import { checkWritableFile, readOptional } from '../base/files.js';
+import { checkWritableFile } from '../base/files.js';
 import { MIN_TOKEN_SECONDS } from '../base/limits.js';
 import { type TestPause, pauseAt, testPauseHook } from '../base/test-pause.js';
-import { loadYamlIfValid } from '../base/yaml.js';
 import type { HubSpec } from '../config/fleet-config.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Connector } from '../kube/connector.js';
@@ -27,7 +26,7 @@ import {
 import { deleteObject, describeObject, getObject, updateObject } from '../kube/typed.js';
 import { writeFileAtomic } from '../kubeconfig/atomic-write.js';
 import { contextFromKubeconfigText } from '../kubeconfig/from-text.js';
-import type { ClusterEntry, KubeconfigDoc } from '../kubeconfig/types.js';
+import type { ClusterEntry } from '../kubeconfig/types.js';
 import type { ClusterRef } from '../providers/types.js';
 import {
   type SecretDestination,
@@ -37,7 +36,8 @@ import {
   secretName,
 } from './codecs/index.js';
 import { secretreaderAccessProvider } from './codecs/kubeconfig-secretreader.js';
-import { buildKubeconfig, fileFacts, kubeconfigSha256, portableCluster } from './kubeconfig-out.js';
+import { buildKubeconfig, kubeconfigSha256, portableCluster } from './kubeconfig-out.js';
+import { type OutFileReplaced, checkOutFile, replacedWarnings } from './out-file.js';
 import { ANNOTATIONS, isFleetManaged } from './labels.js';
 import { type ClusterIdentityFacts, identityFacts, identityRecord } from './cluster-identity.js';
 import { type Lifetime, lifetimeOf, shortenedWarning } from './lifetime.js';
@@ -238,15 +238,6 @@ async function checkOutDir(path: string): Promise<void> {
   await checkWritableFile(path, `--out ${path}`, 'a kubeconfig file');
 }
 
-/** A file fleet did not write is not replaced without --force (it may be someone's only kubeconfig). */
-async function checkOutFile(path: string, force: boolean | undefined): Promise<void> {
-  const text = await readOptional(path, 'a kubeconfig file', `--out ${path}`);
-  if (text === undefined || force) return;
-  const ours = fileFacts(loadYamlIfValid(text) as KubeconfigDoc | undefined) !== undefined;
-  if (!ours)
-    throw new ConfigError(`--out ${path}: the file exists and was not written by fleet; pass --force to replace it`);
-}
-
 /** What generate learned from the hub and the cluster before making anything (reads only). */
 export interface GenerateFacts {
   target: KubeClient;
@@ -337,6 +328,8 @@ export async function generateCredential(r: GenerateRequest, env: GenerateEnv): 
 /** A request whose flags, preset or rules file and destination file were checked without contacting anything. */
 export interface ValidRequest {
   request: GenerateRequest;
+  /** --out --force over a file fleet wrote for another credential: what the write replaces (said in the warnings). */
+  replaces?: OutFileReplaced;
 }
 
 /** The offline checks: flags that contradict each other, the preset or rules file and its risk, the --out file and directory. */
@@ -365,7 +358,11 @@ export async function validate(r: GenerateRequest): Promise<ValidRequest> {
   }
   if (r.destination.kind === 'file') {
     await checkOutDir(r.destination.path);
-    await checkOutFile(r.destination.path, r.force);
+    const replaces = await checkOutFile(
+      { ref: r.ref, identity: r.identity, method: r.method, path: r.destination.path },
+      r.force,
+    );
+    if (replaces) return { request: r, replaces };
   }
   return { request: r };
 }
@@ -510,6 +507,8 @@ export function plan(v: ValidRequest, f: GenerateFacts): GeneratePlan {
     result.warnings.push(
       'a legacy ServiceAccount token never expires: it works until its Secret or the ServiceAccount is deleted',
     );
+  if (r.destination.kind === 'file')
+    result.warnings.push(...replacedWarnings(v.replaces, kernelPath(r.destination.path), r.dryRun));
   for (const finding of r.allowRisky ? verdict.blocking : [])
     result.warnings.push(`granted despite risk rule "${finding.code}" (--allow-risky): ${finding.message}`);
   if (r.destination.kind === 'secret' && r.destination.format === 'kubeconfig-secretreader') {

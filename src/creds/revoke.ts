@@ -196,7 +196,7 @@ export function tokenSecret(token: string | undefined): string | undefined {
  * one its record names; generate records none for a legacy token or a file, whose names derive from the destination.
  * A rotation left half-way adds its new and old anchors.
  */
-function ownAnchors(
+export function ownAnchors(
   id: Identity,
   method: Method,
   facts: Record<string, string>,
