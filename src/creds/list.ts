@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 
 import { summarizeRisks } from '../access/risk.js';
 import { rulesReview } from '../access/rules.js';
@@ -7,7 +8,7 @@ import { mapLimit } from '../base/concurrency.js';
 import { readOptional } from '../base/files.js';
 import { loadYamlIfValid } from '../base/yaml.js';
 import { fleetCommand } from '../base/self.js';
-import { type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
+import { ConfigError, type ErrorInfo, FleetError, toErrorInfo } from '../base/errors.js';
 import type { HubSpec } from '../config/fleet-config.js';
 import type { Connector } from '../kube/connector.js';
 import { CLUSTER_PROFILE, SECRET } from '../kube/resources.js';
@@ -833,6 +834,57 @@ export interface ListOptions {
  * (nothing found, unreachable) still an error.
  */
 export type ListHub = HubSpec & { guessed?: boolean };
+
+/**
+ * The hubs creds list reads, from the one hub rule's choices, with what a directory means sorted out before anything
+ * is listed: `--kubeconfig DIR` is a directory of kubeconfig files (fleet reads each as a cluster file, as for
+ * `clusters list`), and a directory has no current context to take a hub from. So a hub guessed from the loading
+ * rules (no hub configured) is taken from the files of the list only; with none left no hub is read, which a warning
+ * says. A hub the user named (--hub-context in a --kubeconfig list, a fleet configuration's hub) whose files are
+ * directories only is refused here, in one line (exit 2), before any credential is listed.
+ */
+export async function listHubs(
+  choices: Array<{ spec: HubSpec; origin: 'flags' | 'fleet-config' | 'loading-rules' }>,
+): Promise<{ hubs: ListHub[]; warnings: string[] }> {
+  const hubs: ListHub[] = [];
+  const warnings: string[] = [];
+  for (const { spec, origin } of choices) {
+    const paths = spec.kubeconfig ?? [];
+    const isDirectory = await Promise.all(
+      paths.map((p) =>
+        stat(p).then(
+          (s) => s.isDirectory(),
+          () => false,
+        ),
+      ),
+    );
+    const directories = paths.filter((_, i) => isDirectory[i]);
+    if (directories.length === 0) {
+      hubs.push(origin === 'loading-rules' ? { ...spec, guessed: true } : spec);
+      continue;
+    }
+    const files = paths.filter((_, i) => !isDirectory[i]);
+    const dirs = directories.join(', ');
+    if (files.length > 0) {
+      hubs.push({ ...spec, kubeconfig: files, ...(origin === 'loading-rules' ? { guessed: true } : {}) });
+      continue;
+    }
+    if (origin === 'loading-rules') {
+      warnings.push(
+        `no hub read: ${dirs} ${directories.length === 1 ? 'is a directory' : 'are directories'} of kubeconfig files, with no current context to take a hub from; pass --hub-kubeconfig FILE to list a hub's Secrets too`,
+      );
+      continue;
+    }
+    const which =
+      origin === 'flags'
+        ? `--hub-context ${spec.context ?? ''}`.trim()
+        : `hub ${spec.context ?? paths.join(':')} (the fleet configuration's)`;
+    throw new ConfigError(
+      `${which}: ${dirs} ${directories.length === 1 ? 'is a directory' : 'are directories'}, not a kubeconfig file to find the hub in; name the hub's kubeconfig with --hub-kubeconfig FILE`,
+    );
+  }
+  return { hubs, warnings };
+}
 
 export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: ListOptions): Promise<CredentialList> {
   const found = [...(await kubeconfigCredentials(refs)), ...(await execCredentials(refs, o.connector.trust))];

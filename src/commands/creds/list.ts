@@ -7,7 +7,7 @@ import { formatAge, parseLifetime } from '../../base/duration.js';
 import { EXIT_USAGE } from '../../base/errors.js';
 import { parseCredentialId } from '../../kubeconfig/credentials.js';
 
-import { type CredentialItem, type CredentialList, listCredentials } from '../../creds/list.js';
+import { type CredentialItem, type CredentialList, listCredentials, listHubs } from '../../creds/list.js';
 
 export default class CredsList extends BaseCommand<typeof CredsList> {
   static summary = 'List every credential fleet can see, with its method, identity and expiry.';
@@ -42,20 +42,18 @@ export default class CredsList extends BaseCommand<typeof CredsList> {
   async run(): Promise<CredentialList> {
     const f = this.flags;
     const { expiringWithinMs: within, credentialIds } = listOptions(f);
-    const hubs = await this.credsHubs(f);
+    // A directory given as --kubeconfig is sorted out first: no hub guessed from it, or one line (exit 2) before anything is listed.
+    const { hubs, warnings: hubWarnings } = await listHubs(await this.credsHubs(f));
     const refs = await this.fleet.provider.list();
-    const result = await listCredentials(
-      refs,
-      hubs.map((h) => ({ ...h.spec, guessed: h.origin === 'loading-rules' })),
-      {
-        connector: this.fleet.connector,
-        expiringWithinMs: within,
-        live: f.live,
-        concurrency: this.flags.concurrency,
-        credentialIds,
-      },
-    );
+    const result = await listCredentials(refs, hubs, {
+      connector: this.fleet.connector,
+      expiringWithinMs: within,
+      live: f.live,
+      concurrency: this.flags.concurrency,
+      credentialIds,
+    });
     if (within !== undefined) result.expiringWithin = f['expiring-within'];
+    if (hubWarnings.length > 0) result.warnings = [...hubWarnings, ...(result.warnings ?? [])];
     const expiring = result.items.filter((i) => i.expiring);
     const notes = (result.warnings ?? []).map((w) => `warning: ${w}`);
     if (result.items.length === 0)
