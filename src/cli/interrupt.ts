@@ -13,11 +13,27 @@ import { killChildren } from '../base/subprocess.js';
 let installed = false;
 let active: Cancellation | undefined;
 let received = 0;
+/** When the first signal was handled (performance.now(), monotonic). */
+let firstAt: number | undefined;
+
+/**
+ * A second signal within this long of the first is the same interrupt, not a second one. GNU timeout (`timeout -s INT`)
+ * signals fleet, then fleet's process group, so fleet receives two SIGINTs microseconds apart (a wrapper that forwards
+ * the Ctrl-C its own process group got, as npm run does, is the same). Taken as a double Ctrl-C, the second ended the run
+ * before its undo and left what it made (1 run in 7 under timeout). Measured from when the handler runs, not when the
+ * kernel delivered: two signals that arrive while the event loop is busy are handled one after the other at once, and
+ * count as one. A person pressing Ctrl-C twice is slower than this; the second press is still a second interrupt.
+ */
+export const SAME_INTERRUPT_MS = 50;
 let write: (line: string) => void = (line) => process.stderr.write(line + '\n');
 
 const codeOf = (signal: InterruptSignal) => (signal === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED);
 
 function onSignal(signal: InterruptSignal): void {
+  const now = performance.now();
+  // The echo of the first signal (timeout's, then its process group's): nothing more to do.
+  if (firstAt !== undefined && now - firstAt < SAME_INTERRUPT_MS) return;
+  firstAt ??= now;
   // Already ending (waiting for the thread pool): a second signal ends it at once.
   if (ending) return end(signal);
   received++;

@@ -166,7 +166,9 @@ describe('creds generate: a second Ctrl-C before the undo has begun names what i
       const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
       await proxy.held;
       child.kill('SIGINT');
-      await new Promise((r) => setTimeout(r, 50));
+      // A person's second Ctrl-C: later than SAME_INTERRUPT_MS (50 ms), within which a second signal is the same
+      // interrupt (GNU timeout signals fleet, then its process group).
+      await new Promise((r) => setTimeout(r, 200));
       child.kill('SIGINT');
       assert.equal(await closed, 130, stderr);
       const lines = stderr.trim().split('\n');
