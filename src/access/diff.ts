@@ -1,4 +1,5 @@
 import type { KubeClient } from '../kube/client.js';
+import { type DiscoveredResource, VIRTUAL_RESOURCES, discoverResources } from './discovery.js';
 import type { ResourceRule, RuleScope } from './risk.js';
 import { CLUSTER_WIDE_PROBE, type NonResourceRule, type RulesReview, singleRulesReview } from './rules.js';
 
@@ -72,21 +73,63 @@ interface UrlAtom {
 
 const ALL = '*';
 
-/** Reads the rules of the identity in `namespace` and cluster-wide, and normalises them. */
+/**
+ * Reads the rules of the identity in `namespace` and cluster-wide, and normalises them; the cluster's discovery says
+ * which resources are cluster-scoped.
+ */
 export async function clusterRules(client: KubeClient, namespace: string): Promise<ClusterRules> {
-  const [inNamespace, clusterWide] = await Promise.all([
+  const [inNamespace, clusterWide, resources] = await Promise.all([
     singleRulesReview(client, namespace),
     singleRulesReview(client, CLUSTER_WIDE_PROBE),
+    discoverResources(client),
   ]);
-  return normaliseReviews(namespace, inNamespace, clusterWide);
+  return normaliseReviews(namespace, inNamespace, clusterWide, clusterScopedIn(resources));
 }
 
-/** Normalises the namespace's review against the cluster-wide one (pure, for tests). */
-export function normaliseReviews(namespace: string, inNamespace: RulesReview, clusterWide: RulesReview): ClusterRules {
+/** Whether `resource` (no subresource) of `group` is cluster-scoped. */
+export type ClusterScoped = (group: string, resource: string) => boolean;
+
+/**
+ * The cluster-scoped resources of a discovery, with the virtual ones the authorizer is asked about with no namespace
+ * (users, groups, uids, userextras, signers), which no discovery lists.
+ */
+export function clusterScopedIn(resources: DiscoveredResource[]): ClusterScoped {
+  const scoped = new Set([...resources, ...VIRTUAL_RESOURCES].filter((r) => !r.namespaced).map((r) => scopedKey(r)));
+  return (group, resource) => scoped.has(scopedKey({ group, resource }));
+}
+
+const scopedKey = (r: { group: string; resource: string }) => `${r.group}\u0000${r.resource}`;
+
+/**
+ * Whether a grant of the namespace's review can be used in that namespace. A request for a cluster-scoped resource has
+ * no namespace, so the authorizer reads no RoleBinding for it: a RoleBinding's `get nodes` or `impersonate users` is
+ * listed by the namespace's review and grants nothing. The exception is the Namespace object itself, which the API
+ * server files under its own name (GET /api/v1/namespaces/x is in namespace x): `namespaces` is kept for that one
+ * object. A `*` group or resource is kept: it reaches namespaced resources too.
+ */
+function usableInNamespace(a: ResourceAtom, namespace: string, clusterScoped: ClusterScoped): boolean {
+  const resource = a.resource.split('/')[0];
+  if (a.group === ALL || resource === ALL) return true;
+  if (a.group === '' && resource === 'namespaces') return a.name === undefined || a.name === namespace;
+  return !clusterScoped(a.group, resource);
+}
+
+/**
+ * Normalises the namespace's review against the cluster-wide one (pure, for tests). `clusterScoped` is the cluster's
+ * discovery (clusterScopedIn); without it only the virtual resources are known to be cluster-scoped.
+ */
+export function normaliseReviews(
+  namespace: string,
+  inNamespace: RulesReview,
+  clusterWide: RulesReview,
+  clusterScoped: ClusterScoped = clusterScopedIn([]),
+): ClusterRules {
   const cluster = reduceResources(resourceAtoms(clusterWide.resourceRules, 'cluster'));
-  // A namespace grant that a cluster-wide one already covers adds nothing.
+  // A namespace grant that a cluster-wide one already covers adds nothing; one of a cluster-scoped resource is none.
   const wide = resourceSet(cluster);
-  const local = reduceResources(resourceAtoms(inNamespace.resourceRules, 'namespace')).filter((a) => !wide.covers(a));
+  const local = reduceResources(
+    resourceAtoms(inNamespace.resourceRules, 'namespace').filter((a) => usableInNamespace(a, namespace, clusterScoped)),
+  ).filter((a) => !wide.covers(a));
   // Non-resource URLs count only from ClusterRoleBindings: a URL request has no namespace, so the authorizer never
   // reads a RoleBinding for it. The namespace's review also lists the URLs of ClusterRoles bound there by RoleBindings,
   // which grant nothing; only the cluster-wide review's are grants.
