@@ -837,7 +837,17 @@ describe('fleet kubeconfig export, used by kubectl', { concurrency: false }, () 
       );
       const outDir = join(dir, `${run}-interrupt`);
       mkdirSync(outDir);
-      for (const existing of [undefined, 'kept: as it was\n']) {
+      // The existing file is one an earlier export wrote (every entry marked), which --out replaces: a file with
+      // anything fleet did not export is refused before any cluster is read (test/e2e/lost-or-orphaned.test.ts).
+      const marker = [{ name: FLEET_EXPORT_EXTENSION, extension: { cluster: 'earlier', provider: 'real' } }];
+      const earlier = `# an earlier export, kept as it was\n${yaml.dump({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'earlier', cluster: { server: 'https://127.0.0.1:1', extensions: marker } }],
+        users: [{ name: 'earlier', user: { exec: { command: 'fleet' }, extensions: marker } }],
+        contexts: [{ name: 'earlier', context: { cluster: 'earlier', user: 'earlier', extensions: marker } }],
+      })}`;
+      for (const existing of [undefined, earlier]) {
         const out = join(outDir, 'fleet.kubeconfig');
         if (existing) writeFileSync(out, existing);
         const child = spawn(
