@@ -24,6 +24,7 @@ import {
   kubectlResult,
   loadControlPlane,
   scratchDir,
+  tokenUser,
   uniqueName,
 } from '../support/fixture.js';
 
@@ -286,7 +287,9 @@ describe('creds list --kubeconfig DIR (live files, no hub in a directory)', () =
   it("lists the files' credentials and reads no hub from the directory: exit 0 and a warning, not exit 2 after the list", async () => {
     const files = join(dir, `${run}-files`);
     mkdirSync(files, { recursive: true });
-    const alice = join(cp.dir, 'users', `alice@${m1.name}.kubeconfig`);
+    // The static token user's kubeconfig, written by the fixture (a sandbox made by `npm run sandbox` has one ready, the
+    // CI control plane does not).
+    const alice = tokenUser(m1, 'alice').kubeconfigPath;
     copyFileSync(alice, join(files, 'alice.kubeconfig'));
     tokenOf(alice);
     const warning = `no hub read: ${files} is a directory of kubeconfig files, with no current context to take a hub from; pass --hub-kubeconfig FILE to list a hub's Secrets too`;
