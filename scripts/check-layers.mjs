@@ -25,7 +25,7 @@ export const FLOORS = [
   ['kube'],
   ['providers'],
   ['fleet'],
-  ['clusters', 'access', 'creds', 'workload-identity', 'verify', 'export'],
+  ['clusters', 'access', 'creds', 'workload-identity', 'verify', 'export', 'exporter'],
   ['cli'],
   ['commands', 'hooks'],
   ['entry'],

@@ -200,6 +200,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.out.json(json);
   }
 
+  /** One JSON document on one stdout line, scrubbed (a command that reports as it goes: fleet exporter's collections). */
+  protected logJsonLine(item: unknown): void {
+    this.out.jsonLine(item);
+  }
+
   /** Text a command composed itself on stdout: scrubbed, every control character but LF escaped (Renderer.composed). */
   public log(message = '', ...args: unknown[]): void {
     super.log(this.out.composed(String(message)), ...args);

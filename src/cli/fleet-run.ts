@@ -10,7 +10,8 @@ import type { RunOptions } from '../fleet/runner.js';
 import { type Selection, selectClusters, takeShard } from '../fleet/select.js';
 import { resolveShard, shardName } from '../fleet/shard.js';
 import { type DeferredProvider, fleetProvider } from '../providers/registry.js';
-import type { ClusterRef } from '../providers/types.js';
+import type { ClusterRef, ProviderFailure } from '../providers/types.js';
+import { selectionFailures } from '../fleet/failures.js';
 import type { SelectionFlags } from './flags.js';
 import { progressLine } from './progress.js';
 
@@ -128,7 +129,12 @@ export class Fleet {
 
   /** The providers this run looks at, from flags and the fleet configuration (read on first use). */
   get provider(): DeferredProvider {
-    this.providerMade ??= fleetProvider({
+    this.providerMade ??= this.buildProvider();
+    return this.providerMade;
+  }
+
+  private buildProvider(): DeferredProvider {
+    return fleetProvider({
       kubeconfig: this.kubeconfigPaths,
       context: this.flags.context,
       provider: this.flags.provider,
@@ -136,8 +142,24 @@ export class Fleet {
       connector: this.connector,
       note: this.flags.verbose ? (message) => this.inputs.say(`note: ${message}`) : undefined,
     });
-    return this.providerMade;
   }
+
+  /**
+   * For a command that runs until stopped (fleet exporter): the selection listed anew from providers built for this
+   * call, so a hub Secret or ClusterProfile added since the last call is seen and one deleted is gone. With no
+   * --cluster or --selector it is every cluster (a watcher has no current context to default to). The providers that
+   * could not list are returned beside the clusters, as a fleet-wide run reports them. The first call's provider is
+   * the run's own (`provider`, whose configuration errors the command reported at start).
+   */
+  async relist(): Promise<{ refs: ClusterRef[]; failures: ProviderFailure[] }> {
+    const provider = this.relisted++ === 0 ? this.provider : this.buildProvider();
+    const named = (this.selection.clusters ?? []).length > 0;
+    const selection: Selection = { ...this.selection, all: this.selection.all || (!named && !this.selection.selector) };
+    const refs = takeShard(await selectClusters(provider, selection), selection.shard);
+    return { refs, failures: await selectionFailures(provider, selection) };
+  }
+
+  private relisted = 0;
 
   /** What --cluster / --all / --selector (and --context) select, and the part --shard / --shard-count takes. */
   get selection(): Selection {

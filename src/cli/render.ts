@@ -39,6 +39,8 @@ export interface View<Row> {
   failures?: Failure[];
   /** -o prometheus: the metrics, for the commands that declare `static metrics = true`. */
   metrics?: MetricFamily[];
+  /** -o prometheus: exposition text a command rendered itself (fleet exporter --once, with prom-client), instead of `metrics`. */
+  exposition?: string;
 }
 
 /** What the renderer needs from its command: the chosen format, the colours, and oclif's stdout line (quiet in JSON mode). */
@@ -119,7 +121,7 @@ export class Renderer {
         );
         break;
       case 'prometheus':
-        process.stdout.write(scrub(formatMetrics(view.metrics ?? [])));
+        process.stdout.write(scrub(view.exposition ?? formatMetrics(view.metrics ?? [])));
         break;
       case 'name':
         // One line per name: a CR or LF inside a name is escaped, so it cannot make a second name.

@@ -27,7 +27,7 @@ import { FORMAT_QUERIES, type Held, type SecretFormat, codecOf, detectFormat } f
 import { certNotAfter, parseIdentity } from './credential-record.js';
 import { type AccessRequest, plan as generatePlan, resolveAccess } from './generate.js';
 import { kubeconfigSha256 } from './kubeconfig-out.js';
-import { ANNOTATIONS, MANAGED_BY_LABELS, isFleetManaged } from './labels.js';
+import { ADOPTED_AT, ADOPTED_FROM, ANNOTATIONS, MANAGED_BY_LABELS, isFleetManaged } from './labels.js';
 import { type Lifetime } from './lifetime.js';
 import { type CredentialMethod, describeUser } from './list.js';
 import { anchorName } from './methods.js';
@@ -155,9 +155,8 @@ export interface AdoptionReport {
   items: AdoptedCredential[];
 }
 
-/** What marks an adopted Secret (kept after the adoption, so `creds list` and people can tell): the old credential. */
-export const ADOPTED_FROM = 'fleet.dev/adopted-from';
-export const ADOPTED_AT = 'fleet.dev/adopted';
+// What marks an adopted Secret lives with the other marks (labels.ts); adopt-file.ts takes them from here too.
+export { ADOPTED_AT, ADOPTED_FROM };
 
 const LEGACY_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);

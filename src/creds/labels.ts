@@ -30,6 +30,13 @@ export const ANNOTATIONS = {
   lifetime: `${PREFIX}credential-lifetime`,
 } as const;
 
+/**
+ * What marks an adopted Secret or file (kept after the adoption, so `creds list`, the exporter and people can tell): the
+ * old credential, and when. Written by creds adopt, read by creds list.
+ */
+export const ADOPTED_FROM = `${PREFIX}adopted-from`;
+export const ADOPTED_AT = `${PREFIX}adopted`;
+
 /** The same facts in a kubeconfig file's fleet.dev/credential extension: the annotation names without the prefix. */
 export const factKey = (annotation: string) => annotation.slice(PREFIX.length);
 

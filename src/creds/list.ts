@@ -42,7 +42,7 @@ import type { ClusterRef } from '../providers/types.js';
 import { fluxKey, fluxSecretRefs } from './flux-refs.js';
 import { CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat } from './codecs/index.js';
 import { KUBECONFIG_EXTENSION, fileFacts } from './kubeconfig-out.js';
-import { ANNOTATIONS, MANAGED_BY_SELECTOR, isFleetManaged } from './labels.js';
+import { ADOPTED_FROM, ANNOTATIONS, MANAGED_BY_SELECTOR, factKey, isFleetManaged } from './labels.js';
 import { ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec } from '../kubeconfig/wi-token-exec.js';
 
 /**
@@ -83,6 +83,8 @@ export interface CredentialItem {
   ageSeconds?: number;
   expires?: string;
   managedByFleet: boolean;
+  /** fleet manages it because `creds adopt` took it over (the Secret's or file's adopted-from mark), not because it made it. */
+  adopted?: boolean;
   /**
    * What kube-apiserver records as user.extra["authentication.kubernetes.io/credential-id"] in the audit events of
    * requests made with it (`JTI=...`, `X509SHA256=...`): `creds list --credential-id` finds the holder from an event.
@@ -255,6 +257,11 @@ function fleetMadeKubeconfig(text: string | undefined, context?: string): boolea
   return !adopted || context === undefined || adopted === context;
 }
 
+/** Whether fleet's record in a kubeconfig file says creds adopt --file took it over. */
+function adoptedFile(text: string | undefined): boolean {
+  return fileFacts(loadYamlIfValid(text ?? '') as KubeconfigDoc | undefined)?.[factKey(ADOPTED_FROM)] !== undefined;
+}
+
 /** Kubeconfig users reachable through the file-backed providers (one row per context). */
 export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<CredentialItem[]> {
   const items: CredentialItem[] = [];
@@ -292,6 +299,7 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
           server: ctx.cluster.server,
           ...(await describeUser(ctx.user)),
           managedByFleet: fleetMadeKubeconfig(text, ctx.contextName),
+          ...(fleetMadeKubeconfig(text, ctx.contextName) && adoptedFile(text) ? { adopted: true } : {}),
         },
         ctx,
       ),
@@ -386,6 +394,7 @@ async function describeSecret(
     location: `secret ${hub}:${namespace}/${name}`,
     format: detected.format,
     managedByFleet: isFleetManaged(s.metadata.labels),
+    ...(isFleetManaged(s.metadata.labels) && annotations[ADOPTED_FROM] !== undefined ? { adopted: true } : {}),
     cluster: annotations[ANNOTATIONS.cluster],
   };
   if (detected.format === 'unknown')

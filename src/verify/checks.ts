@@ -37,6 +37,8 @@ export interface VerifyFacts {
   version?: string;
   /** The earliest expiry of the credential, when one is known. */
   expires?: string;
+  /** How long GET /version took, in milliseconds (the probe's round trip; the exporter's probe duration). */
+  latencyMs?: number;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function verifyCluster(
 
   const p = await probe(client);
   if (p.version) list.facts.version = p.version.gitVersion;
+  if (p.latencyMs !== undefined) list.facts.latencyMs = p.latencyMs;
   const failure = p.error?.kind;
   const answered = Boolean(p.version) || failure === 'unauthorized' || failure === 'forbidden';
   await reachability(client, p, list);

@@ -1,0 +1,84 @@
+import { type ErrorInfo, toErrorInfo } from '../base/errors.js';
+import { type CredentialList, type ListHub, listCredentials } from '../creds/list.js';
+import type { ExecCredentialRunner } from '../kube/exec-credential.js';
+import { type RunOptions, runOverClusters } from '../fleet/runner.js';
+import type { ClusterRef, ProviderFailure } from '../providers/types.js';
+import type { Policy } from '../verify/policy.js';
+import { FleetVerifier, type VerifyReport } from '../verify/report.js';
+
+/**
+ * One collection of `fleet exporter`: what `clusters verify` (with the exporter's policy) and `creds list --live` answer
+ * over the clusters the providers list now, gathered with the same services those commands call, so a metric says what
+ * the command would have said at that moment. Nothing here is cached between collections but the exec runner's
+ * credentials (a plugin's token is used until it expires, as by kubectl).
+ */
+export interface Collection {
+  /** When it started and ended (ms since the epoch). */
+  startedAt: number;
+  finishedAt: number;
+  /** The providers (by name) that listed, and those that could not, with why. */
+  sources: SourceState[];
+  verify: VerifyReport;
+  credentials: CredentialList;
+}
+
+export interface SourceState {
+  /** `provider`: a provider of the fleet configuration (its clusters); `hub`: a hub whose consumer Secrets were read. */
+  kind: 'provider' | 'hub';
+  name: string;
+  up: boolean;
+  error?: ErrorInfo;
+}
+
+/** What the clusters are, this time: the refs selected from a freshly built provider, and the providers that failed. */
+export interface Listing {
+  refs: ClusterRef[];
+  failures: ProviderFailure[];
+}
+
+export interface CollectInputs {
+  /** Lists the clusters anew (a provider built for this collection: hub Secrets added since the last one are seen). */
+  list: () => Promise<Listing>;
+  hubs: ListHub[];
+  policy: Policy;
+  exec: ExecCredentialRunner;
+  run: RunOptions;
+  /** Asked between the steps: a stop (SIGTERM) ends the collection there; it is then not published. */
+  signal?: AbortSignal;
+}
+
+/** A hub's name as `creds list` names it in its errors. */
+const hubName = (h: ListHub) => h.context ?? h.kubeconfig?.join(':') ?? 'current context';
+
+export async function collect(o: CollectInputs): Promise<Collection> {
+  const startedAt = Date.now();
+  const { refs, failures } = await o.list();
+  o.signal?.throwIfAborted();
+  const verifier = new FleetVerifier(o.policy, { exec: o.exec, strict: false });
+  await verifier.prepare(refs);
+  const results = await runOverClusters(refs, verifier.work, o.run);
+  const verify = verifier.report(results, refs);
+  o.signal?.throwIfAborted();
+  const credentials = await listCredentials(refs, o.hubs, {
+    connector: o.run.connector,
+    live: true,
+    concurrency: o.run.concurrency,
+  });
+  const failed = new Set(failures.map((f) => f.provider));
+  const providers = [...new Set(refs.map((r) => r.provider))].filter((p) => !failed.has(p));
+  const hubErrors = new Map(credentials.errors.map((e) => [e.hub, e.error]));
+  const sources: SourceState[] = [
+    ...providers.map((name): SourceState => ({ kind: 'provider', name, up: true })),
+    ...failures.map((f): SourceState => ({
+      kind: 'provider',
+      name: f.provider,
+      up: false,
+      error: toErrorInfo(f.error),
+    })),
+    ...o.hubs.map((h): SourceState => {
+      const error = hubErrors.get(hubName(h));
+      return { kind: 'hub', name: hubName(h), up: !error, ...(error ? { error } : {}) };
+    }),
+  ];
+  return { startedAt, finishedAt: Date.now(), sources, verify, credentials };
+}
