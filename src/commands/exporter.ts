@@ -7,7 +7,7 @@ import { formatLifetime, parseTimeLimit } from '../base/duration.js';
 import { UsageError } from '../base/errors.js';
 import { counted } from '../base/text.js';
 import { listHubs } from '../creds/list.js';
-import { type Collection, collect } from '../exporter/collect.js';
+import { type Collection, clusterUp, collect, hubsToRead } from '../exporter/collect.js';
 import { type CollectionOutcome, type ExporterSummary, runSchedule } from '../exporter/exporter.js';
 import { ExporterMetrics } from '../exporter/metrics.js';
 import { type ListenAddress, parseListen, serve } from '../exporter/server.js';
@@ -28,8 +28,9 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
   ];
 
   static metrics = true;
+  // Skipped TLS verification is the tls-verified check's series (fleet_verify_check_ok), not a warning repeated at
+  // every collection.
   static reportsSkippedTls = true;
-  static brokenEntryIsCheck = true;
 
   static flags = {
     ...fleetFlags,
@@ -66,8 +67,10 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
     // A fleet configuration that cannot be read, or a hub kubeconfig that is missing, ends the run here, before
     // anything is served (exit 2); from the first collection on, a source failing is a metric.
     await this.fleet.provider.provider();
-    const { hubs, warnings } = await listHubs(await this.credsHubs(this.flags));
-    for (const w of warnings) this.logStderr(`warning: ${w}`);
+    const listed = await listHubs(await this.credsHubs(this.flags));
+    for (const w of listed.warnings) this.logStderr(`warning: ${w}`);
+    const { hubs, notes } = await hubsToRead(listed.hubs);
+    for (const n of notes) this.logStderr(`note: ${n}`);
     const metrics = new ExporterMetrics({ version: this.config.version, credentialIdLabel: o.credentialIdLabel });
     const run = { ...this.fleet.runOptions(), onProgress: undefined };
     const collectOnce = (signal?: AbortSignal) =>
@@ -142,10 +145,7 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
       rows: c.verify.items,
       columns: [
         { header: 'cluster', get: (i) => i.cluster, cluster: true },
-        {
-          header: 'up',
-          get: (i) => (i.checks?.find((k) => k.name === 'reachable')?.status === 'pass' ? 'yes' : 'no'),
-        },
+        { header: 'up', get: (i) => (clusterUp(i) ? 'yes' : 'no') },
         { header: 'version', get: (i) => i.version ?? '' },
         {
           header: 'failing checks',
@@ -172,7 +172,7 @@ export function collectionSummary(c: Collection) {
   const items = c.verify.items;
   return {
     clusters: items.length,
-    clustersUp: items.filter((i) => i.checks?.find((k) => k.name === 'reachable')?.status === 'pass').length,
+    clustersUp: items.filter(clusterUp).length,
     checksFailing: items.flatMap((i) => i.checks ?? []).filter((k) => k.status === 'fail' || k.status === 'warn')
       .length,
     credentials: c.credentials.items.length,

@@ -895,6 +895,11 @@ export async function listHubs(
   return { hubs, warnings };
 }
 
+/** A hub as creds list names it in its errors (and the exporter in fleet_source_up): its context, files, or neither. */
+export function hubLabel(spec: HubSpec): string {
+  return spec.context ?? spec.kubeconfig?.join(':') ?? 'current context';
+}
+
 export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: ListOptions): Promise<CredentialList> {
   const found = [...(await kubeconfigCredentials(refs)), ...(await execCredentials(refs, o.connector.trust))];
   const errors: CredentialList['errors'] = [];
@@ -904,7 +909,7 @@ export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: Li
       found.push(...(await hubCredentials(spec, { ...o, warnings })));
     } catch (error) {
       const info = toErrorInfo(error);
-      const hub = spec.context ?? spec.kubeconfig?.join(':') ?? 'current context';
+      const hub = hubLabel(spec);
       if (guessed && (info.kind === 'forbidden' || info.kind === 'unauthorized'))
         warnings.push(
           `hub ${hub} (the current context, no hub configured): its Secrets were not listed: ${info.message}`,

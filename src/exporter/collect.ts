@@ -1,10 +1,11 @@
 import { type ErrorInfo, toErrorInfo } from '../base/errors.js';
-import { type CredentialList, type ListHub, listCredentials } from '../creds/list.js';
+import { type CredentialList, type ListHub, hubLabel, listCredentials } from '../creds/list.js';
+import { resolveHubContext } from '../kube/connector.js';
 import type { ExecCredentialRunner } from '../kube/exec-credential.js';
 import { type RunOptions, runOverClusters } from '../fleet/runner.js';
 import type { ClusterRef, ProviderFailure } from '../providers/types.js';
 import type { Policy } from '../verify/policy.js';
-import { FleetVerifier, type VerifyReport } from '../verify/report.js';
+import { FleetVerifier, type VerifyItem, type VerifyReport } from '../verify/report.js';
 
 /**
  * One collection of `fleet exporter`: what `clusters verify` (with the exporter's policy) and `creds list --live` answer
@@ -47,8 +48,34 @@ export interface CollectInputs {
   signal?: AbortSignal;
 }
 
-/** A hub's name as `creds list` names it in its errors. */
-const hubName = (h: ListHub) => h.context ?? h.kubeconfig?.join(':') ?? 'current context';
+/** Whether the cluster answered ready: its reachable check passed (fleet_cluster_up, the log line, --once's table). */
+export function clusterUp(item: VerifyItem): boolean {
+  return item.checks?.find((k) => k.name === 'reachable')?.status === 'pass';
+}
+
+/**
+ * The hubs the exporter reads at every collection. A hub guessed from the loading rules (none configured) that cannot
+ * even be found (no KUBECONFIG, no ~/.kube/config, not a Pod) is dropped once, at start, with a note: a fleet of
+ * kubeconfig files alone has no hub, and a source down at every collection would be noise, not news. A configured
+ * hub, or a guessed one that exists, stays a source whatever happens to it later.
+ */
+export async function hubsToRead(hubs: ListHub[], env = process.env): Promise<{ hubs: ListHub[]; notes: string[] }> {
+  const kept: ListHub[] = [];
+  const notes: string[] = [];
+  for (const h of hubs) {
+    const found =
+      !h.guessed ||
+      (await resolveHubContext(h, env).then(
+        () => true,
+        (error: unknown) => {
+          notes.push(`no hub Secrets read: ${toErrorInfo(error).message}`);
+          return false;
+        },
+      ));
+    if (found) kept.push(h);
+  }
+  return { hubs: kept, notes };
+}
 
 export async function collect(o: CollectInputs): Promise<Collection> {
   const startedAt = Date.now();
@@ -76,8 +103,8 @@ export async function collect(o: CollectInputs): Promise<Collection> {
       error: toErrorInfo(f.error),
     })),
     ...o.hubs.map((h): SourceState => {
-      const error = hubErrors.get(hubName(h));
-      return { kind: 'hub', name: hubName(h), up: !error, ...(error ? { error } : {}) };
+      const error = hubErrors.get(hubLabel(h));
+      return { kind: 'hub', name: hubLabel(h), up: !error, ...(error ? { error } : {}) };
     }),
   ];
   return { startedAt, finishedAt: Date.now(), sources, verify, credentials };

@@ -3,7 +3,7 @@ import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client'
 import type { CheckStatus } from '../base/checks.js';
 import type { CredentialItem } from '../creds/list.js';
 import { scrub } from '../kubeconfig/redact.js';
-import type { Collection } from './collect.js';
+import { type Collection, clusterUp } from './collect.js';
 
 /**
  * The metrics of `fleet exporter` (every name and label in docs/exporter.md), written with prom-client: it escapes label
@@ -79,6 +79,14 @@ const seconds = (iso: string | undefined): number | undefined => {
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? undefined : ms / 1000;
 };
+
+/**
+ * A value the member's API server chose (its /version gitVersion) is cut to this many characters: escaped or not, a
+ * server answering with megabytes there would otherwise be served, and stored by Prometheus, at every scrape.
+ * Everything else in a label is bounded by Kubernetes (names) or by the operator's own configuration.
+ */
+const MAX_SERVER_VALUE = 128;
+const capped = (v: string) => (v.length > MAX_SERVER_VALUE ? `${v.slice(0, MAX_SERVER_VALUE)}...` : v);
 
 /** 1 when the check passed, 0 when it failed or warned; a skipped check has no sample (it said nothing). */
 const CHECK_VALUE: Record<CheckStatus, number | undefined> = { pass: 1, fail: 0, warn: 0, skip: undefined };
@@ -235,10 +243,9 @@ export class ExporterMetrics {
     }
     for (const item of c.verify.items) {
       const cl = { cluster: item.cluster, provider: item.provider ?? '' };
-      const reachable = item.checks?.find((k) => k.name === 'reachable');
-      this.clusterUp.set(cl, reachable?.status === 'pass' ? 1 : 0);
+      this.clusterUp.set(cl, clusterUp(item) ? 1 : 0);
       if (item.latencyMs !== undefined) this.probeDuration.set(cl, item.latencyMs / 1000);
-      this.clusterInfo.set({ ...cl, server: item.server ?? '', version: item.version ?? '' }, 1);
+      this.clusterInfo.set({ ...cl, server: item.server ?? '', version: capped(item.version ?? '') }, 1);
       for (const k of item.checks ?? []) {
         const v = CHECK_VALUE[k.status];
         if (v !== undefined) this.checkOk.set({ cluster: item.cluster, check: k.name }, v);

@@ -5,6 +5,9 @@ import { UsageError } from '../base/errors.js';
 import { type Exposition, OPENMETRICS_TEXT, PROMETHEUS_TEXT } from './metrics.js';
 
 /**
+ * Inbound only: this module answers scrapers and sends nothing anywhere. Every request to a cluster or hub, and so
+ * every credential, goes through the command's Connector (src/kube/connector.ts), which alone decides where.
+ *
  * The exporter's HTTP endpoints: /metrics (the last published collection, Prometheus text or OpenMetrics as the
  * scraper's Accept header prefers), /healthz (the process serves: 200) and /readyz (200 once a collection was
  * published, 503 before). Nothing here waits for a cluster: every answer is built from what is already in memory.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
-import type { Collection } from '../../src/exporter/collect.js';
+import { type Collection, hubsToRead } from '../../src/exporter/collect.js';
 import { nextWait, runSchedule } from '../../src/exporter/exporter.js';
 import { ExporterMetrics, identityKind, management } from '../../src/exporter/metrics.js';
 import { parseListen, serve, wantsOpenMetrics } from '../../src/exporter/server.js';
@@ -111,6 +111,16 @@ describe('fleet exporter: exposition', () => {
     execFileSync('promtool', ['check', 'metrics'], { input: m.exposition!.prometheus });
   });
 
+  it("a server's version is cut at 128 characters, however long the server made it", async () => {
+    const c = collection();
+    c.verify.items[0].version = 'v1.35.0-' + 'x'.repeat(1 << 20);
+    const m = new ExporterMetrics({ version: '1' });
+    await m.publish(c);
+    const line = m.exposition!.prometheus.split('\n').find((l) => l.startsWith('fleet_cluster_info{'))!;
+    assert.ok(line.length < 300, `${line.length} characters`);
+    assert.match(line, /version="v1\.35\.0-x{120}\.\.\."/);
+  });
+
   it('credential_id only with --credential-id-label; management and identity kinds', async () => {
     const m = new ExporterMetrics({ version: '1', credentialIdLabel: true });
     await m.publish(collection());
@@ -195,5 +205,15 @@ describe('fleet exporter: schedule', () => {
     assert.deepEqual(told, [true, false, true]);
     assert.deepEqual([summary.collections, summary.failures], [3, 1]);
     assert.match(m.exposition!.prometheus, /fleet_exporter_collections_total\{result="failure"\} 1/);
+  });
+});
+
+describe('fleet exporter: hubs', () => {
+  it('a guessed hub that cannot be found is dropped with one note; a configured one stays, found or not', async () => {
+    const env = { HOME: '/nonexistent-home' };
+    const r = await hubsToRead([{ guessed: true }, { kubeconfig: ['/nonexistent/hub.yaml'] }], env);
+    assert.deepEqual(r.hubs, [{ kubeconfig: ['/nonexistent/hub.yaml'] }]);
+    assert.equal(r.notes.length, 1);
+    assert.match(r.notes[0], /^no hub Secrets read: no kubeconfig found: KUBECONFIG is unset/);
   });
 });
