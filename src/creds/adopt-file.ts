@@ -37,7 +37,7 @@ import { fileFacts, recordedContext, withFileFacts } from './kubeconfig-out.js';
 import { ANNOTATIONS, factKey } from './labels.js';
 import { anchorName } from './methods.js';
 import { describeAnnotations, describeScope, username } from './rbac.js';
-import { type RotationState, anchorSuffix, newRunId } from './rotation-state.js';
+import { type RotationState, anchorSuffix, fileState, newRunId } from './rotation-state.js';
 import {
   type RotateEnv,
   type RotateRequest,
@@ -49,7 +49,7 @@ import {
   step,
   takeOver,
 } from './rotation-steps.js';
-import { Conflict, FileStore, fileState, stateFacts, writeKubeconfigIfUnchanged } from './rotation-store.js';
+import { Conflict, FileStore, stateFacts, writeKubeconfigIfUnchanged } from './rotation-store.js';
 import { kernelPath } from '../base/paths.js';
 
 /**

@@ -43,6 +43,7 @@ import { fluxKey, fluxSecretRefs } from './flux-refs.js';
 import { CODECS, FORMAT_QUERIES, type SecretFormat, detectFormat } from './codecs/index.js';
 import { KUBECONFIG_EXTENSION, fileFacts } from './kubeconfig-out.js';
 import { ADOPTED_FROM, ANNOTATIONS, MANAGED_BY_SELECTOR, factKey, isFleetManaged } from './labels.js';
+import { type Phase, type RotationState, fileState, readState } from './rotation-state.js';
 import { ACCESS_PROVIDER_NAME, PLUGIN_ARGS, wiTokenExec } from '../kubeconfig/wi-token-exec.js';
 
 /**
@@ -85,6 +86,11 @@ export interface CredentialItem {
   managedByFleet: boolean;
   /** fleet manages it because `creds adopt` took it over (the Secret's or file's adopted-from mark), not because it made it. */
   adopted?: boolean;
+  /**
+   * A rotation recorded on the Secret or file and not finished (rotation-state.ts): a run claimed it and failed, was
+   * interrupted or is running now; the next `creds rotate` finishes or lifts it. `started` is when that run claimed it.
+   */
+  rotation?: { phase: Phase; started?: string };
   /**
    * What kube-apiserver records as user.extra["authentication.kubernetes.io/credential-id"] in the audit events of
    * requests made with it (`JTI=...`, `X509SHA256=...`): `creds list --credential-id` finds the holder from an event.
@@ -262,6 +268,16 @@ function adoptedFile(text: string | undefined): boolean {
   return fileFacts(loadYamlIfValid(text ?? '') as KubeconfigDoc | undefined)?.[factKey(ADOPTED_FROM)] !== undefined;
 }
 
+function fileRotation(text: string | undefined): RotationState | undefined {
+  const facts = fileFacts(loadYamlIfValid(text ?? '') as KubeconfigDoc | undefined);
+  return facts ? fileState(facts) : undefined;
+}
+
+/** The item's `rotation`: names and a time only (rotation-state.ts records nothing secret). */
+function unfinishedRotation(st: RotationState | undefined): Pick<CredentialItem, 'rotation'> {
+  return st ? { rotation: { phase: st.phase, ...(st.started ? { started: st.started } : {}) } } : {};
+}
+
 /** Kubeconfig users reachable through the file-backed providers (one row per context). */
 export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<CredentialItem[]> {
   const items: CredentialItem[] = [];
@@ -300,6 +316,7 @@ export async function kubeconfigCredentials(refs: ClusterRef[]): Promise<Credent
           ...(await describeUser(ctx.user)),
           managedByFleet: fleetMadeKubeconfig(text, ctx.contextName),
           ...(fleetMadeKubeconfig(text, ctx.contextName) && adoptedFile(text) ? { adopted: true } : {}),
+          ...(fleetMadeKubeconfig(text, ctx.contextName) ? unfinishedRotation(fileRotation(text)) : {}),
         },
         ctx,
       ),
@@ -395,6 +412,7 @@ async function describeSecret(
     format: detected.format,
     managedByFleet: isFleetManaged(s.metadata.labels),
     ...(isFleetManaged(s.metadata.labels) && annotations[ADOPTED_FROM] !== undefined ? { adopted: true } : {}),
+    ...(isFleetManaged(s.metadata.labels) ? unfinishedRotation(readState(annotations)) : {}),
     cluster: annotations[ANNOTATIONS.cluster],
   };
   if (detected.format === 'unknown')

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { namespacedName } from '../base/names.js';
+import { factKey } from './labels.js';
 
 /**
  * The rotation's progress, recorded on the hub Secret itself so that a run killed after any step can be finished by the
@@ -51,6 +52,16 @@ export function readState(annotations: Record<string, string> | undefined): Rota
 }
 
 /** The annotations to merge for a state; `undefined` clears them all (null values in a merge, absent in a PUT). */
+/** A file keeps the rotation state under the annotation names without their prefix (`rotation-phase`, ...). */
+export const fileState = (facts: Record<string, string>) =>
+  readState(
+    Object.fromEntries(
+      Object.values(ROTATION)
+        .map((k): [string, string | undefined] => [k, facts[factKey(k)]])
+        .filter((e): e is [string, string] => e[1] !== undefined),
+    ),
+  );
+
 export function stateAnnotations(s: RotationState): Record<string, string> {
   return {
     [ROTATION.phase]: s.phase,

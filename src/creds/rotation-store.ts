@@ -30,7 +30,14 @@ import { METHODS, type Method, anchorName, legacySecretName } from './methods.js
 import { findPreset } from './presets.js';
 import { type Identity, credentialId, roleBaseName } from './rbac.js';
 import type { PolicyRule } from './rules-file.js';
-import { ROTATION, type RotationState, readState, stateAnnotations, withoutState } from './rotation-state.js';
+import {
+  ROTATION,
+  type RotationState,
+  fileState,
+  readState,
+  stateAnnotations,
+  withoutState,
+} from './rotation-state.js';
 
 /**
  * Where a credential fleet made is kept, as rotation sees it: a hub Secret (annotations, resourceVersion preconditions,
@@ -357,15 +364,6 @@ const ref = (r: { namespace: string; name: string } | undefined) => (r ? `${r.na
 
 type Facts = Record<string, string>;
 
-/** A file keeps the rotation state under the annotation names without their prefix (`rotation-phase`, ...). */
-export const fileState = (f: Facts) =>
-  readState(
-    Object.fromEntries(
-      Object.values(ROTATION)
-        .map((k): [string, string | undefined] => [k, f[factKey(k)]])
-        .filter((e): e is [string, string] => e[1] !== undefined),
-    ),
-  );
 export const stateFacts = (s: RotationState): Facts =>
   Object.fromEntries(Object.entries(stateAnnotations(s)).map(([k, v]) => [factKey(k), v]));
 function clearedFacts(f: Facts): Facts {

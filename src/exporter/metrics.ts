@@ -112,6 +112,7 @@ export class ExporterMetrics {
   private readonly lifetime: Gauge;
   private readonly valid: Gauge;
   private readonly credentialProblems: Gauge;
+  private readonly rotationStarted: Gauge;
   private readonly clusterUp: Gauge;
   private readonly probeDuration: Gauge;
   private readonly clusterInfo: Gauge;
@@ -153,6 +154,11 @@ export class ExporterMetrics {
       'fleet_credential_problems',
       'How many problems fleet found in the credential (an unreadable file, a bad certificate, a forged credential-id, ...).',
       c,
+    );
+    this.rotationStarted = this.gauge(
+      'fleet_credential_rotation_started_timestamp_seconds',
+      'When the unfinished rotation recorded on the Secret or file was claimed, in Unix seconds, with its phase (claimed: the credential is unchanged; replaced: only the old credential is left to revoke); absent when no rotation is unfinished.',
+      [...c, 'phase'],
     );
     this.clusterUp = this.gauge(
       'fleet_cluster_up',
@@ -221,6 +227,7 @@ export class ExporterMetrics {
       this.lifetime,
       this.valid,
       this.credentialProblems,
+      this.rotationStarted,
       this.clusterUp,
       this.probeDuration,
       this.clusterInfo,
@@ -240,6 +247,9 @@ export class ExporterMetrics {
       if (i.live?.ok) this.valid.set(labels, 1);
       else if (i.live?.error?.kind === 'unauthorized') this.valid.set(labels, 0);
       this.credentialProblems.set(labels, i.problems.length);
+      // A claim whose time cannot be read still says a rotation is unfinished: 0 (the epoch) is "overdue" to any alert.
+      if (i.rotation)
+        this.rotationStarted.set({ ...labels, phase: i.rotation.phase }, seconds(i.rotation.started) ?? 0);
     }
     for (const item of c.verify.items) {
       const cl = { cluster: item.cluster, provider: item.provider ?? '' };

@@ -121,6 +121,29 @@ describe('fleet exporter: exposition', () => {
     assert.match(line, /version="v1\.35\.0-x{120}\.\.\."/);
   });
 
+  it('an unfinished rotation is a series with its phase and claim time; none when no rotation is recorded', async () => {
+    const c = collection();
+    const m = new ExporterMetrics({ version: '1' });
+    await m.publish(c);
+    assert.ok(!m.exposition!.prometheus.includes('fleet_credential_rotation_started_timestamp_seconds{'));
+    c.credentials.items[0].rotation = { phase: 'replaced', started: '2026-12-04T11:00:00Z' };
+    c.credentials.items.push({
+      ...c.credentials.items[0],
+      location: 'secret hub:fleet/no-time',
+      source: { kind: 'secret', hub: 'hub', namespace: 'fleet', name: 'no-time' },
+      rotation: { phase: 'claimed' },
+    });
+    await m.publish(c);
+    const series = m.exposition!.prometheus.split('\n').filter((l) => l.startsWith('fleet_credential_rotation_'));
+    assert.equal(series.length, 2, series.join('\n'));
+    assert.match(series[0], /name="evil.*phase="replaced"\} 1796382000$/);
+    // A claim without a readable time is still unfinished: the epoch, which any "older than" alert catches.
+    assert.match(series[1], /name="no-time".*phase="claimed"\} 0$/);
+    // The next collection without the claim drops the series (a finished rotation is not "unfinished" forever).
+    await m.publish(collection());
+    assert.ok(!m.exposition!.prometheus.includes('fleet_credential_rotation_started_timestamp_seconds{'));
+  });
+
   it('credential_id only with --credential-id-label; management and identity kinds', async () => {
     const m = new ExporterMetrics({ version: '1', credentialIdLabel: true });
     await m.publish(collection());
