@@ -20,3 +20,15 @@ export function parseNamespacedName(value: string, flag: string): NamespacedName
   if (!ref) throw new UsageError(`${flag}: expected NAMESPACE/NAME, got "${value}"`);
   return ref;
 }
+
+/** What Kubernetes accepts as a namespace's name: an RFC 1123 label (lower-case alphanumerics and '-', at most 63). */
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A flag's namespace, or one line naming the flag and the value (checked before any cluster is asked). */
+export function parseNamespace(value: string, flag: string): string {
+  if (!NAMESPACE.test(value))
+    throw new UsageError(
+      `${flag} ${JSON.stringify(value)}: not a namespace name (lower-case letters, digits and '-', at most 63)`,
+    );
+  return value;
+}

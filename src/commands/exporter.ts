@@ -5,6 +5,7 @@ import { fleetFlags } from '../cli/flags.js';
 import { hubFlags } from '../cli/hubs.js';
 import { formatLifetime, parseTimeLimit } from '../base/duration.js';
 import { UsageError } from '../base/errors.js';
+import { parseNamespace } from '../base/names.js';
 import { counted } from '../base/text.js';
 import { listHubs } from '../creds/list.js';
 import { type Collection, clusterUp, collect, hubsToRead } from '../exporter/collect.js';
@@ -55,6 +56,11 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
       description:
         'Add a credential_id label (JTI=..., X509SHA256=...) to the credential series: one series per token, so a new series at every rotation.',
     }),
+    'hub-namespace': Flags.string({
+      description:
+        'Read hub Secrets, ClusterProfiles and Flux objects in this namespace only (repeatable; default: every namespace). What a reader granted Roles in those namespaces, not every Secret of the hub, can do.',
+      multiple: true,
+    }),
     once: Flags.boolean({ description: 'Collect once, print the result and exit; serve nothing.' }),
   };
 
@@ -77,6 +83,7 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
       collect({
         list: () => this.fleet.relist(),
         hubs,
+        hubNamespaces: o.hubNamespaces,
         policy: o.policy,
         exec: this.fleet.execRunner,
         run,
@@ -187,6 +194,7 @@ export interface ExporterOptions {
   policy: Policy;
   credentialIdLabel: boolean;
   once: boolean;
+  hubNamespaces?: string[];
 }
 
 /** The flags, checked before any cluster or hub is read: a bad address, interval, format or policy is exit 2. */
@@ -199,5 +207,13 @@ export async function exporterOptions(f: BaseFlags<typeof Exporter>, format: str
       `-o ${format}: fleet exporter serves until stopped; -o json or jsonl prints one line per collection, and --once prints one collection as ${format}`,
     );
   const policy = f.policy ? await loadPolicy(f.policy) : DEFAULT_POLICY;
-  return { listen, intervalMs, policy, credentialIdLabel: f['credential-id-label'], once: f.once };
+  const hubNamespaces = f['hub-namespace']?.map((n) => parseNamespace(n, '--hub-namespace'));
+  return {
+    listen,
+    intervalMs,
+    policy,
+    credentialIdLabel: f['credential-id-label'],
+    once: f.once,
+    ...(hubNamespaces?.length ? { hubNamespaces: [...new Set(hubNamespaces)] } : {}),
+  };
 }

@@ -28,7 +28,7 @@ interface FluxObject {
 }
 
 /** Every Secret the hub's Flux objects point at, once per Secret and key. Flux APIs the hub does not serve are skipped. */
-export async function fluxSecretRefs(hub: Hub): Promise<FluxSecretRef[]> {
+export async function fluxSecretRefs(hub: Hub, namespace?: string): Promise<FluxSecretRef[]> {
   const refs = new Map<string, FluxSecretRef>();
   for (const { kind, group, plural } of FLUX_KINDS) {
     let objects: FluxObject[];
@@ -36,7 +36,9 @@ export async function fluxSecretRefs(hub: Hub): Promise<FluxSecretRef[]> {
       // The preferred version first (discovery lists it first): kustomize v1, helm v2 on current Flux, older betas before.
       const [version] = await hub.groupVersions(group);
       if (!version) continue;
-      objects = await hub.listObjects<FluxObject>(customResource(group, version, plural, kind, true), `list ${kind}s`);
+      objects = await hub.listObjects<FluxObject>(customResource(group, version, plural, kind, true), `list ${kind}s`, {
+        namespace,
+      });
     } catch (error) {
       // No such API, or no permission to read it: nothing to follow (as for ClusterProfiles).
       if (

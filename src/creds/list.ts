@@ -481,24 +481,28 @@ async function describeSecret(
 /** Consumer Secrets of every known format on one hub (each found once). */
 export async function hubCredentials(
   spec: HubSpec,
-  o: { connector: Connector; env?: NodeJS.ProcessEnv; warnings?: string[] },
+  o: { connector: Connector; env?: NodeJS.ProcessEnv; warnings?: string[]; namespaces?: string[] },
 ): Promise<CredentialItem[]> {
   const hub = new Hub(spec, { connector: o.connector, env: o.env }, 'hub');
   const name = await hub.name();
   const queries: Array<Record<string, string>> = [...FORMAT_QUERIES, { labelSelector: MANAGED_BY_SELECTOR }];
+  // Each list cluster-wide, or once per namespace asked for (the exporter's --hub-namespace: a reader granted
+  // Roles in those namespaces only, never every Secret of the hub).
+  const scopes = o.namespaces?.length ? o.namespaces : [undefined];
   const found = new Map<string, Secret>();
-  for (const q of queries) {
-    for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', q))
-      found.set(`${s.metadata.namespace}/${s.metadata.name}`, s);
-  }
+  for (const q of queries)
+    for (const namespace of scopes)
+      for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', { ...q, namespace }))
+        found.set(`${s.metadata.namespace}/${s.metadata.name}`, s);
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig (no format);
   // a Secret whose annotation names a format fleet does not know is listed, with that problem.
   const consumers = [...found.values()].filter((s) => detectFormat(s) !== undefined);
   const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)));
-  const profiles = await listProfiles(hub);
+  const profiles = (await Promise.all(scopes.map((namespace) => listProfiles(hub, namespace)))).flat();
   o.warnings?.push(...profileShapeWarnings(profiles, name));
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
   for (const ref of secretreaderRefs(profiles)) {
+    if (!inScope(ref.namespace, o.namespaces)) continue;
     const id = `${ref.namespace}/${ref.name}`;
     if (found.has(id) && detectFormat(found.get(id)!) !== undefined) continue;
     const secret = await hub.getObject<Secret>(SECRET, ref.name, ref.namespace, `get Secret ${id}`);
@@ -508,7 +512,8 @@ export async function hubCredentials(
       );
   }
   // Flux Secrets carry no label either: the Kustomizations and HelmReleases that deploy with them name them.
-  for (const ref of await fluxSecretRefs(hub)) {
+  for (const ref of (await Promise.all(scopes.map((namespace) => fluxSecretRefs(hub, namespace)))).flat()) {
+    if (!inScope(ref.namespace, o.namespaces)) continue;
     const id = `${ref.namespace}/${ref.name}`;
     const known = items.find(
       (i) => i.source.kind === 'secret' && i.source.namespace === ref.namespace && i.source.name === ref.name,
@@ -571,9 +576,13 @@ function profileProviders(p: ProfileList): NonNullable<NonNullable<ProfileList['
   return [...(p.status?.accessProviders ?? []), ...(p.status?.credentialProviders ?? [])];
 }
 
-async function listProfiles(hub: Hub): Promise<ProfileList[]> {
+/** A Secret another object names outside the namespaces asked for is not read (nor asked for: no Role there). */
+const inScope = (namespace: string, namespaces: string[] | undefined) =>
+  !namespaces?.length || namespaces.includes(namespace);
+
+async function listProfiles(hub: Hub, namespace?: string): Promise<ProfileList[]> {
   try {
-    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles');
+    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles', { namespace });
   } catch (error) {
     // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
     if (
@@ -853,6 +862,8 @@ export interface ListOptions {
   concurrency: number;
   /** Only the credentials with one of these credential-ids (as parseCredentialId wrote them). */
   credentialIds?: string[];
+  /** Read hub objects in these namespaces only (default: every namespace). */
+  hubNamespaces?: string[];
 }
 
 /**
@@ -924,7 +935,7 @@ export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: Li
   const warnings: string[] = [];
   for (const { guessed, ...spec } of hubs) {
     try {
-      found.push(...(await hubCredentials(spec, { ...o, warnings })));
+      found.push(...(await hubCredentials(spec, { ...o, warnings, namespaces: o.hubNamespaces })));
     } catch (error) {
       const info = toErrorInfo(error);
       const hub = hubLabel(spec);

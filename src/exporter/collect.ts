@@ -41,6 +41,8 @@ export interface CollectInputs {
   /** Lists the clusters anew (a provider built for this collection: hub Secrets added since the last one are seen). */
   list: () => Promise<Listing>;
   hubs: ListHub[];
+  /** Read hub objects in these namespaces only (--hub-namespace). */
+  hubNamespaces?: string[];
   policy: Policy;
   exec: ExecCredentialRunner;
   run: RunOptions;
@@ -90,6 +92,7 @@ export async function collect(o: CollectInputs): Promise<Collection> {
     connector: o.run.connector,
     live: true,
     concurrency: o.run.concurrency,
+    hubNamespaces: o.hubNamespaces,
   });
   const failed = new Set(failures.map((f) => f.provider));
   const providers = [...new Set(refs.map((r) => r.provider))].filter((p) => !failed.has(p));
