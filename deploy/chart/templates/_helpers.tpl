@@ -66,3 +66,34 @@ providers:
     kubeconfig: {{ keys .Values.config.kubeconfigs | sortAlpha | toJson }}
 {{- end -}}
 {{- end -}}
+
+{{/* The exporter's objects: <fullname>-exporter, with component metrics-exporter (its selector includes it). */}}
+{{- define "fleet-rotator.exporterName" -}}
+{{- printf "%s-exporter" (include "fleet-rotator.fullname" .) -}}
+{{- end -}}
+
+{{- define "fleet-rotator.exporterSelectorLabels" -}}
+{{ include "fleet-rotator.selectorLabels" . }}
+app.kubernetes.io/component: metrics-exporter
+{{- end -}}
+
+{{- define "fleet-rotator.exporterLabels" -}}
+{{ include "fleet-rotator.exporterSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: fleet
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "fleet-rotator.exporterServiceAccountName" -}}
+{{- if .Values.exporter.serviceAccount.create -}}
+{{- default (include "fleet-rotator.exporterName" .) .Values.exporter.serviceAccount.name -}}
+{{- else -}}
+{{- required "exporter.serviceAccount.name: with exporter.serviceAccount.create=false, name the existing ServiceAccount the exporter runs as" .Values.exporter.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A Prometheus alert template's `{{ $labels.NAME }}`, written out by Helm as it is (not run by Helm). */}}
+{{- define "fleet-rotator.promLabel" -}}
+{{- printf "{{ $labels.%s }}" . -}}
+{{- end -}}
