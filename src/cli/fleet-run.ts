@@ -151,12 +151,13 @@ export class Fleet {
    * could not list are returned beside the clusters, as a fleet-wide run reports them. The first call's provider is
    * the run's own (`provider`, whose configuration errors the command reported at start).
    */
-  async relist(): Promise<{ refs: ClusterRef[]; failures: ProviderFailure[] }> {
+  async relist(): Promise<{ refs: ClusterRef[]; failures: ProviderFailure[]; providers: string[] }> {
     const provider = this.relisted++ === 0 ? this.provider : this.buildProvider();
     const named = (this.selection.clusters ?? []).length > 0;
     const selection: Selection = { ...this.selection, all: this.selection.all || (!named && !this.selection.selector) };
     const refs = takeShard(await selectClusters(provider, selection), selection.shard);
-    return { refs, failures: await selectionFailures(provider, selection) };
+    const providers = (await provider.providerNames?.()) ?? [provider.name];
+    return { refs, failures: await selectionFailures(provider, selection), providers };
   }
 
   private relisted = 0;

@@ -35,6 +35,8 @@ export interface SourceState {
 export interface Listing {
   refs: ClusterRef[];
   failures: ProviderFailure[];
+  /** Every provider of the configuration by name, also one that listed no cluster. */
+  providers: string[];
 }
 
 export interface CollectInputs {
@@ -81,7 +83,8 @@ export async function hubsToRead(hubs: ListHub[], env = process.env): Promise<{ 
 
 export async function collect(o: CollectInputs): Promise<Collection> {
   const startedAt = Date.now();
-  const { refs, failures } = await o.list();
+  const listing = await o.list();
+  const { refs, failures } = listing;
   o.signal?.throwIfAborted();
   const verifier = new FleetVerifier(o.policy, { exec: o.exec, strict: false });
   await verifier.prepare(refs);
@@ -95,7 +98,8 @@ export async function collect(o: CollectInputs): Promise<Collection> {
     hubNamespaces: o.hubNamespaces,
   });
   const failed = new Set(failures.map((f) => f.provider));
-  const providers = [...new Set(refs.map((r) => r.provider))].filter((p) => !failed.has(p));
+  // A provider that listed nothing answered all the same: it is up (a provider of one shard's run included).
+  const providers = [...new Set([...listing.providers, ...refs.map((r) => r.provider)])].filter((p) => !failed.has(p));
   const hubErrors = new Map(credentials.errors.map((e) => [e.hub, e.error]));
   const sources: SourceState[] = [
     ...providers.map((name): SourceState => ({ kind: 'provider', name, up: true })),

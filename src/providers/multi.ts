@@ -67,6 +67,10 @@ export class MultiProvider implements ClusterProvider {
     return (await this.listing).failures;
   }
 
+  async providerNames(): Promise<string[]> {
+    return this.providers.map((p) => p.name);
+  }
+
   /** `<provider>#<name>` asks only that provider; anything else is looked up across all of them. */
   async get(name: string): Promise<ClusterRef> {
     const split = splitMultiName(name);

@@ -217,6 +217,11 @@ export class DeferredProvider implements ClusterProvider {
     return (await (await this.provider()).failures?.()) ?? [];
   }
 
+  async providerNames(): Promise<string[]> {
+    const inner = await this.provider();
+    return (await inner.providerNames?.()) ?? [inner.name];
+  }
+
   /** The short names of the clusters listed so far (ClusterProvider.shortNames); none before the providers are built. */
   async shortNames(): Promise<Map<string, string>> {
     if (!this.inner) return new Map();

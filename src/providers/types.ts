@@ -126,6 +126,11 @@ export interface ClusterProvider {
   list(): Promise<ClusterRef[]>;
   /** The providers that could not list, after list(); only a provider made of several has any. */
   failures?(): Promise<ProviderFailure[]>;
+  /**
+   * The names of the providers this one is made of (the fleet configuration's entries): a provider that listed no
+   * cluster is still a source that answered (the exporter's fleet_source_up). One provider: its own name.
+   */
+  providerNames?(): Promise<string[]>;
   /** Exact name or an unambiguous alias; ClusterNotFoundError otherwise. */
   get(name: string): Promise<ClusterRef>;
   /** The default cluster when none is named (the file provider's current context). */
