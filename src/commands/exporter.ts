@@ -11,6 +11,7 @@ import { listHubs } from '../creds/list.js';
 import { type Collection, clusterUp, collect, hubsToRead } from '../exporter/collect.js';
 import { type CollectionOutcome, type ExporterSummary, runSchedule } from '../exporter/exporter.js';
 import { ExporterMetrics } from '../exporter/metrics.js';
+import { HubObjectCache } from '../providers/hub/watch-cache.js';
 import { type ListenAddress, parseListen, serve } from '../exporter/server.js';
 import { DEFAULT_POLICY, type Policy, loadPolicy } from '../verify/policy.js';
 
@@ -79,11 +80,14 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
     for (const n of notes) this.logStderr(`note: ${n}`);
     const metrics = new ExporterMetrics({ version: this.config.version, credentialIdLabel: o.credentialIdLabel });
     const run = { ...this.fleet.runOptions(), onProgress: undefined };
+    // Hub Secrets and ClusterProfiles listed once, then followed by watch (relisted after a 410) for the process's life.
+    const hubObjects = new HubObjectCache();
     const collectOnce = (signal?: AbortSignal) =>
       collect({
         list: () => this.fleet.relist(),
         hubs,
         hubNamespaces: o.hubNamespaces,
+        hubObjects,
         policy: o.policy,
         exec: this.fleet.execRunner,
         run,

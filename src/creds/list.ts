@@ -37,6 +37,7 @@ import {
 } from '../kubeconfig/types.js';
 import { accessShapeProblem } from '../providers/hub/access-providers.js';
 import { Hub } from '../providers/hub/client.js';
+import { DIRECT_HUB_OBJECTS, type HubObjects } from '../providers/hub/watch-cache.js';
 import { type Secret, secretText } from '../providers/hub/objects.js';
 import type { ClusterRef } from '../providers/types.js';
 import { fluxKey, fluxSecretRefs } from './flux-refs.js';
@@ -481,7 +482,13 @@ async function describeSecret(
 /** Consumer Secrets of every known format on one hub (each found once). */
 export async function hubCredentials(
   spec: HubSpec,
-  o: { connector: Connector; env?: NodeJS.ProcessEnv; warnings?: string[]; namespaces?: string[] },
+  o: {
+    connector: Connector;
+    env?: NodeJS.ProcessEnv;
+    warnings?: string[];
+    namespaces?: string[];
+    objects?: HubObjects;
+  },
 ): Promise<CredentialItem[]> {
   const hub = new Hub(spec, { connector: o.connector, env: o.env }, 'hub');
   const name = await hub.name();
@@ -489,16 +496,19 @@ export async function hubCredentials(
   // Each list cluster-wide, or once per namespace asked for (the exporter's --hub-namespace: a reader granted
   // Roles in those namespaces only, never every Secret of the hub).
   const scopes = o.namespaces?.length ? o.namespaces : [undefined];
+  const objects = o.objects ?? DIRECT_HUB_OBJECTS;
   const found = new Map<string, Secret>();
-  for (const q of queries)
-    for (const namespace of scopes)
-      for (const s of await hub.listObjects<Secret>(SECRET, 'list Secrets', { ...q, namespace }))
-        found.set(`${s.metadata.namespace}/${s.metadata.name}`, s);
+  const lists = await Promise.all(
+    queries.flatMap((q) =>
+      scopes.map((namespace) => objects.list<Secret>(hub, SECRET, 'list Secrets', { ...q, namespace })),
+    ),
+  );
+  for (const list of lists) for (const s of list) found.set(`${s.metadata.namespace}/${s.metadata.name}`, s);
   // fleet's anchors and legacy token Secrets carry the managed-by label but hold no consumer kubeconfig (no format);
   // a Secret whose annotation names a format fleet does not know is listed, with that problem.
   const consumers = [...found.values()].filter((s) => detectFormat(s) !== undefined);
   const items = await Promise.all(consumers.map((s) => describeSecret(s, name, o.connector.trust)));
-  const profiles = (await Promise.all(scopes.map((namespace) => listProfiles(hub, namespace)))).flat();
+  const profiles = (await Promise.all(scopes.map((namespace) => listProfiles(hub, objects, namespace)))).flat();
   o.warnings?.push(...profileShapeWarnings(profiles, name));
   // kubeconfig-secretreader Secrets have no label of their own: the ClusterProfiles that point at them name them.
   for (const ref of secretreaderRefs(profiles)) {
@@ -580,9 +590,9 @@ function profileProviders(p: ProfileList): NonNullable<NonNullable<ProfileList['
 const inScope = (namespace: string, namespaces: string[] | undefined) =>
   !namespaces?.length || namespaces.includes(namespace);
 
-async function listProfiles(hub: Hub, namespace?: string): Promise<ProfileList[]> {
+async function listProfiles(hub: Hub, objects: HubObjects, namespace?: string): Promise<ProfileList[]> {
   try {
-    return await hub.listObjects<ProfileList>(CLUSTER_PROFILE, 'list ClusterProfiles', { namespace });
+    return await objects.list<ProfileList>(hub, CLUSTER_PROFILE, 'list ClusterProfiles', { namespace });
   } catch (error) {
     // No ClusterProfile API on this hub (or no permission to read it): nothing to follow.
     if (
@@ -864,6 +874,8 @@ export interface ListOptions {
   credentialIds?: string[];
   /** Read hub objects in these namespaces only (default: every namespace). */
   hubNamespaces?: string[];
+  /** How hub Secrets and ClusterProfiles are read: listed (default), or kept by watch across calls (the exporter). */
+  hubObjects?: HubObjects;
 }
 
 /**
@@ -935,7 +947,9 @@ export async function listCredentials(refs: ClusterRef[], hubs: ListHub[], o: Li
   const warnings: string[] = [];
   for (const { guessed, ...spec } of hubs) {
     try {
-      found.push(...(await hubCredentials(spec, { ...o, warnings, namespaces: o.hubNamespaces })));
+      found.push(
+        ...(await hubCredentials(spec, { ...o, warnings, namespaces: o.hubNamespaces, objects: o.hubObjects })),
+      );
     } catch (error) {
       const info = toErrorInfo(error);
       const hub = hubLabel(spec);

@@ -3,6 +3,7 @@ import { type CredentialList, type ListHub, hubLabel, listCredentials } from '..
 import { resolveHubContext } from '../kube/connector.js';
 import type { ExecCredentialRunner } from '../kube/exec-credential.js';
 import { type RunOptions, runOverClusters } from '../fleet/runner.js';
+import type { CacheCounts, HubObjects } from '../providers/hub/watch-cache.js';
 import type { ClusterRef, ProviderFailure } from '../providers/types.js';
 import type { Policy } from '../verify/policy.js';
 import { FleetVerifier, type VerifyItem, type VerifyReport } from '../verify/report.js';
@@ -21,6 +22,8 @@ export interface Collection {
   sources: SourceState[];
   verify: VerifyReport;
   credentials: CredentialList;
+  /** Lists and watch events of the hub objects so far, per hub and resource (cumulative: the cache's counts). */
+  hubReads?: CacheCounts[];
 }
 
 export interface SourceState {
@@ -45,6 +48,8 @@ export interface CollectInputs {
   hubs: ListHub[];
   /** Read hub objects in these namespaces only (--hub-namespace). */
   hubNamespaces?: string[];
+  /** Hub Secrets and ClusterProfiles, kept by watch from one collection to the next. */
+  hubObjects?: HubObjects;
   policy: Policy;
   exec: ExecCredentialRunner;
   run: RunOptions;
@@ -96,6 +101,7 @@ export async function collect(o: CollectInputs): Promise<Collection> {
     live: true,
     concurrency: o.run.concurrency,
     hubNamespaces: o.hubNamespaces,
+    hubObjects: o.hubObjects,
   });
   const failed = new Set(failures.map((f) => f.provider));
   // A provider that listed nothing answered all the same: it is up (a provider of one shard's run included).
@@ -114,5 +120,6 @@ export async function collect(o: CollectInputs): Promise<Collection> {
       return { kind: 'hub', name: hubLabel(h), up: !error, ...(error ? { error } : {}) };
     }),
   ];
-  return { startedAt, finishedAt: Date.now(), sources, verify, credentials };
+  const hubReads = o.hubObjects?.counts?.();
+  return { startedAt, finishedAt: Date.now(), sources, verify, credentials, ...(hubReads ? { hubReads } : {}) };
 }

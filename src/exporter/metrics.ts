@@ -121,6 +121,10 @@ export class ExporterMetrics {
   private readonly sourceUp: Gauge;
   private readonly sourceErrors: Counter;
   private readonly collections: Counter;
+  private readonly hubLists: Counter;
+  private readonly hubEvents: Counter;
+  /** The cache's cumulative counts as last published: a counter goes up by the difference. */
+  private readonly hubPublished = new Map<string, number>();
   private readonly collectionDuration: Gauge;
   private readonly lastSuccess: Gauge;
   private readonly lastAttempt: Gauge;
@@ -195,6 +199,16 @@ export class ExporterMetrics {
       'Collections in which the source could not be read.',
       ['kind', 'source', 'error'],
     );
+    this.hubLists = this.counter(
+      'fleet_exporter_hub_lists_total',
+      'Full lists of a hub resource (Secrets, ClusterProfiles): the first, and each one after the server said the kept resourceVersion was too old (410).',
+      ['hub', 'resource'],
+    );
+    this.hubEvents = this.counter(
+      'fleet_exporter_hub_watch_events_total',
+      'Watch events applied to the kept hub objects between lists, by type (ADDED, MODIFIED, DELETED, BOOKMARK).',
+      ['hub', 'resource', 'type'],
+    );
     this.collections = this.counter(
       'fleet_exporter_collections_total',
       'Collections run, by result (success: published; failure: the previous result kept).',
@@ -266,11 +280,24 @@ export class ExporterMetrics {
       this.sourceUp.set({ kind: s.kind, source: s.name }, s.up ? 1 : 0);
       if (!s.up) this.sourceErrors.inc({ kind: s.kind, source: s.name, error: s.error?.kind ?? 'unknown' });
     }
+    for (const r of c.hubReads ?? []) {
+      this.bump(this.hubLists, { hub: r.hub, resource: r.resource }, r.lists);
+      for (const [type, n] of Object.entries(r.events))
+        this.bump(this.hubEvents, { hub: r.hub, resource: r.resource, type }, n);
+    }
     this.collections.inc({ result: 'success' });
     this.collectionDuration.set((c.finishedAt - c.startedAt) / 1000);
     this.lastSuccess.set(c.finishedAt / 1000);
     this.lastAttempt.set(c.finishedAt / 1000);
     await this.render();
+  }
+
+  /** Raises a counter to a cumulative total (the series exists, at 0, from the first time it is seen). */
+  private bump(counter: Counter, labels: Record<string, string>, total: number): void {
+    const id = `${(counter as unknown as { name: string }).name}${JSON.stringify(labels)}`;
+    const before = this.hubPublished.get(id) ?? 0;
+    counter.inc(labels, Math.max(0, total - before));
+    this.hubPublished.set(id, Math.max(before, total));
   }
 
   /** A collection that could not finish (no provider could be built, ...): the previous series stay, the failure is counted. */

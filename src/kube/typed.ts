@@ -1,4 +1,5 @@
 import type { KubeClient, KubeResponse, RequestOptions } from './client.js';
+import { FleetError } from '../base/errors.js';
 import { httpError } from './errors.js';
 import type { KubeObject } from './objects.js';
 import { type Query, type Where, groupPath, resourcePath } from './paths.js';
@@ -119,6 +120,78 @@ export async function listObjects<T = KubeObject>(
     cont = o.limit ? page.metadata.continue || undefined : undefined;
   } while (cont);
   return items;
+}
+
+/**
+ * Every item of a list and the resourceVersion the list was read at (the first page's: a paged list is one snapshot),
+ * from which a watch goes on (watchSince).
+ */
+export async function listVersioned<T = KubeObject>(
+  client: KubeClient,
+  r: Resource,
+  o: Omit<ListOptions, 'continue'> = {},
+): Promise<{ items: T[]; resourceVersion: string }> {
+  const items: T[] = [];
+  let cont: string | undefined;
+  let resourceVersion = '';
+  do {
+    const page = await listPage<T>(client, r, { ...o, continue: cont });
+    items.push(...page.items);
+    resourceVersion ||= page.metadata.resourceVersion ?? '';
+    cont = o.limit ? page.metadata.continue || undefined : undefined;
+  } while (cont);
+  return { items, resourceVersion };
+}
+
+export interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+  object: T;
+}
+
+/**
+ * The changes since `resourceVersion`: a watch the server ends after `timeoutSeconds` (at least 1), read whole. What
+ * an informer applies between two lists, asked for when it is needed (the exporter's next collection) instead of held
+ * open: the server replays from its watch cache what changed since then. `gone` when that version is too old to
+ * replay (410 Expired, as a status or as an ERROR event): the caller lists again.
+ */
+export async function watchSince<T = KubeObject>(
+  client: KubeClient,
+  r: Resource,
+  o: Omit<ListOptions, 'continue' | 'limit'> & { resourceVersion: string; timeoutSeconds?: number },
+): Promise<{ events: WatchEvent<T>[]; gone: boolean }> {
+  const query: Query = {
+    watch: 1,
+    resourceVersion: o.resourceVersion,
+    allowWatchBookmarks: true,
+    timeoutSeconds: Math.max(1, Math.round(o.timeoutSeconds ?? 1)),
+    labelSelector: o.labelSelector || undefined,
+    fieldSelector: o.fieldSelector || undefined,
+  };
+  const path = resourcePath(r, { namespace: o.namespace, workspace: o.workspace }, query);
+  const what =
+    o.what ??
+    `watch ${r.plural}${o.namespace && r.namespaced ? ` in ${o.namespace}` : ''} on ${client.context.contextName}`;
+  const res = await client.request('GET', path);
+  if (res.status === 410) return { events: [], gone: true };
+  if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, what);
+  const events: WatchEvent<T>[] = [];
+  // One event per line of the response body.
+  for (const body of res.body.split('\n')) {
+    if (!body.trim()) continue;
+    let e: { type?: string; object?: { code?: number; message?: string } };
+    try {
+      e = JSON.parse(body) as typeof e;
+    } catch {
+      throw new FleetError('server', `${what}: the server sent a watch event that is not JSON`);
+    }
+    if (e.type === 'ERROR') {
+      if (e.object?.code === 410) return { events: [], gone: true };
+      throw httpError(e.object?.code ?? 500, JSON.stringify(e.object ?? {}), what);
+    }
+    if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED' || e.type === 'BOOKMARK')
+      events.push(e as WatchEvent<T>);
+  }
+  return { events, gone: false };
 }
 
 export interface ApplyOptions extends CallOptions {

@@ -4,7 +4,14 @@ import type { KubeClient } from '../../kube/client.js';
 import { type Connector, resolveHubContext } from '../../kube/connector.js';
 import { resourcePath } from '../../kube/paths.js';
 import type { Resource } from '../../kube/resources.js';
-import { getObject, listObjects, servedVersions } from '../../kube/typed.js';
+import {
+  type WatchEvent,
+  getObject,
+  listObjects,
+  listVersioned,
+  servedVersions,
+  watchSince,
+} from '../../kube/typed.js';
 import type { ResolvedContext } from '../../kubeconfig/loading-rules.js';
 
 /**
@@ -94,6 +101,38 @@ export class Hub {
           ),
         );
       }
+      throw this.wrap(error);
+    }
+  }
+
+  /** A list and the resourceVersion it was read at, for a watch to go on from (HubObjectCache). */
+  async listVersioned<T>(
+    r: Resource,
+    what: string,
+    o: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    const client = await this.client();
+    try {
+      return await listVersioned<T>(client, r, {
+        ...o,
+        limit: PAGE_SIZE,
+        what: `${what} on hub ${client.context.contextName}`,
+      });
+    } catch (error) {
+      throw this.wrap(error);
+    }
+  }
+
+  /** What changed since a resourceVersion (`gone`: too old, list again). */
+  async watchSince<T>(
+    r: Resource,
+    what: string,
+    o: { namespace?: string; labelSelector?: string; fieldSelector?: string; resourceVersion: string },
+  ): Promise<{ events: WatchEvent<T>[]; gone: boolean }> {
+    const client = await this.client();
+    try {
+      return await watchSince<T>(client, r, { ...o, what: `${what} on hub ${client.context.contextName}` });
+    } catch (error) {
       throw this.wrap(error);
     }
   }
