@@ -5,6 +5,7 @@
 //
 //	fleet-reference -command whoami|can-i|verify [-kubeconfig FILE] [-concurrency 16] [-timeout 10s]
 //	fleet-reference -command rotate -hub-kubeconfig FILE -kubeconfig MEMBER[:MEMBER...]   (rotate.go)
+//	fleet-reference -command exporter-collect -hub-kubeconfig FILE -hub-namespace NS [-collections K -interval D]   (exporter.go)
 //
 // whoami:  POST selfsubjectreviews, POST selfsubjectaccessreviews (* * *: fleet's cluster-admin warning)
 // can-i:   GET /api, GET /apis (aggregated discovery, decoded: is selfsubjectreviews a known resource, and its scope), POST
@@ -60,13 +61,20 @@ type item struct {
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file whose every context is a cluster")
-	command := flag.String("command", "whoami", "whoami | can-i | verify | rotate")
+	command := flag.String("command", "whoami", "whoami | can-i | verify | rotate | exporter-collect")
 	hubKubeconfig := flag.String("hub-kubeconfig", "", "rotate: the hub's kubeconfig (-kubeconfig: the members', colon-separated)")
 	concurrency := flag.Int("concurrency", 16, "clusters at a time (fleet's default)")
 	timeout := flag.Duration("timeout", 10*time.Second, "time limit of each request (fleet's default --request-timeout)")
 	flag.BoolVar(&logRequests, "log", false, "print METHOD URL STATUS of every request on stderr (as fleet -v 6 does), to compare the two")
 	flag.BoolVar(&protobuf, "protobuf", false, "send and accept protobuf for the reviews (client-go's default for built-in types) instead of fleet's JSON: not the same requests, only to show what protobuf is worth")
+	hubNamespace := flag.String("hub-namespace", "", "exporter-collect: the hub namespace whose consumer Secrets are read")
+	collections := flag.Int("collections", 1, "exporter-collect: collections to run in this process")
+	interval := flag.Duration("interval", 0, "exporter-collect: wait between collections")
 	flag.Parse()
+	if *command == "exporter-collect" {
+		exporterMain(*kubeconfig, *hubKubeconfig, *hubNamespace, *concurrency, *timeout, *collections, *interval)
+		return
+	}
 	if *command == "rotate" {
 		rotateMain(*hubKubeconfig, *kubeconfig, *concurrency, *timeout)
 		return
