@@ -61,6 +61,7 @@ export default class Exporter extends BaseCommand<typeof Exporter> {
       description:
         'Read hub Secrets, ClusterProfiles and Flux objects in this namespace only (repeatable; default: every namespace). What a reader granted Roles in those namespaces, not every Secret of the hub, can do.',
       multiple: true,
+      multipleNonGreedy: true,
     }),
     once: Flags.boolean({ description: 'Collect once, print the result and exit; serve nothing.' }),
   };
