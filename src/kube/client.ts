@@ -98,6 +98,12 @@ export interface RequestOptions {
   accept?: string;
   /** The body is always sent as JSON; server-side apply reads it as `application/apply-patch+yaml` (JSON is YAML). */
   contentType?: string;
+  /**
+   * A streamed answer (a watch) is complete once nothing more arrived for this long after a 2xx status: what came is
+   * the answer, and the stream is cancelled. A watch's backlog comes at once, then the server waits for news; without
+   * this the caller waits for the server's own end (timeoutSeconds, at least a second).
+   */
+  quietMs?: number;
 }
 
 /** What KubeClient.json accepts as the answer besides the request's own options. */
@@ -603,6 +609,11 @@ class Exchange {
   readonly chunks: Buffer[] = [];
   private tlsAuthorized = false;
   private tlsError: string | undefined;
+  /** RequestOptions.quietMs, and its timer: armed at a 2xx status, again at each chunk of the body. */
+  private readonly quietMs: number | undefined;
+  private quiet: NodeJS.Timeout | undefined;
+  /** The answer's protocol and status text, kept for an end by quiet (quietEnd). */
+  private answer: { protocol: KubeResponse['protocol']; statusText: string | undefined } | undefined;
 
   constructor(
     private readonly t: ExchangeTarget,
@@ -626,6 +637,31 @@ class Exchange {
     }
     this.deadline = deadline;
     this.timer = Number.isFinite(deadline) ? armTimer(this) : undefined;
+    this.quietMs = options.quietMs;
+  }
+
+  /** The status is known: a 2xx answer of a request with quietMs ends once its body pauses that long. */
+  answered(protocol: KubeResponse['protocol'], status: number, statusText: string | undefined): void {
+    if (this.quietMs === undefined || status < 200 || status >= 300) return;
+    this.answer = { protocol, statusText };
+    this.armQuiet();
+  }
+
+  private armQuiet(): void {
+    clearTimeout(this.quiet);
+    this.quiet = setTimeout(onQuiet, this.quietMs, this);
+  }
+
+  /** Nothing arrived for quietMs: the body so far is the answer; the stream (or HTTP/1.1 connection) is given up. */
+  quietEnd(): void {
+    if (this.settled || this.stopped || !this.answer) return;
+    this.succeed(this.answer.protocol, this.status, this.answer.statusText, this.responseHeaders);
+    // Settled first, so that the cancellation's own events (an aborted response, a closed stream) are not a failure.
+    if (this.req) this.req.destroy();
+    else {
+      this.stream?.close(http2.constants.NGHTTP2_CANCEL);
+      this.release();
+    }
   }
 
   /** The time-limit timer fired: the exchange ends, unless the timer fired early (see armTimer) and time is left. */
@@ -641,6 +677,7 @@ class Exchange {
     this.received += chunk.length;
     if (this.received > this.t.maxBytes) return this.tooLarge();
     this.chunks.push(chunk);
+    if (this.answer) this.armQuiet();
   }
 
   /** A Content-Length over the limit is refused before its body arrives. */
@@ -693,6 +730,7 @@ class Exchange {
   private done(): void {
     this.settled = true;
     clearTimeout(this.timer);
+    clearTimeout(this.quiet);
     this.t.inFlight.delete(this);
   }
 
@@ -802,7 +840,10 @@ class Exchange {
           headers: this.headers,
         },
         (res) => {
+          this.status = res.statusCode ?? 0;
+          this.responseHeaders = res.headers;
           this.declared(res.headers['content-length']);
+          this.answered('http/1.1', this.status, res.statusMessage);
           res.on('data', (c: Buffer) => this.body(c));
           res.on('error', (error) => this.fail(error));
           res.on('end', () => this.succeed('http/1.1', res.statusCode ?? 0, res.statusMessage, res.headers));
@@ -920,12 +961,17 @@ function onTimeout(x: Exchange): void {
   x.timerFired();
 }
 
+function onQuiet(x: Exchange): void {
+  x.quietEnd();
+}
+
 function onH2Response(this: CarriedStream, h: http2.IncomingHttpHeaders): void {
   const x = this[EXCHANGE];
   x.status = Number(h[':status'] ?? 0);
   // Node's own object (with its pseudo-headers, which the request log leaves out), not a copy per response.
   x.responseHeaders = h;
   x.declared(h['content-length']);
+  x.answered('h2', x.status, http.STATUS_CODES[x.status]);
 }
 
 function onH2Data(this: CarriedStream, chunk: Buffer): void {

@@ -148,16 +148,21 @@ export interface WatchEvent<T> {
   object: T;
 }
 
+/** How long a watch's backlog may pause before it is taken as replayed whole (watchSince). */
+export const WATCH_QUIET_MS = 100;
+
 /**
- * The changes since `resourceVersion`: a watch the server ends after `timeoutSeconds` (at least 1), read whole. What
- * an informer applies between two lists, asked for when it is needed (the exporter's next collection) instead of held
- * open: the server replays from its watch cache what changed since then. `gone` when that version is too old to
- * replay (410 Expired, as a status or as an ERROR event): the caller lists again.
+ * The changes since `resourceVersion`: what an informer applies between two lists, asked for when it is needed (the
+ * exporter's next collection) instead of held open. The server replays from its watch cache what changed since then
+ * at once, then waits for news: the answer is what came until the stream paused for `quietMs` (WATCH_QUIET_MS), or
+ * until the server ended it after `timeoutSeconds` (at least 1). An event still on its way when the pause is taken
+ * is not lost: the caller goes on from the last event it applied, and the next watch replays the rest. `gone` when
+ * that version is too old to replay (410 Expired, as a status or as an ERROR event): the caller lists again.
  */
 export async function watchSince<T = KubeObject>(
   client: KubeClient,
   r: Resource,
-  o: Omit<ListOptions, 'continue' | 'limit'> & { resourceVersion: string; timeoutSeconds?: number },
+  o: Omit<ListOptions, 'continue' | 'limit'> & { resourceVersion: string; timeoutSeconds?: number; quietMs?: number },
 ): Promise<{ events: WatchEvent<T>[]; gone: boolean }> {
   const query: Query = {
     watch: 1,
@@ -171,12 +176,15 @@ export async function watchSince<T = KubeObject>(
   const what =
     o.what ??
     `watch ${r.plural}${o.namespace && r.namespaced ? ` in ${o.namespace}` : ''} on ${client.context.contextName}`;
-  const res = await client.request('GET', path);
+  const res = await client.request('GET', path, undefined, { quietMs: o.quietMs ?? WATCH_QUIET_MS });
   if (res.status === 410) return { events: [], gone: true };
   if (res.status < 200 || res.status >= 300) throw httpError(res.status, res.body, what);
   const events: WatchEvent<T>[] = [];
-  // One event per line of the response body.
-  for (const body of res.body.split('\n')) {
+  // One event per line of the response body; a last line without its newline was cut by the pause: the next watch
+  // replays it.
+  const lines = res.body.split('\n');
+  lines.pop();
+  for (const body of lines) {
     if (!body.trim()) continue;
     let e: { type?: string; object?: { code?: number; message?: string } };
     try {

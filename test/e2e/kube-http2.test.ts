@@ -13,6 +13,8 @@ import { after, before, describe, it } from 'node:test';
 
 import { connectionsOpened } from '../../src/kube/agents.js';
 import { KubeClient } from '../../src/kube/client.js';
+import { CONFIG_MAP, NAMESPACE } from '../../src/kube/resources.js';
+import { createObject, deleteObject, listVersioned, watchSince } from '../../src/kube/typed.js';
 import { ExecCredentialRunner } from '../../src/kube/exec-credential.js';
 import type { ResolvedContext } from '../../src/kubeconfig/loading-rules.js';
 import { createCertUser, loadControlPlane, scratchDir, tokenUser, uniqueName } from '../support/fixture.js';
@@ -254,4 +256,125 @@ describe('HTTP/2 to API servers', () => {
     assert.equal(res.status, 200);
     assert.equal(connectionsOpened(new URL(server)), 1);
   });
+
+  // A watch's backlog comes at once, then the server waits for news until its timeoutSeconds: watchSince takes the
+  // pause as the end (quietMs), cancels the stream, and drops a line the pause cut in two (the next watch replays it).
+  const ADDED = (name: string, rv: string) =>
+    JSON.stringify({ type: 'ADDED', object: { metadata: { namespace: 'w', name, resourceVersion: rv } } }) + '\n';
+
+  it(
+    'a watch ends at the pause after its backlog, over HTTP/2: the events that came, the cut line dropped, the stream cancelled',
+    { timeout: 20_000 },
+    async () => {
+      let cancelled!: () => void;
+      const closed = new Promise<void>((r) => (cancelled = r));
+      const srv = http2.createSecureServer({
+        cert: readFileSync(serverPair.certFile),
+        key: readFileSync(serverPair.keyFile),
+      });
+      srv.on('stream', (stream, headers) => {
+        assert.match(String(headers[':path']), /watch=1.*resourceVersion=7/);
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        stream.write(ADDED('a', '8') + ADDED('b', '9') + '{"type":"ADDED","obj');
+        stream.on('close', cancelled); // the server never ends it: a 300 s watch
+      });
+      const server = await listen(srv);
+      const c = await client(context('watch-h2', server, trustTestCa(), { token: 'not-a-real-token-watch' }));
+      const got = await watchSince<{ metadata: { name: string } }>(c, CONFIG_MAP, {
+        namespace: 'w',
+        resourceVersion: '7',
+        timeoutSeconds: 300,
+      });
+      assert.deepEqual(
+        got.events.map((e) => [e.type, e.object.metadata.name]),
+        [
+          ['ADDED', 'a'],
+          ['ADDED', 'b'],
+        ],
+      );
+      assert.equal(got.gone, false);
+      await closed;
+    },
+  );
+
+  it(
+    'a watch ends at the pause after its backlog over HTTP/1.1 too; a 410 is still "gone"',
+    { timeout: 20_000 },
+    async () => {
+      const srv = https.createServer(
+        { cert: readFileSync(serverPair.certFile), key: readFileSync(serverPair.keyFile) },
+        (req, res) => {
+          if (req.url!.includes('resourceVersion=1&')) {
+            res.writeHead(410, { 'content-type': 'application/json' });
+            return res.end('{"kind":"Status","code":410,"reason":"Expired"}');
+          }
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(ADDED('c', '12'));
+        },
+      );
+      const server = await listen(srv);
+      process.env.DISABLE_HTTP2 = '1';
+      try {
+        const c = await client(context('watch-h1', server, trustTestCa(), { token: 'not-a-real-token-watch1' }));
+        const got = await watchSince<{ metadata: { name: string } }>(c, CONFIG_MAP, {
+          namespace: 'w',
+          resourceVersion: '11',
+          timeoutSeconds: 300,
+        });
+        assert.deepEqual(
+          got.events.map((e) => e.object.metadata.name),
+          ['c'],
+        );
+        const old = await watchSince(c, CONFIG_MAP, { namespace: 'w', resourceVersion: '1', timeoutSeconds: 300 });
+        assert.deepEqual(old, { events: [], gone: true });
+      } finally {
+        delete process.env.DISABLE_HTTP2;
+      }
+    },
+  );
+
+  it(
+    'the apiserver replays the changes since a list at once: a watch of 60 s answers with them without waiting it out',
+    { timeout: 20_000 },
+    async () => {
+      const ctx = {
+        contextName: 'hub-admin',
+        clusterName: 'hub',
+        userName: 'admin',
+        cluster: { server: hub.url, 'certificate-authority': hub.caFile },
+        user: { 'client-certificate': cp.admin.certFile, 'client-key': cp.admin.keyFile },
+        contextFile: 'test',
+        clusterFile: 'test',
+      } as unknown as ResolvedContext;
+      const c = await client(ctx);
+      const ns = uniqueName('watch-replay');
+      await createObject(c, NAMESPACE, { metadata: { name: ns } });
+      try {
+        const listed = await listVersioned(c, CONFIG_MAP, { namespace: ns });
+        for (const name of ['one', 'two', 'three'])
+          await createObject(c, CONFIG_MAP, { metadata: { name, namespace: ns }, data: { k: name } });
+        await deleteObject(c, CONFIG_MAP, 'two', { namespace: ns });
+        const t0 = performance.now();
+        const got = await watchSince<{ metadata: { name: string } }>(c, CONFIG_MAP, {
+          namespace: ns,
+          resourceVersion: listed.resourceVersion,
+          timeoutSeconds: 60,
+        });
+        const ms = performance.now() - t0;
+        assert.deepEqual(
+          got.events.filter((e) => e.type !== 'BOOKMARK').map((e) => [e.type, e.object.metadata.name]),
+          [
+            ['ADDED', 'one'],
+            ['ADDED', 'two'],
+            ['ADDED', 'three'],
+            ['DELETED', 'two'],
+          ],
+        );
+        // Not a timing goal: the server would have held this watch for a minute (the test's own limit is 20 s).
+        assert.ok(ms < 20_000, `${ms} ms`);
+      } finally {
+        await deleteObject(c, NAMESPACE, ns);
+      }
+    },
+  );
 });

@@ -44,8 +44,10 @@ const key = (o: Meta) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? '
  * to date at each read by the changes since that version (watchSince: the server replays them from its watch cache),
  * and listed again only when the server says the version is too old (410). For a long-running reader (fleet exporter):
  * a collection over 10,000 hub Secrets costs the changes since the last one, not 10,000 objects. The watch is asked
- * for at read time and ended by the server a second later rather than held open: between two collections nothing
- * reads the cache, so nothing needs to be current then, and no connection stays open per query.
+ * for at read time and taken as complete once the server's replay pauses (watchSince, WATCH_QUIET_MS) rather than
+ * held open: between two collections nothing reads the cache, so nothing needs to be current then, and no connection
+ * stays open per query. (Waiting out the server's end instead, timeoutSeconds=1, cost a second per query and made a
+ * collection of 20 clusters 2.2 s instead of 0.36 s: bench/exporter.ts.)
  *
  * A read that fails (hub down, forbidden) throws as a list would and keeps the entry: the next read goes on from the
  * same version. Entries are keyed by hub context, resource and query; one cache per process.
