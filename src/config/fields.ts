@@ -108,7 +108,8 @@ export class Fields {
 }
 
 /** The known key a misspelt one most likely meant (a few edits away), if any. */
-function nearest(key: string, known: string[]): string | undefined {
+/** The known name closest to a misspelt one, if close enough to be meant (fleet.yaml's and a policy's fields). */
+export function nearest(key: string, known: string[]): string | undefined {
   const scored = known
     .map((k) => ({ k, d: editDistance(key.toLowerCase(), k.toLowerCase()) }))
     .sort((a, b) => a.d - b.d);

@@ -8,6 +8,7 @@ import yaml from 'js-yaml';
 import { parseLifetime } from '../base/duration.js';
 import { ConfigError } from '../base/errors.js';
 import { fileError } from '../base/files.js';
+import { nearest } from '../config/fields.js';
 import { skipToYamlContent } from '../base/yaml.js';
 import { parseAccessQuery, type AccessQuery } from '../access/can-i.js';
 import type { RiskCode } from '../access/risk.js';
@@ -101,10 +102,12 @@ export const DEFAULT_MIN_LIFETIME = '30m';
 export const DEFAULT_WARN_LIFETIME = '7d';
 
 let validator: ReturnType<Ajv['compile']> | undefined;
+let policySchema: Record<string, unknown> | undefined;
 function schemaValidator(): ReturnType<Ajv['compile']> {
   if (!validator) {
     const schema = JSON.parse(readFileSync(SCHEMA_URL, 'utf8')) as Record<string, unknown>;
     validator = new Ajv({ allErrors: false, strict: true }).compile(schema);
+    policySchema = schema;
   }
   return validator;
 }
@@ -142,6 +145,14 @@ export function parsePolicy(text: string, file: string): Policy {
     const field = fieldPath(path) || 'the policy';
     return new ConfigError(`${offset === undefined ? file : `${file}:${lineAt(text, offset)}`}: ${field}: ${message}`);
   };
+
+  // Another kind of file given as --policy (a kubeconfig, a fleet.yaml, a manifest) is named as such, before its first
+  // field is called unknown.
+  const { kind, apiVersion } = value as { kind?: unknown; apiVersion?: unknown };
+  if (typeof kind === 'string' && kind !== POLICY_KIND && apiVersion !== POLICY_API_VERSION)
+    throw new ConfigError(
+      `${file}: not a ${POLICY_KIND} but a ${kind} (expected apiVersion: ${POLICY_API_VERSION}, kind: ${POLICY_KIND})`,
+    );
 
   const validate = schemaValidator();
   if (!validate(value)) {
@@ -271,6 +282,27 @@ function fieldPath(path: Array<string | number>): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
+interface SchemaNode {
+  $ref?: string;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+}
+
+/** The schema of the value at an instance path (following `$ref`s and list items): the fields known there. */
+function schemaAt(path: Array<string | number>): SchemaNode | undefined {
+  const resolve = (n: SchemaNode | undefined): SchemaNode | undefined => {
+    for (let i = 0; n?.$ref?.startsWith('#/') && i < 10; i++) {
+      let at: unknown = policySchema;
+      for (const part of n.$ref.slice(2).split('/')) at = (at as Record<string, unknown> | undefined)?.[part];
+      n = at as SchemaNode | undefined;
+    }
+    return n;
+  };
+  let at = resolve(policySchema as SchemaNode | undefined);
+  for (const p of path) at = resolve(typeof p === 'number' ? at?.items : at?.properties?.[p]);
+  return at;
+}
+
 /** Ajv's first error as a path into the document and a short message in the words of the file's author. */
 function describeSchemaError(e: ErrorObject): { path: Array<string | number>; message: string; key?: boolean } {
   const path: Array<string | number> = e.instancePath
@@ -280,8 +312,15 @@ function describeSchemaError(e: ErrorObject): { path: Array<string | number>; me
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
   const params = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'additionalProperties':
-      return { path: [...path, String(params.additionalProperty)], message: 'unknown field', key: true };
+    case 'additionalProperties': {
+      const field = String(params.additionalProperty);
+      const near = nearest(field, Object.keys(schemaAt(path)?.properties ?? {}));
+      return {
+        path: [...path, field],
+        message: `unknown field${near ? ` (did you mean "${near}"?)` : ''}`,
+        key: true,
+      };
+    }
     case 'required':
       return { path: [...path], message: `${String(params.missingProperty)} is required` };
     case 'const':

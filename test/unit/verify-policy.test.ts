@@ -43,7 +43,30 @@ describe('verify policy: loading', () => {
   it('names file, line and field for a misspelt field', () => {
     assert.equal(
       errorOf(`${head}checks:\n  tls:\n    allowInsecur: true\n`),
-      'p.yaml:5: checks.tls.allowInsecur: unknown field',
+      'p.yaml:5: checks.tls.allowInsecur: unknown field (did you mean "allowInsecure"?)',
+    );
+  });
+
+  it('suggests the field meant at every level, and none for a word not near any', () => {
+    assert.equal(
+      errorOf(`${head}chekcs:\n  reachable: true\n`),
+      'p.yaml:3: chekcs: unknown field (did you mean "checks"?)',
+    );
+    assert.equal(
+      errorOf(`${head}rules:\n  - selector: env=prod\n    checks:\n      permisions: []\n`),
+      'p.yaml:6: rules[0].checks.permisions: unknown field (did you mean "permissions"?)',
+    );
+    assert.equal(errorOf(`${head}zzzzzzzz: 1\n`), 'p.yaml:3: zzzzzzzz: unknown field');
+  });
+
+  it('a kubeconfig or another kind given as the policy is named as such', () => {
+    assert.equal(
+      errorOf('apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n'),
+      'p.yaml: not a VerifyPolicy but a Config (expected apiVersion: fleet/v1alpha1, kind: VerifyPolicy)',
+    );
+    assert.equal(
+      errorOf('apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n'),
+      'p.yaml: not a VerifyPolicy but a Secret (expected apiVersion: fleet/v1alpha1, kind: VerifyPolicy)',
     );
   });
 
