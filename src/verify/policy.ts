@@ -298,7 +298,7 @@ function schemaAt(path: Array<string | number>): SchemaNode | undefined {
     }
     return n;
   };
-  let at = resolve(policySchema as SchemaNode | undefined);
+  let at = resolve(policySchema);
   for (const p of path) at = resolve(typeof p === 'number' ? at?.items : at?.properties?.[p]);
   return at;
 }

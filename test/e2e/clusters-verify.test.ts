@@ -779,7 +779,10 @@ checks:
     );
     const { res, junit } = await verify(['--kubeconfig', ci.kubeconfig, '--policy', bad]);
     assert.equal(res.code, 2);
-    assert.equal(res.stderr, `error: ${bad}:5: checks.credentials.minLifetim: unknown field (did you mean "minLifetime"?)\n`);
+    assert.equal(
+      res.stderr,
+      `error: ${bad}:5: checks.credentials.minLifetim: unknown field (did you mean "minLifetime"?)\n`,
+    );
     assert.equal(junit, '', 'no JUnit file');
     const missing = await verify(['--kubeconfig', ci.kubeconfig, '--policy', '/nonexistent/policy.yaml']);
     assert.equal(missing.res.code, 2);
