@@ -198,7 +198,7 @@ async function rotateOne(
     // "the old credential is in place; the next run rotates it" would promise a credential that does not exist.
     if (absent(error, rot.at.step)) {
       item.reason =
-        rot.at.step === 'read'
+        rot.at.step === 'read' || item.error.message.endsWith(`${store.where} not found`)
           ? `${item.error.message}: nothing to rotate`
           : `${store.where} does not exist (${item.error.message}): nothing to rotate`;
     } else if (!r.dryRun && !rotationFinished(rot)) item.unfinished = unfinished(rot, item, error);

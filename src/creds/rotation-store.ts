@@ -213,8 +213,20 @@ export class SecretStore implements RotationStore {
     const lease = await acquireLease(this.hub, this.self.namespace, leaseName(this.self.name), run, {
       seconds: 15,
       waitMs: o.waitMs,
+    }).catch(async (error: unknown) => {
+      // The Lease lives beside the Secret: a namespace that does not exist means the Secret does not either, which is
+      // what the user named and needs to hear (not "create Lease ...: namespaces not found").
+      if ((error as FleetError).kind === 'not-found' && !(await this.get().catch(() => true))) throw this.notFound();
+      throw error;
     });
     return { exclusive: true, release: () => lease.release() };
+  }
+
+  private notFound(): FleetError {
+    return new FleetError(
+      'not-found',
+      `hub ${this.hub.context.contextName}: Secret ${this.self.namespace}/${this.self.name} not found`,
+    );
   }
 
   private async get(): Promise<Secret | undefined> {
@@ -223,11 +235,7 @@ export class SecretStore implements RotationStore {
 
   async read(): Promise<Stored> {
     const secret = await this.get();
-    if (!secret)
-      throw new FleetError(
-        'not-found',
-        `hub ${this.hub.context.contextName}: Secret ${this.self.namespace}/${this.self.name} not found`,
-      );
+    if (!secret) throw this.notFound();
     this.secret = secret;
     const ann = annotationsOf(secret);
     const format = ann[ANNOTATIONS.format];

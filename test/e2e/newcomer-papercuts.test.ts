@@ -35,9 +35,10 @@ describe('creds rotate of a Secret that does not exist says so, and promises no 
     assert.deepEqual(lines.slice(0, 1), ['2 rotations failed: they do not exist']);
     assert.equal(lines.length, 3, res.stderr);
     assert.match(lines[1], new RegExp(`^error: hub ${hub.context}: Secret ${ns}/nosuch not found: nothing to rotate$`));
+    // A namespace that does not exist is the Secret not found, not the Lease beside it that could not be made.
     assert.match(
       lines[2],
-      new RegExp(`^error: Secret ${missingNs}/nosuch does not exist \\(.*not found\\): nothing to rotate$`),
+      new RegExp(`^error: hub ${hub.context}: Secret ${missingNs}/nosuch not found: nothing to rotate$`),
     );
     for (const line of lines) assert.doesNotMatch(line, /old credential|next run/, line);
     const json = await runFleet([...args, '-o', 'json'], { timeoutMs: 60_000 });
@@ -49,6 +50,18 @@ describe('creds rotate of a Secret that does not exist says so, and promises no 
       assert.equal(item.error.kind, 'not-found');
       assert.equal(item.unfinished, undefined, 'nothing is left for a next run');
     }
+  });
+});
+
+describe('creds adopt of a Secret in a namespace that does not exist names the Secret, not a Lease', () => {
+  it('exit 1, "Secret NS/NAME not found" in the table and on stderr, no word of a Lease', async () => {
+    const missingNs = uniqueName('gone');
+    const res = await runFleet(['creds', 'adopt', `${missingNs}/nosuch`, '--cluster', 'member-1', '--yes', ...HUB], {
+      timeoutMs: 60_000,
+    });
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, new RegExp(`^error: hub ${hub.context}: Secret ${missingNs}/nosuch not found$`, 'm'));
+    assert.doesNotMatch(res.stdout + res.stderr, /Lease/);
   });
 });
 
