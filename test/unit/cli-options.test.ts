@@ -117,12 +117,21 @@ describe('creds generate options', () => {
     assert.deepEqual(o.request.updateProfile, { namespace: 'fleet', name: 'p1' });
   });
 
+  it('cluster-api: --secret is the Cluster, whose Secret is NAME-kubeconfig', async () => {
+    const o = generateOptions(await generate([...BASE, '--secret', 'fleet/prod', '--format', 'cluster-api']), 'json');
+    assert.equal((o.request.destination as { name: string }).name, 'prod');
+  });
+
   it('bad flags are one usage line each, before any cluster is asked anything', async () => {
     const refused = async (argv: string[], message: string | RegExp, format: 'table' | 'json' = 'table') => {
       const f = await generate(argv);
       assert.throws(() => generateOptions(f, format), { message, exitCode: 2 }, argv.join(' '));
     };
     await refused([...BASE, '--secret', 'fleet/m1'], /^--secret needs --format \(multicluster-runtime, .*flux\)$/);
+    await refused(
+      [...BASE, '--secret', 'fleet/prod-kubeconfig', '--format', 'cluster-api'],
+      '--secret fleet/prod-kubeconfig with --format cluster-api names the Cluster, not its Secret: give --secret fleet/prod (the Secret is prod-kubeconfig)',
+    );
     await refused(
       [...BASE, '--out', '-'],
       '--out - prints the kubeconfig on stdout; it cannot be combined with -o',

@@ -193,9 +193,16 @@ export function generateOptions(f: GenerateFlags, format: OutputFormat): Generat
   let destination: Destination;
   if (f.secret) {
     if (!f.format) throw new UsageError(`--secret needs --format (${FORMATS.join(', ')})`);
+    const named = parseNamespacedName(f.secret, '--secret');
+    // Cluster API's Secret is the Cluster's name and `-kubeconfig`: a --secret already ending in it was the Secret's
+    // name, and taking it as the Cluster's would write `prod-kubeconfig-kubeconfig` for a Cluster nobody has.
+    if (f.format === 'cluster-api' && named.name.endsWith('-kubeconfig'))
+      throw new UsageError(
+        `--secret ${f.secret} with --format cluster-api names the Cluster, not its Secret: give --secret ${named.namespace}/${named.name.slice(0, -'-kubeconfig'.length)} (the Secret is ${named.name})`,
+      );
     destination = {
       kind: 'secret',
-      ...parseNamespacedName(f.secret, '--secret'),
+      ...named,
       format: f.format,
       consumer: f.consumer,
       profile: f.profile,
