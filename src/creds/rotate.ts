@@ -1,3 +1,4 @@
+import { lifetimeOf, lifetimeToAsk } from './lifetime.js';
 import { FleetError, toErrorInfo } from '../base/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { SECRET } from '../kube/resources.js';
@@ -324,6 +325,10 @@ async function rotateLocked(rot: Rotation, item: RotatedCredential): Promise<Par
   const rotated = revoked.done || s.method === 'client-cert' || oldAnchorKept(item.revoked, rot);
   // What the store holds now (a file's bytes change at finish; a resumed run minted nothing itself).
   const now = store.kind === 'file' || !item.new ? await store.current() : undefined;
+  // A run that resumed after the replace minted nothing, but the store already holds the new credential: its lifetime
+  // is what that credential was issued with (the table's LIFETIME was empty for it).
+  if (!item.lifetime && item.resumed === 'replaced' && s.method !== 'legacy-token')
+    item.lifetime = lifetimeOf(lifetimeToAsk(undefined, s.lifetime, s.held.user), s.held.user);
   return {
     status: rotated ? 'rotated' : 'failed',
     ...(rotated ? {} : { reason: revoked.reason }),

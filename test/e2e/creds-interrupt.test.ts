@@ -692,6 +692,8 @@ describe('creds rotate: an interrupt lifts a claim it made, or leaves what the n
     const item = next.json().items[0];
     assert.equal(item.resumed, 'replaced');
     assert.equal(item.status, 'rotated');
+    // The resumed run minted nothing; its lifetime is the one the store's new credential was issued with.
+    assert.ok(item.lifetime?.requestedSeconds > 0 && item.lifetime?.issuedSeconds > 0, JSON.stringify(item.lifetime));
     assert.equal((await ann())['fleet.dev/rotation-phase'], undefined);
     assert.equal(
       (await kubectlResult(m1, ['get', 'secret', '-n', anchorBefore.split('/')[0], anchorBefore.split('/')[1]])).code,
