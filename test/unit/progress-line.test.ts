@@ -15,7 +15,7 @@ function board(shown = true, columns?: number) {
     shown,
     timer: false,
     now: () => now,
-    stream: { write: (s: string) => ((out += s), true), columns } as never,
+    stream: { write: (s: string) => ((out += s), true), columns },
   });
   return { b, out: () => out, advance: (ms: number) => (now += ms), at: () => now };
 }
