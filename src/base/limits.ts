@@ -56,3 +56,10 @@ export const MAX_ALIAS_EXPANSION = 1_000_000;
  * ExecCredential with a certificate chain is a few KB; one that streams without end is killed instead of filling memory.
  */
 export const MAX_PROCESS_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * How soon after its anchor's deletion the API server usually refuses a token: it keeps a token it authenticated for up
+ * to 10 s (its token cache), and the old credential is polled every 2 s at most (confirmDead). Said to the user while
+ * fleet waits (the live line, an interrupt's acknowledgement); the wait's own limit is longer (30 s).
+ */
+export const TOKEN_REFUSED_USUALLY_WITHIN_MS = 12_000;

@@ -5,7 +5,8 @@ import { colorEnabled, makeChalk } from './color.js';
 import { setWarningSink } from '../base/warnings.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, UsageError } from '../base/errors.js';
 import { canInteract } from './tty.js';
-import { cancellation, watchInterrupts } from './interrupt.js';
+import { acknowledgeInterruptsWith, cancellation, watchInterrupts } from './interrupt.js';
+import { ProgressBoard, progressShown } from './progress.js';
 import type { Cancellation } from '../base/cancel.js';
 import { misreadLevel, normalizeArgv, verboseInArgv } from './argv.js';
 import type { Impersonation } from '../kube/client.js';
@@ -120,6 +121,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.args = args as BaseArgs<T>;
     this.positionals = argv.map(String);
     this.chalk = makeChalk(colorEnabled({ flag: this.flags.color }));
+    // The live line of long work, drawn by one rule (progressShown); a first Ctrl-C is told what it is finishing.
+    this.progress = new ProgressBoard({ shown: progressShown({ machineOutput: this.machineOutput }) });
+    acknowledgeInterruptsWith(() => this.progress.acknowledgement());
     const ctor = this.ctor as unknown as typeof BaseCommand;
     // Refused before anything is read or contacted: metrics exist only where a command defines them.
     if (this.format === 'prometheus' && !ctor.metrics) {
@@ -143,6 +147,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       interactive: () => this.interactive,
       impersonation: this.impersonation,
       say: (line) => this.logStderr(line),
+      progress: this.progress,
       reportsSkippedTls: ctor.reportsSkippedTls,
       // Read when the selection is first needed: a command may hand its values over in run (wi test and wi doctor).
       selection: () => this.flagGroups().selection,
@@ -173,6 +178,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Set when the command line could not be read (normalizeArgv or oclif's parse failed): its error has no stack to show. */
   private commandLineUnread = false;
 
+  /**
+   * The live line of this command's long work (src/cli/progress.ts): a service is handed `this.progress.port(noun)` and
+   * reports to it; it is drawn only at a terminal with human output outside CI, and erased before anything is printed.
+   */
+  protected progress!: ProgressBoard;
+
   /** Machine output: no prompts, no progress, no colour. */
   protected get machineOutput(): boolean {
     return isMachineFormat(this.format);
@@ -183,6 +194,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     format: () => this.format,
     chalk: () => this.chalk,
     stdoutLine: (text) => super.log(text),
+    beforePrint: () => this.progress?.clear(),
   });
 
   /** The hubs of the one hub rule for this command's --hub-kubeconfig/--hub-context (src/cli/hubs.ts). */
@@ -279,9 +291,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     raiseExitCode(code);
   }
 
+  /** After run, whatever its outcome: the live line is gone (a service that threw mid-count left it drawn). */
+  protected async finally(err: Error | undefined): Promise<unknown> {
+    this.progress?.close();
+    return super.finally(err);
+  }
+
   protected async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version flow through untouched.
     if (err.constructor?.name === 'ExitError') throw err;
+    // Whatever was in progress is over: its line goes before the error's.
+    this.progress?.close();
     // Ctrl-C at a prompt (the wizard): the terminal is in raw mode, so it arrives as the prompt's error, not as SIGINT.
     // Nothing was made yet and the person pressed it on purpose: exit 130, as a shell reports a Ctrl-C, and print
     // nothing (the prompt's own "User force closed the prompt" message included).

@@ -13,7 +13,7 @@ import { type DeferredProvider, fleetProvider } from '../providers/registry.js';
 import type { ClusterRef, ProviderFailure } from '../providers/types.js';
 import { selectionFailures } from '../fleet/failures.js';
 import type { SelectionFlags } from './flags.js';
-import { progressLine } from './progress.js';
+import type { ProgressBoard } from './progress.js';
 
 /** What a Fleet is made of: the command's parsed flags and the facts the base command decided at init. */
 export interface FleetInputs {
@@ -37,6 +37,8 @@ export interface FleetInputs {
   impersonation?: Impersonation;
   /** One line on stderr, the command's scrubbed way. */
   say: (line: string) => void;
+  /** The command's live line (drawn or not by its one rule, progressShown): the runner counts clusters on it. */
+  progress?: ProgressBoard;
   /** The command shows skipped TLS verification in its own output (BaseCommand.reportsSkippedTls): no warning then. */
   reportsSkippedTls?: boolean;
   /**
@@ -205,7 +207,7 @@ export class Fleet {
     return {
       concurrency: this.flags.concurrency,
       clusterTimeoutMs: parseTimeLimit(clusterTimeout, '--cluster-timeout'),
-      onProgress: this.inputs.machineOutput ? undefined : progressLine(),
+      onProgress: this.inputs.progress?.counter('clusters'),
       connector: as ? this.connector.with({ impersonate: as }) : this.connector,
     };
   }

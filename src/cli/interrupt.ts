@@ -40,6 +40,10 @@ function onSignal(signal: InterruptSignal): void {
   killChildren();
   if (active && received === 1) {
     active.cancel(signal);
+    // Acknowledged at once (at a terminal or not): what the run finishes before it stops, how long that may take, and
+    // what a second signal would leave. Nothing when the command reports nothing in progress (it ends at once).
+    const ack = acknowledge?.();
+    if (ack) write(ack);
     return;
   }
   if (active) {
@@ -94,6 +98,16 @@ function end(signal: InterruptSignal): void {
   };
   attempt();
   setInterval(attempt, 5);
+}
+
+let acknowledge: (() => string | undefined) | undefined;
+
+/**
+ * What the first signal to a command that unwinds itself is answered with (the command's live line knows what is in
+ * progress: src/cli/progress.ts ProgressBoard.acknowledgement); undefined: no line.
+ */
+export function acknowledgeInterruptsWith(describe: () => string | undefined): void {
+  acknowledge = describe;
 }
 
 /** Installs the handlers (once); `sink` writes one line on stderr the command's way (scrubbed). */

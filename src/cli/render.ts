@@ -48,6 +48,8 @@ export interface RenderTarget {
   format: () => OutputFormat;
   chalk: () => ChalkInstance;
   stdoutLine: (text: string) => void;
+  /** Before anything is printed: the live progress line is erased (src/cli/progress.ts), so the two never mix. */
+  beforePrint?: () => void;
 }
 
 /**
@@ -99,6 +101,7 @@ export class Renderer {
    * the terminal as an escape sequence, in any output format.
    */
   stderr(line: string): void {
+    this.target.beforePrint?.();
     process.stderr.write(escapeTerminal(scrub(line)) + '\n');
   }
 
@@ -108,6 +111,7 @@ export class Renderer {
    */
   render<Row>(result: unknown, view: View<Row>, shortNames?: ReadonlyMap<string, string>): void {
     const format = this.target.format();
+    this.target.beforePrint?.();
     switch (format) {
       case 'json':
         break;

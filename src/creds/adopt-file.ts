@@ -209,6 +209,7 @@ async function adoptFileOne(r: AdoptFileRequest, env: RotateEnv, run: string): P
     item.steps = rot.steps;
     await release?.().catch(() => undefined);
     item.durationMs = Date.now() - started;
+    env.progress?.doing(store.where, undefined);
   }
   return item;
 }

@@ -40,7 +40,7 @@ import {
   type Rotation,
   type StepRecord,
   abandon,
-  confirmDead,
+  confirmRefused,
   finish,
   findTarget,
   mint,
@@ -203,10 +203,18 @@ export async function adoptCredentials(r: AdoptRequest, env: RotateEnv): Promise
   const targets = r.allUnmanaged ? await unmanagedSecrets(hub, r.allUnmanaged) : r.names;
   const run = newRunId();
   const items: AdoptedCredential[] = [];
+  const count = { done: 0, total: targets.length, failed: 0 };
+  env.progress?.count({ ...count });
   for (const t of targets) {
     if (env.cancel?.interrupted) break;
-    items.push(await adoptOne(hub, hubName, t, r, env, run));
+    const item = await adoptOne(hub, hubName, t, r, env, run);
+    items.push(item);
+    count.done++;
+    if (item.status === 'failed') count.failed++;
+    env.progress?.count({ ...count });
   }
+  // Interrupted before the last: nothing more is counted.
+  env.progress?.count({ ...count, done: count.total });
   return { kind: 'CredentialAdoption', dryRun: r.dryRun, hub: hubName, items };
 }
 
@@ -273,6 +281,7 @@ async function adoptOne(
     item.steps = rot.steps;
     await lock?.release().catch(() => undefined);
     item.durationMs = Date.now() - started;
+    env.progress?.doing(store.where, undefined);
   }
   return item;
 }
@@ -850,7 +859,12 @@ export async function rotateInto(
       ? await step(
           rot,
           'confirm-revoked',
-          () => confirmDead(oldClient, 30_000),
+          () =>
+            confirmRefused(rot.env.progress, oldClient, {
+              text: `${rot.store.where}: waiting for the API server to refuse the old token`,
+              finishing: `the adoption of ${rot.store.where} (it holds its new credential and the old token Secret is deleted; waiting for the API server to refuse the old token)`,
+              leaves: `${rot.store.where} adopted and holding the new credential, its last step for the next run to finish`,
+            }),
           (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'),
         )
       : undefined;

@@ -40,7 +40,7 @@ import { Conflict, writeKubeconfigIfUnchanged } from './rotation-store.js';
 import { ANNOTATIONS, CREDENTIAL_LABEL, MANAGED_BY_SELECTOR, isFleetManaged } from './labels.js';
 import { METHODS, type Method, anchorName, legacySecretName } from './methods.js';
 import { type Access, type Identity, credentialId, rbacObjects } from './rbac.js';
-import { type RotateEnv, type RotateRequest, confirmDead, reachTarget } from './rotation-steps.js';
+import { type RotateEnv, type RotateRequest, confirmRefused, reachTarget } from './rotation-steps.js';
 import { certNotAfter, identityOf } from './credential-record.js';
 import { recordedCluster } from './cluster-identity.js';
 import { ROTATION } from './rotation-state.js';
@@ -376,9 +376,17 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
   }
   const handled = new Set<string>();
   const items: RevokedCredential[] = [];
+  const count = { done: 0, total: records.length, failed: 0 };
+  const counted = (item: RevokedCredential) => {
+    items.push(item);
+    count.done++;
+    if (item.status === 'failed' || item.status === 'not-found') count.failed++;
+    env.progress?.count({ ...count });
+  };
+  env.progress?.count({ ...count });
   for (const rec of records) {
     if (!('consumer' in rec)) {
-      items.push(rec);
+      counted(rec);
       continue;
     }
     const started = Date.now();
@@ -388,9 +396,11 @@ export async function revokeCredentials(r: RevokeRequest, env: RevokeEnv): Promi
       rec.item.status = 'failed';
       rec.item.error = toErrorInfo(error);
       rec.item.reason ??= rec.item.error.message;
+    } finally {
+      env.progress?.doing(rec.where, undefined);
     }
     rec.item.durationMs = Date.now() - started;
-    items.push(rec.item);
+    counted(rec.item);
   }
   return { kind: 'CredentialRevocation', dryRun: Boolean(r.dryRun), hub: hub?.context.contextName ?? '', items };
 }
@@ -488,7 +498,9 @@ async function revokeOne(
   handled: Set<string>,
 ): Promise<void> {
   const { item, id } = rec;
+  env.progress?.doing(rec.where, 'finding its cluster');
   const reached = await connect.target(rec);
+  env.progress?.doing(rec.where, 'looking for what fleet made for it');
   const target = reached.client;
   const label = `${CREDENTIAL_LABEL}=${credentialId(id)}`;
   const fleetMade = (o: KubeObject | undefined) =>
@@ -621,6 +633,7 @@ async function revokeOne(
   });
   // Credential first, then bindings before roles, then the ServiceAccount: a re-run after an interruption finds the
   // record and treats what is gone as done.
+  env.progress?.doing(rec.where, 'deleting what fleet made for it');
   for (const p of onCluster) {
     if (p.exists) await deleteObject(target, resourceOf({ kind: p.kind }), p.name, { namespace: p.namespace });
     item.deleted.push(planned(p, p.exists ? 'deleted' : 'already-gone'));
@@ -641,10 +654,16 @@ async function revokeOne(
   } else {
     const timeoutMs = r.confirmTimeoutMs ?? 30_000;
     // The API server's token cache keeps a deleted token valid for up to about 10 s: said while it lasts.
-    env.onWait?.(
-      `${rec.where}: waiting for the API server to refuse the old credential (up to ${Math.round(timeoutMs / 1000)}s)`,
+    const dead = await confirmRefused(
+      env.progress,
+      old,
+      {
+        text: `${rec.where}: waiting for the API server to refuse the old credential`,
+        finishing: `the revocation of ${rec.where} (waiting for the API server to refuse the old credential)`,
+        leaves: `${rec.where} in place for a re-run to finish`,
+      },
+      timeoutMs,
     );
-    const dead = await confirmDead(old, timeoutMs).finally(() => env.onWait?.(undefined));
     item.refused = dead
       ? { done: true, reason: 'the old credential is refused (401)' }
       : {

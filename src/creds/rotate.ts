@@ -106,10 +106,10 @@ export async function rotateCredentials(r: RotateRequest, env: RotateEnv): Promi
   const counted = (item: RotatedCredential) => {
     progress.done++;
     if (item.status === 'failed') progress.failed++;
-    env.onProgress?.({ ...progress });
+    env.progress?.count({ ...progress });
     return item;
   };
-  env.onProgress?.({ ...progress });
+  env.progress?.count({ ...progress });
   const fileItems: RotatedCredential[] = [];
   for (const store of files)
     fileItems.push(counted(await rotateOne(store, { file: { path: store.where } }, r, env, run)));
@@ -177,6 +177,7 @@ async function rotateOne(
   const started = Date.now();
   const item: RotatedCredential = { ...at, status: 'failed', old: {}, verification: [], steps: [], durationMs: 0 };
   const rot = newRotation(store, r, env, run, giveSlot);
+  if (!r.dryRun) rot.at.step = 'lease';
   let lock: { exclusive: boolean; release: () => Promise<void> } | undefined;
   try {
     if (!r.dryRun) lock = await store.lock(run, { lease: r.lease !== false, waitMs: r.leaseWaitMs ?? 60_000 });
@@ -207,6 +208,7 @@ async function rotateOne(
     item.steps = rot.steps;
     await lock?.release().catch(() => undefined);
     item.durationMs = Date.now() - started;
+    env.progress?.doing(store.where, undefined);
   }
   return item;
 }

@@ -14,7 +14,8 @@ import type { KubeObject } from '../kube/objects.js';
 import { CERTIFICATE_SIGNING_REQUEST, SECRET } from '../kube/resources.js';
 import { applyObject, deleteObject } from '../kube/typed.js';
 import type { Shard } from '../fleet/shard.js';
-import type { Progress } from '../fleet/runner.js';
+import type { ProgressPort } from '../base/progress.js';
+import { TOKEN_REFUSED_USUALLY_WITHIN_MS } from '../base/limits.js';
 import type { ContextOrigin } from '../kubeconfig/trust.js';
 import type { ClusterRef } from '../providers/types.js';
 import {
@@ -92,10 +93,12 @@ export interface RotateEnv {
   hooks?: RotationHooks;
   /** The command's interrupt (SIGINT/SIGTERM), honoured after each step (see afterInterrupt). */
   cancel?: Cancellation;
-  /** Told when the run starts and after each credential (the command draws a progress line at a terminal). */
-  onProgress?: (progress: Progress) => void;
-  /** Told what the run waits for when a wait can take seconds (the old token's 401), and undefined when it is over. */
-  onWait?: (waitingFor: string | undefined) => void;
+  /**
+   * Told the count when the run starts and after each credential, each credential's step as it begins, and the wait
+   * for the old token's 401 (the command draws a live line at a terminal, and an interrupt's acknowledgement names the
+   * waits). Absent: nobody is told.
+   */
+  progress?: ProgressPort;
   /** Before a token Secret is deleted: --force and the user's kubeconfig files (still-used.ts); absent: no --force, the process's loading rules. */
   guard?: DeleteGuard;
 }
@@ -186,7 +189,43 @@ export function newRotation(
   run: string,
   giveSlot?: () => void,
 ): Rotation {
-  return { store, request, env, run, exclusive: false, at: { step: 'lease', phase: 'unchanged' }, steps: [], giveSlot };
+  return { store, request, env, run, exclusive: false, at: tracked(env, store.where), steps: [], giveSlot };
+}
+
+/** What each step is doing, for the live line (`hub/ns/name: minting the new credential...`). */
+const DOING: Record<string, string> = {
+  lease: 'taking its rotation Lease',
+  read: 'reading it',
+  target: 'finding the cluster to mint on',
+  inspect: 'asking who the credential is and what it may do',
+  claim: 'claiming it',
+  anchor: 'applying the new anchor',
+  mint: 'minting the new credential',
+  verify: 'verifying the new credential',
+  replace: 'writing the new credential',
+  'still-used': 'checking who else uses the old anchor',
+  revoke: 'deleting the old anchor',
+  'confirm-revoked': 'waiting for the old token to be refused',
+  finish: 'finishing',
+};
+
+/**
+ * The rotation's place, told to the progress port as each step begins (every `rot.at.step = ...`, the steps of rotate
+ * and adopt alike); `after <step>` is the moment between two steps, not news.
+ */
+function tracked(env: RotateEnv, where: string): Track {
+  let step = 'lease';
+  return {
+    phase: 'unchanged',
+    get step() {
+      return step;
+    },
+    set step(next: string) {
+      step = next;
+      const text = DOING[next];
+      if (text) env.progress?.doing(where, text);
+    },
+  };
 }
 
 /** Without the Lease, a claim younger than this may belong to a live run. */
@@ -571,7 +610,12 @@ export async function revokeOld(
   const dead = await step(
     rot,
     'confirm-revoked',
-    () => confirmDead(oldClient, 30_000),
+    () =>
+      confirmRefused(rot.env.progress, oldClient, {
+        text: `${rot.store.where}: waiting for the API server to refuse the old token`,
+        finishing: `the rotation of ${rot.store.where} (its new credential is in place and its old anchor deleted; waiting for the API server to refuse the old token)`,
+        leaves: `${rot.store.where} holding the new credential, its rotation for the next run to finish`,
+      }),
     (d) => (d ? 'the old token is refused (401)' : 'the old token still authenticates'),
   );
   return dead
@@ -657,6 +701,31 @@ export async function reachTarget(
   });
   // Where whatever is minted there goes: the target's server, CA and proxy as the operator's configuration holds them.
   return { ...found, destination: await env.connector.destination(found.ref) };
+}
+
+/**
+ * confirmDead as a wait the user is shown (the live line, with how long it usually takes: the API server's token cache)
+ * and an interrupt's acknowledgement names; `timeoutMs` is its limit (30 s).
+ */
+export async function confirmRefused(
+  progress: ProgressPort | undefined,
+  client: KubeClient,
+  w: { text: string; finishing: string; leaves: string },
+  timeoutMs = 30_000,
+): Promise<boolean> {
+  const now = Date.now();
+  const end = progress?.wait({
+    text: `${w.text} (up to ${Math.round(timeoutMs / 1000)}s)`,
+    deadline: now + timeoutMs,
+    usually: now + TOKEN_REFUSED_USUALLY_WITHIN_MS,
+    finishing: w.finishing,
+    leaves: w.leaves,
+  });
+  try {
+    return await confirmDead(client, timeoutMs);
+  } finally {
+    end?.();
+  }
 }
 
 /** How long the server may stay silent while the old credential's refusal is being confirmed. */

@@ -23,6 +23,10 @@ import { rotationHooks } from '../../creds/rotation-state.js';
 import { uncheckedText } from '../../creds/still-used.js';
 import { type AdoptFile, adoptFile, checkAdoptFileWritable, readAdoptFile } from '../../creds/adopt-file.js';
 
+/** What an interrupted adoption does with each credential (said by the first Ctrl-C's acknowledgement). */
+const ADOPT_INTERRUPTED =
+  'a credential not yet written is put back as it was, one already written is left for the next creds adopt or creds rotate to finish';
+
 export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
   static summary =
     'Take over consumer Secrets fleet did not write (Argo CD, Cluster API, multicluster-runtime, ...): a fleet-made, verified, short-lived token in place of the credential found there.';
@@ -115,6 +119,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       cancel,
       hooks: rotationHooks(process.env),
       guard: deleteGuard(this.fleet, this.flags.force),
+      progress: this.progress.port('Secrets', ADOPT_INTERRUPTED),
     };
     if (!o.dryRun && !this.flags.yes) {
       const plan = await adoptCredentials({ ...request, dryRun: true }, env);
@@ -147,6 +152,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
       cancel,
       hooks: rotationHooks(process.env),
       guard: deleteGuard(this.fleet, this.flags.force),
+      progress: this.progress.port('files', ADOPT_INTERRUPTED),
     };
     if (!o.dryRun && !this.flags.yes) {
       const plan = await adoptFile({ ...request, dryRun: true }, env);

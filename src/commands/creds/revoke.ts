@@ -12,7 +12,6 @@ import {
   deleteGuard,
 } from '../../cli/credential-targets.js';
 import { hubFlags } from '../../cli/hubs.js';
-import { statusLine } from '../../cli/progress.js';
 import { UsageError } from '../../base/errors.js';
 import {
   type RevocationReport,
@@ -65,8 +64,8 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
       {
         connector: this.fleet.connector,
         guard: deleteGuard(this.fleet, f.force),
-        // At a terminal, the seconds spent waiting for the old token's 401 are said on a line of their own, then erased.
-        onWait: this.machineOutput ? undefined : statusLine(),
+        // At a terminal, a live line: the credentials done, and the seconds spent waiting for the old token's 401.
+        progress: this.progress.port('credentials'),
       },
     );
     const failed = report.items.filter((i) => i.status === 'failed');

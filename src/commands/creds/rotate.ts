@@ -13,7 +13,6 @@ import {
 } from '../../cli/credential-targets.js';
 import { fleetFlags } from '../../cli/flags.js';
 import { hubFlags } from '../../cli/hubs.js';
-import { progressLine } from '../../cli/progress.js';
 import { type Shard, resolveShard, shardName } from '../../fleet/shard.js';
 import { parseLifetime } from '../../base/duration.js';
 import { UsageError } from '../../base/errors.js';
@@ -103,13 +102,16 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
         concurrency: o.concurrency,
         lease: o.lease,
       },
-      // At a terminal, a progress line over the credentials, as clusters verify draws one over clusters.
+      // At a terminal, a live line: the credentials done, what one is doing, the old token's 401 wait (src/cli/progress.ts).
       {
         connector: this.fleet.connector,
         cancel,
         hooks: rotationHooks(process.env),
         guard: deleteGuard(this.fleet, this.flags.force),
-        onProgress: this.machineOutput ? undefined : progressLine({ noun: 'credentials' }),
+        progress: this.progress.port(
+          'credentials',
+          'a credential not yet replaced is put back as it was, one already replaced is left for the next run to finish, one not started is not touched',
+        ),
       },
     );
     const f = this.flags;
