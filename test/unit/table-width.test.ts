@@ -125,3 +125,44 @@ describe('the built CLI (npm run build first)', () => {
     assert.match(piped.stdout, /team-payments-production-eu-west-1-cluster-number-0001/);
   });
 });
+
+describe('on a real terminal (tmux, 80 columns, no COLUMNS)', () => {
+  it('clusters list fits the pane; piped from the same terminal it is whole', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { FLEET_BIN } = await import('../support/cli.js');
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-width-tmux-'));
+    const socket = `fleet-width-${process.pid}`;
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+    const fleet = `env -u COLUMNS KUBECONFIG= NO_COLOR=1 FLEET_NODE_VERSION_OK=1 ${process.execPath} ${FLEET_BIN} clusters list --kubeconfig ${LONG}`;
+    const script = `${fleet} > /dev/tty; ${fleet} | cat > ${dir}/piped; echo done > ${dir}/done; sleep 30`;
+    try {
+      tmux('new-session', '-d', '-s', 'w', '-x', '80', '-y', '30', 'sh', '-c', script);
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        try {
+          readFileSync(join(dir, 'done'));
+          break;
+        } catch {
+          if (Date.now() > deadline) throw new Error('fleet did not finish in tmux');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      const pane = tmux('capture-pane', '-p', '-t', 'w');
+      const lines = pane.split('\n').filter((l) => l.trim() !== '');
+      assert.ok(lines.length === 3, pane); // the header and two rows: no row wrapped onto a second line
+      assert.match(pane, /…/);
+      assert.ok(widest(pane) <= 80, pane);
+      const piped = readFileSync(join(dir, 'piped'), 'utf8');
+      assert.match(piped, /team-payments-production-eu-west-1-cluster-number-0001/);
+    } finally {
+      try {
+        tmux('kill-server');
+      } catch {
+        // already gone
+      }
+    }
+  });
+});
