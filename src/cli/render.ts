@@ -8,6 +8,7 @@ import type { OutputFormat } from './parse.js';
 import { type MetricFamily, formatMetrics } from './prometheus.js';
 import { type Column, renderTable } from './table.js';
 import { forTerminal } from './terminal.js';
+import { outputWidth } from './width.js';
 
 /** A per-cluster outcome as render() reports it: any item with `cluster` and `error` (a ClusterItem) will do. */
 export interface Failure {
@@ -136,7 +137,13 @@ export class Renderer {
       default: {
         if (view.rows.length > 0)
           this.print(
-            renderTable(view.rows, view.columns, { wide: format === 'wide', chalk: this.target.chalk(), shortNames }),
+            renderTable(view.rows, view.columns, {
+              wide: format === 'wide',
+              chalk: this.target.chalk(),
+              shortNames,
+              // The default table fits the terminal (src/cli/width.ts); -o wide shows every value whole.
+              maxWidth: format === 'table' ? outputWidth() : undefined,
+            }),
           );
         for (const note of view.notes ?? []) this.stderr(note);
       }

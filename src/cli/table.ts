@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { ChalkInstance } from 'chalk';
 
 import { forTerminal } from './terminal.js';
+import { type Shrink, elideMiddle, fitWidths, visibleWidth } from './width.js';
 
 /** A column of a kubectl-style table. `wide` columns appear only with `-o wide`. */
 export interface Column<Row> {
@@ -14,6 +15,12 @@ export interface Column<Row> {
   cluster?: boolean;
   /** The cell lists clusters: their full names, each shown by its short name as `cluster` cells are, then joined. */
   clusterList?: { names: (row: Row) => string[]; join: (shown: string[]) => string };
+  /**
+   * How the column gives way when the default table is wider than the terminal (src/cli/width.ts): `first` for free
+   * text (reasons, messages, sources, servers), `never` for a status or an answer; cluster columns default to `last`,
+   * the others to `normal`.
+   */
+  shrink?: Shrink;
 }
 
 const GAP = 3;
@@ -41,7 +48,7 @@ const PLAIN = /^[\x20-\x7e]*$/;
 export function renderTable<Row>(
   rows: Row[],
   columns: Column<Row>[],
-  options: { wide: boolean; chalk: ChalkInstance; shortNames?: ReadonlyMap<string, string> },
+  options: { wide: boolean; chalk: ChalkInstance; shortNames?: ReadonlyMap<string, string>; maxWidth?: number },
 ): string {
   const cols = columns.filter((c) => options.wide || !c.wide);
   const head = cols.map((c) => forTerminal(c.header.toUpperCase()));
@@ -72,6 +79,7 @@ export function renderTable<Row>(
     texts.push(cells);
     paints.push(colour ? cols.map((c) => c.color?.(row, options.chalk)) : []);
   }
+  if (options.maxWidth !== undefined && cols.length > 0) fit(texts, head, cols, options.maxWidth, plain);
   if (!plain || cols.length === 0) return withCliTable3(head, texts, paints);
   const widths = head.map((h) => h.length);
   for (const cells of texts)
@@ -88,6 +96,36 @@ export function renderTable<Row>(
   const lines = [line(head)];
   for (let i = 0; i < texts.length; i++) lines.push(line(texts[i], paints[i]));
   return lines.join('\n');
+}
+
+/**
+ * The width policy, applied here once for every table (src/cli/width.ts): when the table is wider than `maxWidth`,
+ * the columns give way in their `shrink` order and each cell longer than its column is cut in the middle with one `…`.
+ * Only the default table is fitted (render() passes no width for `-o wide`), so every value is whole in `-o wide`, JSON,
+ * YAML and `-o name`. The `…` is one column wide and one UTF-16 unit long, so the plain layout below still measures
+ * by length.
+ */
+function fit<Row>(texts: string[][], head: string[], cols: Column<Row>[], maxWidth: number, plain: boolean): void {
+  const measure = plain ? (s: string) => s.length : visibleWidth;
+  const natural = head.map(measure);
+  for (const cells of texts)
+    for (let k = 0; k < cells.length; k++) {
+      const w = measure(cells[k]);
+      if (w > natural[k]) natural[k] = w;
+    }
+  const widths = fitWidths(
+    natural,
+    cols.map((c, k) => ({
+      header: measure(head[k]),
+      shrink: c.shrink ?? (c.cluster || c.clusterList ? 'last' : 'normal'),
+    })),
+    maxWidth,
+    GAP,
+  );
+  for (let k = 0; k < cols.length; k++) {
+    if (widths[k] >= natural[k]) continue;
+    for (const cells of texts) cells[k] = elideMiddle(cells[k], widths[k]);
+  }
 }
 
 const BLANK = {

@@ -84,7 +84,7 @@ export const checkColumns: Column<CheckRow>[] = [
             ? k.yellow
             : undefined,
   },
-  { header: 'message', get: (r) => r.check.message },
+  { header: 'message', get: (r) => r.check.message, shrink: 'first' },
   { header: 'fix', get: (r) => r.check.fix ?? '', wide: true },
 ];
 

@@ -36,6 +36,8 @@ export function fleetTestEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     ...extra,
   };
   if (!('FLEET_CONFIG' in extra)) delete env.FLEET_CONFIG;
+  // Tables fit COLUMNS when it is set (src/cli/width.ts): a test pins a width by naming it, never by inheriting one.
+  if (!('COLUMNS' in extra)) delete env.COLUMNS;
   return env;
 }
 

@@ -105,7 +105,7 @@ Exit 0 when every cluster answers yes, 1 when any says no or fails; with -q noth
       },
       { header: 'namespace', get: (i) => namespaceOf(i), wide: true },
       { header: 'resource', get: (i) => resourceOf(i), wide: true },
-      { header: 'reason', get: (i) => [i.reason, i.evaluationError].filter(Boolean).join('; ') },
+      { header: 'reason', shrink: 'first', get: (i) => [i.reason, i.evaluationError].filter(Boolean).join('; ') },
       ...errorColumn(items, (i) => i),
     ];
     await this.render(result, {

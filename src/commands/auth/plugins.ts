@@ -157,7 +157,7 @@ Exit 1 when a selected cluster's plugin is refused, or --write-kuberc left a com
       },
       { header: 'allowed', get: (p) => (p.allowed ? 'yes' : 'no'), color: (p, k) => (p.allowed ? undefined : k.red) },
       { header: 'sources', get: (p) => summarize(p.sources), wide: true },
-      { header: 'reason', get: (p) => p.reason ?? '', wide: !items.some((i) => !i.allowed) },
+      { header: 'reason', shrink: 'first', get: (p) => p.reason ?? '', wide: !items.some((i) => !i.allowed) },
     ];
     const notes: string[] = [];
     if (items.length === 0) notes.push(`No exec credential plugins in ${this.fleet.provider.describe()}.`);

@@ -78,9 +78,9 @@ Exit 1 when any cluster could not answer, or with --fail-on-risk when any risk w
     const columns: Column<Row>[] = [
       { header: 'cluster', get: (r) => r.item.cluster, cluster: true },
       { header: 'namespace', get: (r) => r.item.namespace ?? '', wide: true },
-      { header: 'resources', get: (r) => r.resources.join(',') },
-      { header: 'non-resource urls', get: (r) => (r.item.ok ? bracketed(r.nonResourceURLs) : '') },
-      { header: 'resource names', get: (r) => (r.item.ok ? bracketed(r.resourceNames) : '') },
+      { header: 'resources', shrink: 'first', get: (r) => r.resources.join(',') },
+      { header: 'non-resource urls', shrink: 'first', get: (r) => (r.item.ok ? bracketed(r.nonResourceURLs) : '') },
+      { header: 'resource names', shrink: 'first', get: (r) => (r.item.ok ? bracketed(r.resourceNames) : '') },
       { header: 'verbs', get: (r) => (r.item.ok ? bracketed(r.verbs) : '') },
       {
         header: 'risk',

@@ -127,8 +127,12 @@ RESOURCE/SUB is a subresource here (pods/exec), as RBAC rules write it; the name
           r.subject ? (r.subject.namespace ? `${r.subject.namespace}/${r.subject.name}` : r.subject.name) : '',
       },
       { header: 'namespace', get: (r) => (r.grant ? r.grant.namespace || '*' : '') },
-      { header: 'binding', get: (r) => (r.grant ? `${r.grant.binding.kind}/${r.grant.binding.name}` : '') },
-      { header: 'role', get: (r) => (r.grant ? roleText(r.grant) : '') },
+      {
+        header: 'binding',
+        shrink: 'first',
+        get: (r) => (r.grant ? `${r.grant.binding.kind}/${r.grant.binding.name}` : ''),
+      },
+      { header: 'role', shrink: 'first', get: (r) => (r.grant ? roleText(r.grant) : '') },
       { header: 'rule', get: (r) => (r.grant ? ruleText(r.grant.rule) : ''), wide: true },
       {
         header: 'confirmed',

@@ -56,10 +56,11 @@ Without --cluster, --all or --selector, the current context is used. Exit 1 when
       { header: 'cluster', get: (i) => i.cluster, cluster: true },
       { header: 'username', get: (i) => i.user?.username ?? '' },
       { header: 'uid', get: (i) => i.user?.uid ?? '' },
-      { header: 'groups', get: (i) => i.user?.groups.join(',') ?? '' },
+      { header: 'groups', shrink: 'first', get: (i) => i.user?.groups.join(',') ?? '' },
       { header: 'extra', get: (i) => formatExtra(i.user?.extra ?? {}), wide: true },
       {
         header: 'warning',
+        shrink: 'never',
         get: (i) => i.warnings.map((w) => w.code).join(','),
         color: (i, k) => (i.warnings.length > 0 ? k.yellow : undefined),
       },

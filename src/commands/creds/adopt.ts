@@ -223,7 +223,7 @@ export default class CredsAdopt extends BaseCommand<typeof CredsAdopt> {
           get: (i) => (i.old ? `${i.old.revoked ? 'revoked' : i.old.valid ? 'still valid' : 'refused'}` : ''),
         },
         { header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true },
-        { header: 'reason', get: (i) => (i.status === 'adopted' ? '' : (i.reason ?? '')) },
+        { header: 'reason', shrink: 'first', get: (i) => (i.status === 'adopted' ? '' : (i.reason ?? '')) },
       ],
       name: (i) => (i.file ? `file/${where(i)}` : `secret/${where(i)}`),
       notes,

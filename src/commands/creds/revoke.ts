@@ -103,7 +103,7 @@ export default class CredsRevoke extends BaseCommand<typeof CredsRevoke> {
               .join(', '),
         },
         { header: 'refused', get: (i) => (i.refused ? `${i.refused.done ? 'yes' : 'no'}: ${i.refused.reason}` : '') },
-        { header: 'reason', get: (i) => (i.status === 'revoked' ? '' : (i.reason ?? '')) },
+        { header: 'reason', shrink: 'first', get: (i) => (i.status === 'revoked' ? '' : (i.reason ?? '')) },
         {
           header: 'objects',
           get: (i) =>

@@ -180,7 +180,7 @@ export default class CredsRotate extends BaseCommand<typeof CredsRotate> {
           wide: true,
         },
         { header: 'steps', get: (i) => i.steps.map((s) => `${s.step} ${s.ms}ms`).join(', '), wide: true },
-        { header: 'reason', get: (i) => (i.status === 'rotated' ? '' : (i.reason ?? '')) },
+        { header: 'reason', shrink: 'first', get: (i) => (i.status === 'rotated' ? '' : (i.reason ?? '')) },
       ],
       name: credentialName,
       notes,

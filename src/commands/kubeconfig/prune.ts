@@ -130,7 +130,7 @@ An exec plugin the file names runs only when the kuberc's Allowlist or fleet.yam
         columns: [
           { header: 'context', get: (i: PruneItem) => i.context },
           { header: 'action', get: (i) => i.action, color: (i, k) => (i.action === 'remove' ? k.red : undefined) },
-          { header: 'reason', get: (i) => i.reason ?? '' },
+          { header: 'reason', shrink: 'first', get: (i) => i.reason ?? '' },
           { header: 'why', get: (i) => i.message },
           { header: 'fleet', get: (i) => (i.fleet ? 'yes' : ''), wide: true },
           { header: 'cluster', get: (i) => i.cluster ?? '', wide: true },
